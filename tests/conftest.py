@@ -1,0 +1,38 @@
+"""The hermetic seal (DESIGN §12) and the shared builders every test uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
+
+
+@pytest.fixture(autouse=True)
+def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HOME and XDG folders, no system git config, fixed identity and dates."""
+    home = tmp_path_factory.mktemp("home")
+    for var in list(os.environ):
+        if var.startswith("GIT_") or var.startswith("BALANCED_") or var.startswith("XDG_"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada Lead")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Ada Lead")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00+00:00")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00+00:00")
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
+    monkeypatch.setenv("GIT_EDITOR", "false")
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    monkeypatch.setenv("GIT_BALANCED_SSH_CONFIG", str(home / ".ssh" / "config"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n")
+    return home
