@@ -1,0 +1,257 @@
+"""The one door to git: the git binary where hooks or porcelain matter, dulwich for fast object and ref work."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_balanced import proc
+from git_balanced.errors import GitError, NotARepository
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo as DulwichRepo
+
+ZERO = "0" * 40
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child git: ours without the GIT_* variables leaked by hooks."""
+    env = proc.no_git_env()
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,
+            env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
+    """Run git in `cwd` and return the result whatever its exit code."""
+    return proc.run(["git", *args], cwd=cwd, input=input, env=git_env(env), timeout=timeout)
+
+
+def git_out(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,
+            env: Mapping[str, str] | None = None) -> str:
+    """Run git and return stdout without its trailing newline; GitError on a non-zero exit."""
+    argv = list(args)
+    res = run_git(argv, cwd=cwd, input=input, env=env)
+    if res.code != 0:
+        raise GitError(["git", *argv], res.code, res.out, res.err)
+    return res.out.rstrip("\n")
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    clean: bool
+    tree: str
+    conflicts: tuple[str, ...]
+
+
+class Repo:
+    """One repository as seen from a checkout (or a bare repository)."""
+
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path, bare: bool = False) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.bare = bare
+
+    @classmethod
+    def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Repo:
+        """The repository containing `cwd` (default: the current folder)."""
+        where = Path(cwd or os.getcwd())
+        res = run_git(
+            ["rev-parse", "--path-format=absolute", "--is-bare-repository", "--git-dir", "--git-common-dir",
+             "--show-toplevel"], cwd=where)
+        lines = res.out.splitlines()
+        if res.code != 0 and len(lines) < 3:
+            raise NotARepository(str(where))
+        bare = lines[0] == "true"
+        git_dir, common = Path(lines[1]), Path(lines[2])
+        root = Path(lines[3]) if len(lines) > 3 and not bare else git_dir
+        return cls(root, git_dir, common, bare)
+
+    # -- running git -------------------------------------------------------------------------------------
+    def git(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+            cwd: str | os.PathLike[str] | None = None) -> str:
+        """Run git here; stdout, or GitError with the command and both streams."""
+        return git_out(args, cwd=cwd or self.root, input=input, env=env)
+
+    def run(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+            cwd: str | os.PathLike[str] | None = None, timeout: float | None = None) -> proc.Result:
+        """Run git here and return the result whatever its exit code."""
+        return run_git(args, cwd=cwd or self.root, input=input, env=env, timeout=timeout)
+
+    # -- where things live ---------------------------------------------------------------------------------
+    @property
+    def state_dir(self) -> Path:
+        """`.git/balanced/`: caches and locks, never shared."""
+        d = self.common_dir / "balanced"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def name(self) -> str:
+        """The repository's folder name, as used for remote copies and worktree folders."""
+        base = self.common_dir.parent if self.common_dir.name == ".git" else self.common_dir
+        return base.name.removesuffix(".git") or "repo"
+
+    @property
+    def identity(self) -> str:
+        """What names this repository on this machine: the real path of its common git folder."""
+        return str(self.common_dir.resolve())
+
+    def worktrees_home(self) -> Path:
+        """`~/.balanced/worktrees/<repository>-<short hash of its path>/`, outside any `.git`."""
+        import hashlib
+
+        short = hashlib.sha256(self.identity.encode()).hexdigest()[:8]
+        d = Path.home() / ".balanced" / "worktrees" / f"{self.name}-{short}"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    # -- dulwich for speed -----------------------------------------------------------------------------------
+    @cached_property
+    def dul(self) -> DulwichRepo:
+        from dulwich.repo import Repo as DulwichRepo
+
+        return DulwichRepo(str(self.common_dir if self.bare else self.root))
+
+    def object_bytes(self, sha: str) -> Any:
+        return self.dul.object_store[sha.encode()]
+
+    def write_blob(self, data: bytes) -> str:
+        """Write a loose blob; returns its id."""
+        from dulwich.objects import Blob
+
+        blob = Blob.from_string(data)
+        self.dul.object_store.add_object(blob)
+        return blob.id.decode()
+
+    def write_tree(self, entries: Iterable[tuple[str, int, str]]) -> str:
+        """Write a loose tree of (name, mode, sha) entries; returns its id."""
+        from dulwich.objects import Tree
+
+        tree = Tree()
+        for name, mode, sha in entries:
+            tree.add(name.encode(), mode, sha.encode())
+        self.dul.object_store.add_object(tree)
+        return tree.id.decode()
+
+    def write_commit(self, tree: str, parents: list[str], message: str, when: float | None = None) -> str:
+        """Write a loose commit by the repository's identity; returns its id."""
+        from dulwich.objects import Commit
+
+        c = Commit()
+        c.tree = tree.encode()
+        c.parents = [p.encode() for p in parents]
+        ident = self.identity_line.encode()
+        c.author = c.committer = ident
+        ts = int(when if when is not None else time.time())
+        c.author_time = c.commit_time = ts
+        c.author_timezone = c.commit_timezone = 0
+        c.encoding = b"UTF-8"
+        c.message = message.encode()
+        self.dul.object_store.add_object(c)
+        return c.id.decode()
+
+    @cached_property
+    def identity_line(self) -> str:
+        """`Name <email>` for state commits: the user's git identity, or the tool's own."""
+        name = os.environ.get("GIT_COMMITTER_NAME")
+        email = os.environ.get("GIT_COMMITTER_EMAIL")
+        if not (name and email):
+            cfg = self.dul.get_config_stack()
+            try:
+                name = name or cfg.get((b"user",), b"name").decode()
+                email = email or cfg.get((b"user",), b"email").decode()
+            except KeyError:
+                pass
+        return f"{name or 'git balanced'} <{email or 'balanced@localhost'}>"
+
+    def read_ref(self, ref: str) -> str | None:
+        """The id a ref points at, or None."""
+        try:
+            return self.dul.refs[ref.encode()].decode()
+        except KeyError:
+            return None
+
+    def cas_ref(self, ref: str, new: str, old: str | None, message: str = "git balanced") -> bool:
+        """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent)."""
+        from dulwich.file import FileLocked
+
+        refs = self.dul.refs
+        try:
+            if old is None:
+                return bool(refs.add_if_new(ref.encode(), new.encode(), message=message.encode()))
+            return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), message=message.encode()))
+        except FileLocked:
+            return False  # another writer holds the lock: the same as losing the race
+
+    def delete_ref(self, ref: str, old: str | None = None) -> bool:
+        return bool(self.dul.refs.remove_if_equals(ref.encode(), old.encode() if old else None))
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        """Every ref under `prefix` with its id, in one call to git."""
+        out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            sha, _, name = line.partition(" ")
+            refs[name] = sha
+        return refs
+
+    # -- porcelain-ish helpers ---------------------------------------------------------------------------------
+    def rev_parse(self, rev: str) -> str | None:
+        """The commit id `rev` names, or None."""
+        res = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        return res.out.strip() or None if res.code == 0 else None
+
+    def tree_of(self, rev: str) -> str:
+        return self.git("rev-parse", f"{rev}^{{tree}}")
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch's short name, or None when HEAD is detached."""
+        res = self.run("symbolic-ref", "--quiet", "--short", "HEAD")
+        return res.out.strip() if res.code == 0 else None
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", a, b).code == 0
+
+    def show_file(self, rev: str, path: str) -> str | None:
+        """A file's text at `rev`, or None when it has no such file."""
+        res = self.run("show", f"{rev}:{path}")
+        return res.out if res.code == 0 else None
+
+    def merge_tree(self, ours: str, theirs: str) -> MergeResult:
+        """Merge two commits without touching any worktree (`git merge-tree --write-tree`)."""
+        res = self.run("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
+        lines = res.out.splitlines()
+        if res.code not in (0, 1) or not lines:
+            raise GitError(["git", "merge-tree", "--write-tree", ours, theirs], res.code, res.out, res.err)
+        conflicts = tuple(dict.fromkeys(x for x in lines[1:] if x))
+        return MergeResult(res.code == 0, lines[0], conflicts)
+
+    def status_paths(self) -> list[str]:
+        """Paths with uncommitted changes (staged, unstaged or untracked) in this checkout."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all").out
+        paths: list[str] = []
+        parts = out.split("\0")
+        i = 0
+        while i < len(parts):
+            item = parts[i]
+            if len(item) > 3:
+                paths.append(item[3:])
+                if item[0] in "RC":
+                    i += 1
+                    if i < len(parts) and parts[i]:
+                        paths.append(parts[i])
+            i += 1
+        return paths
+
+    def changed_paths(self, a: str, b: str) -> list[str]:
+        """Paths that differ between two commits or trees."""
+        out = self.git("diff", "--name-only", "-z", "--no-renames", a, b)
+        return [p for p in out.split("\0") if p]

@@ -1,0 +1,66 @@
+"""Folded states cached in `.git/balanced/cache/`, keyed by (ref, tip): an entry can never be stale."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from git_balanced.git import Repo
+from git_balanced.state.fold import RANKS, fold
+from git_balanced.state.refs import read_chain
+
+
+def _path(repo: Repo, kind: str) -> str:
+    d = repo.state_dir / "cache"
+    d.mkdir(exist_ok=True)
+    return str(d / f"{kind}.json")
+
+
+def _load(path: str) -> dict[str, list[Any]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _save(path: str, data: dict[str, list[Any]]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"))
+    os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+
+
+def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict[str, Any]]:
+    """Every `refs/balanced/<kind>/*` folded, by name: one ref listing, folds only for changed tips."""
+    prefix = f"refs/balanced/{kind}/"
+    tips = repo.list_refs(prefix)
+    path = _path(repo, kind)
+    cached = _load(path) if use_cache else {}
+    rank = RANKS.get(kind)
+    out: dict[str, dict[str, Any]] = {}
+    fresh: dict[str, list[Any]] = {}
+    changed = len(cached) != len(tips)
+    for ref, tip in tips.items():
+        entry = cached.get(ref)
+        if entry and entry[0] == tip:
+            state = entry[1]
+        else:
+            state = fold(read_chain(repo, tip), rank)
+            changed = True
+        fresh[ref] = [tip, state]
+        out[ref[len(prefix):]] = state
+    if use_cache and changed:
+        _save(path, fresh)
+    return out
+
+
+def read_one(repo: Repo, kind: str, name: str) -> dict[str, Any] | None:
+    """One folded state, or None when there is no such ref."""
+    ref = f"refs/balanced/{kind}/{name}"
+    tip = repo.read_ref(ref)
+    if tip is None:
+        return None
+    return fold(read_chain(repo, tip), RANKS.get(kind))

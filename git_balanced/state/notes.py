@@ -1,0 +1,151 @@
+"""Notes as JSON lines, merged `cat_sort_uniq`, written with compare-and-swap.
+
+The notes tree is fanned out one level (`ab/cdef…`), which git reads like any other layout.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+
+from git_balanced.git import Repo
+
+LANDINGS = "refs/notes/balanced"
+CHECKS = "refs/notes/balanced-checks"
+MODE_FILE = 0o100644
+MODE_TREE = 0o040000
+
+
+def _subtree(repo: Repo, tree_id: bytes | None) -> Any:
+    from dulwich.objects import Tree
+
+    return repo.dul.object_store[tree_id] if tree_id else Tree()
+
+
+def _find(repo: Repo, root: Any, obj: str) -> tuple[str, bytes] | None:
+    """Where a note for `obj` lives in a notes tree of any fan-out: (path, blob id)."""
+    store = repo.dul.object_store
+    tree, path, rest = root, "", obj
+    while True:
+        try:
+            mode, sha = tree[rest.encode()]
+            return path + rest, sha
+        except KeyError:
+            pass
+        try:
+            mode, sha = tree[rest[:2].encode()]
+        except KeyError:
+            return None
+        if mode != MODE_TREE or len(rest) <= 2:
+            return None
+        tree, path, rest = store[sha], path + rest[:2] + "/", rest[2:]
+
+
+def lines_of(raw: bytes) -> list[str]:
+    return [x for x in raw.decode("utf-8", "replace").splitlines() if x.strip()]
+
+
+def merge_lines(*groups: list[str]) -> list[str]:
+    """cat_sort_uniq: every line of every side, sorted, once."""
+    return sorted({x for g in groups for x in g})
+
+
+def read_lines(repo: Repo, notes_ref: str, obj: str, tip: str | None = None) -> list[str]:
+    """The note lines on `obj` (a commit, tree or blob id)."""
+    tip = tip or repo.read_ref(notes_ref)
+    if not tip:
+        return []
+    root = repo.dul.object_store[repo.dul.object_store[tip.encode()].tree]
+    found = _find(repo, root, obj)
+    return lines_of(repo.dul.object_store[found[1]].data) if found else []
+
+
+def read_json(repo: Repo, notes_ref: str, obj: str) -> list[dict[str, Any]]:
+    """The note on `obj` as a list of JSON records (lines that are not JSON are passed over)."""
+    out = []
+    for line in read_lines(repo, notes_ref, obj):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _set_note(repo: Repo, root_id: bytes | None, obj: str, lines: list[str]) -> str:
+    """A new root tree with the note on `obj` at `ab/cdef…`, any other copy of it removed."""
+    from dulwich.objects import Blob
+
+    store = repo.dul.object_store
+    root = _subtree(repo, root_id).copy()
+    old = _find(repo, root, obj) if root_id else None
+    if old and "/" not in old[0]:
+        del root[old[0].encode()]
+    elif old and old[0].count("/") > 1:
+        # A deeper fan-out written by another tool: leave it and shadow it at our level.
+        pass
+    blob = Blob.from_string(("\n".join(lines) + "\n").encode())
+    store.add_object(blob)
+    fan, rest = obj[:2].encode(), obj[2:].encode()
+    try:
+        mode, sub_id = root[fan]
+        sub = store[sub_id].copy() if mode == MODE_TREE else _subtree(repo, None)
+    except KeyError:
+        sub = _subtree(repo, None)
+    sub.add(rest, MODE_FILE, blob.id)
+    store.add_object(sub)
+    root.add(fan, MODE_TREE, sub.id)
+    store.add_object(root)
+    return root.id.decode()
+
+
+def add_line(repo: Repo, notes_ref: str, obj: str, line: str, subject: str = "Notes added by git balanced") -> str:
+    """Add one line to the note on `obj` (kept sorted and unique); compare-and-swap with retry."""
+    for attempt in range(200):
+        tip = repo.read_ref(notes_ref)
+        root_id = repo.dul.object_store[tip.encode()].tree if tip else None
+        current = read_lines(repo, notes_ref, obj, tip) if tip else []
+        lines = merge_lines(current, [line])
+        tree = _set_note(repo, root_id, obj, lines)
+        sha = repo.write_commit(tree, [tip] if tip else [], subject + "\n")
+        if repo.cas_ref(notes_ref, sha, tip, message="balanced: notes"):
+            return sha
+        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
+    raise RuntimeError(f"could not update {notes_ref}")
+
+
+def add_json(repo: Repo, notes_ref: str, obj: str, record: dict[str, Any]) -> str:
+    return add_line(repo, notes_ref, obj, json.dumps(record, sort_keys=True, ensure_ascii=False))
+
+
+def all_notes(repo: Repo, tip: str) -> dict[str, list[str]]:
+    """Every note in the notes commit `tip`, by annotated object id."""
+    store = repo.dul.object_store
+    out: dict[str, list[str]] = {}
+
+    def walk(tree: Any, prefix: str) -> None:
+        for item in tree.items():
+            name = item.path.decode()
+            if item.mode == MODE_TREE:
+                walk(store[item.sha], prefix + name)
+            else:
+                out[prefix + name] = lines_of(store[item.sha].data)
+
+    walk(store[store[tip.encode()].tree], "")
+    return out
+
+
+def merge_notes_commit(repo: Repo, ours: str, theirs: str, subject: str) -> str:
+    """A merge commit of two notes histories whose every note is the cat_sort_uniq of both sides."""
+    a, b = all_notes(repo, ours), all_notes(repo, theirs)
+    root_id: bytes | None = None
+    tree = ""
+    for obj in sorted(set(a) | set(b)):
+        tree = _set_note(repo, root_id, obj, merge_lines(a.get(obj, []), b.get(obj, [])))
+        root_id = tree.encode()
+    if not tree:
+        tree = repo.write_tree([])
+    return repo.write_commit(tree, [ours, theirs], subject + "\n")

@@ -1,0 +1,69 @@
+"""Appending to and reading event chains, with compare-and-swap and jittered retry."""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from git_balanced.git import Repo
+from git_balanced.state.events import Event, node_id, read_event, write_event_commit
+
+KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
+MAX_TRIES = 200
+
+
+def ref_for(kind: str, name: str) -> str:
+    """`refs/balanced/<kind>/<name>`; the name must already be a checked id."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown state kind {kind!r}")
+    return f"refs/balanced/{kind}/{name}"
+
+
+def _lamport_of(repo: Repo, sha: str | None) -> int:
+    if not sha:
+        return 0
+    msg = repo.dul.object_store[sha.encode()].message.decode(errors="replace")
+    for line in reversed(msg.splitlines()):
+        if line.startswith("Balanced-Lamport:"):
+            return int(line.split(":", 1)[1])
+    return 0
+
+
+def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] | None = None,
+           state: str | None = None) -> Event:
+    """Append one event to the chain at `ref`; retries with jitter when another writer got there first."""
+    node = node_id(repo)
+    for attempt in range(MAX_TRIES):
+        tip = repo.read_ref(ref)
+        ev = Event(event=event, data=dict(data or {}), state=state, lamport=_lamport_of(repo, tip) + 1,
+                   node=node, time=time.time())
+        sha = write_event_commit(repo, ev, subject, [tip] if tip else [])
+        if repo.cas_ref(ref, sha, tip, message=f"balanced: {event}"):
+            return Event(ev.event, ev.data, ev.state, ev.lamport, ev.node, ev.time, sha)
+        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
+    raise RuntimeError(f"could not update {ref} after {MAX_TRIES} tries")
+
+
+def read_chain(repo: Repo, tip: str) -> list[Event]:
+    """Every event reachable from `tip`, sorted by (lamport, node, sha)."""
+    seen: set[str] = set()
+    todo = [tip]
+    events: list[Event] = []
+    while todo:
+        sha = todo.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        ev, parents = read_event(repo, sha)
+        if ev is not None:
+            events.append(ev)
+        todo.extend(parents)
+    events.sort(key=Event.sort_key)
+    return events
+
+
+def events_of(repo: Repo, ref: str) -> list[Event]:
+    """The sorted events of one ref (empty when it does not exist)."""
+    tip = repo.read_ref(ref)
+    return read_chain(repo, tip) if tip else []

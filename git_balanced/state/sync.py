@@ -1,0 +1,90 @@
+"""`git balanced sync`: share state refs and notes with a remote, merging chains that diverged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.state.events import Event, node_id, write_event_commit
+from git_balanced.state.notes import merge_notes_commit
+
+NOTES = ("refs/notes/balanced", "refs/notes/balanced-checks")
+
+
+@dataclass
+class SyncReport:
+    remote: str
+    fetched: int = 0
+    fast_forwarded: int = 0
+    merged: list[str] = field(default_factory=list)
+    pushed: int = 0
+
+
+def _tracking(remote: str, ref: str) -> str:
+    """Where a remote's state ref is fetched to: `refs/remotes/<remote>/balanced/...`."""
+    if ref.startswith("refs/balanced/"):
+        return f"refs/remotes/{remote}/balanced/{ref[len('refs/balanced/'):]}"
+    return f"refs/remotes/{remote}/balanced-notes/{ref[len('refs/notes/'):]}"
+
+
+def _fetch(repo: Repo, remote: str) -> dict[str, str]:
+    specs = [f"+refs/balanced/*:refs/remotes/{remote}/balanced/*",
+             f"+refs/notes/balanced*:refs/remotes/{remote}/balanced-notes/balanced*"]
+    res = repo.run("fetch", "--quiet", "--no-tags", remote, *specs)
+    if res.code != 0:
+        raise BalancedError(f"Could not fetch from {remote}: {res.err.strip() or res.out.strip()}",
+                            hint=f"check `git remote -v` and that `git fetch {remote}` works.")
+    theirs: dict[str, str] = {}
+    for ref, sha in repo.list_refs(f"refs/remotes/{remote}/balanced/").items():
+        theirs["refs/balanced/" + ref[len(f"refs/remotes/{remote}/balanced/"):]] = sha
+    for ref, sha in repo.list_refs(f"refs/remotes/{remote}/balanced-notes/").items():
+        theirs["refs/notes/" + ref[len(f"refs/remotes/{remote}/balanced-notes/"):]] = sha
+    return theirs
+
+
+def _merge_one(repo: Repo, ref: str, mine: str | None, theirs: str, report: SyncReport) -> None:
+    for _ in range(50):
+        if mine == theirs or (mine and repo.is_ancestor(theirs, mine)):
+            return
+        if mine is None or repo.is_ancestor(mine, theirs):
+            new = theirs
+        elif ref in NOTES:
+            new = merge_notes_commit(repo, mine, theirs, f"Merge notes from {report.remote}")
+        else:
+            ev = Event(event="merged", data={"remote": report.remote}, lamport=0, node=node_id(repo))
+            new = write_event_commit(repo, ev, f"Merge {ref[len('refs/balanced/'):]} from {report.remote}",
+                                     [mine, theirs])
+        if repo.cas_ref(ref, new, mine, message=f"balanced: sync from {report.remote}"):
+            if new == theirs:
+                report.fast_forwarded += 1
+            else:
+                report.merged.append(ref)
+            return
+        mine = repo.read_ref(ref)
+    raise BalancedError(f"{ref} kept changing while syncing; run `git balanced sync` again.")
+
+
+def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
+    """Fetch, merge what diverged, push without force; again when the remote moved meanwhile."""
+    if remote not in repo.git("remote").split():
+        raise BalancedError(f"There is no remote named {remote!r}.",
+                            hint="name one of `git remote`, or add it with `git remote add NAME URL`.")
+    report = SyncReport(remote)
+    for _ in range(rounds):
+        theirs = _fetch(repo, remote)
+        report.fetched = len(theirs)
+        for ref, sha in theirs.items():
+            _merge_one(repo, ref, repo.read_ref(ref), sha, report)
+        mine = {**repo.list_refs("refs/balanced/"), **{r: s for r in NOTES if (s := repo.read_ref(r))}}
+        todo = [f"{ref}:{ref}" for ref, sha in sorted(mine.items()) if theirs.get(ref) != sha]
+        if not todo:
+            return report
+        res = repo.run("push", "--quiet", "--porcelain", remote, *todo)
+        if res.code == 0:
+            report.pushed = len(todo)
+            return report
+        if "rejected" not in res.out and "rejected" not in res.err:
+            raise BalancedError(f"Could not push state to {remote}: {res.err.strip() or res.out.strip()}",
+                                hint=f"check that you may push to {remote}.")
+    raise BalancedError(f"{remote} kept moving while syncing.", hint="run `git balanced sync` again.")
