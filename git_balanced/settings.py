@@ -1,0 +1,390 @@
+"""`.magnum/settings.toml`: the models, reading them with errors that name the key, and `init`'s writing."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Callable
+from datetime import date, datetime, time
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+
+from git_balanced.errors import BalancedError, SettingsError, UsageError
+
+SETTINGS_PATH = ".magnum/settings.toml"
+AGENTS = ("claude", "codex", "pi", "shell")
+RESERVES = (0, 10, 20, 30, 50)
+CLAUDE_LADDER = ("haiku", "sonnet", "opus")
+# Only claude has a model name every account can use; the others default to their own CLI's choice.
+DEFAULT_MODELS: dict[str, str] = {"claude": "sonnet"}
+
+AgentName = Literal["claude", "codex", "pi", "shell"]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("blank")
+    return value
+
+
+def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if value not in allowed:
+            raise ValueError("not allowed")
+        return value
+    return check
+
+
+Command = Annotated[StrictStr, AfterValidator(_not_blank)]
+Name = Annotated[StrictStr, AfterValidator(_not_blank)]
+AtLeastOne = Annotated[StrictInt, Field(ge=1)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorktreeSettings(_Table):
+    """`[worktree]`: how a new copy is readied and how a tree is judged."""
+
+    setup: Command | None = Field(default=None, description="a command line (a non-empty string)")
+    check: Command | None = Field(default=None, description="a command line (a non-empty string)")
+
+
+class BalancedSettings(_Table):
+    """`[balanced]`: the engine's knobs."""
+
+    agent: AgentName = Field(default="claude", description="one of " + ", ".join(f'"{a}"' for a in AGENTS))
+    model: Name | None = Field(default=None, description="a model name (a non-empty string)")
+    attempts: AtLeastOne = Field(default=3, description="a whole number, at least 1")
+    cap: AtLeastOne = Field(default=10, description="a whole number of running workers, at least 1")
+    reserve: Annotated[StrictInt, AfterValidator(_one_of(RESERVES))] = Field(
+        default=20, description="one of " + ", ".join(str(r) for r in RESERVES) + " (percent)")
+    workers_edit_without_asking: StrictBool = Field(default=True, description="true or false")
+    lead_allows_commands: StrictBool = Field(default=False, description="true or false")
+    check_slots: AtLeastOne = Field(default=1, description="a whole number of checks run at once, at least 1")
+    ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model(cls, data: Any) -> Any:
+        # The model's default follows the agent: "sonnet" means nothing to codex or pi.
+        if isinstance(data, dict) and "model" not in data:
+            agent = data.get("agent", "claude")
+            if isinstance(agent, str) and agent in DEFAULT_MODELS:
+                return {**data, "model": DEFAULT_MODELS[agent]}
+        return data
+
+
+class AgentSettings(_Table):
+    """`[agents.<name>]`: per-agent choices."""
+
+    models: tuple[Name, ...] = Field(min_length=1,
+                                     description="a non-empty list of model names, weakest first")
+
+
+_TABLE = "a table"
+
+
+class AgentsSettings(_Table):
+    """`[agents]`: one optional table per agent."""
+
+    claude: AgentSettings | None = Field(default=AgentSettings(models=CLAUDE_LADDER),
+                                         description=_TABLE + " [agents.claude]")
+    codex: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.codex]")
+    pi: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.pi]")
+    shell: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.shell]")
+
+
+class Settings(_Table):
+    """The whole of `.magnum/settings.toml`; every key has a default, so a missing file is valid."""
+
+    worktree: WorktreeSettings = Field(default=WorktreeSettings(), description=_TABLE + " [worktree]")
+    balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
+    agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
+
+    def ladder(self, agent: str | None = None) -> tuple[str, ...]:
+        """The models a retry climbs for `agent` (default: the configured one), weakest first."""
+        name = agent or self.balanced.agent
+        table = getattr(self.agents, name, None) if name in AGENTS else None
+        if table is not None:
+            return table.models
+        model = self.balanced.model if name == self.balanced.agent else None
+        return (model,) if model else ()
+
+    def stronger_model(self, current: str, agent: str | None = None) -> str | None:
+        """The next model up the ladder from `current`, or None at the top or off the ladder."""
+        steps = self.ladder(agent)
+        if current not in steps:
+            return None
+        i = steps.index(current)
+        return steps[i + 1] if i + 1 < len(steps) else None
+
+
+def settings_path(root: Path) -> Path:
+    """Where the settings of the repository at `root` live."""
+    return Path(root) / SETTINGS_PATH
+
+
+def load_settings(root: Path) -> Settings:
+    """Read `<root>/.magnum/settings.toml`; a missing file gives the defaults."""
+    path = settings_path(root)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise SettingsError(f"{path} cannot be read: {exc.strerror}.",
+                            hint=f"check that {path} is a readable file") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text (byte {exc.start}).",
+                            hint=f"save {path} as UTF-8") from exc
+    return load_settings_text(text, str(path))
+
+
+def load_settings_text(text: str, source_name: str) -> Settings:
+    """Parse settings from `text`; errors name `source_name` (a path, or `REV:path` for committed content)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(exc, text, source_name) from None
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        problems = [_explain(err, source_name) for err in exc.errors()]
+        message = "\n".join(p for p, _ in problems)
+        raise SettingsError(message, hint=problems[0][1]) from None
+
+
+def _hint(source_name: str, action: str) -> str:
+    """What to do about a problem in `source_name`, e.g. `in F, rename X to Y`."""
+    # `HEAD:.magnum/settings.toml` names committed content: editing is not enough, it must be committed.
+    committed = re.fullmatch(r"[^/:\s]+:(.+)", source_name)
+    if committed:
+        return f"in {committed.group(1)}, {action}, then commit it (landing reads the committed settings)"
+    return f"in {source_name}, {action}"
+
+
+def _toml_error(exc: tomllib.TOMLDecodeError, text: str, source_name: str) -> SettingsError:
+    reason = str(exc)
+    where = re.search(r"\s*\(at line (\d+), column (\d+)\)$", reason)
+    if where:
+        line, col = int(where.group(1)), int(where.group(2))
+        reason = reason[: where.start()]
+    else:
+        # "(at end of document)": point just past the last character.
+        reason = re.sub(r"\s*\(at end of document\)$", "", reason)
+        lines = text.split("\n")
+        line, col = len(lines), len(lines[-1]) + 1
+    shown = text.split("\n")[line - 1] if line <= text.count("\n") + 1 else ""
+    message = (f"{source_name} is not valid TOML at line {line}, column {col}: {reason}.\n"
+               f"    {line} | {shown}\n    {' ' * len(str(line))} | {' ' * (col - 1)}^")
+    return SettingsError(message, hint=_hint(source_name, f"fix line {line}"))
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    key = ""
+    for part in loc:
+        key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+    return key
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The table model that holds the key at `loc`, walking nested tables."""
+    model: type[BaseModel] = Settings
+    for part in loc[:-1]:
+        if not isinstance(part, str) or part not in model.model_fields:
+            return None
+        nested = _table_type(model.model_fields[part].annotation)
+        if nested is None:
+            return None
+        model = nested
+    return model
+
+
+def _table_type(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
+def _all_keys(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    keys = []
+    for name, field in model.model_fields.items():
+        nested = _table_type(field.annotation)
+        keys.extend(_all_keys(nested, f"{prefix}{name}.") if nested else [f"{prefix}{name}"])
+    return keys
+
+
+def _explain(err: Any, source_name: str) -> tuple[str, str]:
+    """One pydantic error as (a line naming file, key, value and what is allowed; a hint)."""
+    loc = tuple(err["loc"])
+    # A list item's error is about the list: name the key, and which item.
+    item = next((p for p in loc if isinstance(p, int)), None)
+    key_loc = tuple(p for p in loc if isinstance(p, str))
+    key = _dotted(key_loc)
+    if err["type"] == "extra_forbidden":
+        return _unknown_key(key_loc, source_name)
+    holder = _model_at(key_loc)
+    field = holder.model_fields.get(str(key_loc[-1])) if holder else None
+    allowed = (field.description if field else None) or "something else"
+    value = err["input"]
+    where = f"`{key}`" if item is None else f"`{key}` item {item + 1}"
+    if err["type"] == "missing":
+        return (f"{source_name}: `{key}` is missing; it must be {allowed}.",
+                _hint(source_name, f"add `{key}` ({allowed})"))
+    if err["type"].endswith("_type") and not isinstance(value, dict):
+        line = f"{source_name}: {where} is {_show(value)} ({_kind(value)}), but it must be {allowed}."
+    else:
+        line = f"{source_name}: {where} is {_show(value)}, but it must be {allowed}."
+    return line, _hint(source_name, f"set `{key}` to {allowed}")
+
+
+def _unknown_key(key_loc: tuple[str | int, ...], source_name: str) -> tuple[str, str]:
+    key = _dotted(key_loc)
+    holder = _model_at(key_loc)
+    siblings = list(holder.model_fields) if holder else []
+    table = _dotted(key_loc[:-1])
+    leaf = str(key_loc[-1])
+    near = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.6)
+    suggestion = _dotted((*key_loc[:-1], near[0])) if near else None
+    if suggestion is None:
+        # A key put in the wrong table (`check` at the top) belongs where a key of that name lives.
+        elsewhere = [k for k in _all_keys() if k.rsplit(".", 1)[-1] == leaf]
+        suggestion = elsewhere[0] if elsewhere else None
+    known = ", ".join(siblings)
+    place = f"[{table}]" if table else "the top level"
+    line = f"{source_name}: unknown key `{key}`"
+    if suggestion:
+        line += f"; did you mean `{suggestion}`?"
+        hint = _hint(source_name, f"rename `{key}` to `{suggestion}`")
+    else:
+        line += "."
+        hint = _hint(source_name, f"remove `{key}`")
+    return f"{line} Known keys in {place}: {known}.", hint
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime | date | time):
+        return "a date or time"
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    """A value as it reads in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return str(value)
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML string that reads back exactly: plain double quotes when it can, else
+    a literal string (no escapes needed for backslashes), else an escaped basic string."""
+    controls = any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+    if not controls and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    if not controls and "'" not in value:
+        return f"'{value}'"
+    out = []
+    for c in value:
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\u{ord(c):04X}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def render_settings(*, check: str | None = None, setup: str | None = None, agent: str | None = None) -> str:
+    """The text `init` writes: the commented template with these values filled in."""
+    for flag, value in (("--check", check), ("--setup", setup)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag} is empty.", hint=f"give {flag} a command line, or leave it out")
+    name = agent or "claude"
+    if name not in AGENTS:
+        near = difflib.get_close_matches(name, AGENTS, n=1)
+        hint = f"use --agent {near[0]}" if near else "use --agent " + " | ".join(AGENTS)
+        raise UsageError(f"--agent {name} is not an agent; it must be one of {', '.join(AGENTS)}.", hint=hint)
+    template = resources.files("git_balanced").joinpath("templates/settings.toml").read_text("utf-8")
+    model = DEFAULT_MODELS.get(name)
+    values = {
+        "@SETUP@": f"setup = {toml_string(setup)}" if setup else '# setup = "pip install -e ."',
+        "@CHECK@": f"check = {toml_string(check)}" if check else '# check = "pytest -q"',
+        "@AGENT@": f"agent = {toml_string(name)}",
+        "@MODEL@": f"model = {toml_string(model)}" if model else "# model = ...   (unset: the agent's own)",
+    }
+    for mark, line in values.items():
+        template = template.replace(mark, line)
+    return template
+
+
+def write_settings(root: Path, *, check: str | None = None, setup: str | None = None,
+                   agent: str | None = None) -> Path:
+    """Write `.magnum/settings.toml` from the template; never overwrites an existing file."""
+    path = settings_path(root)
+    if path.exists():
+        raise BalancedError(
+            f"{path} already exists; it is never overwritten.",
+            hint=f"edit {path} by hand, or remove it and run `git balanced init` again")
+    text = render_settings(check=check, setup=setup, agent=agent)
+    load_settings_text(text, str(path))  # what we write must read back
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # "x": a file created meanwhile by someone else is still not overwritten.
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    except FileExistsError as exc:
+        raise BalancedError(f"{path} already exists; it is never overwritten.",
+                            hint=f"edit {path} by hand") from exc
+    except OSError as exc:
+        raise BalancedError(f"cannot write {path}: {exc.strerror}.",
+                            hint=f"check that {path.parent} is a writable folder") from exc
+    return path
+
+
+__all__ = [
+    "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings",
+    "Settings", "WorktreeSettings", "load_settings", "load_settings_text", "render_settings",
+    "settings_path", "toml_string", "write_settings",
+]
