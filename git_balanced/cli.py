@@ -1,0 +1,159 @@
+"""The command line: the only module that imports click. Each command hands its values to a plain function.
+
+Heavy modules are imported inside the commands, so `--help` and `--version` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from git_balanced import __version__
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they are declared, which reads as a story
+
+
+@click.group(cls=Group, context_settings=CONTEXT)
+@click.version_option(__version__, "--version", prog_name="git balanced", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Hand pieces of a task to coding agents, each in its own worktree and branch, and land a branch
+    in yours only when the repository's check passes."""
+
+
+def _json_opt(f: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print data as JSON on stdout.")(f)
+
+
+# -- setting up ----------------------------------------------------------------------------------------------
+@cli.command(short_help="Write .magnum/settings.toml and install the balanced hooks.")
+@click.option("--check", "check_cmd", metavar="CMD", help="The command that decides landing.")
+@click.option("--setup", "setup_cmd", metavar="CMD", help="The command that readies a new copy.")
+@click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None) -> int:
+    """Write .magnum/settings.toml (never over an existing one), add the balanced hooks to
+    .pre-commit-config.yaml and install them."""
+    from git_balanced import hooks
+
+    return hooks.init_command(check=check_cmd, setup=setup_cmd, agent=agent)
+
+
+@cli.command(short_help="Approve the setup and check commands (shows them first).")
+@click.option("--yes", is_flag=True, help="Approve without asking.")
+def allow(yes: bool) -> int:
+    """Approve this repository's setup and check commands, exactly as they are now."""
+    from git_balanced import trust_cmd
+
+    return trust_cmd.allow_command(yes=yes)
+
+
+@cli.command(short_help="Refuse the setup and check commands.")
+def deny() -> int:
+    """Refuse this repository's setup and check commands; nothing runs them until `allow`."""
+    from git_balanced import trust_cmd
+
+    return trust_cmd.deny_command()
+
+
+@cli.command(short_help="Show whether the setup and check commands are approved.")
+@_json_opt
+def trust(as_json: bool) -> int:
+    """Show the setup and check commands and whether you approved them."""
+    from git_balanced import trust_cmd
+
+    return trust_cmd.trust_command(as_json=as_json)
+
+
+@cli.command(short_help="Run the check on a commit's tree (default HEAD) and record it.")
+@click.argument("rev", default="HEAD")
+@click.option("--force", is_flag=True, help="Run it even when that tree was checked before.")
+@_json_opt
+def check(rev: str, force: bool, as_json: bool) -> int:
+    """Run the check on REV's tree in a scratch worktree; the same tree and command is answered from
+    its note. Exits with the check's status."""
+    from git_balanced import check_cmd
+
+    return check_cmd.check_command(rev, force=force, as_json=as_json)
+
+
+# -- sharing and history -------------------------------------------------------------------------------------
+@cli.command(short_help="Push and fetch the state refs and notes, merging what diverged.")
+@click.argument("remote", default="origin")
+@_json_opt
+def sync(remote: str, as_json: bool) -> int:
+    """Share plans, jobs, schedules, the inbox and the notes with REMOTE."""
+    from git_balanced import sync_cmd
+
+    return sync_cmd.sync_command(remote, as_json=as_json)
+
+
+@cli.command(name="log", short_help="Landings, with their check notes.")
+@click.option("-n", "limit", type=int, default=50, show_default=True, help="How many landings.")
+@_json_opt
+def log_(limit: int, as_json: bool) -> int:
+    """List what landed in the lead's branch, newest first, with its note."""
+    from git_balanced import landlog
+
+    return landlog.log_command(limit=limit, as_json=as_json)
+
+
+# -- plumbing -----------------------------------------------------------------------------------------------
+@cli.command(short_help="The entry point that installed git and agent hooks call.")
+@click.argument("name")
+@click.argument("args", nargs=-1)
+def hook(name: str, args: tuple[str, ...]) -> int:
+    """Run the balanced hook NAME (pre-merge-commit, pre-push, ...)."""
+    from git_balanced import hooks
+
+    return hooks.run_hook(name, list(args))
+
+
+@cli.command(short_help="A whole run on a sample repository in a temporary folder.")
+@click.option("--keep", is_flag=True, help="Keep the sample repository and print where it is.")
+def demo(keep: bool) -> int:
+    """Build a sample project, run git balanced on it and show what happened. No account needed."""
+    from git_balanced import demo as demo_mod
+
+    return demo_mod.demo_command(keep=keep)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
+    from git_balanced.errors import BalancedError
+
+    try:
+        rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except BalancedError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return 130
+    except Exception:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        traceback.print_exc()
+        click.echo(
+            f"\ngit balanced {__version__} hit an internal error. This is a bug: please report it with the "
+            "traceback above and the command you ran.", err=True)
+        return 3
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

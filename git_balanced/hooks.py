@@ -1,0 +1,137 @@
+"""`init`, and the git hooks that `git balanced hook NAME` runs: the check guards hand-made merges and pushes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from git_balanced import checks, trust, ui
+from git_balanced.errors import BalancedError
+from git_balanced.git import ZERO, Repo
+from git_balanced.lead import SETTINGS_PATH, commands_of, settings_at
+
+WORKER_PREFIX = "balanced/"
+
+
+def init_command(*, check: str | None, setup: str | None, agent: str | None) -> int:
+    """Write the settings (never over existing ones), add the hooks to pre-commit's config, install them."""
+    from git_balanced.precommit import add_balanced_hooks, install_hooks
+    from git_balanced.settings import write_settings
+
+    repo = Repo.discover()
+    target = repo.root / SETTINGS_PATH
+    if target.exists():
+        given = [f"--{n}" for n, v in (("check", check), ("setup", setup), ("agent", agent)) if v]
+        if given:
+            raise BalancedError(f"{SETTINGS_PATH} exists already, so {', '.join(given)} would be lost.",
+                                hint=f"edit {SETTINGS_PATH} instead, or remove it and run init again.")
+        ui.say(f"Kept {SETTINGS_PATH} as it is.")
+    else:
+        write_settings(repo.root, check=check, setup=setup, agent=agent)
+        ui.say(f"Wrote {SETTINGS_PATH}.")
+    changed = add_balanced_hooks(repo.root)
+    ui.say("Added the balanced hooks to .pre-commit-config.yaml." if changed
+           else ".pre-commit-config.yaml has the balanced hooks already.")
+    install_hooks(repo.root)
+    ui.say("Installed the pre-merge-commit and pre-push hooks.")
+    ui.say("Next: commit .magnum/ and .pre-commit-config.yaml, then `git balanced allow` to approve the "
+           "setup and check commands.")
+    return 0
+
+
+def _lead_branch(ref: str) -> str | None:
+    if not ref.startswith("refs/heads/"):
+        return None
+    name = ref[len("refs/heads/"):]
+    return None if name.startswith(WORKER_PREFIX) else name
+
+
+def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
+    """A merge made by hand into a lead's branch must pass the check (a passing note lets it through)."""
+    branch = repo.current_branch()
+    if branch is None or branch.startswith(WORKER_PREFIX):
+        return 0
+    cmds = commands_of(settings_at(repo, "HEAD"))
+    if not cmds.check:
+        return 0
+    tree = repo.git("write-tree")
+    hit = checks.cached(repo, tree, cmds.check)
+    if hit is not None and hit.passed:
+        ui.note(f"[balanced] This merge's tree passed `{cmds.check}` before.")
+        return 0
+    if hit is None:
+        trust.ensure_allowed(repo, cmds)
+        head = repo.git("rev-parse", "HEAD")
+        probe = repo.git("commit-tree", tree, "-p", head, "-m", "balanced: merge being checked")
+        ui.note(f"[balanced] Checking this merge with `{cmds.check}`…")
+        hit = checks.check_rev(repo, probe, cmds.check, cmds.setup, use_cache=False)
+    if hit.passed:
+        ui.note(f"[balanced] Check passed in {hit.seconds:.1f}s.")
+        return 0
+    ui.note(f"[balanced] The merge into {branch} fails `{cmds.check}` (exit {hit.code}), so it was not "
+            f"committed:\n{ui.tail(hit.tail)}")
+    ui.note("hint: fix it and commit again, or `git merge --abort`.")
+    return 1
+
+
+def pre_push(repo: Repo, args: list[str]) -> int:
+    """Refuse to push a lead's branch whose tip tree has no passing check note."""
+    cmds = commands_of(settings_at(repo, "HEAD"))
+    if not cmds.check:
+        return 0
+    refused: list[tuple[str, str]] = []
+    for line in sys.stdin.read().splitlines():
+        parts = line.split()
+        if len(parts) != 4 or parts[1] == ZERO:
+            continue
+        local_ref, local_sha = parts[0], parts[1]
+        branch = _lead_branch(local_ref)
+        if branch is None:
+            continue
+        hit = checks.cached(repo, repo.tree_of(local_sha), cmds.check)
+        if hit is None or not hit.passed:
+            refused.append((branch, local_sha))
+    if not refused:
+        return 0
+    remote = args[0] if args else "the remote"
+    for branch, sha in refused:
+        ui.note(f"[balanced] Refusing to push {branch} to {remote}: its tip {sha[:7]} has no passing "
+                f"`{cmds.check}`.")
+    ui.note("hint: run " + " and ".join(f"`git balanced check {b}`" for b, _ in refused)
+            + ", then push again.")
+    return 1
+
+
+HOOKS: dict[str, Callable[[Repo, list[str]], int]] = {
+    "pre-merge-commit": pre_merge_commit,
+    "pre-push": pre_push,
+}
+
+
+def register(name: str, fn: Callable[[Repo, list[str]], int]) -> None:
+    """Other modules add their hook entry points here (the guard, the agents' hooks)."""
+    HOOKS[name] = fn
+
+
+def run_hook(name: str, args: list[str]) -> int:
+    """The entry point of `git balanced hook NAME`."""
+    _load_extra_hooks()
+    fn = HOOKS.get(name)
+    if fn is None:
+        raise BalancedError(f"There is no balanced hook named {name!r}.",
+                            hint="known hooks: " + ", ".join(sorted(HOOKS)) + ".")
+    repo = Repo.discover(os.environ.get("GIT_WORK_TREE") or None)
+    return fn(repo, args)
+
+
+def _load_extra_hooks() -> None:
+    """Import the modules that register more hooks; each is optional until it exists."""
+    import importlib
+
+    for mod in ("git_balanced.guard", "git_balanced.agent_hooks"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise

@@ -1,0 +1,53 @@
+"""The lead: the checkout where `git balanced` runs, its branch, and the settings it goes by."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.trust import Commands
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
+
+SETTINGS_PATH = ".magnum/settings.toml"
+
+
+@dataclass(frozen=True)
+class Lead:
+    repo: Repo
+    branch: str
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+def open_lead(cwd: str | None = None) -> Lead:
+    """The lead of the current folder; refuses a detached HEAD or a worker's branch."""
+    repo = Repo.discover(cwd)
+    if repo.bare:
+        raise BalancedError(f"{repo.root} is a bare repository.", hint="run git balanced in a checkout.")
+    branch = repo.current_branch()
+    if branch is None:
+        raise BalancedError("HEAD is detached, so there is no lead's branch to land in.",
+                            hint="switch to your branch first: `git switch main`.")
+    return Lead(repo, branch)
+
+
+def settings_at(repo: Repo, rev: str | None) -> Settings:
+    """Settings as committed at `rev` (the lead decides landings by what it committed), or as in the
+    working tree when `rev` is None or has no settings file yet."""
+    from git_balanced.settings import load_settings, load_settings_text
+
+    if rev is not None:
+        text = repo.show_file(rev, SETTINGS_PATH)
+        if text is not None:
+            return load_settings_text(text, f"{SETTINGS_PATH} at {rev}")
+    return load_settings(repo.root)
+
+
+def commands_of(settings: Settings) -> Commands:
+    return Commands(setup=settings.worktree.setup, check=settings.worktree.check)

@@ -1,0 +1,125 @@
+"""`check`, its cache in notes, and trust in front of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.builders import commit, git, make_repo
+from tests.support.cli import balanced, balanced_here
+
+CHECK = 'test -f ok.txt && echo checked >> "$HOME/check-runs"'
+
+
+def _project(tmp: Path, check: str = CHECK, setup: str | None = None) -> Path:
+    settings = "[worktree]\n"
+    if setup:
+        settings += f"setup = {json.dumps(setup)}\n"
+    settings += f"check = {json.dumps(check)}\n"
+    return make_repo(tmp / "proj", {"ok.txt": "fine\n", ".magnum/settings.toml": settings})
+
+
+def _runs(home: Path) -> int:
+    p = home / "check-runs"
+    return len(p.read_text().splitlines()) if p.exists() else 0
+
+
+def test_check_refuses_until_allowed(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path)
+    r = balanced(repo, "check")
+    assert r.code == 1, r
+    assert "not approved yet" in r.err and "git balanced allow" in r.err
+    assert "Traceback" not in r.err
+    assert _runs(sealed) == 0, "nothing ran before the approval"
+
+
+def test_check_runs_once_per_tree(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path)
+    assert balanced(repo, "allow", "--yes").code == 0
+    r = balanced(repo, "check")
+    assert r.code == 0 and "Check passed" in r.out, r
+    r2 = balanced(repo, "check")
+    assert r2.code == 0 and "answered from its note" in r2.out, r2
+    assert _runs(sealed) == 1, "the same tree and command is never checked twice"
+    git(repo, "commit", "--allow-empty", "-q", "-m", "same tree")
+    assert "answered from its note" in balanced(repo, "check").out, "the note is keyed by tree, not commit"
+    note = git(repo, "notes", "--ref=balanced-checks", "show", git(repo, "rev-parse", "HEAD^{tree}"))
+    rec = json.loads(note.splitlines()[0])
+    assert rec["result"] == "pass" and rec["command"] == CHECK
+    assert git(repo, "status", "--porcelain") == "", "the user's working tree is untouched"
+
+
+def test_check_failure_exit_status_and_tail(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path, check="echo broken-thing; exit 3")
+    balanced(repo, "allow", "--yes")
+    r = balanced(repo, "check", "--json")
+    assert r.code == 3, "the exit status is the check's"
+    data = json.loads(r.out)
+    assert data["result"] == "fail" and "broken-thing" in data["tail"]
+
+
+def test_changed_command_asks_again(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path)
+    balanced(repo, "allow", "--yes")
+    commit(repo, {".magnum/settings.toml": '[worktree]\ncheck = "rm -rf ~"\n'}, "sneaky")
+    r = balanced(repo, "check")
+    assert r.code == 1 and "changed since you approved them" in r.err and "rm -rf ~" in r.err
+    assert "changed since" in balanced(repo, "trust").out
+
+
+def test_deny_then_allow(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path)
+    assert balanced(repo, "deny").code == 0
+    r = balanced(repo, "check")
+    assert r.code == 1 and "refused" in r.err
+    data = json.loads(balanced(repo, "trust", "--json").out)
+    assert data["state"] == "denied"
+    trust_dir = sealed / ".local" / "state" / "git-balanced" / "trust"
+    assert any(trust_dir.iterdir()), "the approval lives outside the repository"
+    assert not list(repo.rglob("*trust*")), "nothing about trust is written in the repository"
+
+
+def test_allow_without_terminal_says_how(tmp_path: Path) -> None:
+    repo = _project(tmp_path)
+    r = balanced(repo, "allow")
+    assert r.code == 1 and "allow --yes" in r.err
+
+
+def test_setup_runs_once_per_scratch_worktree(tmp_path: Path, sealed: Path) -> None:
+    repo = _project(tmp_path, setup='echo s >> "$HOME/setup-runs"')
+    balanced(repo, "allow", "--yes")
+    assert balanced(repo, "check").code == 0
+    commit(repo, {"b.txt": "b\n"})
+    assert balanced(repo, "check").code == 0
+    assert (sealed / "setup-runs").read_text().count("s") == 1, "setup ran once for the scratch worktree"
+
+
+def test_check_bad_rev_and_no_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _project(tmp_path)
+    balanced(repo, "allow", "--yes")
+    r = balanced_here(repo, "check", "nope", capsys=capsys, monkeypatch=monkeypatch)
+    assert r.code == 1 and "'nope' names no commit" in r.err
+    bare = make_repo(tmp_path / "plain")
+    r = balanced_here(bare, "check", capsys=capsys, monkeypatch=monkeypatch)
+    assert r.code == 1 and "no check command" in r.err
+
+
+def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    r = balanced_here(tmp_path, "check", capsys=capsys, monkeypatch=monkeypatch)
+    assert r.code == 1 and "not inside a git repository" in r.err and "hint:" in r.err
+
+
+def test_scratch_worktree_recovers_after_a_crash(tmp_path: Path, sealed: Path) -> None:
+    import shutil
+
+    repo = _project(tmp_path)
+    balanced(repo, "allow", "--yes")
+    assert balanced(repo, "check").code == 0
+    scratch = next((sealed / ".balanced" / "worktrees").glob("proj-*/scratch-check"))
+    (scratch / ".git").unlink()  # a crash half-way through leaves a broken folder
+    commit(repo, {"c.txt": "c\n"})
+    assert balanced(repo, "check").code == 0, "a broken scratch worktree is rebuilt"
