@@ -1,0 +1,387 @@
+"""A scripted model server on 127.0.0.1 that speaks the wire formats of the three coding-agent CLIs.
+
+Claude Code talks Anthropic Messages (`POST /v1/messages`, SSE), Codex talks OpenAI Responses
+(`POST /v1/responses`, SSE), Pi talks OpenAI Chat Completions (`POST /v1/chat/completions`, SSE).
+A test queues turns; each request that offers tools takes the next turn, answered in the caller's own
+tool names and argument shapes. Requests without tools (titles, summaries) get a short text and take no
+turn. Every request is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    input: int = 1200
+    output: int = 80
+    cached: int = 0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted answer: a tool call, a final text, or a failure."""
+
+    kind: str  # "write" | "shell" | "text" | "limit" | "error" | "hang"
+    path: str = ""
+    content: str = ""
+    command: str = ""
+    text: str = ""
+    reset_at: float = 0.0
+    status: int = 500
+    seconds: float = 0.0
+    used_percent: float = 100.0
+    times: int | None = 1  # failures: how many requests it answers; None sticks to the end
+    usage: Usage = field(default_factory=Usage)
+
+
+def write_file(path: str, content: str, usage: Usage | None = None) -> Turn:
+    """A tool call that writes `content` to `path` (give an absolute path: Claude's Write requires it)."""
+    return Turn("write", path=path, content=content, usage=usage or Usage())
+
+
+def run_shell(command: str, usage: Usage | None = None) -> Turn:
+    """A tool call that runs a shell command."""
+    return Turn("shell", command=command, usage=usage or Usage())
+
+
+def say(text: str, usage: Usage | None = None) -> Turn:
+    """A final answer that ends the agent's turn."""
+    return Turn("text", text=text, usage=usage or Usage())
+
+
+def usage_limit(reset_at: float, used_percent: float = 100.0, times: int | None = None) -> Turn:
+    """A 429 saying the plan's usage window is spent until `reset_at` (epoch seconds)."""
+    return Turn("limit", reset_at=reset_at, status=429, used_percent=used_percent, times=times)
+
+
+def server_error(status: int = 500, times: int | None = None) -> Turn:
+    """An HTTP error with the provider's error body."""
+    return Turn("error", status=status, times=times)
+
+
+def hang(seconds: float = 3600.0, times: int | None = None) -> Turn:
+    """Accept the request and answer nothing for `seconds` (or until the server stops)."""
+    return Turn("hang", seconds=seconds, times=times)
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    main: bool  # took a scripted turn
+
+
+class ModelServer:
+    """Start with `with ModelServer([turns]) as server:`; `server.url` is the base URL (no /v1)."""
+
+    def __init__(self, turns: list[Turn] | None = None, *, final: str = "Done.") -> None:
+        self._turns: deque[Turn] = deque(turns or [])
+        self._final = final
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self.requests: list[Request] = []
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- script ------------------------------------------------------------------------------------
+    def add(self, *turns: Turn) -> None:
+        """Queue more turns."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    def remaining(self) -> int:
+        """How many scripted turns have not been taken yet."""
+        with self._lock:
+            return len(self._turns)
+
+    def main_requests(self) -> list[Request]:
+        """The recorded requests that took a scripted turn."""
+        return [r for r in self.requests if r.main]
+
+    def _take(self) -> Turn:
+        with self._lock:
+            if not self._turns:
+                return say(self._final)
+            turn = self._turns[0]
+            if turn.kind in ("limit", "error", "hang") and turn.times is None:
+                return turn  # a failure that sticks answers every later request too
+            if turn.kind in ("limit", "error", "hang") and turn.times > 1:
+                self._turns[0] = Turn(**{**turn.__dict__, "times": turn.times - 1})
+                return turn
+            return self._turns.popleft()
+
+    def next_id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._ids):06d}"
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "the server is not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> ModelServer:
+        server = self
+
+        class Bound(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Bound)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()  # releases hanging requests
+        assert self._httpd is not None
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def wait_stopping(self, seconds: float) -> None:
+        """Sleep up to `seconds`, returning early when the server stops (a hang's wait)."""
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and time.monotonic() < deadline:
+            self._stopping.wait(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def record(self, handler: BaseHTTPRequestHandler, body: Any, main: bool) -> None:
+        with self._lock:
+            self.requests.append(Request(handler.command, handler.path, dict(handler.headers), body, main))
+
+
+
+# -- the wire ------------------------------------------------------------------------------------------
+
+def _patch(path: str, content: str) -> str:
+    """Codex's apply_patch grammar for adding a whole file."""
+    lines = "".join(f"+{line}\n" for line in content.splitlines())
+    return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
+
+
+def _tool_names(body: dict) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        names.add(tool.get("name") or (tool.get("function") or {}).get("name") or "")
+    return names
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: ModelServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._read_body()
+        self.owner.record(self, None, False)
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [], "models": []})
+        else:
+            self._json(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"raw": raw.decode(errors="replace")}
+        path = self.path.split("?")[0]
+        if path.endswith("/messages/count_tokens"):
+            self.owner.record(self, body, False)
+            return self._json(200, {"input_tokens": 1000})
+        wire = ("anthropic" if path.endswith("/messages") else "responses" if path.endswith("/responses")
+                else "chat" if path.endswith("/chat/completions") else "")
+        if not wire:
+            self.owner.record(self, body, False)
+            return self._json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
+        main = bool(body.get("tools"))
+        self.owner.record(self, body, main)
+        turn = self.owner._take() if main else say("Scripted side answer.", Usage(50, 5))
+        if turn.kind == "hang":
+            self.owner.wait_stopping(turn.seconds)
+            self.close_connection = True
+            return None
+        if turn.kind in ("limit", "error"):
+            return self._failure(wire, turn)
+        events = {"anthropic": self._anthropic, "responses": self._responses, "chat": self._chat}[wire]
+        self._sse(events(turn, body))
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    def _read_body(self) -> bytes:
+        n = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: list[tuple[str | None, dict | str]]) -> None:
+        out = bytearray()
+        for name, data in events:
+            if name:
+                out += f"event: {name}\n".encode()
+            text = data if isinstance(data, str) else json.dumps(data)
+            out += f"data: {text}\n\n".encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(bytes(out))
+
+    def _failure(self, wire: str, turn: Turn) -> None:
+        reset = int(turn.reset_at)
+        left = max(0, reset - int(time.time()))
+        if turn.kind == "error":
+            if wire == "anthropic":
+                body: dict = {"type": "error",
+                              "error": {"type": "api_error", "message": "Internal server error"}}
+            else:
+                body = {"error": {"type": "server_error", "message": "The server had an error processing "
+                                  "your request.", "code": "server_error"}}
+            return self._json(turn.status, body)
+        headers: dict[str, str] = {}
+        if wire == "anthropic":
+            # What Claude Code reads off a refused request of a subscription plan.
+            headers = {
+                "anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-reset": str(reset),
+                "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                "anthropic-ratelimit-unified-5h-status": "rejected",
+                "anthropic-ratelimit-unified-5h-utilization": f"{turn.used_percent / 100:.2f}",
+                "anthropic-ratelimit-unified-5h-reset": str(reset),
+                "anthropic-ratelimit-unified-fallback": "unavailable",
+                "retry-after": str(left),
+            }
+            body = {"type": "error", "error": {
+                "type": "rate_limit_error", "message": "This request would exceed your rate limit."}}
+        elif wire == "responses":
+            headers = {
+                "x-codex-primary-used-percent": f"{turn.used_percent:.1f}",
+                "x-codex-primary-window-minutes": "300",
+                "x-codex-primary-reset-at": str(reset),
+                "x-codex-primary-reset-after-seconds": str(left),
+                "x-codex-secondary-used-percent": "40.0",
+                "x-codex-secondary-window-minutes": "10080",
+                "x-codex-secondary-reset-at": str(reset + 5 * 86400),
+            }
+            body = {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                              "plan_type": "plus", "resets_at": reset, "resets_in_seconds": left}}
+        else:
+            headers = {"retry-after": str(left)}
+            body = {"error": {"type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+                              "message": "Rate limit reached: your plan's usage limit resets later."}}
+        self._json(429, body, headers)
+
+    # -- Anthropic Messages ------------------------------------------------------------------------
+    def _anthropic(self, turn: Turn, body: dict) -> list[tuple[str | None, dict | str]]:
+        u = turn.usage
+        msg_id = self.owner.next_id("msg")
+        start = {"type": "message_start", "message": {
+            "id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": u.input, "output_tokens": 1, "cache_read_input_tokens": u.cached,
+                      "cache_creation_input_tokens": 0}}}
+        events: list[tuple[str | None, dict | str]] = [("message_start", start)]
+        if turn.kind == "text":
+            block: dict = {"type": "text", "text": ""}
+            delta: dict = {"type": "text_delta", "text": turn.text}
+            stop = "end_turn"
+        else:
+            name, args = (("Write", {"file_path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else ("Bash", {"command": turn.command, "description": "Run a command"}))
+            block = {"type": "tool_use", "id": self.owner.next_id("toolu"), "name": name, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
+            stop = "tool_use"
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                               "usage": {"output_tokens": u.output}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        return events
+
+    # -- OpenAI Responses (Codex) ------------------------------------------------------------------
+    def _responses(self, turn: Turn, body: dict) -> list[tuple[str | None, dict | str]]:
+        u = turn.usage
+        resp_id = self.owner.next_id("resp")
+        names = _tool_names(body)
+        if turn.kind == "text":
+            item: dict = {"type": "message", "role": "assistant", "id": self.owner.next_id("msg"),
+                          "status": "completed",
+                          "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+        elif turn.kind == "write" and "apply_patch" in names:
+            item = {"type": "custom_tool_call", "id": self.owner.next_id("ctc"), "status": "completed",
+                    "call_id": self.owner.next_id("call"), "name": "apply_patch",
+                    "input": _patch(turn.path, turn.content)}
+        else:
+            command = turn.command if turn.kind == "shell" else (
+                f"cat > {json.dumps(turn.path)} <<'EOF'\n{turn.content}EOF")
+            shells = ("exec_command", "shell_command", "shell")
+            shell = next((n for n in shells if n in names), "exec_command")
+            args = {"cmd": command} if shell == "exec_command" else {"command": command}
+            item = {"type": "function_call", "id": self.owner.next_id("fc"), "status": "completed",
+                    "call_id": self.owner.next_id("call"), "name": shell, "arguments": json.dumps(args)}
+        usage = {"input_tokens": u.input, "input_tokens_details": {"cached_tokens": u.cached},
+                 "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": u.input + u.output}
+        base = {"id": resp_id, "object": "response", "model": body.get("model", "scripted")}
+        return [
+            ("response.created", {"type": "response.created", "response": {**base, "status": "in_progress"}}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                            "item": item}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                           "item": item}),
+            ("response.completed", {"type": "response.completed", "response": {
+                **base, "status": "completed", "output": [item], "usage": usage}}),
+        ]
+
+    # -- OpenAI Chat Completions (Pi) --------------------------------------------------------------
+    def _chat(self, turn: Turn, body: dict) -> list[tuple[str | None, dict | str]]:
+        u = turn.usage
+        base = {"id": self.owner.next_id("chatcmpl"), "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model", "scripted")}
+
+        def chunk(delta: dict, finish: str | None = None) -> dict:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        if turn.kind == "text":
+            events = [chunk({"role": "assistant", "content": turn.text}), chunk({}, "stop")]
+        else:
+            name, args = (("write", {"path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else ("bash", {"command": turn.command}))
+            call = {"index": 0, "id": self.owner.next_id("call"), "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)}}
+            events = [chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+                      chunk({}, "tool_calls")]
+        usage = {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output,
+                 "prompt_tokens_details": {"cached_tokens": u.cached}}
+        out: list[tuple[str | None, dict | str]] = [(None, e) for e in events]
+        out += [(None, {**base, "choices": [], "usage": usage}), (None, "[DONE]")]
+        return out
