@@ -1,0 +1,1 @@
+"""Machines: the SSH transport, the SSH config inventory, readiness and placement."""
