@@ -174,8 +174,9 @@ def load_settings_text(text: str, source_name: str) -> Settings:
 
 def _hint(source_name: str, action: str) -> str:
     """What to do about a problem in `source_name`, e.g. `in F, rename X to Y`."""
-    # `HEAD:.magnum/settings.toml` names committed content: editing is not enough, it must be committed.
-    committed = re.fullmatch(r"[^/:\s]+:(.+)", source_name)
+    # `HEAD:.magnum/settings.toml` or `.magnum/settings.toml at HEAD` names committed content:
+    # editing is not enough, it must be committed.
+    committed = re.fullmatch(r"[^/:\s]+:(.+)", source_name) or re.fullmatch(r"(\S+) at \S+", source_name)
     if committed:
         return f"in {committed.group(1)}, {action}, then commit it (landing reads the committed settings)"
     return f"in {source_name}, {action}"
@@ -371,6 +372,10 @@ def write_settings(root: Path, *, check: str | None = None, setup: str | None = 
     load_settings_text(text, str(path))  # what we write must read back
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BalancedError(f"cannot write {path}: {exc.strerror}.",
+                            hint=f"check that {path.parent} is a writable folder") from exc
+    try:
         # "x": a file created meanwhile by someone else is still not overwritten.
         with open(path, "x", encoding="utf-8") as fh:
             fh.write(text)
