@@ -41,7 +41,7 @@ def aliases(config: Path | None = None) -> list[str]:
     if path is None:
         return []
     found: list[str] = []
-    _read(Path(path), found, stack=[])
+    _read(Path(path), found, stack=[], offered=True)
     return found
 
 
@@ -64,7 +64,7 @@ def inventory(config: Path | None = None) -> list[SSHHost]:
     return [resolve(alias, config) for alias in aliases(config)]
 
 
-def _read(path: Path, found: list[str], stack: list[Path]) -> None:
+def _read(path: Path, found: list[str], stack: list[Path], offered: bool) -> None:
     real = path.resolve()
     if real in stack:
         raise BalancedError(
@@ -82,19 +82,25 @@ def _read(path: Path, found: list[str], stack: list[Path]) -> None:
                 hint="Set GIT_BALANCED_SSH_CONFIG to a readable SSH config, or create ~/.ssh/config.",
             ) from exc
         return  # ssh, too, skips an included file it cannot read
+    # An Include inside a Host or Match block applies only where that block matches, so a `Host x` in
+    # the included file is not a host of its own: ssh reaches it only for names matching both.
+    unconditional = True
     for line in text.splitlines():
         m = _KEYWORD.match(line)
-        if not m or line.lstrip().startswith("#"):
+        if not m:
             continue
         keyword, args = m.group(1).lower(), _split(m.group(2))
         if keyword == "host":
+            unconditional = args == ["*"]
             for pattern in args:
-                if _is_alias(pattern) and pattern not in found:
+                if offered and _is_alias(pattern) and pattern not in found:
                     found.append(pattern)
+        elif keyword == "match":
+            unconditional = [a.lower() for a in args] == ["all"]
         elif keyword == "include":
             for target in args:
                 for included in _expand(target):
-                    _read(included, found, [*stack, real])
+                    _read(included, found, [*stack, real], offered and unconditional)
 
 
 def _split(value: str) -> list[str]:
