@@ -1,0 +1,198 @@
+"""Small `str` types for the names the code passes around; each refuses bad forms at the border."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pydantic_core import core_schema
+
+from git_balanced.errors import BalancedError
+
+_T = TypeVar("_T", bound="_Name")
+
+# Crockford base32 as written by state/events.py new_id(): 9 characters of milliseconds, 6 of randomness.
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def shown(value: str) -> str:
+    """`value` quoted, with control characters made visible, so a message never carries raw controls."""
+    out = []
+    for c in value:
+        if ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _listed(chars: list[str]) -> str:
+    return ", ".join(shown(c) for c in chars)
+
+
+class _Name(str):
+    """A validated name: build it with `of`, which refuses bad forms with a BalancedError."""
+
+    kind = "name"
+    rule = ""
+
+    @classmethod
+    def of(cls: type[_T], value: Any) -> _T:
+        """`value` as this type, or a BalancedError naming the value and the rule it breaks."""
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, str):
+            raise BalancedError(f"{value!r} is not a {cls.kind}: it must be text ({cls.rule}).",
+                                hint=cls._hint(str(value)))
+        broken = cls._broken(value)
+        if broken:
+            raise BalancedError(f"{shown(value)} is not a {cls.kind}: {broken}.", hint=cls._hint(value))
+        return cls(cls._normal(value))
+
+    @classmethod
+    def _broken(cls, value: str) -> str | None:
+        """Which rule `value` breaks, in words, or None when it is good."""
+        raise NotImplementedError
+
+    @classmethod
+    def _normal(cls, value: str) -> str:
+        return value
+
+    @classmethod
+    def _hint(cls, value: str) -> str:
+        return f"use a {cls.kind}: {cls.rule}"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        # Lets pydantic models declare fields of these types; a bad form becomes a validation error.
+        def check(value: str) -> _Name:
+            try:
+                return cls.of(value)
+            except BalancedError as exc:
+                raise ValueError(exc.message) from None
+
+        return core_schema.no_info_after_validator_function(
+            check, core_schema.str_schema(),
+            serialization=core_schema.plain_serializer_function_ser_schema(str))
+
+
+class PieceId(_Name):
+    """A piece's id in a plan: `orders-api`."""
+
+    kind = "piece id"
+    rule = "a-z, 0-9 and -, 1 to 48 characters, not starting or ending with -"
+
+    @classmethod
+    def _broken(cls, value: str) -> str | None:
+        if not value:
+            return "it is empty"
+        if len(value) > 48:
+            return f"it has {len(value)} characters, more than 48"
+        bad = sorted({c for c in value if not ("a" <= c <= "z" or "0" <= c <= "9" or c == "-")})
+        if bad:
+            return "only a-z, 0-9 and - are allowed, not " + _listed(bad)
+        if value.startswith("-") or value.endswith("-"):
+            return "it must not start or end with -"
+        return None
+
+    @classmethod
+    def _hint(cls, value: str) -> str:
+        # Offer the nearest good id: `Orders API` becomes `orders-api`.
+        slug = re.sub(r"[^a-z0-9]+", "-", value.lower())[:48].strip("-")
+        if slug:
+            return f"use {shown(slug)} ({cls.rule})"
+        return f"use a {cls.kind}: {cls.rule}"
+
+
+class MachineName(_Name):
+    """`local` or an SSH host name or alias: `build-box`, `gpu1.lan`."""
+
+    kind = "machine name"
+    rule = "letters, digits, '.', '_' and '-', not starting with '-'"
+
+    @classmethod
+    def _broken(cls, value: str) -> str | None:
+        if not value:
+            return "it is empty"
+        if len(value) > 253:
+            return f"it has {len(value)} characters, more than 253"
+        if value.startswith("-"):
+            # ssh would read it as an option (`-oProxyCommand=...`): never let one through.
+            return "it must not start with -"
+        bad = sorted({c for c in value if not (c.isascii() and (c.isalnum() or c in "._-"))})
+        if bad:
+            return "only letters, digits, '.', '_' and '-' are allowed, not " + _listed(bad)
+        if set(value) == {"."}:
+            return "it must not be only dots"
+        return None
+
+
+class BranchName(_Name):
+    """A branch's short name (`balanced/orders-api`), by the rules of `git check-ref-format --branch`."""
+
+    kind = "branch name"
+    rule = ("no spaces, ~ ^ : ? * [ \\ or control characters, no '..', '@{' or '//', "
+            "no part starting with '.' or ending with '.lock'")
+
+    @classmethod
+    def _broken(cls, value: str) -> str | None:
+        if not value:
+            return "it is empty"
+        if value.startswith("-"):
+            return "it must not start with -"
+        if value == "HEAD":
+            return "HEAD is not a branch name"
+        if value == "@":
+            # git forbids a ref named `@` alone: it means HEAD in revision syntax.
+            return "@ alone means HEAD"
+        bad = sorted({c for c in value if ord(c) < 0x20 or ord(c) == 0x7F or c in " ~^:?*[\\"})
+        if bad:
+            return "it must not contain " + _listed(bad)
+        if ".." in value:
+            return "it must not contain '..'"
+        if "@{" in value:
+            return "it must not contain '@{'"
+        if value.startswith("/") or value.endswith("/"):
+            return "it must not start or end with /"
+        if "//" in value:
+            return "it must not contain '//'"
+        if value.endswith("."):
+            return "it must not end with '.'"
+        for part in value.split("/"):
+            if part.startswith("."):
+                return f"its part {shown(part)} must not start with '.'"
+            if part.endswith(".lock"):
+                return f"its part {shown(part)} must not end with '.lock'"
+        return None
+
+
+class JobId(_Name):
+    """A job's id: 15 characters of Crockford base32 that sort by creation time."""
+
+    kind = "job id"
+    rule = "15 characters of 0-9 and a-z without i, l, o and u"
+
+    @classmethod
+    def _broken(cls, value: str) -> str | None:
+        if len(value) != 15:
+            return f"it has {len(value)} characters, not 15"
+        bad = sorted({c for c in value.lower() if c not in _CROCKFORD})
+        if bad:
+            return "only 0-9 and a-z without i, l, o and u are allowed, not " + _listed(bad)
+        return None
+
+    @classmethod
+    def _normal(cls, value: str) -> str:
+        # Crockford base32 reads either case; ids are written and stored in lower case.
+        return value.lower()
+
+    def created(self) -> datetime:
+        """When this id was made, from its time-ordered head (UTC)."""
+        ms = 0
+        for c in self[:9]:
+            ms = ms * 32 + _CROCKFORD.index(c)
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+__all__ = ["BranchName", "JobId", "MachineName", "PieceId", "shown"]
