@@ -30,7 +30,7 @@ class Usage:
 class Turn:
     """One scripted answer: a tool call, a final text, or a failure."""
 
-    kind: str  # "write" | "shell" | "text" | "limit" | "error" | "hang"
+    kind: str  # "write" | "shell" | "text" | "limit" | "error" | "auth" | "hang"
     path: str = ""
     content: str = ""
     command: str = ""
@@ -68,9 +68,17 @@ def server_error(status: int = 500, times: int | None = None) -> Turn:
     return Turn("error", status=status, times=times)
 
 
+def unauthorized(times: int | None = None) -> Turn:
+    """A 401: the key is not accepted."""
+    return Turn("auth", status=401, times=times)
+
+
 def hang(seconds: float = 3600.0, times: int | None = None) -> Turn:
     """Accept the request and answer nothing for `seconds` (or until the server stops)."""
     return Turn("hang", seconds=seconds, times=times)
+
+
+FAILURES = ("limit", "error", "auth", "hang")
 
 
 @dataclass(frozen=True)
@@ -115,9 +123,9 @@ class ModelServer:
             if not self._turns:
                 return say(self._final)
             turn = self._turns[0]
-            if turn.kind in ("limit", "error", "hang") and turn.times is None:
+            if turn.kind in FAILURES and turn.times is None:
                 return turn  # a failure that sticks answers every later request too
-            if turn.kind in ("limit", "error", "hang") and turn.times > 1:
+            if turn.kind in FAILURES and turn.times > 1:
                 self._turns[0] = Turn(**{**turn.__dict__, "times": turn.times - 1})
                 return turn
             return self._turns.popleft()
@@ -219,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner.wait_stopping(turn.seconds)
             self.close_connection = True
             return None
-        if turn.kind in ("limit", "error"):
+        if turn.kind in FAILURES:
             return self._failure(wire, turn)
         events = {"anthropic": self._anthropic, "responses": self._responses, "chat": self._chat}[wire]
         self._sse(events(turn, body))
@@ -254,11 +262,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(bytes(out))
 
     def _failure(self, wire: str, turn: Turn) -> None:
+        body: dict
         reset = int(turn.reset_at)
         left = max(0, reset - int(time.time()))
+        if turn.kind == "auth":
+            if wire == "anthropic":
+                body = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+            else:
+                body = {"error": {"type": "invalid_request_error", "code": "invalid_api_key",
+                                  "message": "Incorrect API key provided."}}
+            return self._json(401, body)
         if turn.kind == "error":
             if wire == "anthropic":
-                body: dict = {"type": "error",
+                body = {"type": "error",
                               "error": {"type": "api_error", "message": "Internal server error"}}
             else:
                 body = {"error": {"type": "server_error", "message": "The server had an error processing "

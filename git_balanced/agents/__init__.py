@@ -1,0 +1,35 @@
+"""The coding agents a worker can run: each adapter builds the command line and reads the event log."""
+
+from __future__ import annotations
+
+import importlib
+
+from git_balanced.agents.base import Adapter, AgentRun, Outcome
+from git_balanced.errors import BalancedError
+
+__all__ = ["Adapter", "AgentRun", "Outcome", "NAMES", "get"]
+
+# name -> (module, class); imported on first use so a missing one only fails the agent that needs it.
+_ADAPTERS = {
+    "claude": ("git_balanced.agents.claude", "ClaudeAdapter"),
+    "codex": ("git_balanced.agents.codex", "CodexAdapter"),
+    "pi": ("git_balanced.agents.pi", "PiAdapter"),
+    "shell": ("git_balanced.agents.shell", "ShellAdapter"),
+}
+NAMES = tuple(_ADAPTERS)
+
+
+def get(name: str) -> Adapter:
+    """The adapter of agent `name` (claude, codex, pi or shell)."""
+    if name not in _ADAPTERS:
+        raise BalancedError(f"unknown agent {name!r}: one of {', '.join(NAMES)}.",
+                            hint="set `agent` under [balanced] in .magnum/settings.toml, or pass --agent.")
+    module_name, class_name = _ADAPTERS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise BalancedError(f"the {name} agent is not available in this installation ({module_name}).",
+                            hint="reinstall git-balanced: `pip install -e .`") from exc
+    return getattr(module, class_name)()

@@ -1,0 +1,195 @@
+"""The real Claude Code, Codex and Pi, run with the command lines the adapters build, against the scripted
+model server, in real repositories. Set GIT_BALANCED_REFRESH_STREAMS=1 to rewrite tests/fixtures/streams/
+from these runs (the parse tests read them)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from git_balanced.agents import get
+from git_balanced.agents.base import AgentRun, Outcome
+from git_balanced.agents.meter import Meter
+from tests.support import agent_home
+from tests.support.builders import make_repo
+from tests.support.model_server import (
+    ModelServer,
+    Turn,
+    Usage,
+    hang,
+    say,
+    server_error,
+    unauthorized,
+    usage_limit,
+    write_file,
+)
+
+STREAMS = Path(__file__).parent / "fixtures" / "streams"
+REFRESH = os.environ.get("GIT_BALANCED_REFRESH_STREAMS") == "1"
+SHOWN_TREE = "/home/ada/work/tree"  # the worktree path as the captures show it
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> str:
+    """The folder of the installed CLIs; installs the pinned versions when they are missing."""
+    cp = subprocess.run(["bash", str(agent_home.INSTALL)], capture_output=True, text=True, timeout=600)
+    if cp.returncode != 0:
+        pytest.fail(f"the agent CLIs could not be installed:\n{cp.stdout}\n{cp.stderr}")
+    return str(agent_home.AGENTS / "node_modules" / ".bin")
+
+
+@dataclass
+class Ran:
+    log: str
+    code: int | None
+    outcome: Outcome
+    tree: Path
+    server: ModelServer
+
+
+def run_cli(tmp_path: Path, agent_bin: str, cli: str, turns: list[Turn], *, capture: str = "",
+            budget: float | None = None, extra: list[str] | None = None, kill_after: float | None = None,
+            subscription: bool = False, signed_in: bool = True) -> Ran:
+    """Run `cli` on a fresh repository the way the runner does, and read its outcome."""
+    tree = make_repo(tmp_path / "tree")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    home = Path(os.environ["HOME"])
+    adapter = get(cli)
+    model = {"claude": agent_home.CLAUDE_MODEL, "codex": agent_home.CODEX_MODEL,
+             "pi": agent_home.PI_MODEL}[cli]
+    with ModelServer(turns) as server:
+        env = {"claude": lambda: agent_home.claude_env(home, server.url, subscription=subscription),
+               "codex": lambda: agent_home.codex_env(home, server.url),
+               "pi": lambda: agent_home.pi_env(home, server.url)}[cli]()
+        if not signed_in:
+            for key in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "SCRIPTED_API_KEY"):
+                env.pop(key, None)
+        run = adapter.build(task="Write hello.txt saying hello, then stop.", rules="You are a worker.",
+                            model=model, budget_usd=budget, worktree=str(tree), run_dir=str(run_dir),
+                            settings_json="{}" if cli == "claude" else None)
+        env.update(run.env)
+        env["PATH"] = agent_bin + os.pathsep + env["PATH"]
+        code, log = _start(run, env, tree, run_dir, extra or [], kill_after)
+    outcome = adapter.outcome(log, code)
+    if REFRESH and capture:
+        STREAMS.mkdir(parents=True, exist_ok=True)
+        (STREAMS / f"{cli}-{capture}.jsonl").write_text(log.replace(str(tree), SHOWN_TREE))
+    return Ran(log, code, outcome, tree, server)
+
+
+def _start(run: AgentRun, env: dict[str, str], tree: Path, run_dir: Path, extra: list[str],
+           kill_after: float | None) -> tuple[int | None, str]:
+    """Start like the runner: files first, stdin /dev/null, stdout and stderr into one log; SIGTERM when the
+    meter passes the budget (then append the meter's line) or when `kill_after` seconds have gone by."""
+    for rel, content in run.files.items():
+        (run_dir / rel).write_text(content)
+    argv = [a.replace("{run_dir}", str(run_dir)) for a in run.argv] + extra
+    meter = Meter(run.meter) if run.meter else None
+    log_path = run_dir / "log"
+    deadline = time.monotonic() + (kill_after or 120)
+    stopped = ""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(argv, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+        def copy() -> None:  # the log and the meter see every line as it comes
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
+                if meter:
+                    meter.feed(line)
+
+        reader = threading.Thread(target=copy, daemon=True)
+        reader.start()
+        while proc.poll() is None:
+            if not stopped and meter and meter.over_budget:
+                stopped = "budget"
+            elif not stopped and time.monotonic() > deadline:
+                stopped = "time"
+            if stopped:
+                os.killpg(proc.pid, signal.SIGTERM)
+            time.sleep(0.1)
+        reader.join(10)
+        if meter:
+            log.write(meter.summary_line() + "\n")
+    if stopped == "time" and kill_after is None:
+        pytest.fail(f"{argv[0]} did not finish within 120 seconds:\n{log_path.read_text()[-3000:]}")
+    return (None if stopped else proc.returncode), log_path.read_text()
+
+
+# -- Claude Code ------------------------------------------------------------------------------------------
+
+def test_claude_writes_a_file_and_succeeds(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    ran = run_cli(tmp_path, agent_bin, "claude", [write_file(f"{tree}/hello.txt", "hello\n"),
+                                                  say("I wrote hello.txt.")], capture="success", budget=5.0)
+    assert (tree / "hello.txt").read_text() == "hello\n", f"the file was not written:\n{ran.log[-3000:]}"
+    assert ran.outcome.kind == "success", ran.log[-3000:]
+    assert ran.outcome.summary == "I wrote hello.txt."
+    assert ran.outcome.cost_usd and ran.outcome.cost_usd > 0, "Claude prices the tokens the server reported"
+    assert ran.outcome.tokens["input"] == 2400, "two requests of 1200 input tokens each"
+    first = ran.server.main_requests()[0]
+    assert "You are a worker." in str(first.body["system"]), "the rules reach the system prompt"
+
+
+def test_claude_stops_at_its_budget(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    turns = [write_file(f"{tree}/{name}.txt", f"{name}\n", Usage(20000, 500)) for name in "abcdef"]
+    ran = run_cli(tmp_path, agent_bin, "claude", turns + [say("done")], capture="budget", budget=0.10)
+    assert ran.outcome.kind == "budget", ran.log[-3000:]
+    assert ran.outcome.cost_usd is not None and ran.outcome.cost_usd >= 0.10
+    assert not (tree / "f.txt").exists(), "it stopped before the last write"
+
+
+def test_claude_stops_at_max_turns(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    turns = [write_file(f"{tree}/a.txt", "a\n"), write_file(f"{tree}/b.txt", "b\n"), say("done")]
+    ran = run_cli(tmp_path, agent_bin, "claude", turns, capture="turns", extra=["--max-turns", "1"])
+    assert ran.outcome.kind == "turns", ran.log[-3000:]
+
+
+def test_claude_usage_limit(tmp_path: Path, agent_bin: str) -> None:
+    reset = int(time.time()) + 7200
+    ran = run_cli(tmp_path, agent_bin, "claude", [usage_limit(reset)], capture="usage-limit",
+                  subscription=True)
+    assert ran.outcome.kind == "usage_limit", ran.log[-3000:]
+    assert ran.outcome.reset_at == reset
+    assert {"type": "five_hour", "used_percent": 100.0, "resets_at": reset} in ran.outcome.windows
+    assert "limit" in ran.outcome.summary
+
+
+def test_claude_server_error_is_transient(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [server_error(500)], capture="server-error")
+    assert ran.outcome.kind == "transient", ran.log[-3000:]
+    assert "500" in ran.outcome.summary
+
+
+def test_claude_bad_request_fails(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [server_error(400)], capture="bad-request")
+    assert ran.outcome.kind == "failed", ran.log[-3000:]
+
+
+def test_claude_without_a_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [say("unreached")], capture="signin", signed_in=False)
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+    assert not ran.server.main_requests(), "nothing was sent without a key"
+
+
+def test_claude_rejected_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [unauthorized()], capture="rejected-key")
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+
+
+def test_claude_killed_while_the_server_hangs_crashed(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [hang(60)], capture="killed", kill_after=4)
+    assert ran.code is None
+    assert ran.outcome.kind == "crashed", ran.log[-3000:]
