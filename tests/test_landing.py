@@ -1,0 +1,123 @@
+"""The landing queue against real repositories: batches, bisection, preflight, the lead's working tree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.builders import commit, git
+from tests.support.cli import balanced
+from tests.support.landing import (branch, branches, check_runs, landed_subjects, project,
+                                   tip_passed)
+
+
+def test_a_clean_batch_costs_one_check(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    names = branches(repo, 6)
+    r = balanced(repo, "land", *names, "--json")
+    assert r.code == 0, r
+    data = json.loads(r.out)
+    assert [v["status"] for v in data["verdicts"]] == ["landed"] * 6
+    assert data["check_runs"] == 1 and check_runs(sealed) == 1, "6 branches, one check"
+    assert landed_subjects(repo)[:6] == [f"Land f{i}" for i in range(6, 0, -1)]
+    for sha in git(repo, "rev-list", "--first-parent", "--merges", "main").splitlines():
+        assert len(git(repo, "rev-list", "--parents", "-n1", sha).split()) == 3, "one --no-ff merge per branch"
+    assert tip_passed(repo)
+    shown = git(repo, "log", "-1", "--notes=balanced", "--format=%N", "main")
+    note = json.loads(shown.splitlines()[0])
+    assert note["branch"] == "f6" and note["result"] == "pass" and note["check"].startswith("! grep")
+    assert "Land f6" in balanced(repo, "log").out
+
+
+def test_one_culprit_is_found_and_the_rest_lands(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    names = branches(repo, 8, bad={3})
+    r = balanced(repo, "land", *names)
+    assert r.code == 1
+    assert "check failed f3" in r.out and "src/f3.txt" not in landed_subjects(repo)
+    assert sorted(s for s in landed_subjects(repo) if s.startswith("Land")) == sorted(
+        f"Land f{i}" for i in range(1, 9) if i != 3)
+    assert check_runs(sealed) <= 6, f"{check_runs(sealed)} checks for 8 branches with one culprit"
+    assert tip_passed(repo), "the lead's tip passed the check"
+    inbox = git(repo, "log", "--format=%s", "refs/balanced/inbox/main")
+    assert "f3 did not land: its check failed" in inbox and "landed in main as" in inbox
+
+
+def test_preflight_spends_no_check(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    commit(repo, {"src/shared.txt": "main's version\n"}, "main edits shared")
+    branch(repo, "clash", {"src/shared.txt": "other version\n"}, base="main~1")
+    git(repo, "branch", "empty", "main")
+    branch(repo, "settings", {".magnum/settings.toml": '[worktree]\ncheck = "true"\n'})
+    r = balanced(repo, "land", "clash", "empty", "settings")
+    assert r.code == 1
+    assert "conflict  clash: it conflicts with main in src/shared.txt" in r.out
+    assert "already   empty" in r.out
+    assert "held      settings" in r.out and "--include-protected" in r.out
+    assert check_runs(sealed) == 0, "nothing was checked"
+    assert balanced(repo, "land", "nosuch").err.startswith("error: There is no job or local branch")
+
+
+def test_protected_branch_lands_on_your_word(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branch(repo, "settings", {".magnum/settings.toml": '[worktree]\ncheck = "false"\n'})
+    r = balanced(repo, "land", "settings", "--include-protected")
+    assert r.code == 0 and "landed    settings" in r.out, r
+    assert check_runs(sealed) == 1, "checked by the lead's committed command, not the branch's `false`"
+
+
+def test_branches_that_conflict_with_each_other(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branch(repo, "a", {"src/x.txt": "from a\n"})
+    branch(repo, "b", {"src/x.txt": "from b\n"})
+    r = balanced(repo, "land", "a", "b")
+    assert "landed    a" in r.out
+    assert "conflict  b" in r.out and "src/x.txt" in r.out
+
+
+def test_lead_working_tree_is_safe(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branch(repo, "f1", {"src/f1.txt": "one\n"})
+    (repo / "notes.txt").write_text("mine, not committed\n")
+    r = balanced(repo, "land", "f1")
+    assert r.code == 0, r
+    assert (repo / "src" / "f1.txt").read_text() == "one\n", "the checkout moved with the branch"
+    assert (repo / "notes.txt").read_text() == "mine, not committed\n", "uncommitted work carried along"
+    branch(repo, "f2", {"src/f2.txt": "two\n"})
+    (repo / "src" / "f2.txt").write_text("my own f2\n")
+    before = git(repo, "rev-parse", "main")
+    r = balanced(repo, "land", "f2")
+    assert r.code == 1 and "src/f2.txt" in r.err and "stash" in r.err
+    assert git(repo, "rev-parse", "main") == before, "nothing moved"
+    assert (repo / "src" / "f2.txt").read_text() == "my own f2\n", "the user's file is kept"
+    assert check_runs(sealed) == 1, "refused before spending a check"
+
+
+def test_a_tree_is_never_checked_twice(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branches(repo, 2, bad={2})
+    balanced(repo, "land", "f1", "f2")
+    runs = check_runs(sealed)
+    r = balanced(repo, "land", "f2")
+    assert r.code == 1 and "check failed" in r.out
+    assert check_runs(sealed) == runs, "the failing tree was answered from its note"
+
+
+def test_lead_moving_during_the_check_rebuilds_the_batch(tmp_path: Path, sealed: Path) -> None:
+    lead_dir = tmp_path / "lead"
+    check = (f'if [ ! -f "$HOME/moved" ]; then touch "$HOME/moved"; '
+             f'git -C {lead_dir} commit -q --allow-empty -m "moved meanwhile"; fi; true')
+    repo = project(tmp_path, check=check)
+    branch(repo, "f1", {"src/f1.txt": "one\n"})
+    r = balanced(repo, "land", "f1")
+    assert r.code == 0, r
+    subjects = landed_subjects(repo)
+    assert subjects[0] == "Land f1" and "moved meanwhile" in subjects, "landed on top of the new tip"
+
+
+def test_parallel_slots_take_fewer_rounds(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path, extra="[balanced]\ncheck_slots = 4\n")
+    names = branches(repo, 12, bad={5})
+    data = json.loads(balanced(repo, "land", *names, "--json").out)
+    assert [v["branch"] for v in data["verdicts"] if v["status"] == "check_failed"] == ["f5"]
+    assert data["rounds"] <= 3, data
