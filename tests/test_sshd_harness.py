@@ -67,8 +67,16 @@ def test_kill_ends_the_machine_at_once(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha", "beta"]) as ms:
         ssh(ms, "alpha", "setsid sleep 300 </dev/null >/dev/null 2>&1 &")
         time.sleep(0.2)
+        session = subprocess.Popen(
+            ["ssh", "-F", str(ms.config), "-o", "BatchMode=yes", "alpha", "sleep 300"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while ms.by_name("alpha").accepted() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         ms.by_name("alpha").kill()
         assert ms.by_name("alpha").processes() == []
+        assert session.wait(timeout=5) == 255, "an open session is cut when its machine dies"
         res = ssh(ms, "alpha", "true")
         assert res.returncode == 255 and "refused" in res.stderr
         assert ssh(ms, "beta", "true").returncode == 0, "killing one machine spares the other"

@@ -24,8 +24,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-
 SSHD = "/usr/sbin/sshd"
 # The interpreter machine users run: the project's own python may live under /root, which they cannot read.
 MACHINE_PYTHON = "/usr/bin/python3"
@@ -77,11 +75,13 @@ class Machine:
         return f"HOME={self.home}".encode() in environ
 
     def kill(self) -> None:
-        """The machine dies at once: SIGKILL to its sshd and to every process of its user."""
+        """The machine dies at once: SIGKILL to its sshd, its sessions and every process of its user."""
+        # Per-connection sshd processes run as root (or carry the test's HOME), so find them as children.
+        doomed = _descendants(self.pid) if self.process is not None else []
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        for pid in self.processes():
+        for pid in doomed + self.processes():
             with suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         _wait_until(lambda: not self.processes(), 5, f"the processes of {self.name} to end")
@@ -128,6 +128,8 @@ def sshd_available() -> bool:
 def start_machines(tmp_path: Path, names: list[str]) -> Machines:
     """Start one sshd per name and write the client config; the caller must call `.stop()`."""
     if not sshd_available():
+        import pytest  # only here: the benchmark uses this module without pytest
+
         pytest.skip("OpenSSH server missing: run scripts/ensure-sshd.sh")
     root = os.geteuid() == 0
     if root:
@@ -226,7 +228,9 @@ def _sshd_config(m: Machine, host_key: Path, keys_line: str) -> str:
         "MaxSessions 20",
     ]
     if not m.own_user:
+        # sshd starts a session in the account's real home; move it to the machine's, as a login would.
         lines.append(f"SetEnv HOME={m.home}")
+        lines.append('ForceCommand cd "$HOME" && eval "${SSH_ORIGINAL_COMMAND:-exec $SHELL -l}"')
     return "\n".join(lines) + "\n"
 
 
@@ -335,6 +339,22 @@ def _sweep_stale_users() -> None:
 
 def _pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid in _pids():
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
 
 
 def _uid_of(pid: int) -> int:
