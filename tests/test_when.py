@@ -27,8 +27,8 @@ def new_york(monkeypatch: pytest.MonkeyPatch) -> ZoneInfo:
     return ZoneInfo(NEW_YORK)
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def walk(when: When, start: datetime, end: datetime, anchor: datetime | None = None) -> list[datetime]:
