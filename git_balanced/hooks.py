@@ -81,11 +81,7 @@ def pre_push(repo: Repo, args: list[str]) -> int:
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for line in sys.stdin.read().splitlines():
-        parts = line.split()
-        if len(parts) != 4 or parts[1] == ZERO:
-            continue
-        local_ref, local_sha = parts[0], parts[1]
+    for local_ref, local_sha in _pushed(repo):
         branch = _lead_branch(local_ref)
         if branch is None:
             continue
@@ -101,6 +97,21 @@ def pre_push(repo: Repo, args: list[str]) -> int:
     ui.note("hint: run " + " and ".join(f"`git balanced check {b}`" for b, _ in refused)
             + ", then push again.")
     return 1
+
+
+def _pushed(repo: Repo) -> list[tuple[str, str]]:
+    """(local ref, sha) pairs being pushed: git's stdin, or what pre-commit read of it and passes on in its
+    PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
+    local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+    if local:
+        sha = os.environ.get("PRE_COMMIT_TO_REF") or repo.rev_parse(local)
+        return [(local, sha)] if sha else []
+    out = []
+    for line in sys.stdin.read().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO:
+            out.append((parts[0], parts[1]))
+    return out
 
 
 HOOKS: dict[str, Callable[[Repo, list[str]], int]] = {

@@ -1,0 +1,95 @@
+"""A landing killed between any two steps, then run again; and the hooks on hand-made merges and pushes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.builders import commit, git, make_remote
+from tests.support.cli import balanced
+from tests.support.landing import branches, landed_subjects, project, tip_passed
+
+
+def _land_killed_at(repo: Path, point: str, *names: str) -> int:
+    env = dict(os.environ, GIT_BALANCED_CRASH_AT=point)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
+    return subprocess.run(["git", "balanced", "land", *names], cwd=repo, env=env,
+                          capture_output=True, text=True).returncode
+
+
+@pytest.mark.parametrize("point", ["after-chain", "after-check", "after-notes", "after-move"])
+def test_killed_landing_recovers(tmp_path: Path, sealed: Path, point: str) -> None:
+    repo = project(tmp_path)
+    names = branches(repo, 4, bad={3})
+    before = {n: git(repo, "rev-parse", n) for n in names}
+    assert _land_killed_at(repo, point, *names) == 137, "the process died at the crash point"
+    assert tip_passed(repo), "the lead's branch never points at an unchecked tree"
+    r = balanced(repo, "land", *names)
+    assert "check failed f3" in r.out
+    subjects = landed_subjects(repo)
+    for n in ("f1", "f2", "f4"):
+        assert subjects.count(f"Land {n}") == 1, f"{n} landed exactly once after a kill {point}"
+    assert "Land f3" not in subjects
+    assert {n: git(repo, "rev-parse", n) for n in names} == before, "no branch lost or moved"
+    assert tip_passed(repo)
+    assert git(repo, "status", "--porcelain") == "", "the lead's checkout matches its branch"
+    r = balanced(repo, "land", "f1")
+    assert "already" in r.out, "landing again lands nothing twice"
+
+
+def test_pre_merge_commit_hook_checks_a_hand_made_merge(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    r = balanced(repo, "init")
+    assert r.code == 0, r
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "balanced hooks")
+    balanced(repo, "allow", "--yes")
+    branches(repo, 2, bad={2})
+    git(repo, "merge", "--no-ff", "-q", "-m", "merge f1 by hand", "f1")
+    assert landed_subjects(repo)[0] == "merge f1 by hand", "a passing merge goes through"
+    before = git(repo, "rev-parse", "main")
+    cp = subprocess.run(["git", "merge", "--no-ff", "-m", "merge f2 by hand", "f2"], cwd=repo,
+                        capture_output=True, text=True)
+    assert cp.returncode != 0, "a failing merge is refused"
+    said = cp.stdout + cp.stderr
+    assert "fails" in said and "merge --abort" in said, said
+    assert git(repo, "rev-parse", "main") == before
+    git(repo, "merge", "--abort")
+
+
+def test_pre_push_refuses_unchecked_lead_commits(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    balanced(repo, "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "balanced hooks")
+    balanced(repo, "allow", "--yes")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    cp = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    said = cp.stdout + cp.stderr  # pre-commit shows a hook's words on stdout
+    assert cp.returncode != 0 and "git balanced check main" in said, said
+    assert git(bare, "for-each-ref") == "", "nothing was pushed"
+    assert balanced(repo, "check", "main").code == 0
+    git(repo, "push", "-q", "origin", "main")
+    assert git(bare, "rev-parse", "main") == git(repo, "rev-parse", "main")
+    commit(repo, {"src/new.txt": "new\n"}, "unchecked")
+    git(repo, "push", "-q", "origin", "main:refs/heads/balanced/x")  # worker branches are not gated
+    cp = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    assert cp.returncode != 0
+
+
+def test_landed_work_pushes_without_a_new_check(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    balanced(repo, "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "balanced hooks")
+    balanced(repo, "allow", "--yes")
+    make_bare = make_remote  # the remote gets main before the hooks run on a landing
+    names = branches(repo, 2)
+    assert balanced(repo, "land", *names).code == 0
+    make_bare(tmp_path, repo)  # a push of the landed tip: its tree passed, so the hook lets it through
