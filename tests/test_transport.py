@@ -266,3 +266,26 @@ def test_missing_config_named_by_the_variable_is_an_error(
     monkeypatch.setenv("GIT_BALANCED_SSH_CONFIG", str(tmp_path / "nope"))
     with pytest.raises(BalancedError, match="GIT_BALANCED_SSH_CONFIG"):
         Transport("alpha")
+
+
+@pytest.mark.parametrize(
+    "line", ['User "x;touch {marker}"', "User -oProxyCommand=x", 'HostName "$(touch {marker})"']
+)
+def test_strange_user_or_hostname_from_the_config_is_refused(sealed: Path, tmp_path: Path, line: str) -> None:
+    marker = tmp_path / "x"
+    config = sealed / ".ssh" / "config"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    # %r and %h in a ProxyCommand go through a shell: a user or host name must not smuggle a command.
+    config.write_text(f"Host evil\n    {line.format(marker=marker)}\n    ProxyCommand true %r %h %p\n")
+    with pytest.raises(BalancedError, match="Refusing machine evil"):
+        Transport("evil").run(["true"])
+    assert not marker.exists()
+
+
+def test_user_at_host_names_are_accepted(machines: Machines) -> None:
+    m = machines.by_name("alpha")
+    t = Transport(f"{m.user}@alpha")
+    try:
+        assert t.run(["id", "-un"]).out.strip() == m.user
+    finally:
+        t.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_balanced.errors import BalancedError
-from git_balanced.machines.transport import config_path, ssh_settings, validate_host
+from git_balanced.machines.transport import check_resolved, config_path, ssh_settings, validate_host
 
 MAX_INCLUDE_DEPTH = 16  # ssh's own limit
 _KEYWORD = re.compile(r"^\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)$")
@@ -48,6 +48,7 @@ def aliases(config: Path | None = None) -> list[str]:
 def resolve(alias: str, config: Path | None = None) -> SSHHost:
     """Where `ssh <alias>` connects, as `ssh -G` computes it."""
     s = ssh_settings(alias, config)
+    check_resolved(alias, s, config if config is not None else config_path())
     jump = s.get("proxyjump")
     try:
         port = int(s.get("port", "22"))

@@ -99,6 +99,21 @@ def control_dir() -> Path:
     return path
 
 
+_SAFE_USER = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.@$-]*")
+_SAFE_HOSTNAME = re.compile(r"[A-Za-z0-9_.:%\[\]][A-Za-z0-9_.:%\[\]-]*")
+
+
+def check_resolved(alias: str, settings: dict[str, str], config: Path | None) -> None:
+    """Refuse a user or host name from the config that a ProxyCommand's %r/%h could run as shell."""
+    for key, pattern in (("user", _SAFE_USER), ("hostname", _SAFE_HOSTNAME)):
+        value = settings.get(key, "")
+        if value and not pattern.fullmatch(value):
+            raise BalancedError(
+                f"Refusing machine {alias}: the SSH config {config or 'none'} gives it the {key} {value!r}.",
+                hint=f"Fix the {key.capitalize() if key == 'user' else 'HostName'} line for {alias} there.",
+            )
+
+
 def ssh_settings(alias: str, config: Path | None = None, *, extra: list[str] | None = None) -> dict[str, str]:
     """What `ssh -G` makes of `alias` (Include, Match and ProxyJump applied): lower-case keys, first value."""
     validate_host(alias)
@@ -139,6 +154,10 @@ class Transport:
             "ServerAliveInterval": "15",
             "ServerAliveCountMax": "3",
             "LogLevel": "ERROR",
+            # A machine runs agents: it gets no way back into this machine's keys, display or ports.
+            "ForwardAgent": "no",
+            "ForwardX11": "no",
+            "ClearAllForwardings": "yes",
         }
         if self.multiplex:
             opts |= {"ControlPath": str(self._dir / "%C"), "ControlMaster": "no"}
@@ -154,6 +173,7 @@ class Transport:
         if self._key is None:
             # Ours is given on the command line, so the config's own ControlPath does not matter.
             path = ssh_settings(self.name, self.config, extra=["-o", f"ControlPath={self._dir}/%C"])
+            check_resolved(self.name, path, self.config)
             name = Path(path.get("controlpath", "")).name
             if not name or "%" in name:
                 ident = f"{path.get('user')}@{path.get('hostname')}:{path.get('port')}"
@@ -211,7 +231,7 @@ class Transport:
     @contextmanager
     def slot(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one of the host's MAX_SESSIONS session slots (for ssh started elsewhere, e.g. git)."""
-        key = self._socket().name if self.multiplex else "direct-" + self._socket().name
+        key = self._socket().name  # shared by multiplexed and direct sessions: the cap is the host's
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.005
         while True:
