@@ -1,0 +1,400 @@
+"""Plan files: reading and checking the YAML, splitting the budget, and the waves pieces start in."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import ROUND_DOWN, Decimal
+from fractions import Fraction
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from ruamel.yaml import YAML, YAMLError
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from git_balanced.errors import BalancedError, SettingsError, UsageError
+from git_balanced.models import MachineName, PieceId, shown
+from git_balanced.settings import AGENTS, AgentName
+
+PLAN_KEYS = ("task", "budget", "pieces")
+PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths")
+
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class Piece(BaseModel):
+    """One piece of a plan: what to do, how big it is, what it waits for and where it may run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: PieceId
+    task: Text
+    size: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    after: tuple[PieceId, ...] = ()
+    machine: MachineName | None = None
+    agent: AgentName | None = None
+    model: Text | None = None
+    run: Text | None = None
+    paths: tuple[str, ...] = ()
+    # This piece's share of the plan's budget in USD: filled by with_shares, never read from the file.
+    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _shell_runs(self) -> Piece:
+        if (self.run is not None) != (self.agent == "shell"):
+            raise ValueError("`run` goes with `agent: shell`, and only with it")
+        return self
+
+
+class Plan(BaseModel):
+    """A task split into pieces: unique ids, `after` naming pieces of this plan, no circle of waiting."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: Text
+    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    pieces: tuple[Piece, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _graph(self) -> Plan:
+        ids = [p.id for p in self.pieces]
+        edges: dict[str, list[str]] = {p.id: list(p.after) for p in self.pieces}
+        wrong = [f"id {i} is used twice" for i in sorted(set(ids)) if ids.count(i) > 1]
+        wrong += [f"{p} waits for {a}, which is no piece" for p in edges for a in edges[p] if a not in edges]
+        wrong += [" → ".join(c) + " wait in a circle" for c in _cycles(edges)]
+        if wrong:
+            raise ValueError("; ".join(wrong))
+        return self
+
+    def piece(self, piece_id: str) -> Piece:
+        """The piece with this id (KeyError when there is none)."""
+        for piece in self.pieces:
+            if piece.id == piece_id:
+                return piece
+        raise KeyError(piece_id)
+
+
+@dataclass
+class _Reader:
+    """Walks the YAML tree once, noting every problem with its line (1-based; 0 for none)."""
+
+    source: str
+    known: set[str] | None
+    problems: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def problem(self, line: int, text: str, action: str) -> None:
+        self.problems.append((line, text, f"in {self.source}, {action}"))
+
+    def keys(self, node: CommentedMap, allowed: tuple[str, ...], where: str) -> None:
+        for key in node:
+            name = str(key)
+            if name == "budget" and allowed is PIECE_KEYS:
+                self.problem(_line(node, key), f"{where}: `budget` is set for the whole plan, not per piece; "
+                             "each piece's share follows its `size`.",
+                             "move `budget` to the top level and give the pieces sizes")
+            elif name not in allowed:
+                near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+                said = f"; did you mean `{near[0]}`?" if near else "."
+                self.problem(_line(node, key), f"{where}: unknown key `{name}`{said} "
+                             f"Known keys: {', '.join(allowed)}.",
+                             f"rename `{name}` to `{near[0]}`" if near else f"remove `{name}`")
+
+    def text(self, node: CommentedMap, key: str, where: str) -> str | None:
+        value = node.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        said = "empty" if value is None or isinstance(value, str) else _said(value)
+        self.problem(_line(node, key), f"{where}, `{key}`: is {said}, but it must be text.",
+                     f"write the text of `{key}`")
+        return None
+
+    def number(self, node: CommentedMap, key: str, where: str, rule: str, zero_ok: bool) -> float | None:
+        value = node.get(key)
+        real = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if real and (value > 0 or (zero_ok and value == 0)):
+            return float(value)
+        said = f"is {value}" if real else f"is {_said(value)}"
+        self.problem(_line(node, key), f"{where}, `{key}`: {said}, but it must be {rule}.",
+                     f"set `{key}` to {rule}")
+        return None
+
+    def named(self, kind: type[PieceId] | type[MachineName], value: Any, line: int, where: str) -> Any:
+        try:
+            return kind.of(value)
+        except BalancedError as exc:
+            self.problem(line, f"{where}: {exc.message}", exc.hint or "")
+            return None
+
+
+def load_plan(text: str, source: str, *, known_machines: set[str] | None = None) -> Plan:
+    """Read and check a plan file's text: every problem found, each with `source`, the piece, the field
+    and the line, in one SettingsError."""
+    try:
+        doc = YAML(typ="rt").load(text)
+    except YAMLError as exc:
+        raise _yaml_error(exc, text, source) from None
+    if not isinstance(doc, CommentedMap):
+        said = "empty" if doc is None else _said(doc)
+        raise SettingsError(f"{source}:1: the plan is {said}, but it must be a mapping with `task`, `budget` "
+                            "and `pieces`.", hint=f"in {source}, start with `task:` at the top level")
+    reader = _Reader(source, None if known_machines is None else set(known_machines) | {"local"})
+    reader.keys(doc, PLAN_KEYS, "the plan")
+    plan: dict[str, Any] = {}
+    if "task" in doc:
+        plan["task"] = reader.text(doc, "task", "the plan")
+    else:
+        reader.problem(1, "the plan: `task` is missing; it says what the whole plan does.",
+                       "add `task: <what the whole plan does>` at the top")
+    if doc.get("budget") is not None:
+        plan["budget"] = reader.number(doc, "budget", "the plan", "a number of US dollars, 0 or more", True)
+    pieces = doc.get("pieces")
+    if "pieces" not in doc:
+        reader.problem(1, "the plan: `pieces` is missing; it lists the pieces of the task.",
+                       "add `pieces:` with at least one `- id: ...` and its `task: ...`")
+    elif not isinstance(pieces, CommentedSeq) or not pieces:
+        said = "empty" if not pieces else _said(pieces)
+        reader.problem(_line(doc, "pieces"), f"the plan, `pieces`: is {said}, but it must be a list of "
+                       "pieces, each with `id` and `task`.",
+                       "list the pieces under `pieces:`, each as `- id: ...` with `task: ...`")
+    else:
+        read = [_read_piece(reader, pieces, i) for i in range(len(pieces))]
+        plan["pieces"] = [piece for piece, _ in read]
+        _check_graph(reader, read)
+    if reader.problems:
+        found = sorted(reader.problems, key=lambda p: p[0])
+        raise SettingsError("\n".join(f"{source}:{line}: {text}" if line else f"{source}: {text}"
+                                      for line, text, _ in found), hint=found[0][2])
+    return Plan.model_validate(plan)
+
+
+def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """One piece as the fields that are good, and the lines of its parts for later messages."""
+    node, where = pieces[i], f"pieces[{i}]"
+    lines = {"piece": _line(pieces, item=i)}
+    if not isinstance(node, CommentedMap):
+        reader.problem(lines["piece"], f"{where}: is {_said(node)}, but a piece must be a mapping with `id` "
+                       "and `task`.", f"write {where} as `- id: ...` with `task: ...` under it")
+        return {}, lines
+    piece: dict[str, Any] = {}
+    lines["id"] = _line(node, "id")
+    if "id" not in node:
+        reader.problem(lines["piece"], f"{where}: `id` is missing.", f"give {where} an `id` like `part-{i}`")
+    elif (good := reader.named(PieceId, node["id"], lines["id"], f"{where}, `id`")) is not None:
+        piece["id"], where = good, f"piece {good}"
+    reader.keys(node, PIECE_KEYS, where)
+    if "task" in node:
+        piece["task"] = reader.text(node, "task", where)
+    else:
+        reader.problem(lines["piece"], f"{where}: `task` is missing; it tells the worker what to do.",
+                       f"add `task: ...` to {where}")
+    if node.get("size") is not None:
+        piece["size"] = reader.number(node, "size", where, "a number above 0 (relative, default 1)", False)
+    piece["after"] = []
+    for line, item in _listed(reader, node, "after", where):
+        piece["after"].append(reader.named(PieceId, item, line, f"{where}, `after`"))
+        lines[f"after {item}"] = line
+    for key in ("machine", "agent", "model", "run"):
+        if node.get(key) is not None:
+            piece[key] = reader.text(node, key, where)
+    _check_choices(reader, node, piece, where)
+    piece["paths"] = [path for line, path in _listed(reader, node, "paths", where)
+                      if _good_path(reader, path, line, where)]
+    return piece, lines
+
+
+def _check_choices(reader: _Reader, node: CommentedMap, piece: dict[str, Any], where: str) -> None:
+    machine, agent = piece.get("machine"), piece.get("agent")
+    at, line = f"{where}, `machine`", _line(node, "machine")
+    known = sorted(reader.known or ())
+    if machine and reader.named(MachineName, machine, line, at) and known and machine not in known:
+        near = difflib.get_close_matches(machine, known, n=1, cutoff=0.6)
+        said = f"; did you mean {shown(near[0])}?" if near else "."
+        reader.problem(line, f"{at}: {shown(machine)} is not a known machine{said} Known machines: "
+                       f"{', '.join(known)}.", f"set `machine: {near[0]}`" if near else
+                       f"pick a known machine, or run `git balanced machines add {machine} --host HOST`")
+    if agent and agent not in AGENTS:
+        near = difflib.get_close_matches(agent, AGENTS, n=1, cutoff=0.6)
+        said = f"; did you mean {shown(near[0])}?" if near else "."
+        reader.problem(_line(node, "agent"), f"{where}, `agent`: {shown(agent)} is not an agent{said} "
+                       f"Agents: {', '.join(AGENTS)}.", f"set `agent: {near[0] if near else AGENTS[0]}`")
+    if node.get("run") is not None and agent != "shell":
+        reader.problem(_line(node, "run"), f"{where}, `run`: a command to run needs `agent: shell`, but the "
+                       f"piece has {f'`agent: {agent}`' if agent else 'no `agent`'}.",
+                       f"add `agent: shell` to {where}, or remove `run`")
+    if agent == "shell" and node.get("run") is None:
+        reader.problem(_line(node, "agent"), f"{where}, `agent`: the shell agent needs `run`, the command it "
+                       "runs in the worktree.", f"add `run: <command>` to {where}")
+
+
+def _listed(reader: _Reader, node: CommentedMap, key: str, where: str) -> list[tuple[int, Any]]:
+    """A key holding one item or a list of them, as (line, item) pairs; a problem when it is neither."""
+    value = node.get(key)
+    if value is None:
+        return []
+    if isinstance(value, CommentedSeq):
+        return [(_line(value, item=j), item) for j, item in enumerate(value)]
+    if isinstance(value, str):
+        return [(_line(node, key), value)]
+    reader.problem(_line(node, key), f"{where}, `{key}`: is {_said(value)}, but it must be a list.",
+                   f"write `{key}` as a list: `{key}: [..., ...]`")
+    return []
+
+
+def _good_path(reader: _Reader, path: Any, line: int, where: str) -> bool:
+    if not isinstance(path, str) or not path.strip():
+        said = "empty" if path is None or isinstance(path, str) else _said(path)
+        reader.problem(line, f"{where}, `paths`: an item is {said}, but it must be a glob such as `src/**`.",
+                       "write each path as a glob relative to the repository's top folder")
+        return False
+    if path.startswith("/") or ".." in path.split("/"):
+        # The guard matches paths inside the worktree; one outside it could never match.
+        reader.problem(line, f"{where}, `paths`: {shown(path)} leaves the repository; paths are globs "
+                       "relative to its top folder.", f"write {shown(path)} relative to the top folder")
+        return False
+    return True
+
+
+def _check_graph(reader: _Reader, read: list[tuple[dict[str, Any], dict[str, int]]]) -> None:
+    first: dict[str, int] = {}
+    for i, (piece, lines) in enumerate(read):
+        if piece.get("id") in first:
+            reader.problem(lines["id"], f"pieces[{i}], `id`: {shown(piece['id'])} is already the id of "
+                           f"pieces[{first[piece['id']]}]; ids must be unique in the plan.",
+                           f"give pieces[{i}] an id not used yet")
+        elif piece.get("id"):
+            first[piece["id"]] = i
+    edges: dict[str, list[str]] = {}
+    for piece, lines in read:
+        if not piece.get("id") or piece["id"] in edges:
+            continue
+        edges[piece["id"]] = [a for a in piece["after"] if a in first]
+        for after in [a for a in piece["after"] if a and a not in first]:
+            near = difflib.get_close_matches(after, list(first), n=1, cutoff=0.6)
+            said = f"; did you mean {shown(near[0])}?" if near else "."
+            reader.problem(lines[f"after {after}"], f"piece {piece['id']}, `after`: {shown(after)} is no "
+                           f"piece of this plan{said}", f"change {shown(after)} to {shown(near[0])}" if near
+                           else f"remove {shown(after)} from `after`")
+    for cycle in _cycles(edges):
+        line = read[first[cycle[0]]][1][f"after {cycle[1]}"]
+        if len(cycle) == 2:
+            reader.problem(line, f"piece {cycle[0]}, `after`: it waits for itself, so it could never start.",
+                           f"remove {cycle[0]} from its own `after`")
+        else:
+            reader.problem(line, "pieces wait for each other in a circle, so none could start: "
+                           + " → ".join(cycle) + " (each waits for the next).",
+                           f"remove one `after` among {', '.join(cycle[:-1])}")
+
+
+def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Circles of waiting pieces as `[a, b, a]`: one for each `after` that closes a circle."""
+    done: set[str] = set()
+    path: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # depth first; a step back onto the path closes a circle
+        path.append(node)
+        for nxt in edges.get(node, []):
+            if nxt in path:
+                found.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in done:
+                visit(nxt)
+        path.pop()
+        done.add(node)
+
+    for node in edges:
+        if node not in done:
+            visit(node)
+    return found
+
+
+def budget_shares(plan: Plan, budget: float | None = None) -> dict[str, float | None]:
+    """Each piece's share of the budget (`budget`, the `--budget` flag, overrides the plan's) by size,
+    in whole cents that sum exactly to the budget; None for every piece when there is no budget."""
+    total = plan.budget if budget is None else budget
+    if total is None:
+        return {p.id: None for p in plan.pieces}
+    if isinstance(total, bool) or not math.isfinite(total) or total < 0:
+        raise UsageError(f"--budget {total} is not a number of US dollars, 0 or more.",
+                         hint="give --budget a number such as 2.50")
+    cents = int((Decimal(str(total)) * 100).to_integral_value(ROUND_DOWN))  # never give out more than given
+    weight = sum(Fraction(p.size) for p in plan.pieces)
+    exact = [cents * Fraction(p.size) / weight for p in plan.pieces]
+    given = [math.floor(x) for x in exact]
+    # The cents left by rounding down go to the largest remainders, earlier pieces first on ties.
+    for i in sorted(range(len(exact)), key=lambda i: (given[i] - exact[i], i))[: cents - sum(given)]:
+        given[i] += 1
+    return {p.id: c / 100 for p, c in zip(plan.pieces, given, strict=True)}
+
+
+def with_shares(plan: Plan, budget: float | None = None) -> Plan:
+    """The plan with each piece's `budget` filled by budget_shares (and the plan's budget the one used)."""
+    shares = budget_shares(plan, budget)
+    pieces = tuple(p.model_copy(update={"budget": shares[p.id]}) for p in plan.pieces)
+    used = plan.budget if budget is None else float(budget)
+    return plan.model_copy(update={"pieces": pieces, "budget": used})
+
+
+def order(plan: Plan) -> list[list[str]]:
+    """The piece ids in waves: those waiting on nothing first, then each piece once all it waits for came."""
+    placed: set[str] = set()
+    waves: list[list[str]] = []
+    left = list(plan.pieces)
+    while left:
+        wave: list[str] = [p.id for p in left if all(a in placed for a in p.after)]
+        if not wave:
+            raise SettingsError(f"pieces {', '.join(p.id for p in left)} wait for each other in a circle.",
+                                hint="remove one `after` in the circle")
+        waves.append(wave)
+        placed.update(wave)
+        left = [p for p in left if p.id not in placed]
+    return waves
+
+
+def describe_after(piece: Piece) -> str:
+    """What a piece waits for, in words (`After: a, b and c (starts once landed)`); empty when nothing."""
+    if not piece.after:
+        return ""
+    names = list(piece.after)
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"After: {listed} (starts once landed)"
+
+
+def _line(node: CommentedMap | CommentedSeq, key: Any = None, *, item: int | None = None) -> int:
+    """The 1-based line of a key of a mapping, or of an item of a list."""
+    try:
+        return (node.lc.key(key) if item is None else node.lc.item(item))[0] + 1
+    except (KeyError, TypeError, AttributeError):
+        return node.lc.line + 1  # keys brought in by a `<<:` merge have no place of their own
+
+
+def _said(value: Any) -> str:
+    """A value and its kind as a message says it: `"2" (text)`, `a list`."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (true/false)"
+    if isinstance(value, int | float):
+        return f"{value} (a number)"
+    if isinstance(value, str):
+        return f"{shown(value)} (text)"
+    if isinstance(value, date):
+        return f"{value.isoformat()} (a date)"
+    return {CommentedSeq: "a list", CommentedMap: "a mapping"}.get(type(value), type(value).__name__)
+
+
+def _yaml_error(exc: YAMLError, text: str, source: str) -> SettingsError:
+    mark = getattr(exc, "problem_mark", None)
+    reason = getattr(exc, "problem", None) or str(exc)
+    if mark is None:
+        return SettingsError(f"{source}: not valid YAML: {reason}.", hint=f"in {source}, fix the YAML")
+    line, col = mark.line + 1, mark.column + 1
+    shown_line = (text.split("\n") + [""])[line - 1]
+    context = getattr(exc, "context", None)
+    said = f"{reason} ({context})" if context else reason
+    return SettingsError(f"{source}:{line}:{col}: not valid YAML: {said}.\n"
+                         f"    {line} | {shown_line}\n    {' ' * len(str(line))} | {' ' * (col - 1)}^",
+                         hint=f"in {source}, fix line {line}")
+
+
+__all__ = ["Piece", "Plan", "budget_shares", "describe_after", "load_plan", "order", "with_shares"]
