@@ -81,8 +81,8 @@ def pre_push(repo: Repo, args: list[str]) -> int:
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for local_ref, local_sha in _pushed(repo):
-        branch = _lead_branch(local_ref)
+    for remote_ref, local_sha in _pushed(repo):
+        branch = _lead_branch(remote_ref)
         if branch is None:
             continue
         hit = checks.cached(repo, repo.tree_of(local_sha), cmds.check)
@@ -90,7 +90,7 @@ def pre_push(repo: Repo, args: list[str]) -> int:
             refused.append((branch, local_sha))
     if not refused:
         return 0
-    remote = args[0] if args else "the remote"
+    remote = os.environ.get("PRE_COMMIT_REMOTE_NAME") or (args[0] if args else "the remote")
     for branch, sha in refused:
         ui.note(f"[balanced] Refusing to push {branch} to {remote}: its tip {sha[:7]} has no passing "
                 f"`{cmds.check}`.")
@@ -100,17 +100,18 @@ def pre_push(repo: Repo, args: list[str]) -> int:
 
 
 def _pushed(repo: Repo) -> list[tuple[str, str]]:
-    """(local ref, sha) pairs being pushed: git's stdin, or what pre-commit read of it and passes on in its
-    PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
+    """(remote ref, sha) pairs being pushed: git's stdin, or what pre-commit read of it and passes on in
+    its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
     local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
     if local:
         sha = os.environ.get("PRE_COMMIT_TO_REF") or repo.rev_parse(local)
-        return [(local, sha)] if sha else []
+        remote = os.environ.get("PRE_COMMIT_REMOTE_BRANCH") or local
+        return [(remote, sha)] if sha else []
     out = []
     for line in sys.stdin.read().splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO:
-            out.append((parts[0], parts[1]))
+            out.append((parts[2], parts[1]))
     return out
 
 
