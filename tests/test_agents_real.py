@@ -4,6 +4,7 @@ from these runs (the parse tests read them)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from tests.support.model_server import (
     Turn,
     Usage,
     hang,
+    run_shell,
     say,
     server_error,
     unauthorized,
@@ -56,22 +58,20 @@ class Ran:
 
 def run_cli(tmp_path: Path, agent_bin: str, cli: str, turns: list[Turn], *, capture: str = "",
             budget: float | None = None, extra: list[str] | None = None, kill_after: float | None = None,
-            subscription: bool = False, signed_in: bool = True) -> Ran:
+            subscription: bool = False, signed_in: bool = True, model: str | None = None) -> Ran:
     """Run `cli` on a fresh repository the way the runner does, and read its outcome."""
     tree = make_repo(tmp_path / "tree")
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     home = Path(os.environ["HOME"])
     adapter = get(cli)
-    model = {"claude": agent_home.CLAUDE_MODEL, "codex": agent_home.CODEX_MODEL,
+    model = model or {"claude": agent_home.CLAUDE_MODEL, "codex": agent_home.CODEX_MODEL,
              "pi": agent_home.PI_MODEL}[cli]
     with ModelServer(turns) as server:
-        env = {"claude": lambda: agent_home.claude_env(home, server.url, subscription=subscription),
-               "codex": lambda: agent_home.codex_env(home, server.url),
-               "pi": lambda: agent_home.pi_env(home, server.url)}[cli]()
-        if not signed_in:
-            for key in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "SCRIPTED_API_KEY"):
-                env.pop(key, None)
+        env = {"claude": lambda: agent_home.claude_env(home, server.url, subscription=subscription,
+                                                       signed_in=signed_in),
+               "codex": lambda: agent_home.codex_env(home, server.url, signed_in=signed_in),
+               "pi": lambda: agent_home.pi_env(home, server.url, signed_in=signed_in)}[cli]()
         run = adapter.build(task="Write hello.txt saying hello, then stop.", rules="You are a worker.",
                             model=model, budget_usd=budget, worktree=str(tree), run_dir=str(run_dir),
                             settings_json="{}" if cli == "claude" else None)
@@ -193,3 +193,120 @@ def test_claude_killed_while_the_server_hangs_crashed(tmp_path: Path, agent_bin:
     ran = run_cli(tmp_path, agent_bin, "claude", [hang(60)], capture="killed", kill_after=4)
     assert ran.code is None
     assert ran.outcome.kind == "crashed", ran.log[-3000:]
+
+
+# -- Codex ------------------------------------------------------------------------------------------------
+
+def test_codex_writes_a_file_and_succeeds(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    turns = [write_file(f"{tree}/hello.txt", "hello\n"), run_shell("echo ran > shell.txt"),
+             say("I wrote hello.txt.")]
+    ran = run_cli(tmp_path, agent_bin, "codex", turns, capture="success", budget=5.0)
+    assert (tree / "hello.txt").read_text() == "hello\n", f"apply_patch did not write:\n{ran.log[-3000:]}"
+    assert (tree / "shell.txt").read_text() == "ran\n", "exec_command ran in the worktree"
+    assert ran.outcome.kind == "success", ran.log[-3000:]
+    assert ran.outcome.summary == "I wrote hello.txt."
+    assert ran.outcome.tokens["input"] == 3600 and ran.outcome.tokens["output"] == 240
+    # gpt-5.5 list price: 3600 input at $5/M and 240 output at $30/M.
+    assert ran.outcome.cost_usd == pytest.approx(3600 * 5 / 1e6 + 240 * 30 / 1e6)
+    first = ran.server.main_requests()[0]
+    assert "You are a worker." in json.dumps(first.body["input"]), "the rules reach the developer message"
+
+
+def test_codex_is_stopped_at_its_budget(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    dear = Usage(100_000, 2_000)  # $0.56 a reply at gpt-5.5 prices
+    turns = [write_file(f"{tree}/a.txt", "a\n", dear), write_file(f"{tree}/b.txt", "b\n", dear), hang(60)]
+    ran = run_cli(tmp_path, agent_bin, "codex", turns, capture="budget", budget=1.0)
+    assert ran.code is None, "the meter stopped it while the model was still answering"
+    assert ran.outcome.kind == "budget", ran.log[-3000:]
+    assert ran.outcome.cost_usd is not None and ran.outcome.cost_usd >= 1.0
+
+
+def test_codex_usage_limit(tmp_path: Path, agent_bin: str) -> None:
+    reset = int(time.time()) + 7200
+    ran = run_cli(tmp_path, agent_bin, "codex", [usage_limit(reset)], capture="usage-limit")
+    assert ran.outcome.kind == "usage_limit", ran.log[-3000:]
+    assert "You’ve hit your usage limit" in ran.outcome.summary
+    # The message names the minute only: the reset is that minute, in local time.
+    assert ran.outcome.reset_at is not None and abs(ran.outcome.reset_at - reset) < 60
+
+
+def test_codex_server_error_is_transient(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "codex", [server_error(500)], capture="server-error")
+    assert ran.outcome.kind == "transient", ran.log[-3000:]
+
+
+def test_codex_bad_request_fails(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "codex", [server_error(400)], capture="bad-request")
+    assert ran.outcome.kind == "failed", ran.log[-3000:]
+
+
+def test_codex_rejected_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "codex", [unauthorized()], capture="rejected-key")
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+
+
+def test_codex_without_a_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "codex", [say("unreached")], capture="signin", signed_in=False)
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+    assert not ran.server.main_requests(), "nothing was sent without a key"
+
+
+# -- Pi ---------------------------------------------------------------------------------------------------
+
+def test_pi_writes_a_file_and_succeeds(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    turns = [write_file(f"{tree}/hello.txt", "hello\n"), run_shell("echo ran > shell.txt"),
+             say("I wrote hello.txt.")]
+    ran = run_cli(tmp_path, agent_bin, "pi", turns, capture="success", budget=5.0)
+    assert (tree / "hello.txt").read_text() == "hello\n", f"the write tool did not write:\n{ran.log[-3000:]}"
+    assert (tree / "shell.txt").read_text() == "ran\n", "the bash tool ran in the worktree"
+    assert ran.outcome.kind == "success", ran.log[-3000:]
+    assert ran.outcome.summary == "I wrote hello.txt."
+    assert ran.outcome.tokens["input"] == 3600
+    # Pi prices with the models.json figures: 3 replies of 1200 input at $3/M and 80 output at $15/M.
+    assert ran.outcome.cost_usd == pytest.approx(3 * (1200 * 3 + 80 * 15) / 1e6)
+    first = ran.server.main_requests()[0]
+    assert "You are a worker." in json.dumps(first.body["messages"]), "the rules reach the system prompt"
+
+
+def test_pi_is_stopped_at_its_budget(tmp_path: Path, agent_bin: str) -> None:
+    tree = tmp_path / "tree"
+    dear = Usage(100_000, 10_000)  # $0.45 a reply at the scripted prices
+    turns = [write_file(f"{tree}/a.txt", "a\n", dear), write_file(f"{tree}/b.txt", "b\n", dear),
+             write_file(f"{tree}/c.txt", "c\n", dear), hang(60)]
+    ran = run_cli(tmp_path, agent_bin, "pi", turns, capture="budget", budget=0.80)
+    assert ran.code is None, "the meter stopped it while the model was still answering"
+    assert ran.outcome.kind == "budget", ran.log[-3000:]
+    assert ran.outcome.cost_usd is not None and ran.outcome.cost_usd >= 0.80
+
+
+def test_pi_usage_limit(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "pi", [usage_limit(time.time() + 7200)], capture="usage-limit")
+    assert ran.code == 0, "Pi exits 0 even when the model call failed"
+    assert ran.outcome.kind == "usage_limit", ran.log[-3000:]
+    assert ran.outcome.summary.startswith("429")
+
+
+def test_pi_server_error_is_transient(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "pi", [server_error(500)], capture="server-error")
+    assert ran.outcome.kind == "transient", ran.log[-3000:]
+
+
+def test_pi_bad_request_fails(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "pi", [server_error(400)], capture="bad-request")
+    assert ran.outcome.kind == "failed", ran.log[-3000:]
+
+
+def test_pi_rejected_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "pi", [unauthorized()], capture="rejected-key")
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+
+
+def test_pi_without_a_key_needs_signin(tmp_path: Path, agent_bin: str) -> None:
+    # A built-in provider with no key in the environment, as on a machine nobody signed in on.
+    ran = run_cli(tmp_path, agent_bin, "pi", [say("unreached")], capture="signin", signed_in=False,
+                  model="anthropic/claude-sonnet-4-5")
+    assert ran.outcome.kind == "signin", ran.log[-3000:]
+    assert not ran.server.main_requests(), "nothing was sent without a key"

@@ -76,3 +76,9 @@ def crashed(log_text: str, exit_code: int | None, cost: float | None = None, tok
     how = "was stopped" if exit_code is None else f"exited {exit_code}"
     return Outcome("crashed", cost, None, short(f"the agent {how} without a final event: {tail(log_text)}"),
                    [], tokens or {})
+
+
+def budget_words(meter: dict) -> str:
+    """What the inbox says of a worker the meter stopped."""
+    cost, budget = float(meter.get("cost_usd") or 0), float(meter.get("budget_usd") or 0)
+    return f"stopped at ${cost:.2f}, its budget being ${budget:.2f}"

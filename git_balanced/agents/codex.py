@@ -8,6 +8,7 @@ import re
 import time
 
 from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
+from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.agents.meter import SUMMARY_EVENT
 from git_balanced.agents.prices import meter_prices, price
 
@@ -18,7 +19,8 @@ AGAIN = re.compile(r"try again at\s+(?:(?P<mon>[A-Z][a-z]{2,8})\s+(?P<day>\d{1,2
 SIGNIN = re.compile(r"401|403|unauthori[sz]ed|not logged in|log ?in|sign ?in|api key|missing environment "
                     r"variable|auth\.json|refresh token", re.I)
 TRANSIENT = re.compile(r"high demand|temporar|overloaded|stream disconnected|timed? ?out|connection|"
-                       r"\b5\d\d\b|server error|internal error|rate limit|429|try again later|reconnect", re.I)
+                       r"\b5\d\d\b|server error|internal error|rate limit|429|try again later|reconnect",
+                       re.I)
 
 
 class CodexAdapter:
@@ -48,7 +50,8 @@ class CodexAdapter:
         evs = events(log_text)
         tokens = _tokens(evs)
         meter = next((e for e in reversed(evs) if e.get("type") == SUMMARY_EVENT), None)
-        cost = float(meter["cost_usd"]) if meter and meter.get("cost_usd") is not None else self._price(tokens)
+        metered = meter.get("cost_usd") if meter else None
+        cost = float(metered) if metered is not None else self._price(tokens)
         end = next((e for e in reversed(evs) if e.get("type") in ("turn.completed", "turn.failed")), None)
         said = [e["item"].get("text", "") for e in evs
                 if e.get("type") == "item.completed" and (e.get("item") or {}).get("type") == "agent_message"]
@@ -62,7 +65,7 @@ class CodexAdapter:
         if end is not None and end["type"] == "turn.completed":
             return done("success", said[-1] if said else "the turn completed")
         if meter and meter.get("over_budget"):
-            return done("budget", f"stopped at ${meter['cost_usd']:.2f} of its ${meter['budget_usd']:.2f} budget")
+            return done("budget", _budget_words(meter))
         message = next((m for m in reversed(errors) if m), "")
         if not message:
             return crashed(log_text, exit_code, cost, tokens)

@@ -41,12 +41,14 @@ def _base(home: Path) -> dict[str, str]:
     return env
 
 
-def claude_env(home: Path, url: str, *, subscription: bool = False) -> dict[str, str]:
+def claude_env(home: Path, url: str, *, subscription: bool = False, signed_in: bool = True) -> dict[str, str]:
     """Claude Code against `url`. With `subscription` it signs in as a plan user (an OAuth token), the only
     kind of account for which it reads the plan's usage-limit headers and emits `rate_limit_event`."""
     env = _base(home)
     env["ANTHROPIC_BASE_URL"] = url
-    if subscription:
+    if not signed_in:
+        pass
+    elif subscription:
         env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-scripted"
     else:
         env["ANTHROPIC_API_KEY"] = "sk-ant-api03-scripted"
@@ -60,7 +62,7 @@ def claude_env(home: Path, url: str, *, subscription: bool = False) -> dict[str,
     return env
 
 
-def codex_env(home: Path, url: str) -> dict[str, str]:
+def codex_env(home: Path, url: str, *, signed_in: bool = True) -> dict[str, str]:
     """Codex against `url` through a `model_providers` entry speaking the Responses API."""
     env = _base(home)
     codex_home = home / ".codex"
@@ -80,19 +82,22 @@ def codex_env(home: Path, url: str) -> dict[str, str]:
         "stream_idle_timeout_ms = 20000\n"
     )
     env["CODEX_HOME"] = str(codex_home)
-    env["SCRIPTED_API_KEY"] = "sk-scripted"
+    if signed_in:
+        env["SCRIPTED_API_KEY"] = "sk-scripted"
     return env
 
 
-def pi_env(home: Path, url: str) -> dict[str, str]:
+def pi_env(home: Path, url: str, *, signed_in: bool = True) -> dict[str, str]:
     """Pi against `url` through a models.json provider speaking Chat Completions, retries off."""
     env = _base(home)
     agent_dir = home / ".pi" / "agent"
     agent_dir.mkdir(parents=True, exist_ok=True)
+    # apiKey names an environment variable, but Pi takes the name itself as the key when it is unset.
+    key = {"apiKey": "SCRIPTED_API_KEY"} if signed_in else {}
     models = {"providers": {PI_PROVIDER: {
         "baseUrl": f"{url}/v1",
         "api": "openai-completions",
-        "apiKey": "SCRIPTED_API_KEY",
+        **key,
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
         "models": [{"id": PI_MODEL, "name": "Scripted coder", "reasoning": False, "input": ["text"],
                     "contextWindow": 128000, "maxTokens": 16384, "cost": PI_COST}],
@@ -106,7 +111,9 @@ def pi_env(home: Path, url: str) -> dict[str, str]:
         "retry": {"enabled": False, "maxRetries": 0, "provider": {"maxRetries": 0}},
     }
     (agent_dir / "settings.json").write_text(json.dumps(settings, indent=2))
-    env.update({"SCRIPTED_API_KEY": "sk-scripted", "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"})
+    env.update({"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"})
+    if signed_in:
+        env["SCRIPTED_API_KEY"] = "sk-scripted"
     return env
 
 

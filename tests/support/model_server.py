@@ -267,7 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
         left = max(0, reset - int(time.time()))
         if turn.kind == "auth":
             if wire == "anthropic":
-                body = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+                body = {"type": "error",
+                        "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
             else:
                 body = {"error": {"type": "invalid_request_error", "code": "invalid_api_key",
                                   "message": "Incorrect API key provided."}}
