@@ -122,8 +122,8 @@ class _Reader:
         return None
 
     def named(self, kind: type[PieceId] | type[MachineName], value: Any, line: int, where: str) -> Any:
-        try:
-            return kind.of(value)
+        try:  # `id: 7` reads as a number; the id is still "7"
+            return kind.of(str(value) if isinstance(value, int) and not isinstance(value, bool) else value)
         except BalancedError as exc:
             self.problem(line, f"{where}: {exc.message}", exc.hint or "")
             return None

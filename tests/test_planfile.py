@@ -154,6 +154,14 @@ def test_bad_and_missing_ids_name_the_piece_by_position() -> None:
     ]
 
 
+def test_a_whole_number_id_is_read_as_text() -> None:
+    plan = load_plan(plan_of("id: 1\ntask: t", "id: 2\ntask: t\nafter: [1]"), "p.yaml")
+    assert [p.id for p in plan.pieces] == ["1", "2"] and plan.pieces[1].after == ("1",)
+    assert problems(plan_of("id: 1.5\ntask: t"))[0] == \
+        'plan.yaml:3: pieces[0], `id`: 1.5 is not a piece id: it must be text (a-z, 0-9 and -, 1 to 48 ' \
+        "characters, not starting or ending with -)."
+
+
 def test_a_piece_that_is_not_a_mapping() -> None:
     assert problems("task: t\npieces:\n  - {id: a, task: t}\n  - 5\n") == [
         "plan.yaml:4: pieces[1]: is 5 (a number), but a piece must be a mapping with `id` and `task`."]
@@ -322,6 +330,13 @@ def test_the_flag_overrides_the_file_and_no_budget_gives_none() -> None:
     with pytest.raises(UsageError) as info:
         budget_shares(three(), -1)
     assert info.value.message == "--budget -1 is not a number of US dollars, 0 or more."
+
+
+def test_a_plan_reads_back_from_its_json() -> None:
+    plan = with_shares(load_plan(DESIGN_PLAN, "p.yaml"))
+    again = Plan.model_validate_json(plan.model_dump_json())
+    assert again == plan, "what is stored in a ref reads back the same"
+    assert [p.budget for p in again.pieces] == [1.0, 0.5, 0.5]
 
 
 def test_with_shares_fills_each_piece() -> None:
