@@ -36,6 +36,7 @@ from tests.support.model_server import (
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
 REFRESH = os.environ.get("GIT_BALANCED_REFRESH_STREAMS") == "1"
 SHOWN_TREE = "/home/ada/work/tree"  # the worktree path as the captures show it
+SHOWN_HOME = "/home/ada"
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +82,9 @@ def run_cli(tmp_path: Path, agent_bin: str, cli: str, turns: list[Turn], *, capt
     outcome = adapter.outcome(log, code)
     if REFRESH and capture:
         STREAMS.mkdir(parents=True, exist_ok=True)
-        (STREAMS / f"{cli}-{capture}.jsonl").write_text(log.replace(str(tree), SHOWN_TREE))
+        shown = log.replace(str(tree), SHOWN_TREE).replace(str(home), SHOWN_HOME)
+        shown = shown.replace(str(tmp_path), "/tmp")
+        (STREAMS / f"{cli}-{capture}.jsonl").write_text(shown)
     return Ran(log, code, outcome, tree, server)
 
 

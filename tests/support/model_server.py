@@ -274,12 +274,12 @@ class _Handler(BaseHTTPRequestHandler):
                                   "message": "Incorrect API key provided."}}
             return self._json(401, body)
         if turn.kind == "error":
+            kind, text = (("api_error", "Internal server error") if turn.status >= 500
+                          else ("invalid_request_error", "Invalid request: the body does not fit the schema"))
             if wire == "anthropic":
-                body = {"type": "error",
-                              "error": {"type": "api_error", "message": "Internal server error"}}
+                body = {"type": "error", "error": {"type": kind, "message": text}}
             else:
-                body = {"error": {"type": "server_error", "message": "The server had an error processing "
-                                  "your request.", "code": "server_error"}}
+                body = {"error": {"type": kind, "message": text, "code": kind}}
             return self._json(turn.status, body)
         headers: dict[str, str] = {}
         if wire == "anthropic":
