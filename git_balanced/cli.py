@@ -83,6 +83,65 @@ def check(rev: str, force: bool, as_json: bool) -> int:
     return check_cmd.check_command(rev, force=force, as_json=as_json)
 
 
+# -- plans and workers ----------------------------------------------------------------------------------------
+@cli.command(short_help="Store a plan (YAML) and show where each piece runs and why.")
+@click.argument("file", metavar="FILE|-")
+@click.option("--budget", type=float, metavar="USD", help="The plan's budget, split among pieces by size.")
+@click.option("--start", is_flag=True, help="Start it at once.")
+@_json_opt
+def plan(file: str, budget: float | None, start: bool, as_json: bool) -> int:
+    """Read a plan file (or - for stdin), check it, place its pieces and store it."""
+    from git_balanced import plan as plan_mod
+
+    return plan_mod.plan_command(file, budget=budget, start=start, as_json=as_json)
+
+
+@cli.command(short_help="List plans.")
+@_json_opt
+def plans(as_json: bool) -> int:
+    """Every plan, newest first, with its state."""
+    from git_balanced import plan as plan_mod
+
+    return plan_mod.plans_command(as_json=as_json)
+
+
+@cli.command(short_help="Start a plan's ready pieces (default: the newest plan).")
+@click.argument("plan_id", metavar="[PLAN]", required=False)
+def start(plan_id: str | None) -> int:
+    """Mark the plan started; the engine then starts each piece whose `after` have landed."""
+    from git_balanced import plan as plan_mod
+
+    return plan_mod.start_command(plan_id)
+
+
+@cli.command(short_help="One worker for one piece.")
+@click.argument("task")
+@click.option("--machine", metavar="M", help="Where it runs (default: placement decides).")
+@click.option("--agent", metavar="A", help="claude, codex, pi or shell.")
+@click.option("--model", metavar="M", help="The agent's model.")
+@click.option("--budget", type=float, metavar="USD", help="Its budget in US dollars.")
+@click.option("--run", "run_cmd", metavar="CMD", help="For the shell agent: the command to run.")
+def worker(task: str, machine: str | None, agent: str | None, model: str | None, budget: float | None,
+           run_cmd: str | None) -> int:
+    """Hand TASK to one worker (a plan of one piece, started at once)."""
+    from git_balanced import plan as plan_mod
+
+    return plan_mod.worker_command(task, machine=machine, agent=agent, model=model, budget=budget, run=run_cmd)
+
+
+@cli.command(short_help="Run the loop: start, watch, check, land, retry.")
+@click.option("--once", is_flag=True, help="One pass, then return.")
+@click.option("--until-idle", is_flag=True, help="Return when nothing can move any more.")
+@click.option("--detach", is_flag=True, help="Run in the background.")
+@click.option("--stop", "stop_it", is_flag=True, help="Stop the engine running in the background.")
+def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
+    """The engine starts pieces whose `after` have landed, watches workers, lands what finished through
+    the landing queue, and tries failed pieces again. One per repository."""
+    from git_balanced import engine_cmd
+
+    return engine_cmd.engine_command(once=once, until_idle=until_idle, detach=detach, stop=stop_it)
+
+
 # -- landing ------------------------------------------------------------------------------------------------
 @cli.command(short_help="Check and land finished workers or branches through the landing queue.")
 @click.argument("names", nargs=-1, metavar="[JOB|BRANCH]...")

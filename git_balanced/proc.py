@@ -86,3 +86,13 @@ def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] |
             out = out.decode(errors="replace")
         return Result(124, out + f"\ntimed out after {timeout} seconds", "")
     return Result(cp.returncode, cp.stdout, "")
+
+
+def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],
+                   env: Mapping[str, str] | None = None) -> int:
+    """Start a process in its own session, stdin /dev/null, output to `log`; returns its pid at once."""
+    with open(log, "ab") as out:
+        p = subprocess.Popen(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True, close_fds=True)
+    return p.pid

@@ -1,0 +1,325 @@
+"""The engine: a reconcile loop over the state in refs. Each pass starts ready pieces, watches workers,
+lands what finished, and decides retries. Every decision is an event recorded before its effect, so a killed
+engine, started again, carries on where the refs say it was."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from git_balanced import jobs as J
+from git_balanced import trust, workers
+from git_balanced.errors import BalancedError
+from git_balanced.faults import crashpoint
+from git_balanced.inbox import clock, post
+from git_balanced.jobs import Job
+from git_balanced.lead import Lead, commands_of, settings_at
+from git_balanced.retry import decide
+from git_balanced.state import cache, refs
+
+FAILED = ("failed", "stopped", "lost")
+
+
+class Engine:
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+        self.repo = lead.repo
+        self.unreachable_since: dict[str, float] = {}
+
+    def say(self, text: str, **data: Any) -> None:
+        post(self.repo, self.lead.branch, text, **data)
+
+    # -- one pass ------------------------------------------------------------------------------------------
+    def pass_once(self) -> bool:
+        """One reconcile pass; True while anything is live or can still move."""
+        settings = settings_at(self.repo, self.lead.branch)
+        self.settings = settings
+        self.cmds = commands_of(settings)
+        plans = {pid: p for pid, p in cache.read_all(self.repo, "plans").items()
+                 if p["fields"].get("lead") == self.lead.branch}
+        jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
+        self._watch([j for j in jobs.values() if j.state == "running"])
+        self._resume([j for j in jobs.values() if j.state == "paused"])
+        jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
+        self._land([j for j in jobs.values() if j.state == "finished"])
+        jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
+        latest = J.latest_by_piece(jobs)
+        self._decide(plans, latest)
+        jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
+        latest = J.latest_by_piece(jobs)
+        movable = self._place(plans, latest)
+        jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
+        self._start([j for j in jobs.values() if j.state == "queued"], jobs)
+        self._finish_plans(plans, J.latest_by_piece(jobs))
+        live = any(j.state in ("queued", "running", "paused", "finished") for j in jobs.values())
+        return live or movable
+
+    # -- watching ------------------------------------------------------------------------------------------
+    def _watch(self, running: list[Job]) -> None:
+        if not running:
+            return
+        states = workers.statuses(self.lead, running)
+        for j in running:
+            st = states.get(j.id, {"state": "missing"})
+            if st["state"] == "finished":
+                self.unreachable_since.pop(j.machine, None)
+                self._finished(j, st["result"] or {})
+            elif st["state"] == "dead" or (st["state"] == "missing" and
+                                           time.time() - float(j.f.get("started_at", 0)) > 60):
+                J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
+                        {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
+                self.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
+            elif st["state"] == "unreachable":
+                self._unreachable(j, st.get("error", ""))
+
+    def _unreachable(self, j: Job, error: str) -> None:
+        first = self.unreachable_since.setdefault(j.machine, time.time())
+        if time.time() - first < float(self.settings.balanced.lost_after):
+            return
+        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",
+                {"failure": "lost", "reason": f"{j.machine} could not be reached: {error}"}, state="lost")
+        self.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
+                 job=j.id)
+
+    def _finished(self, j: Job, result: dict[str, Any]) -> None:
+        outcome = workers.outcome_of(self.lead, j, result)
+        cost = outcome.cost_usd if outcome.cost_usd is not None else result.get("cost_usd")
+        commits = int(result.get("commits") or 0)
+        data = {"exit_code": result.get("exit_code"), "head": result.get("head"), "commits": commits,
+                "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
+                "seconds": result.get("seconds"), "dirty": bool(result.get("dirty")), "tokens": outcome.tokens,
+                "windows": outcome.windows}
+        cost_words = f", ${cost:.2f}" if cost else ""
+
+        def fail(failure: str, reason: str, state: str = "failed") -> None:
+            J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
+                    {**data, "failure": failure, "reason": reason}, state=state)
+            self.say(f"{j.piece} did not finish: {reason}", job=j.id)
+
+        if result.get("setup_failed"):
+            fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
+        elif result.get("error"):
+            fail("crashed", str(result["error"]))
+        elif result.get("stopped") and not result.get("stopped_by_budget"):
+            fail("stopped", "it was stopped", state="stopped")
+        elif outcome.kind == "usage_limit":
+            self._pause(j, outcome, data)
+        elif outcome.kind == "budget" or result.get("stopped_by_budget"):
+            if commits:
+                J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
+                        {**data, "budget_stopped": True, "host_fetch": True}, state="finished")
+                self.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
+                         job=j.id)
+            else:
+                fail("budget", f"stopped at its budget{cost_words}", state="stopped")
+        elif result.get("commit_error"):
+            fail("failed", f"its commit was refused: {result['commit_error']}")
+        elif outcome.kind == "success" and commits:
+            self._fetch_back(j, data)
+            J.event(self.repo, j.id, "finished",
+                    f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
+                    data, state="finished")
+        elif outcome.kind == "success":
+            fail("no_commits", "it finished without committing anything")
+        else:
+            fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
+
+    def _fetch_back(self, j: Job, data: dict[str, Any]) -> None:
+        if j.machine == "local":
+            return
+        host = workers.host_for(self.lead, j.machine)
+        ref = host.fetch_back(j.branch)
+        if ref:
+            data["fetched_ref"] = ref
+
+    def _pause(self, j: Job, outcome: Any, data: dict[str, Any]) -> None:
+        reset = float(outcome.reset_at or time.time() + 3600)
+        resume = reset + 60
+        J.event(self.repo, j.id, "paused", f"{j.piece}: paused for its plan's usage limit until {clock(reset)}",
+                {**data, "reset_at": reset, "resume_at": resume}, state="paused")
+        self.say(f"{j.piece} reached its plan's usage limit. It pauses until the limit resets at {clock(reset)}",
+                 job=j.id)
+
+    def _resume(self, paused: list[Job]) -> None:
+        for j in paused:
+            if time.time() < float(j.f.get("resume_at", 0)):
+                continue
+            run = int(j.f.get("run_no", 1)) + 1
+            J.event(self.repo, j.id, "resuming", f"{j.piece}: carries on after its usage limit",
+                    {"run_no": run, "resume_note": "You were paused by a usage limit; carry on from what you "
+                                                "committed and what is in the worktree."})
+            fresh = J.one(self.repo, j.id)
+            assert fresh is not None
+            workers.start(self.lead, fresh, self.cmds.setup, self.cmds.check,
+                          self.settings.balanced.workers_edit_without_asking)
+            self.say(f"{j.piece}: its usage limit has reset, so it carries on", job=j.id)
+
+    # -- landing -------------------------------------------------------------------------------------------
+    def _land(self, finished: list[Job]) -> None:
+        if not finished:
+            return
+        if not self.cmds.check:
+            for j in finished:
+                if not j.f.get("told_no_check"):
+                    J.event(self.repo, j.id, "waiting", f"{j.piece}: waits for `git balanced land`",
+                            {"told_no_check": True})
+                    self.say(f"{j.piece} finished; with no check set, it waits for `git balanced land {j.id}`",
+                             job=j.id)
+            return
+        from git_balanced.land_cmd import job_candidate, record
+        from git_balanced.landing import Queue
+
+        cands = [c for j in finished if (c := job_candidate(self.lead, j.id, {"fields": j.f}))]
+        crashpoint("engine-before-land")
+        q = Queue(self.lead)
+        verdicts = q.run(cands)
+        record(self.lead, verdicts)
+        for v in verdicts:
+            if v.status in ("landed", "already") and v.job:
+                job = J.one(self.repo, v.job)
+                if job:
+                    workers.cleanup(self.lead, job)
+
+    # -- retries -------------------------------------------------------------------------------------------
+    def _decide(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> None:
+        attempts = self.settings.balanced.attempts
+        for (plan_id, piece), j in sorted(latest.items()):
+            if j.state not in FAILED or j.f.get("decided"):
+                continue
+            failure = str(j.f.get("failure") or j.state)
+            if j.f.get("budget_stopped"):
+                failure = "budget"
+            if j.state == "stopped" and failure not in ("budget",):
+                failure = "stopped"
+            agent = str(j.f.get("agent", "shell"))
+            model = j.f.get("model")
+            stronger = self.settings.stronger_model(model, agent) if model else None
+            d = decide(failure, j.attempt, attempts, agent, model, stronger, j.id, self.lead.branch)
+            if not d.retry:
+                J.event(self.repo, j.id, "gave-up", f"{piece}: not tried again", {"decided": True,
+                                                                                   "final": d.words})
+                self.say(f"{piece} did not land. {d.words}", job=j.id)
+                continue
+            fields = {k: v for k, v in j.f.items() if k in (
+                "plan", "piece", "task", "plan_task", "agent", "model", "run", "paths", "budget_usd", "machine",
+                "why", "branch", "lead", "after")}
+            fields.update(attempt=j.attempt + 1, previous=j.id, retry_reason=d.words)
+            if "model" in d.changes:
+                fields["model"] = d.changes["model"]
+            if d.changes.get("not_before_delay"):
+                fields["not_before"] = time.time() + d.changes["not_before_delay"]
+            fields["base"] = self.repo.rev_parse(self.lead.ref)
+            if d.changes.get("fresh_branch"):
+                fields["branch"] = f"{str(j.f.get('branch'))}-{j.attempt + 1}"
+            if d.changes.get("other_machine"):
+                fields["machine"], fields["why"] = self._other_machine(j)
+            workers.cleanup(self.lead, j)
+            new = J.place(self.repo, fields)
+            J.event(self.repo, j.id, "retried", f"{piece}: tried again as {new}", {"decided": True, "next": new},
+                    state="retried")
+            self.say(f"{piece} failed ({j.f.get('reason') or failure}). {d.words}", job=new)
+
+    def _other_machine(self, j: Job) -> tuple[str, str]:
+        from git_balanced.machines.inventory import seats
+        from git_balanced.machines.placement import place
+
+        others = [s for s in seats(self.lead) if s.name != j.machine]
+        p = place(others, cap=self.settings.balanced.cap)
+        return p.machine, p.why
+
+    # -- starting ------------------------------------------------------------------------------------------
+    def _place(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> bool:
+        """Create jobs for pieces whose `after` have landed; True if some piece may still start later."""
+        movable = False
+        tip = self.repo.rev_parse(self.lead.ref)
+        for plan_id, plan in sorted(plans.items()):
+            if plan["state"] != "started":
+                continue
+            f = plan["fields"]
+            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
+            dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.f.get("decided")
+                    and j.state != "retried"}
+            for piece in f["pieces"]:
+                if (plan_id, piece["id"]) in latest:
+                    continue
+                if any(a in dead for a in piece["after"]):
+                    continue
+                if not all(a in landed for a in piece["after"]):
+                    movable = True
+                    continue
+                if self.cmds.setup or self.cmds.check:
+                    trust.ensure_allowed(self.repo, self.cmds)
+                J.place(self.repo, {
+                    "plan": plan_id, "plan_task": f["task"], "piece": piece["id"], "task": piece["task"],
+                    "title": piece["task"].splitlines()[0][:80], "agent": piece["agent"],
+                    "model": piece.get("model") or self._default_model(piece["agent"]), "run": piece.get("run"),
+                    "paths": piece.get("paths", []), "budget_usd": piece.get("budget_usd"),
+                    "machine": piece["placed"], "why": piece["why"], "branch": piece["branch"], "base": tip,
+                    "attempt": 1, "lead": self.lead.branch, "after": piece["after"]})
+                movable = True
+        return movable
+
+    def _default_model(self, agent: str) -> str | None:
+        if agent == self.settings.balanced.agent and self.settings.balanced.model:
+            return self.settings.balanced.model
+        ladder = self.settings.ladder(agent) if agent != "shell" else ()
+        return ladder[0] if ladder else None
+
+    def _start(self, queued: list[Job], jobs: dict[str, Job]) -> None:
+        running = sum(1 for j in jobs.values() if j.state == "running")
+        cap = self.settings.balanced.cap
+        for j in sorted(queued, key=lambda x: x.created):
+            if running >= cap:
+                return
+            if time.time() < float(j.f.get("not_before", 0)):
+                continue
+            if self.cmds.setup or self.cmds.check:
+                trust.ensure_allowed(self.repo, self.cmds)
+            if j.f.get("lead") and self.repo.current_branch() == self.lead.branch and self.repo.status_paths():
+                if not j.f.get("told_dirty"):
+                    J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})
+                    self.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
+                             "and won't get them", job=j.id)
+            try:
+                workers.start(self.lead, j, self.cmds.setup, self.cmds.check,
+                              self.settings.balanced.workers_edit_without_asking)
+            except BalancedError as exc:
+                J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
+                        {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
+                self.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
+                continue
+            crashpoint("engine-after-start")
+            running += 1
+
+    def _finish_plans(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> None:
+        for plan_id, plan in plans.items():
+            if plan["state"] != "started":
+                continue
+            pieces = [p["id"] for p in plan["fields"]["pieces"]]
+            states = [latest.get((plan_id, p)) for p in pieces]
+            landed = sum(1 for j in states if j and j.state == "landed")
+            ended = sum(1 for j in states if j and j.f.get("decided") and j.state != "retried")
+            blocked = self._blocked(plan, latest)
+            if landed + ended + blocked < len(pieces):
+                continue
+            words = f"{landed} landed" + (f", {ended} failed" if ended else "") + \
+                (f", {blocked} never started" if blocked else "")
+            refs.append(self.repo, refs.ref_for("plans", plan_id), "done", f"Plan done: {words}",
+                        {"summary": words}, state="done")
+            self.say(f"Plan {plan['fields']['task']!r} is done: {words}", plan=plan_id)
+
+    def _blocked(self, plan: dict[str, Any], latest: dict[tuple[str, str], Job]) -> int:
+        plan_id = plan["fields"]["id"]
+        dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.f.get("decided") and j.state != "retried"}
+        count, changed = 0, True
+        blocked: set[str] = set()
+        while changed:
+            changed = False
+            for p in plan["fields"]["pieces"]:
+                if p["id"] in blocked or (plan_id, p["id"]) in latest:
+                    continue
+                if any(a in dead or a in blocked for a in p["after"]):
+                    blocked.add(p["id"])
+                    changed = True
+        count = len(blocked)
+        return count

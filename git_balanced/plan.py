@@ -1,0 +1,167 @@
+"""Plans: `plan FILE`, `plans`, `start [PLAN]` and `worker TASK`, stored under `refs/balanced/plans/<id>`."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from git_balanced import ui
+from git_balanced.errors import BalancedError
+from git_balanced.lead import Lead, open_lead, settings_at
+from git_balanced.machines.placement import place
+from git_balanced.state import cache, refs
+from git_balanced.state.events import new_id
+
+LIVE_PLANS = ("created", "started")
+
+
+def _read_source(source: str) -> tuple[str, str]:
+    if source == "-":
+        return sys.stdin.read(), "<stdin>"
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8"), source
+    except FileNotFoundError:
+        raise BalancedError(f"There is no plan file {source}.", hint="name a YAML plan file, or - for stdin.") \
+            from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise BalancedError(f"Cannot read the plan file {source}: {exc}.", hint="name a YAML text file.") \
+            from None
+
+
+def live_plans(lead: Lead) -> dict[str, dict[str, Any]]:
+    return {pid: p for pid, p in cache.read_all(lead.repo, "plans").items() if p["state"] in LIVE_PLANS}
+
+
+def _branch_for(piece: str, plan_id: str, taken: set[str]) -> str:
+    name = f"balanced/{piece}"
+    return f"balanced/{plan_id[-6:]}-{piece}" if name in taken else name
+
+
+def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
+    """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
+    from git_balanced.machines.inventory import seats
+    from git_balanced.planfile import describe_after, load_plan, with_shares
+
+    settings = settings_at(lead.repo, lead.branch)
+    all_seats = seats(lead)
+    plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
+    plan_id = new_id()
+    taken = {p["branch"] for lp in live_plans(lead).values() for p in lp["fields"].get("pieces", [])}
+    pieces = []
+    for p in plan.pieces:
+        where = place(all_seats, explicit=p.machine, cap=settings.balanced.cap)
+        pieces.append({
+            "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
+            "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),
+            "budget_usd": p.budget, "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
+            "why": where.why, "after_words": describe_after(p)})
+    data = {"id": plan_id, "task": plan.task, "budget_usd": plan.budget, "lead": lead.branch,
+            "pieces": pieces, "source": source}
+    refs.append(lead.repo, refs.ref_for("plans", plan_id), "created",
+                f"Plan: {plan.task} ({len(pieces)} pieces)", data, state="created")
+    return plan_id, data
+
+
+def show_plan(plan_id: str, data: dict[str, Any]) -> None:
+    budget = f" · budget ${data['budget_usd']:.2f}" if data.get("budget_usd") is not None else ""
+    ui.say(f"Plan {plan_id}: {data['task']} · {len(data['pieces'])} pieces{budget}")
+    width = max(len(p["id"]) for p in data["pieces"])
+    for p in data["pieces"]:
+        where = p["after_words"] or p["why"]
+        share = f" · ${p['budget_usd']:.2f}" if p.get("budget_usd") is not None else ""
+        ui.say(f"  {p['id']:<{width}}  {where}{share}")
+        if p["after_words"]:
+            ui.say(f"  {'':<{width}}  then {p['why']}")
+
+
+def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool) -> int:
+    lead = open_lead()
+    text, name = _read_source(source)
+    plan_id, data = store(lead, text, name, budget)
+    if start:
+        start_plan(lead, plan_id)
+    if as_json:
+        ui.emit_json({"plan": plan_id, **data, "started": start})
+    else:
+        show_plan(plan_id, data)
+        ui.say("Started: `git balanced engine` runs it; `git balanced board` shows it." if start else
+               f"Start it with `git balanced start {plan_id}`.")
+    return 0
+
+
+def start_plan(lead: Lead, plan_id: str | None) -> str:
+    """Mark a plan started (the engine then starts its ready pieces); the newest plan by default."""
+    plans = cache.read_all(lead.repo, "plans")
+    if not plans:
+        raise BalancedError("There is no plan to start.", hint="store one with `git balanced plan FILE`.")
+    if plan_id is None:
+        plan_id = max((p for p in plans if plans[p]["state"] in LIVE_PLANS), default=None)
+        if plan_id is None:
+            raise BalancedError("Every plan has ended.", hint="store a new one with `git balanced plan FILE`.")
+    hits = [p for p in plans if p.startswith(plan_id)]
+    if len(hits) != 1:
+        raise BalancedError(f"There is no single plan {plan_id!r}.", hint="see `git balanced plans`.")
+    plan_id = hits[0]
+    if plans[plan_id]["state"] == "created":
+        refs.append(lead.repo, refs.ref_for("plans", plan_id), "started",
+                    f"Plan started: {plans[plan_id]['fields']['task']}", {"started_by": "lead"}, state="started")
+    return plan_id
+
+
+def start_command(plan_id: str | None) -> int:
+    lead = open_lead()
+    pid = start_plan(lead, plan_id)
+    ui.say(f"Plan {pid} started. `git balanced engine` runs it (or `engine --detach` in the background).")
+    return 0
+
+
+def plans_command(*, as_json: bool) -> int:
+    lead = open_lead()
+    plans = cache.read_all(lead.repo, "plans")
+    rows = [{"id": pid, "state": p["state"], "task": p["fields"].get("task"), "lead": p["fields"].get("lead"),
+             "pieces": len(p["fields"].get("pieces", [])), "budget_usd": p["fields"].get("budget_usd"),
+             "created": p["created"]} for pid, p in sorted(plans.items(), reverse=True)]
+    if as_json:
+        ui.emit_json(rows)
+        return 0
+    if not rows:
+        ui.say("No plans yet. Store one with `git balanced plan FILE`.")
+    for r in rows:
+        ui.say(f"{r['id']}  {r['state']:<9} {r['pieces']} pieces  {r['task']}")
+    return 0
+
+
+def slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())[:5]
+    return "-".join(words)[:40].strip("-") or "task"
+
+
+def worker_command(task: str, *, machine: str | None, agent: str | None, model: str | None,
+                   budget: float | None, run: str | None) -> int:
+    """One worker for one piece: a plan of one piece, started at once."""
+    import json
+
+    if run is not None and agent not in (None, "shell"):
+        raise BalancedError("--run goes with the shell agent.", hint="drop --agent, or use --agent shell.")
+    piece: dict[str, Any] = {"id": slug(task), "task": task}
+    if machine:
+        piece["machine"] = machine
+    if run is not None:
+        piece["agent"], piece["run"] = "shell", run
+    elif agent:
+        piece["agent"] = agent
+    if model:
+        piece["model"] = model
+    doc: dict[str, Any] = {"task": task, "pieces": [piece]}
+    if budget is not None:
+        doc["budget"] = budget
+    lead = open_lead()
+    plan_id, data = store(lead, json.dumps(doc), "worker", None)
+    start_plan(lead, plan_id)
+    p = data["pieces"][0]
+    ui.say(f"Worker for {p['id']} on {p['placed']} ({p['why']}), branch {p['branch']}. "
+           "`git balanced engine` runs it.")
+    return 0

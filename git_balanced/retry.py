@@ -1,0 +1,46 @@
+"""What to do after a failed attempt (DESIGN §8): try again in the way that fits what went wrong, or stop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NOT_RETRIED = {
+    "signin": "it is not signed in to its agent; sign in, then `git balanced retry {job}`",
+    "budget": "it spent its budget",
+    "setup_failed": "the setup command failed; fix it, then `git balanced retry {job}`",
+    "settings": "the settings are invalid",
+    "stopped": "you stopped it",
+    "held": "it waits for you",
+}
+TRANSIENT_PAUSE = 60.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    retry: bool
+    words: str
+    changes: dict[str, Any]
+
+
+def decide(failure: str, attempt: int, attempts: int, agent: str, model: str | None,
+           stronger: str | None, job_id: str, lead_branch: str) -> Decision:
+    """The next attempt's changes and the words the lead hears, or why there is none."""
+    if failure in NOT_RETRIED:
+        return Decision(False, "Not tried again: " + NOT_RETRIED[failure].format(job=job_id), {})
+    if attempt >= attempts:
+        return Decision(False, f"Not tried again: that was attempt {attempt} of {attempts}", {})
+    nxt = attempt + 1
+    if failure == "check_failed":
+        if stronger and stronger != model:
+            return Decision(True, f"Tries again with a stronger model: attempt {nxt} on {stronger}",
+                            {"model": stronger})
+        return Decision(True, f"Tries again: attempt {nxt}" + (f" on {model}" if model else ""), {})
+    if failure == "conflict":
+        return Decision(True, f"Tries again from the new tip of {lead_branch}: attempt {nxt}",
+                        {"fresh_branch": True})
+    if failure == "transient":
+        return Decision(True, f"Tries again in a minute: attempt {nxt}", {"not_before_delay": TRANSIENT_PAUSE})
+    if failure == "lost":
+        return Decision(True, f"Tries again on another machine: attempt {nxt}", {"other_machine": True})
+    return Decision(True, f"Tries again: attempt {nxt}", {})

@@ -1,0 +1,127 @@
+"""Starting a job's worker through the runner, and reading how it ended."""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+from typing import Any
+
+from git_balanced import jobs as jobs_mod
+from git_balanced.errors import BalancedError
+from git_balanced.hosts import Host, LocalHost
+from git_balanced.jobs import Job
+from git_balanced.lead import Lead
+
+RUNS_DIR = "~/.balanced/runs"
+
+
+def host_for(lead: Lead, machine: str) -> Host:
+    """The host a job's machine name stands for."""
+    if machine == "local":
+        return LocalHost(lead.repo)
+    from git_balanced.machines.remote import RemoteHost
+
+    return RemoteHost(lead, machine)
+
+
+def rules_for(job: Job, check: str | None) -> str:
+    """The worker's instructions, from templates/worker.md."""
+    text = resources.files("git_balanced").joinpath("templates/worker.md").read_text(encoding="utf-8")
+    f = job.f
+    check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
+        if check else ""
+    paths = f.get("paths") or []
+    paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
+    budget = f.get("budget_usd")
+    budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
+    return text.format(plan_task=f.get("plan_task", ""), piece=job.piece, task=f.get("task", ""),
+                       branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
+
+
+def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
+                  edit_without_asking: bool) -> dict[str, Any]:
+    from git_balanced import agents
+
+    adapter = agents.get(str(job.f.get("agent", "shell")))
+    wt = host.worktree_path(job.id)
+    run_dir = f"{RUNS_DIR}/{job.runner_key}"
+    kwargs: dict[str, Any] = {}
+    if adapter.name == "shell":
+        kwargs["run"] = job.f.get("run")
+    task = str(job.f.get("task", ""))
+    if job.f.get("resume_note"):
+        task = f"{task}\n\n{job.f['resume_note']}"
+    run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
+                        budget_usd=job.f.get("budget_usd"), worktree=wt, run_dir=run_dir,
+                        edit_without_asking=edit_without_asking, **kwargs)
+    return {
+        "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
+        "base": job.f.get("base"), "setup": setup, "argv": run.argv, "env": run.env, "files": run.files,
+        "meter": run.meter, "commit_message": f"{job.piece}: {task.splitlines()[0][:60]}\n\n{task}\n",
+        "commit_leftovers": True, "runs_dir": RUNS_DIR,
+    }
+
+
+def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
+    """Start a queued job's worker; if a crash left it started already, only record that."""
+    host = host_for(lead, job.machine)
+    known = host.call("status", {"jobs": [job.runner_key], "runs_dir": RUNS_DIR})["jobs"][job.runner_key]
+    if known["state"] == "missing":
+        host.prepare_base(job.branch, str(job.f.get("base")))
+        answer = host.call("start", build_request(lead, job, host, setup, check, edit_without_asking))
+        pid = answer.get("pid")
+    else:
+        pid = known.get("pid")
+    jobs_mod.event(lead.repo, job.id, "started",
+                   f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
+                   f"{', ' + str(job.f['model']) if job.f.get('model') else ''})",
+                   {"pid": pid, "worktree": host.worktree_path(job.id), "started_at": time.time()},
+                   state="running")
+
+
+def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
+    """Every running job's runner state: one call per machine."""
+    by_machine: dict[str, list[Job]] = {}
+    for j in running:
+        by_machine.setdefault(j.machine, []).append(j)
+    out: dict[str, dict[str, Any]] = {}
+    for machine, js in by_machine.items():
+        try:
+            host = host_for(lead, machine)
+            answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
+        except BalancedError as exc:
+            for j in js:
+                out[j.id] = {"state": "unreachable", "error": exc.message}
+            continue
+        for j in js:
+            out[j.id] = answer.get(j.runner_key, {"state": "missing"})
+    return out
+
+
+def read_log(lead: Lead, job: Job) -> str:
+    host = host_for(lead, job.machine)
+    answer = host.call("log", {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
+    return str(answer.get("data", ""))
+
+
+def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Any:
+    """The agent's outcome, read from its log by its adapter."""
+    from git_balanced import agents
+
+    adapter = agents.get(str(job.f.get("agent", "shell")))
+    return adapter.outcome(read_log(lead, job), result.get("exit_code"))
+
+
+def stop(lead: Lead, job: Job) -> dict[str, Any]:
+    host = host_for(lead, job.machine)
+    return host.call("stop", {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
+
+
+def cleanup(lead: Lead, job: Job) -> None:
+    """Remove a job's worktree and run folder (never its branch); quietly, as it is housekeeping."""
+    try:
+        host = host_for(lead, job.machine)
+        host.call("cleanup", {"job": job.runner_key, "repo": host.repo_path(),
+                              "worktree": host.worktree_path(job.id), "runs_dir": RUNS_DIR})
+    except BalancedError:
+        pass
