@@ -28,7 +28,8 @@ def read(cli: str, name: str, exit_code: int | None = 1) -> Outcome:
 # Every capture and the outcome it must read as; `None` exit codes are runs the runner stopped.
 EXPECTED = [
     ("claude", "success", 0, "success"), ("claude", "budget", 1, "budget"), ("claude", "turns", 1, "turns"),
-    ("claude", "usage-limit", 1, "usage_limit"), ("claude", "server-error", 1, "transient"),
+    ("claude", "usage-limit", 1, "usage_limit"), ("claude", "plan-window", 0, "success"),
+    ("claude", "server-error", 1, "transient"),
     ("claude", "bad-request", 1, "failed"), ("claude", "signin", 1, "signin"),
     ("claude", "rejected-key", 1, "signin"), ("claude", "killed", None, "crashed"),
     ("codex", "success", 0, "success"), ("codex", "budget", None, "budget"),
@@ -91,15 +92,11 @@ def test_claude_output_without_events_crashed() -> None:
     assert "exited 1" in o.summary and "something broke" in o.summary
 
 
-def test_claude_allowed_warning_window_is_reported() -> None:
-    # The shape Claude Code prints when a plan window nears its end (type/status as in the captures).
-    info = {"status": "allowed_warning", "resetsAt": 1800000000, "rateLimitType": "five_hour",
-            "utilization": 0.84}
-    warn = {"type": "rate_limit_event", "rate_limit_info": info}
-    success = (STREAMS / "claude-success.jsonl").read_text()
-    o = get("claude").outcome(json.dumps(warn) + "\n" + success, 0)
+def test_claude_plan_window_is_reported() -> None:
+    o = read("claude", "plan-window", 0)
     assert o.kind == "success"
-    assert o.windows == [{"type": "five_hour", "used_percent": 84.0, "resets_at": 1800000000}]
+    assert len(o.windows) == 1 and o.windows[0]["type"] == "five_hour"
+    assert o.windows[0]["used_percent"] == 84.0 and o.windows[0]["resets_at"] > 1.7e9
 
 
 # -- Codex -------------------------------------------------------------------------------------------------

@@ -59,7 +59,8 @@ class Ran:
 
 def run_cli(tmp_path: Path, agent_bin: str, cli: str, turns: list[Turn], *, capture: str = "",
             budget: float | None = None, extra: list[str] | None = None, kill_after: float | None = None,
-            subscription: bool = False, signed_in: bool = True, model: str | None = None) -> Ran:
+            subscription: bool = False, signed_in: bool = True, model: str | None = None,
+            plan_used_percent: float | None = None) -> Ran:
     """Run `cli` on a fresh repository the way the runner does, and read its outcome."""
     tree = make_repo(tmp_path / "tree")
     run_dir = tmp_path / "run"
@@ -68,7 +69,7 @@ def run_cli(tmp_path: Path, agent_bin: str, cli: str, turns: list[Turn], *, capt
     adapter = get(cli)
     model = model or {"claude": agent_home.CLAUDE_MODEL, "codex": agent_home.CODEX_MODEL,
              "pi": agent_home.PI_MODEL}[cli]
-    with ModelServer(turns) as server:
+    with ModelServer(turns, plan_used_percent=plan_used_percent) as server:
         env = {"claude": lambda: agent_home.claude_env(home, server.url, subscription=subscription,
                                                        signed_in=signed_in),
                "codex": lambda: agent_home.codex_env(home, server.url, signed_in=signed_in),
@@ -168,6 +169,13 @@ def test_claude_usage_limit(tmp_path: Path, agent_bin: str) -> None:
     assert ran.outcome.reset_at == reset
     assert {"type": "five_hour", "used_percent": 100.0, "resets_at": reset} in ran.outcome.windows
     assert "limit" in ran.outcome.summary
+
+
+def test_claude_reports_its_plan_window(tmp_path: Path, agent_bin: str) -> None:
+    ran = run_cli(tmp_path, agent_bin, "claude", [say("Nothing to do.")], capture="plan-window",
+                  subscription=True, plan_used_percent=84.0)
+    assert ran.outcome.kind == "success", ran.log[-3000:]
+    assert [(w["type"], w["used_percent"]) for w in ran.outcome.windows] == [("five_hour", 84.0)]
 
 
 def test_claude_server_error_is_transient(tmp_path: Path, agent_bin: str) -> None:

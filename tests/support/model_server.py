@@ -93,8 +93,11 @@ class Request:
 class ModelServer:
     """Start with `with ModelServer([turns]) as server:`; `server.url` is the base URL (no /v1)."""
 
-    def __init__(self, turns: list[Turn] | None = None, *, final: str = "Done.") -> None:
+    def __init__(self, turns: list[Turn] | None = None, *, final: str = "Done.",
+                 plan_used_percent: float | None = None) -> None:
         self._turns: deque[Turn] = deque(turns or [])
+        # When set, successful answers carry the usage-window headers of a plan nearing its limit.
+        self.plan_used_percent = plan_used_percent
         self._final = final
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -230,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.kind in FAILURES:
             return self._failure(wire, turn)
         events = {"anthropic": self._anthropic, "responses": self._responses, "chat": self._chat}[wire]
-        self._sse(events(turn, body))
+        self._sse(events(turn, body), self._window_headers(wire))
 
     # -- plumbing ----------------------------------------------------------------------------------
     def _read_body(self) -> bytes:
@@ -247,7 +250,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: list[tuple[str | None, dict | str]]) -> None:
+    def _window_headers(self, wire: str) -> dict[str, str]:
+        used = self.owner.plan_used_percent
+        if used is None:
+            return {}
+        reset = str(int(time.time()) + 3600)
+        if wire == "anthropic":
+            return {"anthropic-ratelimit-unified-status": "allowed_warning",
+                    "anthropic-ratelimit-unified-reset": reset,
+                    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                    "anthropic-ratelimit-unified-5h-status": "allowed_warning",
+                    "anthropic-ratelimit-unified-5h-utilization": f"{used / 100:.2f}",
+                    "anthropic-ratelimit-unified-5h-reset": reset,
+                    "anthropic-ratelimit-unified-5h-surpassed-threshold": "0.75"}
+        if wire == "responses":
+            return {"x-codex-primary-used-percent": f"{used:.1f}", "x-codex-primary-window-minutes": "300",
+                    "x-codex-primary-reset-at": reset}
+        return {}
+
+    def _sse(self, events: list[tuple[str | None, dict | str]], headers: dict[str, str] | None = None
+             ) -> None:
         out = bytearray()
         for name, data in events:
             if name:
@@ -258,6 +280,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("content-length", str(len(out)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(bytes(out))
 
