@@ -8,6 +8,7 @@ action word is the only argument. Actions: start, status, stop, log, cleanup.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import re
@@ -122,10 +123,8 @@ def _alive(pid: int | None, tick: str = "") -> bool:
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _base_env() -> dict[str, str]:
@@ -142,9 +141,7 @@ def _git(args: list[str], cwd: str) -> tuple[int, str]:
 
 
 def _note(text: str) -> None:
-    """A line of the runner's own in the log (the detached runner's stderr is the log)."""
-    sys.stderr.write(f"[balanced runner] {text}\n")
-    sys.stderr.flush()
+    print(f"[balanced runner] {text}", file=sys.stderr, flush=True)  # the detached runner's stderr is the log
 
 
 def start(req: dict) -> dict:
@@ -216,12 +213,10 @@ def _runner_main(req: dict, run_dir: str) -> None:
 def _work(req: dict, run_dir: str) -> None:
     """Worktree, setup, files, agent, leftovers commit; then result.json, whatever happened."""
     repo, wt, branch, base = _path(req["repo"]), _path(req["worktree"]), req["branch"], req["base"]
-    res: dict = {
-        "job": req["job"], "exit_code": None, "signal": None, "started": round(time.time(), 3),
-        "ended": None, "seconds": None, "head": None, "base": base, "commits": 0, "dirty": False,
-        "stopped_by_budget": False, "stopped": False, "cost_usd": None, "commit_error": None,
-        "setup_failed": False, "setup_exit_code": None, "error": None,
-    }
+    res: dict = {"job": req["job"], "exit_code": None, "signal": None, "started": round(time.time(), 3),
+                 "ended": None, "seconds": None, "head": None, "base": base, "commits": 0, "dirty": False,
+                 "stopped_by_budget": False, "stopped": False, "cost_usd": None, "commit_error": None,
+                 "setup_failed": False, "setup_exit_code": None, "error": None}
     grace = float(req.get("grace") or GRACE)
     made = False
     try:
@@ -229,9 +224,9 @@ def _work(req: dict, run_dir: str) -> None:
         made = True
         if req.get("setup") and not _stopping(run_dir):
             code, sig, _ = _run_group(["sh", "-c", req["setup"]], wt, _base_env(), None, None, grace)
-            if code != 0:
-                res["setup_failed"], res["setup_exit_code"], res["signal"] = True, code, sig
-                _note(f"setup {'stopped' if code is None else f'exited {code}'}: {req['setup']}")
+            res.update(setup_exit_code=code, signal=sig, setup_failed=code != 0 and not _stopping(run_dir))
+            if res["setup_failed"]:
+                _note(f"setup {'was killed' if code is None else f'exited {code}'}: {req['setup']}")
         if not res["setup_failed"] and not _stopping(run_dir):
             _agent(req, run_dir, wt, grace, res)
             if req.get("commit_leftovers"):
@@ -265,7 +260,9 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
         raise RunError(f"the repository {repo} does not exist on this machine")
     if os.path.isdir(wt) and os.listdir(wt):
         code, top = _git(["rev-parse", "--show-toplevel"], wt)
-        if code != 0 or os.path.realpath(top) != os.path.realpath(wt) or _common(wt) != _common(repo):
+        common = {os.path.realpath(os.path.join(d, _git(["rev-parse", "--git-common-dir"], d)[1]))
+                  for d in (wt, repo)}  # one shared git folder: a worktree of this very repository
+        if code != 0 or os.path.realpath(top) != os.path.realpath(wt) or len(common) != 1:
             raise RunError(f"{wt} exists and is not a worktree of {repo}; remove it or use another job id")
         head = _git(["symbolic-ref", "-q", "--short", "HEAD"], wt)[1]
         if head != branch:
@@ -278,11 +275,6 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
     code, out = _git(args, repo)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
-
-
-def _common(where: str) -> str:
-    """The repository's shared git folder, the same for all its worktrees."""
-    return os.path.realpath(os.path.join(where, _git(["rev-parse", "--git-common-dir"], where)[1]))
 
 
 def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
@@ -490,10 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         answer = ACTIONS[args[0]](request)
-    except RequestError as exc:
-        answer = {"error": str(exc)}
     except Exception as exc:
-        answer = {"error": f"{args[0]} failed: {type(exc).__name__}: {exc}"}
+        answer = {"error": str(exc) if isinstance(exc, RequestError) else f"{type(exc).__name__}: {exc}"}
     print(json.dumps(answer))
     return 0
 
