@@ -70,8 +70,9 @@ class ClaudeAdapter:
         error = (api_error or {}).get("error")
         if error in SIGNIN_ERRORS or status in (401, 403) or text.startswith(SIGNIN_TEXTS):
             return done("signin")
-        if error in ("rate_limit", "server_error", "overloaded") or (isinstance(status, int) and (
-                status == 429 or status >= 500)) or error == "unknown" and status is None:
+        # A refused connection also reads as error "server_error" with no status.
+        if error in ("rate_limit", "server_error", "overloaded") or (
+                isinstance(status, int) and (status == 429 or status >= 500)):
             return done("transient")
         return done("failed")
 
