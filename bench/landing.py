@@ -1,0 +1,288 @@
+"""The landing queue against landing one branch at a time: check runs, rounds and wall time.
+
+    python bench/landing.py [--branches N] [--no-sweep] [--keep]
+
+In throwaway repositories (a private HOME and XDG folders in /tmp), N branches (16) each add one file under
+src/. The check takes about half a second: `sleep 0.5`, then it fails when any file under src/ holds the
+marker that the breaking branches add. With 0, 1 and 2 breaking branches (at f5 and f11), it times
+
+  the queue   `git balanced land f1 ... fN --json` (check runs and rounds from its JSON), and
+  the naive way: in a scratch clone, for each branch `git merge --no-ff`, run the check, keep the merge
+              when it passes and drop it when not (plain git and the check command, not this tool),
+
+then the queue again with `[balanced] check_slots = 4`. Both ways must end on the same tree. The sweep then
+runs the queue for more placements of the breaking branches, including the ones this search handles worst
+(the first culprit early, the second a few places after it), and reports the worst.
+Goals: 0 failing -> 1 check run; 1 failing -> at most 6; 2 failing -> at most 11; 4 slots -> fewer rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+
+from git_balanced import proc  # noqa: E402
+
+MARKER = "BREAKS-THE-CHECK"
+CHECK = f'sleep 0.5; echo run >> "$HOME/check-runs"; ! grep -rq {MARKER} src'
+PLACED = ((), (5,), (5, 11))
+# More placements for the sweep; (1, 3), (2, 7) and (4, 7) are among the worst for two culprits in 16.
+SWEEP = ((1,), (8,), (16,), (1, 3), (2, 7), (4, 7), (15, 16))
+GOAL_CHECKS = {0: 1, 1: 6, 2: 11}
+
+
+class Sandbox:
+    """A private HOME, XDG folders and git identity, and `git` / `git balanced` run inside them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        # None of the caller's git settings or identity: the figures must not depend on whose machine it is.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            HOME=str(self.home), XDG_STATE_HOME=str(root / "state"), XDG_CONFIG_HOME=str(root / "config"),
+            XDG_CACHE_HOME=str(root / "cache"), XDG_DATA_HOME=str(root / "data"), GIT_CONFIG_NOSYSTEM="1",
+            GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
+            GIT_COMMITTER_EMAIL="bench@localhost", GIT_EDITOR="false", GIT_TERMINAL_PROMPT="0",
+            PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+        )
+        self.env = env
+        for d in ("home", "state", "config", "cache", "data"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+
+    def git(self, cwd: Path, *args: str) -> str:
+        res = proc.run(["git", *args], cwd=cwd, env=self.env)
+        if res.code != 0:
+            sys.exit(f"git {' '.join(args)} failed in {cwd}: {res.err.strip() or res.out.strip()}")
+        return res.out.strip()
+
+    def checks_counted(self) -> int:
+        """Every run of the check appends a line to $HOME/check-runs: the count no report can round off."""
+        p = self.home / "check-runs"
+        return len(p.read_text().splitlines()) if p.exists() else 0
+
+
+def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int) -> Path:
+    """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt."""
+    box.git(box.root, "init", "-q", "-b", "main", str(where))
+    settings = f"[worktree]\ncheck = {json.dumps(CHECK)}\n"
+    if slots != 1:
+        settings += f"\n[balanced]\ncheck_slots = {slots}\n"
+    (where / ".magnum").mkdir()
+    (where / ".magnum" / "settings.toml").write_text(settings)
+    (where / "src").mkdir()
+    (where / "src" / "base.txt").write_text("base\n")
+    box.git(where, "add", "-A")
+    box.git(where, "commit", "-q", "-m", "initial")
+    allowed = proc.run(["git", "balanced", "allow", "--yes"], cwd=where, env=box.env)
+    if allowed.code != 0:
+        sys.exit(f"git balanced allow --yes failed: {allowed.err.strip()}")
+    for i in range(1, n + 1):
+        box.git(where, "switch", "-q", "-c", f"f{i}", "main")
+        (where / "src" / f"f{i}.txt").write_text(f"{MARKER}\n" if i in bad else f"feature {i}\n")
+        box.git(where, "add", "-A")
+        box.git(where, "commit", "-q", "-m", f"add f{i}")
+    box.git(where, "switch", "-q", "main")
+    return where
+
+
+@dataclass
+class Run:
+    checks: int
+    rounds: int
+    seconds: float
+    landed: set[str]
+    refused: set[str]
+    tree: str  # of src/ at the end: the settings differ between 1 and 4 slots, the work must not
+
+
+class ScratchRace(Exception):
+    """Parallel checks creating their scratch worktrees at once tripped over each other (see queue_fresh)."""
+
+
+def queue(box: Sandbox, repo: Path, n: int) -> Run:
+    """`git balanced land f1 ... fn --json`, timed; its report cross-checked against the counted runs."""
+    before = box.checks_counted()
+    start = time.perf_counter()
+    res = proc.run(["git", "balanced", "land", *[f"f{i}" for i in range(1, n + 1)], "--json"], cwd=repo,
+                   env=box.env)
+    seconds = time.perf_counter() - start
+    try:
+        data = json.loads(res.out)
+    except json.JSONDecodeError:
+        if "worktree add" in res.err:
+            raise ScratchRace(res.err.strip()) from None
+        sys.exit(f"git balanced land failed (exit {res.code}) in {repo}:\n{res.err}")
+    counted = box.checks_counted() - before
+    # The figures mean nothing if the report disagrees with what ran.
+    assert data["check_runs"] == counted, f"land reported {data['check_runs']} check runs, {counted} ran"
+    verdicts = data["verdicts"]
+    return Run(checks=counted, rounds=data["rounds"], seconds=seconds,
+               landed={v["branch"] for v in verdicts if v["status"] == "landed"},
+               refused={v["branch"] for v in verdicts if v["status"] != "landed"},
+               tree=box.git(repo, "rev-parse", "main:src"))
+
+
+def naive(box: Sandbox, repo: Path, n: int) -> Run:
+    """One at a time in a scratch clone: merge, check, keep it or drop it. Plain git and the check."""
+    clone = repo.parent / "naive"
+    before = box.checks_counted()
+    start = time.perf_counter()
+    box.git(repo.parent, "clone", "-q", str(repo), str(clone))
+    landed, refused = set(), set()
+    for i in range(1, n + 1):
+        name = f"f{i}"
+        box.git(clone, "merge", "--no-ff", "-q", "-m", f"Land {name}", f"origin/{name}")
+        if proc.shell(CHECK, cwd=clone, env=box.env).code == 0:
+            landed.add(name)
+        else:
+            # a scratch clone of its own: dropping the failed merge is how the naive way says no
+            box.git(clone, "reset", "-q", "--hard", "HEAD~1")
+            refused.add(name)
+    seconds = time.perf_counter() - start
+    return Run(checks=box.checks_counted() - before, rounds=n, seconds=seconds, landed=landed,
+               refused=refused, tree=box.git(clone, "rev-parse", "HEAD:src"))
+
+
+def queue_fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, races: list[str]) -> Run:
+    """The queue in a new lead. The first parallel landing in a repository creates its scratch worktrees
+    at once, and one's `git worktree prune` can remove another's half-made entry: such a run is counted,
+    and tried again in another new lead (a retry in the same one would be answered from its check notes)."""
+    for _ in range(5):
+        try:
+            return queue(box, fresh(box, n, bad, slots), n)
+        except ScratchRace as exc:
+            races.append(f"{label(bad)}, {slots} slots: {exc.args[0].splitlines()[-1].strip()}")
+    sys.exit("git balanced land failed 5 times creating its scratch worktrees:\n" + "\n".join(races[-5:]))
+
+
+def expect(run: Run, n: int, bad: tuple[int, ...], what: str) -> None:
+    """Exactly the good branches landed and exactly the breaking ones were refused."""
+    good = {f"f{i}" for i in range(1, n + 1) if i not in bad}
+    assert run.landed == good, f"{what}: landed {sorted(run.landed)}, expected {sorted(good)}"
+    assert run.refused == {f"f{i}" for i in bad}, f"{what}: refused {sorted(run.refused)}"
+
+
+def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int) -> Path:
+    """A new lead in a folder of its own (its naive clone goes next to it)."""
+    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots)
+
+
+def label(bad: tuple[int, ...]) -> str:
+    return f"{len(bad)} failing" + (f" ({', '.join(f'f{i}' for i in bad)})" if bad else "")
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every scenario, print the tables and PASS/MISS against the goals."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--branches", type=int, default=16, help="branches per run (default 16)")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the other placements of the culprits")
+    ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
+    args = ap.parse_args(argv)
+    n = args.branches
+    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-landing-"))
+    try:
+        box = Sandbox(tmp)
+        print(f"git balanced landing benchmark: {n} branches, check `{CHECK}`")
+        print(f"python {sys.version.split()[0]}, {proc.run(['git', '--version']).out.strip()}, "
+              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, in {tmp}")
+        rows: list[tuple[tuple[int, ...], Run, Run, Run]] = []
+        races: list[str] = []
+        for bad in (b for b in PLACED if not b or max(b) <= n):
+            repo = fresh(box, n, bad, 1)
+            slow = naive(box, repo, n)
+            expect(slow, n, bad, f"naive, {label(bad)}")
+            q1 = queue(box, repo, n)
+            expect(q1, n, bad, f"queue, {label(bad)}")
+            assert q1.tree == slow.tree, f"{label(bad)}: queue and naive ended on different src/ trees"
+            q4 = queue_fresh(box, n, bad, 4, races)
+            expect(q4, n, bad, f"queue with 4 slots, {label(bad)}")
+            assert q4.tree == slow.tree, f"{label(bad)}: 4 slots ended on a different src/ tree"
+            rows.append((bad, slow, q1, q4))
+            print(f"  {label(bad)}: done", flush=True)
+        sweep: list[tuple[tuple[int, ...], Run, Run]] = []
+        if not args.no_sweep:
+            for bad in (b for b in SWEEP if max(b) <= n):
+                q1 = queue_fresh(box, n, bad, 1, races)
+                expect(q1, n, bad, f"sweep, {label(bad)}")
+                q4 = queue_fresh(box, n, bad, 4, races)
+                expect(q4, n, bad, f"sweep with 4 slots, {label(bad)}")
+                sweep.append((bad, q1, q4))
+            print("  sweep: done", flush=True)
+        return report(rows, sweep, n, races)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(rows: list[tuple[tuple[int, ...], Run, Run, Run]],
+           sweep: list[tuple[tuple[int, ...], Run, Run]], n: int, races: list[str]) -> int:
+    """The tables, then one PASS/MISS line per goal; exit 0 only when every goal is met."""
+    print()
+    print(f"{'one slot':<20} {'queue checks':>12} {'rounds':>6} {'wall':>7}   {'naive checks':>12} "
+          f"{'wall':>7}   {'checks saved':>12} {'faster':>7}")
+    for bad, slow, q1, _ in rows:
+        print(f"{label(bad):<20} {q1.checks:>12} {q1.rounds:>6} {q1.seconds:>6.1f}s   {slow.checks:>12} "
+              f"{slow.seconds:>6.1f}s   {slow.checks / q1.checks:>11.1f}x {slow.seconds / q1.seconds:>6.1f}x")
+    print()
+    print(f"{'check_slots = 4':<20} {'queue checks':>12} {'rounds':>6} {'wall':>7}   {'1-slot rounds':>13} "
+          f"{'wall':>7}   {'naive wall':>10}")
+    for bad, slow, q1, q4 in rows:
+        print(f"{label(bad):<20} {q4.checks:>12} {q4.rounds:>6} {q4.seconds:>6.1f}s   {q1.rounds:>13} "
+              f"{q1.seconds:>6.1f}s   {slow.seconds:>9.1f}s")
+    if sweep:
+        print()
+        print(f"{'other placements':<20} {'checks':>6} {'rounds':>6} {'wall':>7}   {'4 slots: checks':>15} "
+              f"{'rounds':>6} {'wall':>7}")
+        for bad, q1, q4 in sweep:
+            print(f"{label(bad):<20} {q1.checks:>6} {q1.rounds:>6} {q1.seconds:>6.1f}s   {q4.checks:>15} "
+                  f"{q4.rounds:>6} {q4.seconds:>6.1f}s")
+    print()
+    ok_all = True
+    every = [(bad, q1, q4) for bad, _, q1, q4 in rows] + sweep
+    for k, goal in GOAL_CHECKS.items():
+        placed = [(bad, q1) for bad, _, q1, _ in rows if len(bad) == k]
+        for bad, q1 in placed:
+            ok = q1.checks <= goal
+            ok_all &= ok
+            print(f"{verdict(ok)}  {label(bad)} of {n}: at most {goal} check run{'s' if goal > 1 else ''}, "
+                  f"took {q1.checks}")
+        others = [(bad, q1) for bad, q1, _ in every if len(bad) == k]
+        if k and len(others) > 1:
+            worst_bad, worst = max(others, key=lambda x: x[1].checks)
+            ok = worst.checks <= goal
+            ok_all &= ok
+            print(f"{verdict(ok)}  {k} failing, worst of {len(others)} placements: at most {goal}, took "
+                  f"{worst.checks} with {', '.join(f'f{i}' for i in worst_bad)} failing")
+    for bad, q1, q4 in every:
+        if not bad:
+            continue
+        ok = q4.rounds < q1.rounds
+        ok_all &= ok
+        print(f"{verdict(ok)}  4 slots take fewer rounds, {label(bad)}: {q4.rounds} against {q1.rounds}")
+    if races:
+        ok_all = False
+        print(f"MISS  {len(races)} landing run(s) failed creating their scratch worktrees at once "
+              "(each tried again in a new lead):")
+        for line in races:
+            print(f"        {line}")
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
