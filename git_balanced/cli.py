@@ -142,6 +142,54 @@ def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
     return engine_cmd.engine_command(once=once, until_idle=until_idle, detach=detach, stop=stop_it)
 
 
+@cli.command(short_help="Workers and what waits on you (Now), what runs, what comes (Next).")
+@_json_opt
+@click.option("--all", "show_all", is_flag=True, help="Every done worker, not folded into one line.")
+@click.option("--watch", is_flag=True, help="Redraw as things change.")
+def board(as_json: bool, show_all: bool, watch: bool) -> int:
+    """The board: Now (what waits on you), Running (a dot per worker), Next (what comes)."""
+    from git_balanced import board as board_mod
+
+    return board_mod.board_command(as_json=as_json, show_all=show_all, watch=watch)
+
+
+@cli.command(short_help="What the lead hears.")
+@_json_opt
+@click.option("--follow", is_flag=True, help="Keep printing as more comes.")
+def inbox(as_json: bool, follow: bool) -> int:
+    """One line per thing the lead hears, in words."""
+    from git_balanced import inbox as inbox_mod
+
+    return inbox_mod.inbox_command(as_json=as_json, follow=follow)
+
+
+@cli.command(short_help="Stop a job (it is not tried again).")
+@click.argument("job")
+def stop(job: str) -> int:
+    """Stop JOB's worker; its branch is kept."""
+    from git_balanced import jobs_cmd
+
+    return jobs_cmd.stop_command(job)
+
+
+@cli.command(short_help="Try a failed or stopped job again.")
+@click.argument("job")
+def retry(job: str) -> int:
+    """A new attempt at JOB's piece, continuing from what it committed."""
+    from git_balanced import jobs_cmd
+
+    return jobs_cmd.retry_command(job)
+
+
+@cli.command(short_help="Hide a done job from the board.")
+@click.argument("job")
+def dismiss(job: str) -> int:
+    """Hide JOB from the board; its history stays in git."""
+    from git_balanced import jobs_cmd
+
+    return jobs_cmd.dismiss_command(job)
+
+
 # -- landing ------------------------------------------------------------------------------------------------
 @cli.command(short_help="Check and land finished workers or branches through the landing queue.")
 @click.argument("names", nargs=-1, metavar="[JOB|BRANCH]...")
