@@ -287,9 +287,9 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         _write_atomic(target, content)
     argv = [a.replace("{run_dir}", run_dir).replace("{worktree}", wt) for a in req["argv"]]
     env = {**_base_env(), **(req.get("env") or {}), "BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}
-    meter = Meter(req["meter"]) if req.get("meter") and Meter is not None else None
-    if req.get("meter") and meter is None:
-        _note("no budget meter is available here: the budget is not enforced")
+    if req.get("meter") and Meter is None:  # money: never run an agent whose budget nobody watches
+        raise RunError("a budget meter was asked for, but meter.py is not here: run the script of source()")
+    meter = Meter(req["meter"]) if req.get("meter") else None
     code, sig, by_budget = _run_group(argv, wt, env, meter, os.path.join(run_dir, "agent_pid"), grace)
     res.update(exit_code=code, signal=sig, stopped_by_budget=by_budget)
     if meter is not None:
@@ -369,7 +369,8 @@ def status(req: dict) -> dict:
     runs = _path(_field(req, "runs_dir", str, RUNS_DIR))
     jobs = _field(req, "jobs", list, None)
     if jobs is None:
-        jobs = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+        names = os.listdir(runs) if os.path.isdir(runs) else []
+        jobs = sorted(n for n in names if os.path.isdir(os.path.join(runs, n)))
     answer = {}
     for job in map(str, jobs):
         try:

@@ -288,6 +288,19 @@ def test_meter_and_runner_as_one_script_on_stdin(tmp_path: Path, lead: tuple[Pat
     assert json.loads(cp.stdout)["jobs"]["r1"]["state"] == "finished"
 
 
+def test_a_budget_with_no_meter_here_refuses_to_run_the_agent(tmp_path: Path, lead: tuple[Path, str]) -> None:
+    python3 = shutil.which("python3", path="/usr/bin:/bin") or shutil.which("python3")
+    assert python3
+    req = request(tmp_path, lead, "n1", "touch agent-ran", meter={"format": "pi", "budget_usd": 1})
+    # runner.py alone, under a python3 that cannot import the package: no Meter anywhere.
+    cp = subprocess.run([python3, "-I", RUNNER, "start"], input=json.dumps(req), capture_output=True,
+                        text=True, cwd=tmp_path, timeout=30)
+    assert cp.returncode == 0 and json.loads(cp.stdout)["job"] == "n1", cp.stdout + cp.stderr
+    res = wait_for("n1", tmp_path / "runs")["result"]
+    assert "meter" in res["error"] and res["exit_code"] is None, res
+    assert not (tmp_path / "worktrees" / "n1" / "agent-ran").exists(), "an unwatched budget never runs"
+
+
 TRICKY = 'Say "hi" & it\'s $(touch pwned) `touch pwned2`;\nthen $HOME and \\n and {worktree}\n\ttabbed \u00e9'
 
 
