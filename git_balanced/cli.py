@@ -83,6 +83,70 @@ def check(rev: str, force: bool, as_json: bool) -> int:
     return check_cmd.check_command(rev, force=force, as_json=as_json)
 
 
+# -- machines -------------------------------------------------------------------------------------------------
+@cli.group(invoke_without_command=True, short_help="local, added machines, and SSH hosts not added yet.")
+@_json_opt
+@click.pass_context
+def machines(ctx: click.Context, as_json: bool) -> int | None:
+    """List `local`, the machines you added and the hosts of your SSH config not added yet: ticked, ready,
+    running workers, preference."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.machines import machines_cmd
+
+    return machines_cmd.list_command(as_json=as_json)
+
+
+@machines.command(name="add", short_help="Add a machine (kept for you, across repositories).")
+@click.argument("name")
+@click.option("--host", metavar="H", help="The SSH host (default: NAME).")
+@click.option("--preference", default="normal", show_default=True,
+              type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
+def machines_add(name: str, host: str | None, preference: str) -> int:
+    """Add NAME, reached over SSH as HOST, with a preference for placement."""
+    from git_balanced.machines import machines_cmd
+
+    return machines_cmd.add_command(name, host=host, preference=preference)
+
+
+@machines.command(name="rm", short_help="Remove an added machine.")
+@click.argument("name")
+def machines_rm(name: str) -> int:
+    """Forget NAME."""
+    from git_balanced.machines import machines_cmd
+
+    return machines_cmd.rm_command(name)
+
+
+@cli.command(short_help="Let machines take this repository's workers.")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+def tick(names: tuple[str, ...]) -> int:
+    """Tick machines for this repository (the first time, only `local` is ticked)."""
+    from git_balanced.machines import machines_cmd
+
+    return machines_cmd.tick_command(list(names), on=True)
+
+
+@cli.command(short_help="Stop machines taking this repository's workers.")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+def untick(names: tuple[str, ...]) -> int:
+    """Untick machines for this repository; workers running there go on."""
+    from git_balanced.machines import machines_cmd
+
+    return machines_cmd.tick_command(list(names), on=False)
+
+
+@cli.command(short_help="Prepare ticked machines: connect, copy the project, check room and identity.")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@click.option("--yes", is_flag=True, help="Do what is yours to decide without asking.")
+def ready(names: tuple[str, ...], yes: bool) -> int:
+    """Connect to each ticked machine (or those named), find git, python3 and the agents, copy the project to
+    ~/<repository>, check free room and the git identity there."""
+    from git_balanced.machines import ready as ready_mod
+
+    return ready_mod.ready_command(list(names), yes=yes)
+
+
 # -- plans and workers ----------------------------------------------------------------------------------------
 @cli.command(short_help="Store a plan (YAML) and show where each piece runs and why.")
 @click.argument("file", metavar="FILE|-")
@@ -204,6 +268,98 @@ def land(names: tuple[str, ...], take_all: bool, include_protected: bool, as_jso
 
     return land_cmd.land_command(list(names), take_all=take_all, include_protected=include_protected,
                                  as_json=as_json)
+
+
+# -- the lead and its workers ----------------------------------------------------------------------------------
+@cli.command(short_help="From inside a worker: ask the lead, wait for the answer.")
+@click.argument("text")
+def ask(text: str) -> int:
+    """Post TEXT to the lead's inbox and print the answer when it comes."""
+    from git_balanced import questions
+
+    return questions.ask_command(text)
+
+
+@cli.command(short_help="Answer a worker's question.")
+@click.argument("qid", metavar="ID")
+@click.argument("text", required=False)
+@click.option("--allow", is_flag=True, help="Allow what was asked.")
+@click.option("--deny", is_flag=True, help="Deny what was asked.")
+def answer(qid: str, text: str | None, allow: bool, deny: bool) -> int:
+    """Answer question ID with TEXT, --allow or --deny; the first answer counts."""
+    from git_balanced import questions
+
+    return questions.answer_command(qid, text, allow=allow, deny=deny)
+
+
+@cli.command(name="pass", short_help="Pass a worker's question on to you.")
+@click.argument("qid", metavar="ID")
+def pass_(qid: str) -> int:
+    """Hand question ID to you: it shows under Now on the board."""
+    from git_balanced import questions
+
+    return questions.pass_command(qid)
+
+
+@cli.command(short_help="What would ship, with the check run again.")
+@_json_opt
+def review(as_json: bool) -> int:
+    """Sum up what would ship from the lead's branch against its upstream, and check it."""
+    from git_balanced import review as review_mod
+
+    return review_mod.review_command(as_json=as_json)
+
+
+@cli.command(short_help="Record a correction for the lead.")
+@click.argument("text")
+def correct(text: str) -> int:
+    """Record a correction; the board then says how often the lead was corrected."""
+    from git_balanced import review as review_mod
+
+    return review_mod.correct_command(text)
+
+
+@cli.command(short_help="Push the lead's branch, only when you say so.")
+@click.option("--yes", is_flag=True, help="Push without asking.")
+def ship(yes: bool) -> int:
+    """Show the steps, ask, and push the lead's branch to its upstream only on a yes."""
+    from git_balanced import review as review_mod
+
+    return review_mod.ship_command(yes=yes)
+
+
+@cli.group(short_help="Schedules: tell the lead things at set times.")
+def schedule() -> None:
+    """Add, list and remove schedules (s1, s2, ...)."""
+
+
+@schedule.command(name="add", short_help="Add a schedule.")
+@click.argument("when")
+@click.argument("text")
+def schedule_add(when: str, text: str) -> int:
+    """WHEN is `daily HH:MM`, `weekdays HH:MM`, `every N minutes`, `every N hours` or
+    `once YYYY-MM-DD HH:MM`, in this machine's local time."""
+    from git_balanced import schedules
+
+    return schedules.add_command(when, text)
+
+
+@schedule.command(name="list", short_help="List schedules.")
+@_json_opt
+def schedule_list(as_json: bool) -> int:
+    """Every schedule with its next time."""
+    from git_balanced import schedules
+
+    return schedules.list_command(as_json=as_json)
+
+
+@schedule.command(name="rm", short_help="Remove a schedule.")
+@click.argument("name")
+def schedule_rm(name: str) -> int:
+    """Remove schedule NAME (s1, s2, ...)."""
+    from git_balanced import schedules
+
+    return schedules.rm_command(name)
 
 
 # -- sharing and history -------------------------------------------------------------------------------------

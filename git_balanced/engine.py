@@ -51,8 +51,24 @@ class Engine:
         jobs = {jid: j for jid, j in J.all_jobs(self.repo).items() if j.plan in plans}
         self._start([j for j in jobs.values() if j.state == "queued"], jobs)
         self._finish_plans(plans, J.latest_by_piece(jobs))
+        self._tick_others()
         live = any(j.state in ("queued", "running", "paused", "finished") for j in jobs.values())
         return live or movable
+
+    def _tick_others(self) -> None:
+        """Give schedules and questions their turn: each module that has `engine_tick` gets called."""
+        import importlib
+
+        for name in ("git_balanced.schedules", "git_balanced.questions"):
+            try:
+                mod = importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name != name:
+                    raise
+                continue
+            tick = getattr(mod, "engine_tick", None)
+            if tick is not None:
+                tick(self.lead, self.settings)
 
     # -- watching ------------------------------------------------------------------------------------------
     def _watch(self, running: list[Job]) -> None:
