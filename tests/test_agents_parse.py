@@ -285,5 +285,6 @@ def test_pi_command_line() -> None:
 
 def test_get_names_the_agents() -> None:
     assert set(NAMES) == {"claude", "codex", "pi", "shell"}
+    assert [get(name).name for name in NAMES] == list(NAMES)
     with pytest.raises(BalancedError, match="unknown agent 'gemini'"):
         get("gemini")

@@ -44,7 +44,7 @@ class Meter:
 
     def feed(self, line: str) -> None:
         """Take one line of the agent's log (non-JSON lines are ignored)."""
-        event = _json(line)
+        event = _meter_json(line)
         if event is None:
             return
         kind = event.get("type")
@@ -114,7 +114,7 @@ class Meter:
             return
         *lines, self._partial = (self._partial + data).split("\n")
         for line in lines:
-            event = _json(line)
+            event = _meter_json(line)
             payload = (event or {}).get("payload") or {}
             if payload.get("type") != "token_count":
                 continue
@@ -124,7 +124,8 @@ class Meter:
                                  "output": int(total.get("output_tokens") or 0)}
 
 
-def _json(line: str) -> dict | None:
+def _meter_json(line: str) -> dict | None:
+    # Prefixed: the runner ships this file and its own source as one script, so names must not collide.
     line = line.strip()
     if not line.startswith("{"):
         return None
