@@ -104,7 +104,6 @@ class ModelServer:
         self._ids = itertools.count(1)
         self.requests: list[Request] = []
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- script ------------------------------------------------------------------------------------
     def add(self, *turns: Turn) -> None:
@@ -126,10 +125,10 @@ class ModelServer:
             if not self._turns:
                 return say(self._final)
             turn = self._turns[0]
-            if turn.kind in FAILURES and turn.times is None:
-                return turn  # a failure that sticks answers every later request too
-            if turn.kind in FAILURES and turn.times > 1:
-                self._turns[0] = Turn(**{**turn.__dict__, "times": turn.times - 1})
+            if turn.kind in FAILURES and (turn.times is None or turn.times > 1):
+                # A failure answers `times` requests; one without a count sticks to the end.
+                if turn.times is not None:
+                    self._turns[0] = Turn(**{**turn.__dict__, "times": turn.times - 1})
                 return turn
             return self._turns.popleft()
 
@@ -140,8 +139,7 @@ class ModelServer:
     @property
     def url(self) -> str:
         assert self._httpd is not None, "the server is not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def __enter__(self) -> ModelServer:
         server = self
@@ -151,8 +149,7 @@ class ModelServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Bound)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -163,14 +160,11 @@ class ModelServer:
 
     def wait_stopping(self, seconds: float) -> None:
         """Sleep up to `seconds`, returning early when the server stops (a hang's wait)."""
-        deadline = time.monotonic() + seconds
-        while not self._stopping.is_set() and time.monotonic() < deadline:
-            self._stopping.wait(min(0.2, max(0.0, deadline - time.monotonic())))
+        self._stopping.wait(seconds)
 
     def record(self, handler: BaseHTTPRequestHandler, body: Any, main: bool) -> None:
         with self._lock:
             self.requests.append(Request(handler.command, handler.path, dict(handler.headers), body, main))
-
 
 
 # -- the wire ------------------------------------------------------------------------------------------
@@ -182,10 +176,7 @@ def _patch(path: str, content: str) -> str:
 
 
 def _tool_names(body: dict) -> set[str]:
-    names = set()
-    for tool in body.get("tools") or []:
-        names.add(tool.get("name") or (tool.get("function") or {}).get("name") or "")
-    return names
+    return {t.get("name") or (t.get("function") or {}).get("name") or "" for t in body.get("tools") or []}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -202,11 +193,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"object": "list", "data": [], "models": []})
         else:
             self._json(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
-
-    def do_HEAD(self) -> None:
-        self.send_response(200)
-        self.send_header("content-length", "0")
-        self.end_headers()
 
     def do_POST(self) -> None:
         raw = self._read_body()
