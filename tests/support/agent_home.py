@@ -24,13 +24,6 @@ PI_MODEL = "scripted-coder"
 PI_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 
 
-def binary(name: str) -> str:
-    """The installed CLI `name`, or an AssertionError telling what to run."""
-    path = AGENTS / "node_modules" / ".bin" / name
-    assert path.exists(), f"{name} is not installed in {AGENTS}: run `bash {INSTALL}`"
-    return str(path)
-
-
 def _base(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE_"))}
     env["HOME"] = str(home)
@@ -115,5 +108,3 @@ def pi_env(home: Path, url: str, *, signed_in: bool = True) -> dict[str, str]:
     if signed_in:
         env["SCRIPTED_API_KEY"] = "sk-scripted"
     return env
-
-
