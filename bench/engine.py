@@ -1,0 +1,344 @@
+"""The engine on a plan of trivial shell pieces: finish-to-landing latency, idle CPU, and wall time by hand.
+
+    python bench/engine.py [--pieces N] [--idle-seconds S] [--sleep S] [--profile] [--keep]
+
+In throwaway repositories (a private HOME and XDG folders in /tmp) whose check is a real one
+(`python3 -m unittest`, a test reading every file the pieces write, about 0.1 s), it measures
+
+  (a) finish to landing: for each piece, the time from its worker's end (`ended` in the runner's
+      result.json, read while the run folder still exists) to the `landed` event on
+      refs/balanced/jobs/<id>, less the check's seconds from the landing note; median and max;
+  (b) idle CPU: `git balanced engine` in the background with nothing to do, utime+stime from
+      /proc/<pid>/stat over S seconds (20) after it settled; CPU seconds per minute and percent;
+  (c) wall time: `git balanced plan FILE --start` then `git balanced engine --until-idle`, against the
+      same N commands by hand, one after another, in a twin repository: for each a worktree and
+      branch, run the command, commit, `git merge --no-ff` into main, run the check (plain git and sh).
+
+Both ways must end on the same tree of main. `--sleep S` makes each piece sleep first, to stand for work
+that takes time (the trivial pieces measure the engine's own overhead). `--profile` runs the plan once
+more with the engine under cProfile and prints where its time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+
+from git_balanced import proc  # noqa: E402
+
+CHECK = "python3 -m unittest discover -q -s tests"
+TEST = '''\
+import pathlib
+import unittest
+
+
+class Pieces(unittest.TestCase):
+    def test_each_piece_names_itself(self):
+        for path in pathlib.Path("pieces").glob("p*.txt"):
+            self.assertEqual(path.read_text().strip(), "piece " + path.stem[1:])
+'''
+ME = [sys.executable, "-m", "git_balanced.cli"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def command_of(i: int, pause: float = 0.0) -> str:
+    """Piece i's shell command: one file of its own, so no two pieces touch the same path."""
+    write = f"echo 'piece {i:02d}' > pieces/p{i:02d}.txt"
+    return f"sleep {pause:g} && {write}" if pause else write
+
+
+class Box:
+    """A private HOME, XDG folders and git identity; `git` and `git balanced` run inside them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(HOME=str(self.home), XDG_STATE_HOME=str(root / "state"),
+                   XDG_CONFIG_HOME=str(root / "config"), XDG_CACHE_HOME=str(root / "cache"),
+                   GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="bench",
+                   GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
+                   GIT_COMMITTER_EMAIL="bench@localhost", GIT_EDITOR="false", GIT_TERMINAL_PROMPT="0",
+                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        self.env = env
+        for d in ("home", "state", "config", "cache"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+
+    def git(self, cwd: Path, *args: str, input: str | None = None) -> str:
+        res = proc.run(["git", *args], cwd=cwd, env=self.env, input=input)
+        if res.code != 0:
+            sys.exit(f"git {' '.join(args)} failed in {cwd}: {res.err.strip() or res.out.strip()}")
+        return res.out.strip()
+
+    def balanced(self, cwd: Path, *args: str) -> proc.Result:
+        res = proc.run([*ME, *args], cwd=cwd, env=self.env)
+        if res.code != 0:
+            sys.exit(f"git balanced {' '.join(args)} failed (exit {res.code}) in {cwd}:\n{res.out}{res.err}")
+        return res
+
+
+def build(box: Box, where: Path) -> Path:
+    """A lead on main: the check and the shell agent committed and allowed, a test, an empty pieces/."""
+    box.git(box.root, "init", "-q", "-b", "main", str(where))
+    (where / ".magnum").mkdir()
+    (where / ".magnum" / "settings.toml").write_text(
+        f'[worktree]\ncheck = "{CHECK}"\n\n[balanced]\nagent = "shell"\n')
+    (where / "tests").mkdir()
+    (where / "tests" / "test_pieces.py").write_text(TEST)
+    (where / "pieces").mkdir()
+    (where / "pieces" / ".keep").write_text("")
+    box.git(where, "add", "-A")
+    box.git(where, "commit", "-q", "-m", "A repository for the engine benchmark")
+    box.balanced(where, "allow", "--yes")
+    return where
+
+
+def plan_text(n: int, pause: float) -> str:
+    lines = ["task: Trivial shell pieces for the engine benchmark", "pieces:"]
+    for i in range(1, n + 1):
+        lines += [f"  - id: p{i:02d}", f"    task: Write pieces/p{i:02d}.txt.", "    agent: shell",
+                  f"    run: {json.dumps(command_of(i, pause))}"]
+    return "\n".join(lines) + "\n"
+
+
+class Ends:
+    """Reads each runner's result.json while its run folder exists (landing removes it): job -> `ended`."""
+
+    def __init__(self, runs: Path) -> None:
+        self.runs = runs
+        self.ended: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> Ends:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.02):
+            try:
+                folders = list(os.scandir(self.runs))
+            except FileNotFoundError:
+                continue
+            for d in folders:
+                if d.name in self.ended:
+                    continue
+                try:
+                    result = json.loads((Path(d.path) / "result.json").read_text())
+                except (FileNotFoundError, NotADirectoryError, ValueError):
+                    continue  # written by rename: absent until whole
+                if result.get("ended"):
+                    self.ended[d.name] = float(result["ended"])
+
+
+def job_events(box: Box, repo: Path) -> dict[str, list[dict]]:
+    """Every job's events (event.json of each commit on refs/balanced/jobs/<id>), oldest first."""
+    names = box.git(repo, "for-each-ref", "--format=%(refname)", "refs/balanced/jobs/").split()
+    shas: list[tuple[str, str]] = []
+    for ref in names:
+        for sha in reversed(box.git(repo, "rev-list", ref).split()):
+            shas.append((ref.rsplit("/", 1)[1], sha))
+    raw = box.git(repo, "cat-file", "--batch", input="".join(f"{sha}:event.json\n" for _, sha in shas))
+    out: dict[str, list[dict]] = {job: [] for job, _ in shas}
+    pos, lines = 0, raw.encode()
+    for job, _ in shas:
+        header_end = lines.index(b"\n", pos)
+        size = int(lines[pos:header_end].split()[2])
+        out[job].append(json.loads(lines[header_end + 1:header_end + 1 + size]))
+        pos = header_end + 1 + size + 1
+    return out
+
+
+def note_of(box: Box, repo: Path, commit: str, job: str) -> dict:
+    """The landing note on `commit` that names `job`."""
+    for line in box.git(repo, "notes", "--ref=balanced", "show", commit).splitlines():
+        data = json.loads(line)
+        if data.get("job") == job:
+            return data
+    sys.exit(f"the landing note on {commit} names no job {job}")
+
+
+def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None = None) -> dict:
+    """`plan --start`, then `engine --until-idle`, timed; the per-job latencies from the refs and notes."""
+    (box.root / "plan.yaml").write_text(plan_text(n, pause))
+    with Ends(box.home / ".balanced" / "runs") as ends:
+        t0 = time.perf_counter()
+        box.balanced(repo, "plan", str(box.root / "plan.yaml"), "--start")
+        t1 = time.perf_counter()
+        if profile is None:
+            box.balanced(repo, "engine", "--until-idle")
+        else:
+            res = proc.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "git_balanced.cli",
+                            "engine", "--until-idle"], cwd=repo, env=box.env)
+            if res.code != 0:
+                sys.exit(f"the profiled engine failed:\n{res.err}")
+        t2 = time.perf_counter()
+    rows = []
+    for job, events in job_events(box, repo).items():
+        by = {e["event"]: e for e in events}
+        if "landed" not in by:
+            sys.exit(f"job {job} did not land: {[e['event'] for e in events]}")
+        if job not in ends.ended:
+            sys.exit(f"job {job}'s result.json was never seen while its run folder existed")
+        landed = by["landed"]
+        note = note_of(box, repo, landed["data"]["landed"], job)
+        check, end = float(note["seconds"]), ends.ended[job]
+        rows.append({"job": job, "piece": by["placed"]["data"]["piece"], "check": check,
+                     "seen": by["finished"]["time"] - end, "checked_tree": note["tree"],
+                     "to_landing": landed["time"] - end - check})
+    if len(rows) != n:
+        sys.exit(f"{len(rows)} jobs for {n} pieces")
+    return {"plan": t1 - t0, "engine": t2 - t1, "wall": t2 - t0, "rows": rows,
+            "checks": len({r["checked_tree"] for r in rows}),
+            "tree": box.git(repo, "rev-parse", "main^{tree}")}
+
+
+def by_hand(box: Box, repo: Path, n: int, pause: float) -> dict:
+    """The same commands one after another with plain git and sh: worktree, run, commit, merge, check."""
+    t0 = time.perf_counter()
+    for i in range(1, n + 1):
+        branch, wt = f"hand/p{i:02d}", box.root / f"hand-wt-{i:02d}"
+        box.git(repo, "worktree", "add", "-q", "-b", branch, str(wt), "main")
+        if proc.shell(command_of(i, pause), cwd=wt, env=box.env).code != 0:
+            sys.exit(f"piece {i}'s command failed by hand")
+        box.git(wt, "add", "-A")
+        box.git(wt, "commit", "-q", "-m", f"p{i:02d}: by hand")
+        box.git(repo, "merge", "--no-ff", "-q", "-m", f"Land {branch}", branch)
+        if proc.shell(CHECK, cwd=repo, env=box.env).code != 0:
+            sys.exit(f"the check failed by hand after {branch}")
+        box.git(repo, "worktree", "remove", str(wt))
+    return {"wall": time.perf_counter() - t0, "tree": box.git(repo, "rev-parse", "main^{tree}")}
+
+
+def cpu_of(pid: int) -> tuple[float, float]:
+    """(utime+stime, cutime+cstime) of a process in seconds, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # After the name: field 3 is fields[0], so utime (14) .. cstime (17) are fields[11:15].
+    ut, st, cut, cst = (int(x) for x in fields[11:15])
+    return (ut + st) / CLK_TCK, (cut + cst) / CLK_TCK
+
+
+def idle_cpu(box: Box, repo: Path, seconds: float) -> dict:
+    """The engine in the background with nothing to do: its CPU over `seconds` once it has settled."""
+    import subprocess
+
+    log = open(box.root / "idle-engine.log", "wb")  # noqa: SIM115 - closed below, after the engine ends
+    engine = subprocess.Popen([*ME, "engine"], cwd=repo, env=box.env, stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=subprocess.STDOUT)
+    try:
+        pid_file = repo / ".git" / "balanced" / "engine.pid"
+        deadline = time.monotonic() + 20
+        while not pid_file.exists():
+            if engine.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"the idle engine did not start: see {box.root / 'idle-engine.log'}")
+            time.sleep(0.05)
+        time.sleep(3.0)  # past its start and its first pass: what is left is what idling costs
+        start_cpu, start_kids = cpu_of(engine.pid)
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        end_cpu, end_kids = cpu_of(engine.pid)
+        elapsed = time.monotonic() - t0
+    finally:
+        stopped = proc.run([*ME, "engine", "--stop"], cwd=repo, env=box.env)
+        try:
+            engine.wait(15)
+        except subprocess.TimeoutExpired:
+            engine.kill()
+            engine.wait()
+        log.close()
+    if stopped.code != 0:
+        sys.exit(f"git balanced engine --stop failed: {stopped.err}")
+    used = end_cpu - start_cpu
+    return {"seconds": elapsed, "cpu": used, "children": end_kids - start_kids,
+            "per_minute": used / elapsed * 60, "percent": used / elapsed * 100, "startup": start_cpu}
+
+
+def show_profile(path: Path, top: int) -> None:
+    print(f"\nWhere the engine's time goes (cProfile, top {top} by cumulative time):")
+    stats = pstats.Stats(str(path), stream=sys.stdout)
+    stats.strip_dirs().sort_stats("cumulative").print_stats(top)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the three measures and print the table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pieces", type=int, default=20, help="pieces in the plan (default 20)")
+    ap.add_argument("--idle-seconds", type=float, default=20.0, help="how long to sample the idle engine")
+    ap.add_argument("--sleep", type=float, default=0.0,
+                    help="seconds each piece sleeps before writing its file, to stand for real work (0)")
+    ap.add_argument("--profile", action="store_true", help="run once more with the engine under cProfile")
+    ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
+    args = ap.parse_args(argv)
+    n = args.pieces
+    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-engine-"))
+    try:
+        what = f"{n} shell pieces" + (f" that sleep {args.sleep:g}s" if args.sleep else "")
+        print(f"git balanced engine benchmark: {what}, check `{CHECK}`")
+        print(f"python {sys.version.split()[0]}, {proc.run(['git', '--version']).out.strip()}, "
+              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, in {tmp}", flush=True)
+        box = Box(tmp / "engine")
+        eng = run_engine(box, build(box, box.root / "lead"), n, args.sleep)
+        print("  engine run: done", flush=True)
+        hand_box = Box(tmp / "hand")
+        hand = by_hand(hand_box, build(hand_box, hand_box.root / "lead"), n, args.sleep)
+        print("  by hand: done", flush=True)
+        assert eng["tree"] == hand["tree"], "the engine and the hand ended main on different trees"
+        idle = idle_cpu(box, box.root / "lead", args.idle_seconds)
+        print("  idle engine: done", flush=True)
+        report(eng, hand, idle, n)
+        if args.profile:
+            pbox = Box(tmp / "profile")
+            prof = tmp / "engine.prof"
+            run_engine(pbox, build(pbox, pbox.root / "lead"), n, args.sleep, profile=prof)
+            show_profile(prof, 30)
+        return 0
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(eng: dict, hand: dict, idle: dict, n: int) -> None:
+    rows = eng["rows"]
+    lat = [r["to_landing"] for r in rows]
+    seen = [r["seen"] for r in rows]
+    check = [r["check"] for r in rows]
+    print()
+    print(f"{'measure':<44} {'median':>8} {'max':>8}")
+    print(f"{'(a) finish to landing, less the check':<44} {statistics.median(lat):>7.2f}s {max(lat):>7.2f}s")
+    print(f"{'    of which finish to `finished` event':<44} {statistics.median(seen):>7.2f}s "
+          f"{max(seen):>7.2f}s")
+    print(f"{'    the check (subtracted)':<44} {statistics.median(check):>7.2f}s {max(check):>7.2f}s")
+    print()
+    print(f"(b) idle engine over {idle['seconds']:.1f}s: {idle['cpu']:.2f} CPU s "
+          f"({idle['per_minute']:.3f} CPU s per minute, {idle['percent']:.2f}%); its children "
+          f"{idle['children']:.2f} CPU s; its start took {idle['startup']:.2f} CPU s")
+    print()
+    print(f"{'(c) wall time, ' + str(n) + ' pieces':<44} {'seconds':>8}")
+    print(f"{'    git balanced plan --start':<44} {eng['plan']:>7.2f}s")
+    print(f"{'    git balanced engine --until-idle':<44} {eng['engine']:>7.2f}s")
+    print(f"{'    the two together':<44} {eng['wall']:>7.2f}s")
+    print(f"{'    by hand, one after another':<44} {hand['wall']:>7.2f}s")
+    print(f"{'    ratio, by hand / git balanced':<44} {hand['wall'] / eng['wall']:>7.2f}x")
+    print(f"\n(the engine's landings were checked on {eng['checks']} trees for {n} pieces; both ways ended "
+          f"on tree {eng['tree'][:12]})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
