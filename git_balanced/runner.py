@@ -294,6 +294,9 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
     res.update(exit_code=code, signal=sig, stopped_by_budget=by_budget)
     if meter is not None:
         res["cost_usd"] = round(float(meter.cost_usd), 6)
+        # The adapters read how the run ended from the log alone: the meter's last word goes there too.
+        sys.stdout.write(meter.summary_line() + "\n")
+        sys.stdout.flush()
 
 
 def _run_group(argv: list[str], cwd: str, env: dict, meter: Any, pid_file: str | None,
