@@ -199,7 +199,7 @@ class Engine:
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> None:
         attempts = self.settings.balanced.attempts
-        for (plan_id, piece), j in sorted(latest.items()):
+        for (_plan, piece), j in sorted(latest.items()):
             if j.state not in FAILED or j.f.get("decided"):
                 continue
             failure = str(j.f.get("failure") or j.state)

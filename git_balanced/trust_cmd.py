@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from git_balanced import trust, ui
 from git_balanced.errors import TrustError
-from git_balanced.lead import commands_of, settings_at
 from git_balanced.git import Repo
+from git_balanced.lead import commands_of, settings_at
 
 
 def _commands(repo: Repo) -> trust.Commands:

@@ -114,7 +114,6 @@ def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 
 
 def test_scratch_worktree_recovers_after_a_crash(tmp_path: Path, sealed: Path) -> None:
-    import shutil
 
     repo = _project(tmp_path)
     balanced(repo, "allow", "--yes")

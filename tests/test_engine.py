@@ -53,7 +53,8 @@ def test_a_piece_that_always_fails_ends_after_three_attempts(tmp_path: Path) -> 
 def test_a_failed_check_is_tried_again(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     marker = tmp_path / "second"
-    run = f'if [ -f {marker} ]; then rm src/bad.txt; echo fixed > src/fix.txt; else touch {marker}; echo BAD > src/bad.txt; fi'
+    run = (f'if [ -f {marker} ]; then rm src/bad.txt; echo fixed > src/fix.txt; '
+           f'else touch {marker}; echo BAD > src/bad.txt; fi')
     plan(repo, [piece("fixme", run)], "--start")
     assert engine(repo, "--until-idle").code == 0
     rows = jobs_of(repo, "fixme")

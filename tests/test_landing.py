@@ -7,8 +7,7 @@ from pathlib import Path
 
 from tests.support.builders import commit, git
 from tests.support.cli import balanced
-from tests.support.landing import (branch, branches, check_runs, landed_subjects, project,
-                                   tip_passed)
+from tests.support.landing import branch, branches, check_runs, landed_subjects, project, tip_passed
 
 
 def test_a_clean_batch_costs_one_check(tmp_path: Path, sealed: Path) -> None:
