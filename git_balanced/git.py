@@ -120,32 +120,38 @@ class Repo:
 
         return DulwichRepo(str(self.common_dir if self.bare else self.root))
 
-    def object_bytes(self, sha: str) -> Any:
-        return self.dul.object_store[sha.encode()]
+    @property
+    def store(self) -> Any:
+        """dulwich's object store, loosely typed: its stubs want ObjectID where bytes do."""
+        return self.dul.object_store
+
+    @property
+    def _refs(self) -> Any:
+        return self.dul.refs
 
     def write_blob(self, data: bytes) -> str:
         """Write a loose blob; returns its id."""
         from dulwich.objects import Blob
 
         blob = Blob.from_string(data)
-        self.dul.object_store.add_object(blob)
+        self.store.add_object(blob)
         return blob.id.decode()
 
     def write_tree(self, entries: Iterable[tuple[str, int, str]]) -> str:
         """Write a loose tree of (name, mode, sha) entries; returns its id."""
         from dulwich.objects import Tree
 
-        tree = Tree()
+        tree: Any = Tree()
         for name, mode, sha in entries:
             tree.add(name.encode(), mode, sha.encode())
-        self.dul.object_store.add_object(tree)
+        self.store.add_object(tree)
         return tree.id.decode()
 
     def write_commit(self, tree: str, parents: list[str], message: str, when: float | None = None) -> str:
         """Write a loose commit by the repository's identity; returns its id."""
         from dulwich.objects import Commit
 
-        c = Commit()
+        c: Any = Commit()
         c.tree = tree.encode()
         c.parents = [p.encode() for p in parents]
         ident = self.identity_line.encode()
@@ -155,7 +161,7 @@ class Repo:
         c.author_timezone = c.commit_timezone = 0
         c.encoding = b"UTF-8"
         c.message = message.encode()
-        self.dul.object_store.add_object(c)
+        self.store.add_object(c)
         return c.id.decode()
 
     @cached_property
@@ -175,7 +181,7 @@ class Repo:
     def read_ref(self, ref: str) -> str | None:
         """The id a ref points at, or None."""
         try:
-            return self.dul.refs[ref.encode()].decode()
+            return str(self._refs[ref.encode()].decode())
         except KeyError:
             return None
 
@@ -183,7 +189,7 @@ class Repo:
         """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent)."""
         from dulwich.file import FileLocked
 
-        refs = self.dul.refs
+        refs = self._refs
         try:
             if old is None:
                 return bool(refs.add_if_new(ref.encode(), new.encode(), message=message.encode()))
@@ -192,7 +198,7 @@ class Repo:
             return False  # another writer holds the lock: the same as losing the race
 
     def delete_ref(self, ref: str, old: str | None = None) -> bool:
-        return bool(self.dul.refs.remove_if_equals(ref.encode(), old.encode() if old else None))
+        return bool(self._refs.remove_if_equals(ref.encode(), old.encode() if old else None))
 
     def list_refs(self, prefix: str) -> dict[str, str]:
         """Every ref under `prefix` with its id, in one call to git."""

@@ -92,7 +92,7 @@ def write_event_commit(repo: Repo, ev: Event, subject: str, parents: list[str]) 
 
 def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
     """The event a commit holds (None for a merge of two chains) and the commit's parents."""
-    store = repo.dul.object_store
+    store = repo.store
     commit = store[commit_sha.encode()]
     parents = [p.decode() for p in commit.parents]
     tree = store[commit.tree]

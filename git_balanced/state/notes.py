@@ -21,12 +21,12 @@ MODE_TREE = 0o040000
 def _subtree(repo: Repo, tree_id: bytes | None) -> Any:
     from dulwich.objects import Tree
 
-    return repo.dul.object_store[tree_id] if tree_id else Tree()
+    return repo.store[tree_id] if tree_id else Tree()
 
 
 def _find(repo: Repo, root: Any, obj: str) -> tuple[str, bytes] | None:
     """Where a note for `obj` lives in a notes tree of any fan-out: (path, blob id)."""
-    store = repo.dul.object_store
+    store = repo.store
     tree, path, rest = root, "", obj
     while True:
         try:
@@ -57,9 +57,9 @@ def read_lines(repo: Repo, notes_ref: str, obj: str, tip: str | None = None) -> 
     tip = tip or repo.read_ref(notes_ref)
     if not tip:
         return []
-    root = repo.dul.object_store[repo.dul.object_store[tip.encode()].tree]
+    root = repo.store[repo.store[tip.encode()].tree]
     found = _find(repo, root, obj)
-    return lines_of(repo.dul.object_store[found[1]].data) if found else []
+    return lines_of(repo.store[found[1]].data) if found else []
 
 
 def read_json(repo: Repo, notes_ref: str, obj: str) -> list[dict[str, Any]]:
@@ -79,7 +79,7 @@ def _set_note(repo: Repo, root_id: bytes | None, obj: str, lines: list[str]) -> 
     """A new root tree with the note on `obj` at `ab/cdef…`, any other copy of it removed."""
     from dulwich.objects import Blob
 
-    store = repo.dul.object_store
+    store = repo.store
     root = _subtree(repo, root_id).copy()
     old = _find(repo, root, obj) if root_id else None
     if old and "/" not in old[0]:
@@ -106,7 +106,7 @@ def add_line(repo: Repo, notes_ref: str, obj: str, line: str, subject: str = "No
     """Add one line to the note on `obj` (kept sorted and unique); compare-and-swap with retry."""
     for attempt in range(200):
         tip = repo.read_ref(notes_ref)
-        root_id = repo.dul.object_store[tip.encode()].tree if tip else None
+        root_id = repo.store[tip.encode()].tree if tip else None
         current = read_lines(repo, notes_ref, obj, tip) if tip else []
         lines = merge_lines(current, [line])
         tree = _set_note(repo, root_id, obj, lines)
@@ -123,7 +123,7 @@ def add_json(repo: Repo, notes_ref: str, obj: str, record: dict[str, Any]) -> st
 
 def all_notes(repo: Repo, tip: str) -> dict[str, list[str]]:
     """Every note in the notes commit `tip`, by annotated object id."""
-    store = repo.dul.object_store
+    store = repo.store
     out: dict[str, list[str]] = {}
 
     def walk(tree: Any, prefix: str) -> None:

@@ -23,7 +23,7 @@ def ref_for(kind: str, name: str) -> str:
 def _lamport_of(repo: Repo, sha: str | None) -> int:
     if not sha:
         return 0
-    msg = repo.dul.object_store[sha.encode()].message.decode(errors="replace")
+    msg = repo.store[sha.encode()].message.decode(errors="replace")
     for line in reversed(msg.splitlines()):
         if line.startswith("Balanced-Lamport:"):
             return int(line.split(":", 1)[1])
