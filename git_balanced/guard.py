@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The guard: a piece with `paths` may write only there. Stdlib only, Python 3.9+.
+
+The same declaration is enforced twice: the agent's PreToolUse hook refuses an edit elsewhere
+(agent_hooks.py asks `refusals` here), and the runner installs this very file as the pre-commit hook of
+the worker's worktree, next to a `guard.json` that names the piece, its globs, the globs of the other live
+pieces, and the hook it stands in front of. Run as a script it checks the staged paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import lru_cache
+
+SPEC_NAME = "guard.json"
+
+
+@lru_cache(maxsize=512)
+def _glob_re(pattern: str) -> re.Pattern[str]:
+    """A git-style glob as a regex: `*` and `?` stay within one folder, `**` crosses folders, and a
+    pattern naming a folder (`docs`, `docs/`) covers everything under it."""
+    pat = pattern.strip().lstrip("/")
+    if pat.startswith("./"):
+        pat = pat[2:]
+    out, i = [], 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pat.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pat[i + 1:end].replace("\\", "\\\\")
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out).rstrip("/")
+    return re.compile(f"{body}(?:/.*)?" if body else ".*")
+
+
+def matches(path: str, globs: list[str]) -> bool:
+    """Whether a repository-relative path falls under any of the globs."""
+    path = path.lstrip("/")
+    return any(_glob_re(g).fullmatch(path) for g in globs if g.strip())
+
+
+def owner_of(path: str, owners: dict[str, list[str]]) -> str | None:
+    """The other live piece whose paths hold `path`, if one does."""
+    for piece, globs in sorted(owners.items()):
+        if matches(path, globs):
+            return piece
+    return None
+
+
+def refusals(paths: list[str], spec: dict) -> list[str]:
+    """One line per path the piece may not write, naming the piece that owns it when another does."""
+    mine = list(spec.get("paths") or [])
+    if not mine:
+        return []
+    piece, owners = spec.get("piece", "this piece"), spec.get("owners") or {}
+    out = []
+    for path in paths:
+        if matches(path, mine):
+            continue
+        owner = owner_of(path, owners)
+        if owner:
+            out.append(f"{path} belongs to the piece {owner}, not to {piece} ({', '.join(mine)})")
+        else:
+            out.append(f"{path} is outside the paths of {piece} ({', '.join(mine)})")
+    return out
+
+
+def load_spec(folder: str) -> dict | None:
+    """The guard.json in `folder`, or None when there is none (a piece without paths)."""
+    try:
+        with open(os.path.join(folder, SPEC_NAME), encoding="utf-8") as f:
+            spec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return spec if isinstance(spec, dict) else None
+
+
+def _staged() -> list[str]:
+    # In a hook, git's own variables (GIT_INDEX_FILE for `commit -a` or a partial commit) describe what
+    # is being committed, so they are kept.
+    cp = subprocess.run(["git", "diff", "--cached", "--name-only", "-z", "--no-renames"], capture_output=True)
+    if cp.returncode != 0:
+        raise RuntimeError(cp.stderr.decode("utf-8", "replace").strip() or "git diff --cached failed")
+    return [p for p in cp.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def pre_commit(args: list[str], folder: str) -> int:
+    """The pre-commit hook: refuse a commit that touches a path outside the piece's; then run the hook this
+    one stands in front of (the repository's own pre-commit), if there is one."""
+    spec = load_spec(folder)
+    if spec is None:
+        print(f"[balanced guard] {os.path.join(folder, SPEC_NAME)} is missing or unreadable, so this commit "
+              "was refused.", file=sys.stderr)
+        return 1
+    refused = refusals(_staged(), spec)
+    if refused:
+        lines = [f"The guard refused this commit: {refused[0]}."]
+        lines += [f"  also: {r}" for r in refused[1:]]
+        lines.append(f"The piece {spec.get('piece')} may write only under {', '.join(spec.get('paths') or [])}.")
+        lines.append("hint: unstage those paths (`git restore --staged PATH`) and leave them to their piece, "
+                     "or ask the lead: git balanced ask \"...\"")
+        print("\n".join(lines), file=sys.stderr)
+        return 1
+    chain = spec.get("chain")
+    if chain and os.path.isfile(chain) and os.access(chain, os.X_OK):
+        os.execv(chain, [chain, *args])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(pre_commit(sys.argv[1:], os.path.dirname(os.path.abspath(__file__))))
