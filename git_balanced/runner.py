@@ -148,7 +148,8 @@ def start(req: dict) -> dict:
     """Make the run folder, fork the detached runner, and answer with its pid at once."""
     run_dir, job = _run_dir(req), req["job"]
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
-                              "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str}
+                              "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
+                              "guard": dict}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -222,6 +223,8 @@ def _work(req: dict, run_dir: str) -> None:
     try:
         _worktree(repo, wt, branch, base)
         made = True
+        if req.get("guard"):
+            _install_guard(req["guard"], run_dir, repo, wt)
         if req.get("setup") and not _stopping(run_dir):
             code, sig, _ = _run_group(["sh", "-c", req["setup"]], wt, _base_env(), None, None, grace)
             res.update(setup_exit_code=code, signal=sig, setup_failed=code != 0 and not _stopping(run_dir))
@@ -275,6 +278,38 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
     code, out = _git(args, repo)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
+
+
+def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:
+    """Make the guard this worktree's pre-commit hook (git_balanced/guard.py, sent in the request), through
+    a hooks folder of its own set in the worktree's own config: the lead's checkout and the other workers
+    keep their hooks. The repository's own hooks still run, behind the guard or through a wrapper."""
+    script, spec = guard.get("script"), guard.get("spec")
+    if not isinstance(script, str) or not isinstance(spec, dict):
+        raise RunError("the request's 'guard' needs a 'script' and a 'spec'")
+    # The extension first: without it `--worktree` means the shared config, the user's own hooksPath.
+    code, out = _git(["config", "extensions.worktreeConfig", "true"], repo)
+    if code != 0:
+        raise RunError(f"could not install the guard: `git config extensions.worktreeConfig true` failed: {out}")
+    _git(["config", "--worktree", "--unset", "core.hooksPath"], wt)  # an earlier attempt's folder
+    code, theirs = _git(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], wt)
+    hooks = os.path.join(run_dir, "hooks")
+    os.makedirs(hooks, exist_ok=True)
+    names = sorted(os.listdir(theirs)) if code == 0 and os.path.isdir(theirs) else []
+    for name in names:
+        path = os.path.join(theirs, name)
+        if name.endswith(".sample") or name == "pre-commit" or not os.access(path, os.X_OK):
+            continue
+        quoted = "'" + path.replace("'", "'\\''") + "'"
+        _write_atomic(os.path.join(hooks, name), f'#!/bin/sh\nexec {quoted} "$@"\n')
+        os.chmod(os.path.join(hooks, name), 0o755)
+    chain = os.path.join(theirs, "pre-commit") if "pre-commit" in names else None
+    _write_atomic(os.path.join(hooks, "guard.json"), json.dumps({**spec, "chain": chain}, indent=1))
+    _write_atomic(os.path.join(hooks, "pre-commit"), script)
+    os.chmod(os.path.join(hooks, "pre-commit"), 0o755)
+    code, out = _git(["config", "--worktree", "core.hooksPath", hooks], wt)
+    if code != 0:
+        raise RunError(f"could not install the guard: `git config --worktree core.hooksPath` failed: {out}")
 
 
 def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
