@@ -14,6 +14,7 @@ from git_balanced.faults import crashpoint
 from git_balanced.inbox import clock, post
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead, commands_of, settings_at
+from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.retry import decide
 from git_balanced.state import cache, refs
 
@@ -75,11 +76,16 @@ class Engine:
         if not running:
             return
         states = workers.statuses(self.lead, running)
+        for j in running:  # a machine that answered is no longer on its way to being lost
+            if states.get(j.id, {}).get("state") != "unreachable":
+                self.unreachable_since.pop(j.machine, None)
         for j in running:
             st = states.get(j.id, {"state": "missing"})
             if st["state"] == "finished":
-                self.unreachable_since.pop(j.machine, None)
-                self._finished(j, st["result"] or {})
+                try:
+                    self._finished(j, st["result"] or {})
+                except BalancedError as exc:  # its log or its branch could not be read back: next pass
+                    self._unreachable(j, exc.message)
             elif st["state"] == "dead" or (st["state"] == "missing" and
                                            time.time() - float(j.f.get("started_at", 0)) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
@@ -122,6 +128,7 @@ class Engine:
             self._pause(j, outcome, data)
         elif outcome.kind == "budget" or result.get("stopped_by_budget"):
             if commits:
+                self._fetch_back(j, data)
                 J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
                         {**data, "budget_stopped": True, "host_fetch": True}, state="finished")
                 self.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
@@ -239,9 +246,18 @@ class Engine:
         from git_balanced.machines.inventory import seats
         from git_balanced.machines.placement import place
 
+        named = self._named_machine(j)
+        if named:  # an explicit machine never falls back: the piece waits for it
+            return named, f"{named}: named by the plan, so the piece waits for it"
         others = [s for s in seats(self.lead) if s.name != j.machine]
         p = place(others, cap=self.settings.balanced.cap)
         return p.machine, p.why
+
+    def _named_machine(self, j: Job) -> str | None:
+        """The machine the plan names for this piece, if it names one."""
+        plan = cache.read_one(self.repo, "plans", j.plan)
+        pieces = plan["fields"].get("pieces", []) if plan else []
+        return next((p.get("machine") for p in pieces if p.get("id") == j.piece), None)
 
     # -- starting ------------------------------------------------------------------------------------------
     def _place(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> bool:
@@ -299,6 +315,9 @@ class Engine:
             try:
                 workers.start(self.lead, j, self.cmds.setup, self.cmds.check,
                               self.settings.balanced.workers_edit_without_asking)
+            except MachineUnreachable as exc:
+                self._unreachable_at_start(j, exc)
+                continue
             except BalancedError as exc:
                 J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
                         {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
@@ -306,6 +325,17 @@ class Engine:
                 continue
             crashpoint("engine-after-start")
             running += 1
+
+    def _unreachable_at_start(self, j: Job, exc: BalancedError) -> None:
+        """A piece named to its machine waits for it; any other goes to another machine (as a lost one)."""
+        if self._named_machine(j):
+            if not j.f.get("told_waiting"):
+                J.event(self.repo, j.id, "noted", f"{j.piece}: waits for {j.machine}", {"told_waiting": True})
+                self.say(f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
+            return
+        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} could not be reached to start it",
+                {"failure": "lost", "reason": f"{j.machine} could not be reached: {exc.message}"}, state="lost")
+        self.say(f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
 
     def _finish_plans(self, plans: dict[str, Any], latest: dict[tuple[str, str], Job]) -> None:
         for plan_id, plan in plans.items():

@@ -65,13 +65,11 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
     """Start a queued job's worker; if a crash left it started already, only record that."""
     host = host_for(lead, job.machine)
-    known = host.call("status", {"jobs": [job.runner_key], "runs_dir": RUNS_DIR})["jobs"][job.runner_key]
-    if known["state"] == "missing":
-        host.prepare_base(job.branch, str(job.f.get("base")))
-        answer = host.call("start", build_request(lead, job, host, setup, check, edit_without_asking))
-        pid = answer.get("pid")
-    else:
-        pid = known.get("pid")
+    # No status call first: both steps are idempotent (the runner answers a second start with the pid of the
+    # first), and on another machine every call is a round trip.
+    host.prepare_base(job.branch, str(job.f.get("base")))
+    answer = host.call("start", build_request(lead, job, host, setup, check, edit_without_asking))
+    pid = answer.get("pid")
     jobs_mod.event(lead.repo, job.id, "started",
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
                    f"{', ' + str(job.f['model']) if job.f.get('model') else ''})",

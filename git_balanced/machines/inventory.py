@@ -103,24 +103,63 @@ def set_readiness(repo: Repo, name: str, record: dict[str, Any]) -> None:
     _save(path, data)
 
 
-def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str] | None = None) -> list[Seat]:
-    """Every machine as placement sees it: local always ready, others as `ready` left them."""
-    repo = lead.repo
-    ticks = ticked(repo)
-    ready = readiness(repo)
-    running = running if running is not None else _running(repo)
-    out = [Seat(LOCAL, "normal", running.get(LOCAL, 0), ready=True, reachable=True, ticked=LOCAL in ticks,
-                setup_done=bool(ready.get(LOCAL, {}).get("setup_done")))]
-    for name, m in sorted(added().items()):
-        r = ready.get(name, {})
-        out.append(Seat(name, m.get("preference", "normal"), running.get(name, 0), ready=bool(r.get("ready")),
-                        reachable=name not in (unreachable or set()), ticked=name in ticks,
-                        setup_done=bool(r.get("setup_done")),
-                        why_not=r.get("why", "") or ("" if r.get("ready") else "`git balanced ready` has not run")))
+INELIGIBLE_SECONDS = 30.0
+
+
+def _unreachable_file(repo: Repo) -> Path:
+    return repo.state_dir / "unreachable.json"
+
+
+def mark_unreachable(repo: Repo, name: str, why: str, seconds: float = INELIGIBLE_SECONDS) -> None:
+    """Keep a machine out of placement for `seconds` (a probe of it timed out): per machine, per repository."""
+    path = _unreachable_file(repo)
+    data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
+    data[name] = {"why": why, "until": time.time() + seconds}
+    _save(path, data)
+
+
+def ineligible(repo: Repo) -> dict[str, str]:
+    """Machines kept out of placement now, with why and until when, in words."""
+    out = {}
+    for name, v in _load(_unreachable_file(repo)).items():
+        until = float(v.get("until", 0))
+        if until > time.time():
+            when = time.strftime("%H:%M:%S", time.localtime(until))
+            out[name] = f"{v.get('why', 'it did not answer')}; it is skipped until {when}"
     return out
 
 
-def _running(repo: Repo) -> dict[str, int]:
+def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
+          probe: bool = True) -> list[Seat]:
+    """Every machine as placement sees it: local always ready, others as `ready` left them.
+
+    With `probe`, each ticked, ready machine is asked (all at once) whether it answers; one that timed out
+    lately is not asked again but skipped until its 30 seconds are over."""
+    repo = lead.repo
+    ticks = ticked(repo)
+    ready = readiness(repo)
+    running = running if running is not None else running_counts(repo)
+    machines = added()
+    away = {name: "it cannot be reached" for name in unreachable or set()}
+    away |= {name: why for name, why in ineligible(repo).items() if name in machines}
+    if probe:
+        from git_balanced.machines.remote import probe as probe_machines
+
+        ask = [n for n in sorted(machines) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
+        away |= probe_machines(repo, ask)
+    out = [Seat(LOCAL, "normal", running.get(LOCAL, 0), ready=True, reachable=True, ticked=LOCAL in ticks,
+                setup_done=bool(ready.get(LOCAL, {}).get("setup_done")))]
+    for name, m in sorted(machines.items()):
+        r = ready.get(name, {})
+        why = away.get(name) or r.get("why", "") or ("" if r.get("ready") else "`git balanced ready` has not run")
+        out.append(Seat(name, m.get("preference", "normal"), running.get(name, 0), ready=bool(r.get("ready")),
+                        reachable=name not in away, ticked=name in ticks,
+                        setup_done=bool(r.get("setup_done")), why_not=why))
+    return out
+
+
+def running_counts(repo: Repo) -> dict[str, int]:
+    """Queued and running jobs of this repository, per machine."""
     from git_balanced.jobs import all_jobs
 
     counts: dict[str, int] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from git_balanced.errors import BalancedError
 
@@ -46,8 +46,18 @@ def _key(s: Seat) -> tuple[float, int, int, int, int, str]:
 def place(seats: list[Seat], *, explicit: str | None = None, total_running: int = 0, cap: int = 10) -> Placement:
     """Pick a machine: minimise (load + 1) / weight among the ticked, reachable, ready ones under the cap.
 
-    An explicit machine never falls back. Raises BalancedError when nothing can take the piece.
+    An explicit machine never falls back. The pick counts as a recent placement in `seats` (the list is
+    updated in place), so placing a plan's pieces one after another spreads them. Raises BalancedError
+    when nothing can take the piece.
     """
+    p = _choose(seats, explicit)
+    for i, s in enumerate(seats):
+        if s.name == p.machine:
+            seats[i] = replace(s, recent=s.recent + 1)
+    return p
+
+
+def _choose(seats: list[Seat], explicit: str | None) -> Placement:
     by_name = {s.name: s for s in seats}
     if explicit:
         s = by_name.get(explicit)
@@ -55,25 +65,30 @@ def place(seats: list[Seat], *, explicit: str | None = None, total_running: int 
             raise BalancedError(f"There is no machine named {explicit!r}.",
                                 hint="see `git balanced machines`, or add it with `git balanced machines add`.")
         if not s.ticked or not s.reachable or not s.ready:
-            why = s.why_not or ("it is not ticked" if not s.ticked else
-                                "it cannot be reached" if not s.reachable else "it is not ready")
+            why = ("it is not ticked" if not s.ticked else s.why_not or
+                   ("it cannot be reached" if not s.reachable else "it is not ready"))
             return Placement(s.name, f"{s.name}: named by the plan, but {why}; it waits for that machine")
         return Placement(s.name, f"{s.name}: named by the plan")
     able = [s for s in seats if s.ticked and s.reachable and s.ready and s.preference != "manual-only"]
+    away = [s for s in seats if s.ticked and s.ready and not s.reachable and s.preference != "manual-only"]
+    skipped = "".join(f"; {s.name} is skipped: {s.why_not or 'it cannot be reached'}" for s in away)
     if not able:
         local = by_name.get("local")
         if local is not None:
-            return Placement("local", "local: no other machine is ready, so this one")
+            return Placement("local", "local: no other machine is ready, so this one" + skipped)
         raise BalancedError("No ticked machine is ready to take work.",
                             hint="tick one with `git balanced tick local`, or run `git balanced ready`.")
     best = min(able, key=_key)
-    if len(able) == 1:
-        return Placement(best.name, f"{best.name}: the only ticked machine ({best.load} agents running there)")
-    others = [s for s in able if s is not best]
+    return Placement(best.name, _words(best, [s for s in able if s is not best]) + skipped)
+
+
+def _words(best: Seat, others: list[Seat]) -> str:
+    if not others:
+        return f"{best.name}: the only ticked machine ({best.load} agents running there)"
     if all(best.load < o.load for o in others):
-        return Placement(best.name, f"{best.name}: fewest agents running there ({best.load})")
+        return f"{best.name}: fewest agents running there ({best.load})"
     if best.weight > max(o.weight for o in others):
-        return Placement(best.name, f"{best.name}: you prefer it ({best.load} agents running there)")
+        return f"{best.name}: you prefer it ({best.load} agents running there)"
     if best.setup_done and not all(o.setup_done for o in others):
-        return Placement(best.name, f"{best.name}: as busy as the others, and set up already")
-    return Placement(best.name, f"{best.name}: fewest agents running there ({best.load}), first of equals")
+        return f"{best.name}: as busy as the others, and set up already"
+    return f"{best.name}: fewest agents running there ({best.load}), first of equals"

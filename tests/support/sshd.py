@@ -99,6 +99,32 @@ class Machine:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def cut(self) -> None:
+        """The network goes: sshd and every SSH session end, but what runs detached there goes on."""
+        assert self.process is not None
+        doomed = _descendants(self.pid)
+        self.process.kill()
+        self.process.wait()
+        for pid in doomed:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+    def restart(self) -> None:
+        """Bring sshd back on the same port, with the same keys and home (after `kill` or `cut`)."""
+        assert self.process is not None and self.process.poll() is not None, f"{self.name} still runs"
+        log = open(self.log_path, "ab")  # noqa: SIM115  (sshd owns it until it exits)
+        self.process = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(self.folder / "sshd_config")], stdin=subprocess.DEVNULL, stdout=log,
+            stderr=log, start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the log holds the first start's line too: ask the port
+            with suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"sshd for {self.name} did not come back:\n{self.log()}")
+
 
 class Machines(list[Machine]):
     """The machines of one test; `stop()` ends them all and removes their users."""
@@ -390,3 +416,18 @@ def _wait_until(cond: Callable[[], bool], seconds: float, what: str) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+# -- a lead whose workers may run on the machines ---------------------------------------------------------
+def wire_lead(repo: Path, machines: Machines, settings: str, *, tick: list[str] | None = None) -> str:
+    """Commit `settings` as .magnum/settings.toml, allow it, tick local and `tick` (default: every machine)
+    and run `ready --yes`; returns what `ready` printed. `repo` is a repository on branch main."""
+    from tests.support.builders import commit
+    from tests.support.cli import balanced
+
+    commit(repo, {".magnum/settings.toml": settings}, "settings")
+    for args in (["allow", "--yes"], ["tick", "local", *(tick if tick is not None else [m.name for m in machines])],
+                 ["ready", "--yes"]):
+        ran = balanced(repo, *args)
+        assert ran.code == 0, f"git balanced {' '.join(args)} failed:\n{ran.out}\n{ran.err}"
+    return ran.out

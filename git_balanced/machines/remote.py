@@ -1,0 +1,245 @@
+"""A ticked SSH machine as a Host (hosts.py): the same runner as here, sent with `python3` over the master.
+
+Every command goes through transport.py: the runner's source and its request travel on stdin, git pushes the
+base into the machine's copy `~/<repository>` and fetches a finished branch back into
+`refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
+SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
+measures against it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from git_balanced import runner
+from git_balanced.errors import BalancedError
+from git_balanced.lead import Lead
+from git_balanced.machines import inventory
+from git_balanced.machines.transport import MachineUnreachable, Transport
+
+PROBE_TIMEOUT = 5.0
+# Seconds a runner action may take there; the runner answers at once (the worker runs detached).
+TIMEOUTS = {"start": 60.0, "status": 30.0, "stop": 40.0, "log": 60.0, "cleanup": 90.0}
+GIT_TIMEOUT = 300.0
+
+_lock = threading.Lock()
+_transports: dict[tuple[str, bool], Transport] = {}
+_homes: dict[tuple[str, bool, str], str] = {}
+_source: list[str] = []
+
+
+def multiplexed() -> bool:
+    """Whether commands share one connection per machine (off when GIT_BALANCED_SSH_MULTIPLEX=0)."""
+    return os.environ.get("GIT_BALANCED_SSH_MULTIPLEX", "1").strip().lower() not in ("0", "no", "false", "off")
+
+
+def transport_for(host: str) -> Transport:
+    """This process's Transport to an SSH host (one per host, so its master is found without asking ssh)."""
+    key = (host, multiplexed())
+    with _lock:
+        t = _transports.get(key)
+        if t is None or t.config != _config():
+            t = _transports[key] = Transport(host, multiplex=key[1])
+        return t
+
+
+def forget_transports() -> None:
+    """Drop the kept transports and homes (after the SSH config or GIT_BALANCED_SSH_MULTIPLEX changed)."""
+    with _lock:
+        _transports.clear()
+        _homes.clear()
+
+
+def _config() -> Any:
+    from git_balanced.machines.transport import config_path
+
+    return config_path()
+
+
+def host_alias(machine: str) -> str:
+    """The SSH host an added machine is reached as."""
+    entry = inventory.added().get(machine)
+    if entry is None:
+        raise BalancedError(f"There is no added machine named {machine!r}.",
+                            hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
+    return str(entry.get("host") or machine)
+
+
+def runner_source() -> str:
+    if not _source:
+        _source.append(runner.source())
+    return _source[0]
+
+
+def remote_home(t: Transport) -> str:
+    """The home folder of the SSH user there, asked once per process."""
+    key = (t.name, t.multiplex, str(t.config))
+    if key not in _homes:
+        res = t.run(["sh", "-c", 'cd && pwd'], timeout=TIMEOUTS["status"])
+        home = res.out.strip()
+        if not res.ok or not home.startswith("/"):
+            raise BalancedError(f"Machine {t.name} did not say where its home folder is: {res.err.strip()}",
+                                hint=f"try `ssh {t.name} pwd`.")
+        _homes[key] = home
+    return _homes[key]
+
+
+def copy_path(home: str, repo_name: str) -> str:
+    """`<home>/<repository>`: the project's copy on a machine."""
+    if not repo_name or "/" in repo_name or repo_name in (".", "..") or repo_name.startswith("-") \
+            or any(ord(c) < 32 for c in repo_name):
+        raise BalancedError(f"The repository's folder name {repo_name!r} cannot name a folder on another machine.",
+                            hint="rename the repository's folder to plain letters, digits, '.', '_' and '-'.")
+    return f"{home.rstrip('/')}/{repo_name}"
+
+
+class RemoteHost:
+    """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
+
+    def __init__(self, lead: Lead, machine: str) -> None:
+        self.lead = lead
+        self.repo = lead.repo
+        self.name = machine
+        self.alias = host_alias(machine)
+        self.transport = transport_for(self.alias)
+        self._record = inventory.readiness(self.repo).get(machine, {})
+
+    # -- the runner ----------------------------------------------------------------------------------
+    def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one runner action there; the request travels on stdin, the action is the only argument."""
+        timeout = TIMEOUTS.get(action, 60.0)
+        res = self.transport.run_python(runner_source(), [action], input=json.dumps(request), timeout=timeout)
+        if res.code == 124:
+            mark_timeout(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
+            raise MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
+                                     hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.")
+        lines = res.out.strip().splitlines()
+        try:
+            answer = json.loads(lines[-1])
+        except (ValueError, IndexError):
+            if res.code == 127:
+                raise BalancedError(f"python3 is not installed on {self.name} (or not on its PATH).",
+                                    hint=f"install python3 there, then `git balanced ready {self.name}`.") from None
+            raise BalancedError(f"The runner did not answer {action} on {self.name}: "
+                                f"{(res.err or res.out).strip()[-500:]}",
+                                hint=f"`git balanced ready {self.name}` checks that machine.") from None
+        if not isinstance(answer, dict):
+            raise BalancedError(f"The runner on {self.name} answered {action} with {answer!r}.",
+                                hint="this is a bug: please report it.")
+        if answer.get("error") and action == "start":
+            raise BalancedError(f"The runner on {self.name} refused to start a worker: {answer['error']}",
+                                hint=f"`git balanced ready {self.name}` checks that machine.")
+        return answer
+
+    # -- where things are there ----------------------------------------------------------------------
+    def home(self) -> str:
+        recorded = self._record.get("home")
+        return str(recorded) if recorded else remote_home(self.transport)
+
+    def repo_path(self) -> str:
+        """The copy `~/<repository>` there, as an absolute path."""
+        return str(self._record.get("repo_path") or copy_path(self.home(), self.repo.name))
+
+    def worktree_path(self, job: str) -> str:
+        """`~/.balanced/worktrees/<repository>-<short hash of the copy's git folder>/<job>` there."""
+        short = hashlib.sha256(f"{self.repo_path()}/.git".encode()).hexdigest()[:8]
+        return f"{self.home().rstrip('/')}/.balanced/worktrees/{self.repo.name}-{short}/{job}"
+
+    # -- branches both ways --------------------------------------------------------------------------
+    def prepare_base(self, branch: str, base: str) -> None:
+        """Push the base commit, and what an earlier attempt of this branch committed, into the copy."""
+        specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
+        earlier = earlier_work(self.lead, branch)
+        if earlier:
+            # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
+            specs.append(f"{earlier}:refs/heads/{branch}")
+        res = self._git("push", "--porcelain", "--no-verify", self.transport.git_url(self.repo_path()), *specs)
+        rejected = [line for line in res.out.splitlines() if line.startswith("!")]
+        base_refused = [line for line in rejected if "refs/balanced/base/" in line]
+        if res.code != 0 and (base_refused or not rejected):
+            raise BalancedError(f"Could not push the base {base[:7]} to {self.name}: "
+                                f"{(res.err or res.out).strip()[-500:]}",
+                                hint=f"`git balanced ready {self.name}` prepares the copy there again.")
+
+    def fetch_back(self, branch: str) -> str | None:
+        """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
+        ref = f"refs/remotes/{self.name}/{branch}"
+        res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
+                        self.transport.git_url(self.repo_path()), f"+refs/heads/{branch}:{ref}")
+        if res.code != 0:
+            raise BalancedError(f"Could not fetch {branch} back from {self.name}: {res.err.strip()[-500:]}",
+                                hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
+        return ref if self.repo.read_ref(ref) else None
+
+    def _git(self, *args: str) -> Any:
+        env = self.transport.git_env()
+        with self.transport.slot(GIT_TIMEOUT):  # git's ssh is a session like any other: it counts
+            res = self.repo.run(*args, env=env, timeout=GIT_TIMEOUT)
+        if res.code == 124 or (res.code != 0 and _unreachable_text(res.err)):
+            if "timed out" in res.err:
+                mark_timeout(self.repo, self.name, "git could not reach it in time")
+            raise MachineUnreachable(f"Machine {self.name} cannot be reached (git {args[0]}): "
+                                     f"{res.err.strip().splitlines()[-1] if res.err.strip() else res.code}",
+                                     hint=f"try `ssh {self.alias} true`.")
+        return res
+
+
+def earlier_work(lead: Lead, branch: str) -> str | None:
+    """The newest commit an earlier attempt left for `branch`: the lead's own branch, or one fetched back."""
+    tips = []
+    own = lead.repo.read_ref(f"refs/heads/{branch}")
+    if own:
+        tips.append(own)
+    for ref, sha in lead.repo.list_refs("refs/remotes/").items():
+        if ref.split("/", 3)[-1] == branch:
+            tips.append(sha)
+    best: str | None = None
+    for sha in tips:
+        if best is None or (sha != best and lead.repo.is_ancestor(best, sha)):
+            best = sha
+    return best
+
+
+def _unreachable_text(err: str) -> bool:
+    from git_balanced.machines.transport import _UNREACHABLE
+
+    return bool(_UNREACHABLE.search(err))
+
+
+# -- probing before placement -------------------------------------------------------------------------
+def mark_timeout(repo: Any, machine: str, why: str) -> None:
+    """A machine that timed out is ineligible for placement for a while (kept in .git/balanced/)."""
+    inventory.mark_unreachable(repo, machine, f"{why} at {time.strftime('%H:%M:%S')}")
+
+
+def probe(repo: Any, machines: list[str]) -> dict[str, str]:
+    """Which of `machines` cannot take work now, and why in words; all of them asked at once."""
+    def one(machine: str) -> tuple[str, str]:
+        try:
+            t = transport_for(host_alias(machine))
+            started = time.monotonic()
+            res = t.run(["true"], timeout=PROBE_TIMEOUT)
+        except MachineUnreachable as exc:
+            why = exc.message.split(": ", 1)[-1]
+            if "timed out" in why:
+                mark_timeout(repo, machine, "it did not answer in time")
+            return machine, f"it cannot be reached ({why})"
+        except BalancedError as exc:
+            return machine, exc.message
+        if res.code == 124:
+            mark_timeout(repo, machine, f"it did not answer within {PROBE_TIMEOUT:.0f} s")
+            return machine, f"it did not answer within {PROBE_TIMEOUT:.0f} s"
+        if not res.ok:
+            return machine, f"`true` failed there (exit {res.code}) after {time.monotonic() - started:.1f} s"
+        return machine, ""
+
+    if not machines:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(machines))) as pool:
+        return {m: why for m, why in pool.map(one, machines) if why}
