@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test venv lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml man/git-balanced.1
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# An editable install skips data files: put the man page where `git balanced --help` finds it.
+	install -D -m 644 man/git-balanced.1 $(VENV)/share/man/man1/git-balanced.1
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -403,6 +403,36 @@ def demo(keep: bool) -> int:
     return demo_mod.demo_command(keep=keep)
 
 
+def manpage() -> str:
+    """The man page `git balanced --help` shows (git turns `--help` into `man git-balanced`)."""
+    def esc(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("-", "\\-")
+
+    ctx = click.Context(cli, info_name="git balanced")
+    out = [".TH GIT-BALANCED 1 \"\" \"git balanced " + __version__ + "\" \"Git Manual\"",
+           ".SH NAME", "git-balanced \\- hand pieces of a task to coding agents; land what passes the check",
+           ".SH SYNOPSIS", ".B git balanced", "COMMAND [ARGS]...", ".SH DESCRIPTION",
+           esc(" ".join((cli.help or "").split())), ".PP", "Run \\fBgit balanced COMMAND \\-h\\fR for a command's "
+           "options. The docs/ folder of the project walks through every command with real runs.",
+           ".SH COMMANDS"]
+
+    def walk(group: click.Group, prefix: str) -> None:
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            sub = click.Context(cmd, info_name=f"{prefix} {name}", parent=ctx)
+            out.extend([".TP", f"\\fB{esc(prefix + ' ' + name)}\\fR {esc(' '.join(cmd.collect_usage_pieces(sub)))}",
+                        esc(" ".join((cmd.help or cmd.short_help or "").split()))])
+            if isinstance(cmd, click.Group):
+                walk(cmd, f"{prefix} {name}")
+
+    walk(cli, "git balanced")
+    out += [".SH EXIT STATUS", "0 done; 1 an error of yours, with a hint; 2 wrong usage; 3 an internal error "
+            "(please report it); 130 interrupted."]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
     from git_balanced.errors import BalancedError

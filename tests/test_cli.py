@@ -1,0 +1,65 @@
+"""The command line's front door: help, version, exit codes, and the man page behind `--help`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_balanced.cli import cli, main, manpage
+from tests.support.cli import balanced
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_command_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-h"]) == 0
+    out = capsys.readouterr().out
+    for name in cli.commands:
+        assert f"  {name} " in out or f"  {name}\n" in out, f"{name} is in -h"
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("git balanced 0.")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nosuchcommand"]) == 2
+    assert main(["check", "--nosuchflag"]) == 2
+
+
+def test_the_committed_man_page_is_current() -> None:
+    assert (ROOT / "man" / "git-balanced.1").read_text() == manpage(), \
+        "regenerate it: python -c 'from git_balanced.cli import manpage; print(manpage(), end=\"\")' > man/git-balanced.1"
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
+def test_git_balanced_help_opens_the_man_page(tmp_path: Path) -> None:
+    venv = Path(os.environ["PATH"].split(os.pathsep)[0]).parent
+    if not (venv / "share" / "man" / "man1" / "git-balanced.1").exists():
+        pytest.fail("the man page is not installed beside the venv's bin: run `make test`, which installs it")
+    env = dict(os.environ, MANPAGER="cat", PAGER="cat")
+    cp = subprocess.run(["git", "balanced", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert cp.returncode == 0 and "git balanced land" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_internal_errors_exit_3_with_a_request_to_report(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from git_balanced import trust_cmd
+
+    def broken(**_: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(trust_cmd, "trust_command", broken)
+    assert main(["trust"]) == 3
+    err = capsys.readouterr().err
+    assert "RuntimeError: a bug" in err and "please report it" in err
+
+
+def test_user_errors_exit_1_without_a_traceback(tmp_path: Path) -> None:
+    r = balanced(tmp_path, "board")
+    assert r.code == 1 and r.err.startswith("error: ") and "hint: " in r.err and "Traceback" not in r.err
