@@ -82,7 +82,7 @@ def demo_command(*, keep: bool) -> int:
             if not _step(cmd, repo, env, show=False).ok:
                 ui.say(f"Could not build the sample repository with `{shlex.join(cmd)}`.")
                 return 1
-        ui.say(f"A sample project in {repo}, with the check `python -m unittest` in .magnum/settings.toml.")
+        ui.say(f"A sample project in {repo}, with the check `python3 -m unittest discover -q -s tests` in .magnum/settings.toml.")
         steps = [me + ["allow", "--yes"], me + ["plan", str(top / "plan.yaml"), "--start"],
                  me + ["engine", "--until-idle"], me + ["board"], me + ["inbox"],
                  ["git", "log", "--first-parent", "--notes=balanced", "--format=%h %s%n%N", "main"]]
