@@ -63,3 +63,13 @@ def test_internal_errors_exit_3_with_a_request_to_report(monkeypatch: pytest.Mon
 def test_user_errors_exit_1_without_a_traceback(tmp_path: Path) -> None:
     r = balanced(tmp_path, "board")
     assert r.code == 1 and r.err.startswith("error: ") and "hint: " in r.err and "Traceback" not in r.err
+
+
+def test_help_and_version_start_without_the_heavy_modules() -> None:
+    import sys
+
+    code = ("import sys; from git_balanced.cli import main; main(['--version']); "
+            "heavy = [m for m in ('dulwich', 'pydantic', 'ruamel', 'rich') if m in sys.modules]; "
+            "print('HEAVY', heavy)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY []" in cp.stdout, cp.stdout + cp.stderr
