@@ -191,9 +191,12 @@ class Repo:
 
         refs = self._refs
         try:
+            # Naming the committer spares dulwich a read of the git config for the reflog on every update.
+            who = self.identity_line.encode()
             if old is None:
-                return bool(refs.add_if_new(ref.encode(), new.encode(), message=message.encode()))
-            return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), message=message.encode()))
+                return bool(refs.add_if_new(ref.encode(), new.encode(), committer=who, message=message.encode()))
+            return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), committer=who,
+                                           message=message.encode()))
         except FileLocked:
             return False  # another writer holds the lock: the same as losing the race
 
