@@ -4,6 +4,7 @@ engine, started again, carries on where the refs say it was."""
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -26,9 +27,28 @@ class Engine:
         self.lead = lead
         self.repo = lead.repo
         self.unreachable_since: dict[str, float] = {}
+        self.told: set[str] = set()
 
     def say(self, text: str, **data: Any) -> None:
         post(self.repo, self.lead.branch, text, **data)
+
+    def say_once(self, text: str) -> None:
+        """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
+        if text not in self.told:
+            self.told.add(text)
+            self.say(text)
+            print(f"[balanced] {text}", file=sys.stderr, flush=True)
+
+    def allowed(self) -> bool:
+        """Whether the setup and check may run; if not, the lead hears what to run, and nothing starts."""
+        if not (self.cmds.setup or self.cmds.check):
+            return True
+        try:
+            trust.ensure_allowed(self.repo, self.cmds)
+        except BalancedError as exc:
+            self.say_once(f"Nothing starts: {exc.message.splitlines()[0]} ({exc.hint})")
+            return False
+        return True
 
     # -- one pass ------------------------------------------------------------------------------------------
     def pass_once(self) -> bool:
@@ -194,8 +214,12 @@ class Engine:
 
         cands = [c for j in finished if (c := job_candidate(self.lead, j.id, {"fields": j.f}))]
         crashpoint("engine-before-land")
-        q = Queue(self.lead)
-        verdicts = q.run(cands)
+        try:
+            q = Queue(self.lead)
+            verdicts = q.run(cands)
+        except BalancedError as exc:  # your changes overlap, or the check is not approved: landing waits
+            self.say_once(f"Landing waits: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+            return
         record(self.lead, verdicts)
         for v in verdicts:
             if v.status in ("landed", "already") and v.job:
@@ -279,8 +303,8 @@ class Engine:
                 if not all(a in landed for a in piece["after"]):
                     movable = True
                     continue
-                if self.cmds.setup or self.cmds.check:
-                    trust.ensure_allowed(self.repo, self.cmds)
+                if not self.allowed():
+                    return False
                 J.place(self.repo, {
                     "plan": plan_id, "plan_task": f["task"], "piece": piece["id"], "task": piece["task"],
                     "title": piece["task"].splitlines()[0][:80], "agent": piece["agent"],
@@ -305,8 +329,8 @@ class Engine:
                 return
             if time.time() < float(j.f.get("not_before", 0)):
                 continue
-            if self.cmds.setup or self.cmds.check:
-                trust.ensure_allowed(self.repo, self.cmds)
+            if not self.allowed():
+                return
             if j.f.get("lead") and self.repo.current_branch() == self.lead.branch and self.repo.status_paths():
                 if not j.f.get("told_dirty"):
                     J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})

@@ -184,3 +184,37 @@ def test_budget_shares_reach_the_worker(tmp_path: Path) -> None:
     engine(repo, "--until-idle")
     rows = {j["piece"]: j for j in board(repo)["jobs"]}  # type: ignore[index]
     assert rows["a"]["budget_usd"] == 0.75 and rows["b"]["budget_usd"] == 0.25
+
+
+def test_nothing_starts_before_the_check_is_allowed(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    from tests.support.builders import commit
+
+    commit(repo, {".magnum/settings.toml": '[worktree]\ncheck = "true"\n[balanced]\nagent = "shell"\n'}, "new check")
+    plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
+    r = engine(repo, "--until-idle")
+    assert r.code == 0
+    assert "Nothing starts" in r.err and "git balanced allow" in r.err
+    assert jobs_of(repo, "a") == [], "no worker ran an unapproved command"
+    assert "Nothing starts" in inbox_text(repo)
+    balanced(repo, "allow", "--yes")
+    assert engine(repo, "--until-idle").code == 0
+    assert [j["state"] for j in jobs_of(repo, "a")] == ["landed"]
+
+
+def test_landing_waits_while_your_changes_overlap(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    (repo / "src" / "a.txt").write_text("my own a\n")
+    plan(repo, [piece("a", "echo theirs > src/a.txt")], "--start")
+    r = engine(repo, "--once")
+    for _ in range(40):
+        r = engine(repo, "--once")
+        if "Landing waits" in r.err:
+            break
+        time.sleep(0.25)
+    assert "Landing waits" in r.err and "src/a.txt" in r.err, r.err
+    assert (repo / "src" / "a.txt").read_text() == "my own a\n", "your file is kept"
+    (repo / "src" / "a.txt").unlink()
+    assert engine(repo, "--until-idle").code == 0
+    assert [j["state"] for j in jobs_of(repo, "a")] == ["landed"]
