@@ -59,8 +59,10 @@ class CodexAdapter:
         if end is not None and end["type"] == "turn.failed":
             errors.append(str((end.get("error") or {}).get("message", "")))
 
+        windows = _windows(meter)
+
         def done(kind: str, summary: str, reset_at: float | None = None) -> Outcome:
-            return Outcome(kind, cost, reset_at, short(summary), [], tokens)
+            return Outcome(kind, cost, reset_at, short(summary), windows, tokens)
 
         if end is not None and end["type"] == "turn.completed":
             return done("success", said[-1] if said else "the turn completed")
@@ -70,7 +72,9 @@ class CodexAdapter:
         if not message:
             return crashed(log_text, exit_code, cost, tokens)
         if LIMIT.search(message):
-            return done("usage_limit", message, reset_time(message))
+            # The window the refusal filled gives the exact second; the message names only the minute.
+            full = [float(w["resets_at"]) for w in windows if w.get("resets_at") and w["used_percent"] >= 100]
+            return done("usage_limit", message, max(full) if full else reset_time(message))
         if SIGNIN.search(message):
             return done("signin", message)
         if TRANSIENT.search(message):
@@ -83,6 +87,20 @@ class CodexAdapter:
         _, (inp, cached, out) = price(self.model)
         fresh = max(0, tokens.get("input", 0) - tokens.get("cached", 0))
         return (fresh * inp + tokens.get("cached", 0) * cached + tokens.get("output", 0) * out) / 1_000_000
+
+
+# Codex names its windows primary and secondary; their length says which is which.
+WINDOW_KINDS = {300: "five_hour", 10080: "seven_day"}
+
+
+def _windows(meter: dict | None) -> list[dict]:
+    """The plan windows the meter read from Codex's session file, named as Claude names them."""
+    out = []
+    for w in (meter or {}).get("windows") or []:
+        minutes = w.get("window_minutes")
+        kind = WINDOW_KINDS.get(int(minutes), f"{minutes}_minute") if minutes else str(w.get("type"))
+        out.append({"type": kind, "used_percent": float(w["used_percent"]), "resets_at": w.get("resets_at")})
+    return out
 
 
 def _tokens(evs: list[dict]) -> dict:
@@ -116,6 +134,7 @@ def reset_time(message: str, now: float | None = None) -> float | None:
                                second=0, microsecond=0)
         return when.timestamp()
     when = current.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if when <= current:
+    # The minute is cut, not rounded: a reset later in this very minute reads as this minute, not tomorrow.
+    if when <= current - dt.timedelta(minutes=1):
         when += dt.timedelta(days=1)
     return when.timestamp()

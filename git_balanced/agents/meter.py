@@ -11,7 +11,9 @@ Spec (JSON):
    "sessions": "~/.codex/sessions"}      (sessions: optional, default $CODEX_HOME/sessions)
       Codex: tokens x prices (USD per million). `codex exec --json` reports tokens only when its turn ends,
       so the meter also follows the session's rollout file (named by the thread id of `thread.started`,
-      under `sessions`), whose `token_count` events carry the running total after every model reply.
+      under `sessions`), whose `token_count` events carry the running total after every model reply, and
+      the plan's usage windows (`rate_limits`) that `codex exec --json` never prints: the summary line
+      carries them as `windows`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Meter:
         self._offset = 0
         self._partial = ""
         self._last_poll = 0.0
+        self._limits: dict = {}  # Codex: the plan's usage windows, from the rollout's `rate_limits`
 
     def feed(self, line: str) -> None:
         """Take one line of the agent's log (non-JSON lines are ignored)."""
@@ -88,8 +91,20 @@ class Meter:
     def summary_line(self) -> str:
         """The `balanced.meter` event the runner appends to the log when the agent has exited."""
         self._last_poll = 0.0  # read the rollout to its end first
-        return json.dumps({"type": SUMMARY_EVENT, "cost_usd": round(self.cost_usd, 6),
-                           "budget_usd": self.budget, "over_budget": self.over_budget, "tokens": self.tokens})
+        cost = round(self.cost_usd, 6)
+        return json.dumps({"type": SUMMARY_EVENT, "cost_usd": cost, "budget_usd": self.budget,
+                           "over_budget": self.over_budget, "tokens": self.tokens, "windows": self.windows})
+
+    @property
+    def windows(self) -> list:
+        """Codex's plan windows as last reported: {"type", "used_percent", "window_minutes", "resets_at"}."""
+        out = []
+        for name in ("primary", "secondary"):
+            w = self._limits.get(name)
+            if isinstance(w, dict) and w.get("used_percent") is not None:
+                out.append({"type": name, "used_percent": w.get("used_percent"),
+                            "window_minutes": w.get("window_minutes"), "resets_at": w.get("resets_at")})
+        return out
 
     def _poll(self) -> None:
         """Read what the Codex rollout file gained since the last look (at most twice a second)."""
@@ -118,7 +133,13 @@ class Meter:
             payload = (event or {}).get("payload") or {}
             if payload.get("type") != "token_count":
                 continue
-            total = (payload.get("info") or {}).get("total_token_usage") or {}
+            limits = payload.get("rate_limits")
+            if isinstance(limits, dict):
+                self._limits = limits
+            # A refused request logs a token_count with no info: it must not zero the running total.
+            total = (payload.get("info") or {}).get("total_token_usage")
+            if not total:
+                continue
             self._live_tokens = {"input": int(total.get("input_tokens") or 0),
                                  "cached": int(total.get("cached_input_tokens") or 0),
                                  "output": int(total.get("output_tokens") or 0)}
