@@ -40,26 +40,34 @@ def rules_for(job: Job, check: str | None) -> str:
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
                   edit_without_asking: bool) -> dict[str, Any]:
-    from git_balanced import agents
+    from git_balanced import agent_hooks, agents
 
     adapter = agents.get(str(job.f.get("agent", "shell")))
     wt = host.worktree_path(job.id)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
+    local = host.name == "local"
     kwargs: dict[str, Any] = {}
     if adapter.name == "shell":
         kwargs["run"] = job.f.get("run")
+    if adapter.name == "claude":  # its hooks: the guard, and commands routed to the lead
+        kwargs["settings_json"] = agent_hooks.claude_settings(agent_hooks.balanced_argv(local))
     task = str(job.f.get("task", ""))
     if job.f.get("resume_note"):
         task = f"{task}\n\n{job.f['resume_note']}"
     run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
                         budget_usd=job.f.get("budget_usd"), worktree=wt, run_dir=run_dir,
                         edit_without_asking=edit_without_asking, **kwargs)
-    return {
+    request = {
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
-        "base": job.f.get("base"), "setup": setup, "argv": run.argv, "env": run.env, "files": run.files,
+        "base": job.f.get("base"), "setup": setup, "argv": run.argv,
+        "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
         "meter": run.meter, "commit_message": f"{job.piece}: {task.splitlines()[0][:60]}\n\n{task}\n",
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
+    guard = agent_hooks.guard_request(lead, job)
+    if guard:  # the runner makes it the worktree's pre-commit hook
+        request["guard"] = guard
+    return request
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
