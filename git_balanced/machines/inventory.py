@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ def set_readiness(repo: Repo, name: str, record: dict[str, Any]) -> None:
 
 
 INELIGIBLE_SECONDS = 30.0
+_marking = threading.Lock()
 
 
 def _unreachable_file(repo: Repo) -> Path:
@@ -113,9 +115,10 @@ def _unreachable_file(repo: Repo) -> Path:
 def mark_unreachable(repo: Repo, name: str, why: str, seconds: float = INELIGIBLE_SECONDS) -> None:
     """Keep a machine out of placement for `seconds` (a probe of it timed out): per machine, per repository."""
     path = _unreachable_file(repo)
-    data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
-    data[name] = {"why": why, "until": time.time() + seconds}
-    _save(path, data)
+    with _marking:  # probes of several machines answer at once, from threads
+        data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
+        data[name] = {"why": why, "until": time.time() + seconds}
+        _save(path, data)
 
 
 def ineligible(repo: Repo) -> dict[str, str]:

@@ -118,8 +118,9 @@ def tick_command(names: list[str], *, on: bool) -> int:
         offered = set(sshconfig.aliases())
         for name in names:
             if name not in known and name in offered:
+                address = sshconfig.resolve(name).address  # refuses a host ssh would misread
                 inventory.add(name, None, "normal")
-                ui.say(f"Added {name} from your SSH config ({_where(name)[0] or name}, normal).")
+                ui.say(f"Added {name} from your SSH config ({address}, normal).")
     now = inventory.set_ticks(repo, names, on)
     ready = inventory.readiness(repo)
     ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces fall back to local)'}.")

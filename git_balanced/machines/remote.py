@@ -221,6 +221,10 @@ def mark_timeout(repo: Any, machine: str, why: str) -> None:
 def probe(repo: Any, machines: list[str]) -> dict[str, str]:
     """Which of `machines` cannot take work now, and why in words; all of them asked at once."""
     def one(machine: str) -> tuple[str, str]:
+        def timed_out(why: str) -> str:
+            mark_timeout(repo, machine, why)
+            return inventory.ineligible(repo).get(machine, why)
+
         try:
             t = transport_for(host_alias(machine))
             started = time.monotonic()
@@ -228,13 +232,12 @@ def probe(repo: Any, machines: list[str]) -> dict[str, str]:
         except MachineUnreachable as exc:
             why = exc.message.split(": ", 1)[-1]
             if "timed out" in why:
-                mark_timeout(repo, machine, "it did not answer in time")
+                return machine, timed_out(f"it did not answer in time ({why})")
             return machine, f"it cannot be reached ({why})"
         except BalancedError as exc:
             return machine, exc.message
         if res.code == 124:
-            mark_timeout(repo, machine, f"it did not answer within {PROBE_TIMEOUT:.0f} s")
-            return machine, f"it did not answer within {PROBE_TIMEOUT:.0f} s"
+            return machine, timed_out(f"it did not answer within {PROBE_TIMEOUT:.0f} s")
         if not res.ok:
             return machine, f"`true` failed there (exit {res.code}) after {time.monotonic() - started:.1f} s"
         return machine, ""
