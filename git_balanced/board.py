@@ -19,9 +19,13 @@ FOLD_AFTER = 5
 def _reason(j: Job) -> str:
     f = j.f
     if j.state == "landed":
-        return f"landed in {f.get('landed_in', f.get('lead', ''))} as {str(f.get('landed', ''))[:7]}"
+        budget = ", stopped at its budget" if f.get("budget_stopped") else ""
+        return f"landed in {f.get('landed_in', f.get('lead', ''))} as {str(f.get('landed', ''))[:7]}{budget}"
     if j.state == "paused" and f.get("reset_at"):
-        return f"paused for its plan's usage limit until {time.strftime('%H:%M', time.localtime(f['reset_at']))}"
+        return (f"paused for its plan's usage limit until {_clock(f['reset_at'])}; "
+                f"goes on at {_clock(f.get('resume_at') or f['reset_at'])}")
+    if j.state == "retried" and f.get("moved_to"):
+        return f"{f.get('reason')} (its plan's usage limit resets at {_clock(f.get('reset_at') or 0)})"
     if j.state == "retried":
         return str(f.get("reason") or f.get("failure") or "failed") + " (tried again)"
     if j.state in ("failed", "stopped", "lost", "held"):
@@ -33,9 +37,15 @@ def _reason(j: Job) -> str:
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == "finished":
         return "finished, waiting for its check"
+    if j.state == "queued" and f.get("waits_for"):
+        return f"waits: {f['waits_for']}"
     if j.state == "queued":
         return "queued" + (f" ({f['retry_reason']})" if f.get("retry_reason") else "")
     return j.state
+
+
+def _clock(ts: float) -> str:
+    return time.strftime("%H:%M", time.localtime(float(ts)))
 
 
 def job_row(j: Job) -> dict[str, Any]:
@@ -44,6 +54,7 @@ def job_row(j: Job) -> dict[str, Any]:
             "state": j.state, "machine": j.machine, "agent": f.get("agent"), "model": f.get("model"),
             "attempt": j.attempt, "branch": j.branch, "base": f.get("base"), "cost_usd": f.get("cost_usd"),
             "budget_usd": f.get("budget_usd"), "reason": _reason(j), "landed": f.get("landed"),
+            "resume_at": f.get("resume_at") if j.state == "paused" else None,
             "dismissed": j.dismissed, "updated": j.updated}
 
 

@@ -8,11 +8,11 @@ import sys
 import time
 from typing import Any
 
+from git_balanced import accounts, limits, trust, workers
 from git_balanced import jobs as J
-from git_balanced import trust, workers
 from git_balanced.errors import BalancedError
 from git_balanced.faults import crashpoint
-from git_balanced.inbox import clock, post
+from git_balanced.inbox import post
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.machines.transport import MachineUnreachable
@@ -125,7 +125,10 @@ class Engine:
 
     def _finished(self, j: Job, result: dict[str, Any]) -> None:
         outcome = workers.outcome_of(self.lead, j, result)
+        accounts.record(self.repo, str(j.f.get("agent")), j.machine, outcome.windows)
         cost = outcome.cost_usd if outcome.cost_usd is not None else result.get("cost_usd")
+        if j.f.get("spent_before"):  # what its runs cost before a pause
+            cost = float(cost or 0) + float(j.f["spent_before"])
         commits = int(result.get("commits") or 0)
         data = {"exit_code": result.get("exit_code"), "head": result.get("head"), "commits": commits,
                 "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
@@ -176,26 +179,10 @@ class Engine:
             data["fetched_ref"] = ref
 
     def _pause(self, j: Job, outcome: Any, data: dict[str, Any]) -> None:
-        reset = float(outcome.reset_at or time.time() + 3600)
-        resume = reset + 60
-        J.event(self.repo, j.id, "paused", f"{j.piece}: paused for its plan's usage limit until {clock(reset)}",
-                {**data, "reset_at": reset, "resume_at": resume}, state="paused")
-        self.say(f"{j.piece} reached its plan's usage limit. It pauses until the limit resets at {clock(reset)}",
-                 job=j.id)
+        limits.pause(self, j, outcome, data)
 
     def _resume(self, paused: list[Job]) -> None:
-        for j in paused:
-            if time.time() < float(j.f.get("resume_at", 0)):
-                continue
-            run = int(j.f.get("run_no", 1)) + 1
-            J.event(self.repo, j.id, "resuming", f"{j.piece}: carries on after its usage limit",
-                    {"run_no": run, "resume_note": "You were paused by a usage limit; carry on from what you "
-                                                "committed and what is in the worktree."})
-            fresh = J.one(self.repo, j.id)
-            assert fresh is not None
-            workers.start(self.lead, fresh, self.cmds.setup, self.cmds.check,
-                          self.settings.balanced.workers_edit_without_asking)
-            self.say(f"{j.piece}: its usage limit has reset, so it carries on", job=j.id)
+        limits.resume(self, paused)
 
     # -- landing -------------------------------------------------------------------------------------------
     def _land(self, finished: list[Job]) -> None:
@@ -241,7 +228,8 @@ class Engine:
             agent = str(j.f.get("agent", "shell"))
             model = j.f.get("model")
             stronger = self.settings.stronger_model(model, agent) if model else None
-            d = decide(failure, j.attempt, attempts, agent, model, stronger, j.id, self.lead.branch)
+            d = decide(failure, j.attempt, attempts, agent, model, stronger, j.id, self.lead.branch,
+                       limits.budget_left(j))
             if not d.retry:
                 J.event(self.repo, j.id, "gave-up", f"{piece}: not tried again", {"decided": True,
                                                                                    "final": d.words})
@@ -251,8 +239,9 @@ class Engine:
                 "plan", "piece", "task", "plan_task", "agent", "model", "run", "paths", "budget_usd", "machine",
                 "why", "branch", "lead", "after")}
             fields.update(attempt=j.attempt + 1, previous=j.id, retry_reason=d.words)
-            if "model" in d.changes:
-                fields["model"] = d.changes["model"]
+            for key in ("model", "budget_usd"):
+                if key in d.changes:
+                    fields[key] = d.changes[key]
             if d.changes.get("not_before_delay"):
                 fields["not_before"] = time.time() + d.changes["not_before_delay"]
             fields["base"] = self.repo.rev_parse(self.lead.ref)
@@ -327,7 +316,7 @@ class Engine:
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
                 return
-            if time.time() < float(j.f.get("not_before", 0)):
+            if time.time() < float(j.f.get("not_before", 0)) or limits.waits_for_room(self, j):
                 continue
             if not self.allowed():
                 return

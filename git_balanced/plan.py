@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced import ui
+from git_balanced.accounts import place_with_room
 from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead, open_lead, settings_at
-from git_balanced.machines.placement import place
 from git_balanced.state import cache, refs
 from git_balanced.state.events import new_id
 
@@ -52,7 +52,8 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     taken = {p["branch"] for lp in live_plans(lead).values() for p in lp["fields"].get("pieces", [])}
     pieces = []
     for p in plan.pieces:
-        where = place(all_seats, explicit=p.machine, cap=settings.balanced.cap)
+        where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
+                                reserve=settings.balanced.reserve, explicit=p.machine, cap=settings.balanced.cap)
         pieces.append({
             "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
             "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),

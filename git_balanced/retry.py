@@ -24,8 +24,20 @@ class Decision:
 
 
 def decide(failure: str, attempt: int, attempts: int, agent: str, model: str | None,
-           stronger: str | None, job_id: str, lead_branch: str) -> Decision:
-    """The next attempt's changes and the words the lead hears, or why there is none."""
+           stronger: str | None, job_id: str, lead_branch: str, left: float | None = None) -> Decision:
+    """The next attempt's changes and the words the lead hears, or why there is none.
+
+    `left` is what is left of the piece's budget (None without one): the next attempt gets that much."""
+    if left is not None and left <= 0:
+        failure = "budget"
+    d = _decide(failure, attempt, attempts, model, stronger, job_id, lead_branch)
+    if d.retry and left is not None:
+        return Decision(True, f"{d.words}, with ${left:.2f} of its budget left", {**d.changes, "budget_usd": left})
+    return d
+
+
+def _decide(failure: str, attempt: int, attempts: int, model: str | None, stronger: str | None, job_id: str,
+            lead_branch: str) -> Decision:
     if failure in NOT_RETRIED:
         return Decision(False, "Not tried again: " + NOT_RETRIED[failure].format(job=job_id), {})
     if attempt >= attempts:

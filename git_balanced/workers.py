@@ -54,8 +54,11 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     task = str(job.f.get("task", ""))
     if job.f.get("resume_note"):
         task = f"{task}\n\n{job.f['resume_note']}"
+    budget = job.f.get("budget_usd")
+    if budget is not None and job.f.get("spent_before"):  # a run after a pause gets what is left
+        budget = max(0.0, float(budget) - float(job.f["spent_before"]))
     run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
-                        budget_usd=job.f.get("budget_usd"), worktree=wt, run_dir=run_dir,
+                        budget_usd=budget, worktree=wt, run_dir=run_dir,
                         edit_without_asking=edit_without_asking, **kwargs)
     request = {
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
