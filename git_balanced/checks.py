@@ -81,9 +81,15 @@ class Scratch:
     def checkout(self, rev: str) -> Path:
         """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken."""
         if not self._valid():
-            shutil.rmtree(self.path, ignore_errors=True)
-            self.repo.run("worktree", "prune")
-            self.repo.git("worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
+            # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
+            fd = os.open(self.repo.state_dir / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                shutil.rmtree(self.path, ignore_errors=True)
+                self.repo.run("worktree", "prune")
+                self.repo.git("worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
+            finally:
+                os.close(fd)
         else:
             self.repo.git("checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
             self.repo.git("clean", "-ffdq", cwd=self.path)

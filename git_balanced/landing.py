@@ -112,13 +112,18 @@ class Queue:
     def _loop(self, pending: list[Candidate]) -> None:
         limit = self._limit()
         moved = 0
-        while pending:
+        carry: list[Candidate] = []  # what followed a culprit in its chain: it goes round again whole
+        while carry or pending:
             tip = self.repo.rev_parse(self.lead.ref)
             assert tip is not None
-            batch, rest = pending[:limit], pending[limit:]
+            # The halved limit holds back branches new to the queue, never the rest of a chain already
+            # built: splitting that would only cost another check.
+            room = max(0, limit - len(carry))
+            batch, pending = carry + pending[:room], pending[room:]
+            carry = []
             chain, later = self._chain(tip, batch)
             if not chain:
-                pending = later + rest
+                pending = later + pending
                 continue
             self._dirty_guard(tip, chain[-1].commit)
             crashpoint("after-chain")
@@ -133,7 +138,8 @@ class Queue:
                         raise BalancedError(f"{self.lead.branch} kept moving while landing.",
                                             hint="run `git balanced land` again.")
                     # the lead moved during the check: rebuild on the new tip
-                    pending = [x.cand for x in chain] + later + rest
+                    carry = [x.cand for x in chain]
+                    pending = later + pending
                     continue
             if top < n:
                 culprit = chain[top]
@@ -144,10 +150,11 @@ class Queue:
                            (f" once merged after {', '.join(x.cand.branch for x in chain[:top])}" if top else ""),
                     tail=res.tail if res else ""))
                 limit = self._limit(max(1, limit // 2))
-                pending = [x.cand for x in chain[top + 1:]] + later + rest
+                carry = [x.cand for x in chain[top + 1:]]
+                pending = later + pending
             else:
                 limit = self._limit(min(MAX_LIMIT, limit + 1))
-                pending = later + rest
+                pending = later + pending
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
     def _preflight(self, c: Candidate) -> bool:
