@@ -326,9 +326,11 @@ def report(eng: dict, hand: dict, idle: dict, n: int) -> None:
           f"{max(seen):>7.2f}s")
     print(f"{'    the check (subtracted)':<44} {statistics.median(check):>7.2f}s {max(check):>7.2f}s")
     print()
+    both = idle["cpu"] + idle["children"]
     print(f"(b) idle engine over {idle['seconds']:.1f}s: {idle['cpu']:.2f} CPU s "
-          f"({idle['per_minute']:.3f} CPU s per minute, {idle['percent']:.2f}%); its children "
-          f"{idle['children']:.2f} CPU s; its start took {idle['startup']:.2f} CPU s")
+          f"({idle['per_minute']:.3f} CPU s per minute, {idle['percent']:.2f}%); with the git it ran, "
+          f"{both:.2f} CPU s ({both / idle['seconds'] * 60:.3f} per minute, "
+          f"{both / idle['seconds'] * 100:.2f}%); its start took {idle['startup']:.2f} CPU s")
     print()
     print(f"{'(c) wall time, ' + str(n) + ' pieces':<44} {'seconds':>8}")
     print(f"{'    git balanced plan --start':<44} {eng['plan']:>7.2f}s")
