@@ -271,11 +271,20 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
         if head != branch:
             raise RunError(f"the worktree {wt} is on {head or 'a detached HEAD'}, not on {branch}")
         return
-    _git(["worktree", "prune"], repo)  # a registration whose folder was deleted blocks adding it again
     os.makedirs(os.path.dirname(wt), exist_ok=True)
     exists = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
     args = ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
-    code, out = _git(args, repo)
+    # One maker of worktrees at a time per repository (the landing queue takes the same lock): a prune or
+    # an add reads every registration, and one half made by another process makes it fail.
+    common = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
+    os.makedirs(os.path.join(common, "balanced"), exist_ok=True)
+    fd = os.open(os.path.join(common, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _git(["worktree", "prune"], repo)  # a registration whose folder was deleted blocks adding it again
+        code, out = _git(args, repo)
+    finally:
+        os.close(fd)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
 
