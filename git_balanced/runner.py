@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import json
 import os
 import re
