@@ -158,7 +158,7 @@ def _corrections_name(branch: str) -> str:
 
 def corrections(lead: Lead) -> int:
     st = cache.read_all(lead.repo, CORRECTIONS).get(_corrections_name(lead.branch))
-    return len(st["history"]) if st else 0
+    return int(st.get("events") or 0) if st else 0
 
 
 def corrections_words(n: int) -> str:
