@@ -269,3 +269,46 @@ def test_real_claude_as_lead_hears_its_inbox(tmp_path: Path, agent_bin: str, lea
     first = json.dumps(server.main_requests()[0].body)
     assert "landed in main as 2461433" in first, f"the prompt carried the inbox:\n{log[-2000:]}"
     assert len(server.main_requests()) == 1, "nothing new at the stop, so it stopped"
+
+
+def guarded_tree(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    tree = make_repo(tmp_path / "tree")
+    run_dir = tmp_path / "run"
+    (run_dir / "hooks").mkdir(parents=True)
+    (run_dir / "hooks" / "guard.json").write_text(json.dumps(
+        {"piece": "docs", "paths": ["docs/**"], "owners": {"api": ["src/**"]}}))
+    return tree, {"BALANCED_RUN_DIR": str(run_dir), "GIT_BALANCED_WORKTREE": str(tree), "GIT_BALANCED_JOB": "j1"}
+
+
+def test_real_codex_is_refused_an_edit_by_the_guard(tmp_path: Path, agent_bin: str) -> None:
+    tree, env = guarded_tree(tmp_path)
+    turns = [write_file(f"{tree}/src/app.py", "x = 1\n"), write_file(f"{tree}/docs/a.md", "# A\n"), say("Done.")]
+    with ModelServer(turns) as server:
+        full = {**agent_home.codex_env(Path(os.environ["HOME"]), server.url), **env}
+        full["PATH"] = agent_bin + os.pathsep + full["PATH"]
+        argv = ["codex", "exec", "--json", "-C", str(tree), "--sandbox", "workspace-write", "-m",
+                agent_home.CODEX_MODEL, *agent_hooks.codex_hook_args(), "Do the piece."]
+        cp = subprocess.run(argv, cwd=tree, env=full, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=180)
+    assert not (tree / "src" / "app.py").exists(), f"the guard let the patch through:\n{cp.stdout[-3000:]}"
+    assert (tree / "docs" / "a.md").read_text() == "# A\n"
+    assert "src/app.py belongs to the piece api, not to docs" in cp.stdout + cp.stderr
+
+
+def test_real_pi_is_refused_an_edit_by_the_guard(tmp_path: Path, agent_bin: str) -> None:
+    tree, env = guarded_tree(tmp_path)
+    extension = tmp_path / "balanced.ts"
+    extension.write_text(agent_hooks.render("pi-balanced.ts"))
+    turns = [write_file(f"{tree}/src/app.py", "x = 1\n"), write_file(f"{tree}/docs/a.md", "# A\n"), say("Done.")]
+    with ModelServer(turns) as server:
+        full = {**agent_home.pi_env(Path(os.environ["HOME"]), server.url), **env}
+        full["PATH"] = agent_bin + os.pathsep + full["PATH"]
+        argv = ["pi", "--mode", "json", "--provider", agent_home.PI_PROVIDER, "--model", agent_home.PI_MODEL,
+                "--no-session", "-e", str(extension), "Do the piece."]
+        cp = subprocess.run(argv, cwd=tree, env=full, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=180)
+        results = [str(m.get("content")) for r in server.main_requests() for m in r.body.get("messages", [])
+                   if m.get("role") == "tool"]
+    assert not (tree / "src" / "app.py").exists(), f"the guard let the write through:\n{cp.stdout[-3000:]}"
+    assert (tree / "docs" / "a.md").read_text() == "# A\n"
+    assert any("src/app.py belongs to the piece api, not to docs" in r for r in results), results
