@@ -73,6 +73,20 @@ def codex_hook_args(argv: list[str] | None = None) -> list[str]:
     return args
 
 
+def with_hooks(agent: str, run: Any, local: bool) -> Any:
+    """A Codex or Pi worker's run with its hooks added before the task (their last argument): `-c hooks...`
+    for Codex, the extension for Pi. Claude's come through the adapter's `settings_json`; others have none."""
+    from dataclasses import replace
+
+    argv = balanced_argv(local)
+    if agent == "codex":
+        return replace(run, argv=[*run.argv[:-1], *codex_hook_args(argv), run.argv[-1]])
+    if agent == "pi":
+        files = {**run.files, "balanced.ts": render("pi-balanced.ts", argv)}
+        return replace(run, argv=[*run.argv[:-1], "-e", "{run_dir}/balanced.ts", run.argv[-1]], files=files)
+    return run
+
+
 # -- what a worker is given ------------------------------------------------------------------------------
 def worker_env(lead: Any, job: Any, worktree: str, local: bool) -> dict[str, str]:
     """What a worker's hooks and `git balanced ask` need to know: its job, its lead, the lead's settings."""

@@ -60,6 +60,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
                         budget_usd=budget, worktree=wt, run_dir=run_dir,
                         edit_without_asking=edit_without_asking, **kwargs)
+    run = agent_hooks.with_hooks(adapter.name, run, local)
     request = {
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
         "base": job.f.get("base"), "setup": setup, "argv": run.argv,

@@ -312,3 +312,20 @@ def test_real_pi_is_refused_an_edit_by_the_guard(tmp_path: Path, agent_bin: str)
     assert not (tree / "src" / "app.py").exists(), f"the guard let the write through:\n{cp.stdout[-3000:]}"
     assert (tree / "docs" / "a.md").read_text() == "# A\n"
     assert any("src/app.py belongs to the piece api, not to docs" in r for r in results), results
+
+
+def test_codex_and_pi_workers_get_their_hooks_before_the_task() -> None:
+    from git_balanced.agents import get
+
+    codex = get("codex").build(task="Do it.", rules="", model="gpt-5.5", budget_usd=None, worktree="/w",
+                               run_dir="/r")
+    hooked = agent_hooks.with_hooks("codex", codex, local=True)
+    assert hooked.argv[-1] == "Do it." and "--dangerously-bypass-hook-trust" in hooked.argv
+    assert hooked.argv[: len(codex.argv) - 1] == codex.argv[:-1], "the adapter's own arguments are kept"
+    pi = get("pi").build(task="Do it.", rules="", model="scripted/scripted-coder", budget_usd=None, worktree="/w",
+                         run_dir="/r")
+    hooked = agent_hooks.with_hooks("pi", pi, local=True)
+    assert hooked.argv[-3:] == ["-e", "{run_dir}/balanced.ts", "Do it."]
+    assert "pre-tool-use" in hooked.files["balanced.ts"] and sys.executable in hooked.files["balanced.ts"]
+    shell = get("shell").build(task="t", rules="", model=None, budget_usd=None, worktree="/w", run_dir="/r", run="true")
+    assert agent_hooks.with_hooks("shell", shell, local=True) == shell
