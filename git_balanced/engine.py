@@ -313,31 +313,32 @@ class Engine:
     def _start(self, queued: list[Job], jobs: dict[str, Job]) -> None:
         running = sum(1 for j in jobs.values() if j.state == "running")
         cap = self.settings.balanced.cap
+        batch: list[Job] = []
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
-                return
+                break
             if time.time() < float(j.f.get("not_before", 0)) or limits.waits_for_room(self, j):
                 continue
             if not self.allowed():
-                return
+                break
             if j.f.get("lead") and self.repo.current_branch() == self.lead.branch and self.repo.status_paths():
                 if not j.f.get("told_dirty"):
                     J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})
                     self.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
                              "and won't get them", job=j.id)
-            try:
-                workers.start(self.lead, j, self.cmds.setup, self.cmds.check,
-                              self.settings.balanced.workers_edit_without_asking)
-            except MachineUnreachable as exc:
+            batch.append(j)
+            running += 1
+        # All at once: on other machines each start is a push and a call, and the machines answer in parallel.
+        for j, exc in workers.start_many(self.lead, batch, self.cmds.setup, self.cmds.check,
+                                         self.settings.balanced.workers_edit_without_asking):
+            if isinstance(exc, MachineUnreachable):
                 self._unreachable_at_start(j, exc)
-                continue
-            except BalancedError as exc:
+            elif exc is not None:
                 J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
                         {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
                 self.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
-                continue
-            crashpoint("engine-after-start")
-            running += 1
+            else:
+                crashpoint("engine-after-start")
 
     def _unreachable_at_start(self, j: Job, exc: BalancedError) -> None:
         """A piece named to its machine waits for it; any other goes to another machine (as a lost one)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any
 
@@ -13,6 +15,7 @@ from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 
 RUNS_DIR = "~/.balanced/runs"
+PARALLEL_STARTS = 12  # starts at once; each machine's SSH sessions are capped by its transport
 
 
 def host_for(lead: Lead, machine: str) -> Host:
@@ -74,19 +77,45 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     return request
 
 
-def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
-    """Start a queued job's worker; if a crash left it started already, only record that."""
+def launch(lead: Lead, job: Job, setup: str | None, check: str | None,
+           edit_without_asking: bool) -> tuple[Any, str]:
+    """Push the job's base where it runs and start its runner there: (pid, worktree). Records nothing."""
     host = host_for(lead, job.machine)
     # No status call first: both steps are idempotent (the runner answers a second start with the pid of the
     # first), and on another machine every call is a round trip.
     host.prepare_base(job.branch, str(job.f.get("base")))
     answer = host.call("start", build_request(lead, job, host, setup, check, edit_without_asking))
-    pid = answer.get("pid")
+    return answer.get("pid"), host.worktree_path(job.id)
+
+
+def record_started(lead: Lead, job: Job, pid: Any, worktree: str) -> None:
     jobs_mod.event(lead.repo, job.id, "started",
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
                    f"{', ' + str(job.f['model']) if job.f.get('model') else ''})",
-                   {"pid": pid, "worktree": host.worktree_path(job.id), "started_at": time.time()},
-                   state="running")
+                   {"pid": pid, "worktree": worktree, "started_at": time.time()}, state="running")
+
+
+def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
+    """Start a queued job's worker; if a crash left it started already, only record that."""
+    record_started(lead, job, *launch(lead, job, setup, check, edit_without_asking))
+
+
+def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
+               edit_without_asking: bool) -> Iterator[tuple[Job, BalancedError | None]]:
+    """Start several jobs' workers at once, each machine within its SSH session cap; yields each job, in
+    order, once its start is recorded, with the error that kept it from starting (or None)."""
+    if not jobs:
+        return
+    with ThreadPoolExecutor(max_workers=min(len(jobs), PARALLEL_STARTS)) as pool:
+        futures = [pool.submit(launch, lead, j, setup, check, edit_without_asking) for j in jobs]
+        for job, fut in zip(jobs, futures, strict=True):
+            try:
+                pid, worktree = fut.result()
+            except BalancedError as exc:
+                yield job, exc
+                continue
+            record_started(lead, job, pid, worktree)  # events are written here, one thread, in order
+            yield job, None
 
 
 def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
