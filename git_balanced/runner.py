@@ -373,6 +373,8 @@ def _run_group(argv: list[str], cwd: str, env: dict, meter: Any, pid_file: str |
                 p.wait(0.25)
             except subprocess.TimeoutExpired:
                 pass
+        elif meter is not None:  # a quiet agent spends too: Codex's cost grows in its session file
+            by_budget = _feed(meter, []) or by_budget
         now = time.monotonic()
         if not kill_at and (by_budget or _live["stop"]):
             _signal_group(p.pid, signal.SIGTERM)
