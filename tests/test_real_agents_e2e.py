@@ -1,0 +1,267 @@
+"""The real Claude Code, Codex and Pi as workers through `git balanced plan` and `engine`, each against its
+own scripted model server: they land through the check with their cost on the board and in the landing note,
+stop at their budgets, and a failed check climbs the model ladder. The helpers here serve the usage-limit
+and reserve tests too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from git_balanced.agents import get
+from tests.support import agent_home
+from tests.support.builders import git
+from tests.support.model_server import ModelServer, Turn, Usage, hang, run_shell, say
+from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
+
+AGENTS = ("claude", "codex", "pi")
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> str:
+    """The folder of the installed CLIs; installs the pinned versions when missing, and FAILS if it cannot."""
+    cp = subprocess.run(["bash", str(agent_home.INSTALL)], capture_output=True, text=True, timeout=900)
+    if cp.returncode != 0:
+        pytest.fail(f"the agent CLIs could not be installed, so the real agents cannot be tested:\n"
+                    f"{cp.stdout}\n{cp.stderr}")
+    found = agent_home.AGENTS / "node_modules" / ".bin"
+    for cli in AGENTS:
+        assert (found / cli).exists(), f"{cli} is missing from {found} after the install"
+    return str(found)
+
+
+@dataclass
+class Servers:
+    """One scripted server per CLI, so the three can work at once without taking each other's turns."""
+
+    claude: ModelServer
+    codex: ModelServer
+    pi: ModelServer
+
+    def __getitem__(self, agent: str) -> ModelServer:
+        return {"claude": self.claude, "codex": self.codex, "pi": self.pi}[agent]
+
+
+@contextmanager
+def real_agents(monkeypatch: pytest.MonkeyPatch, agent_bin: str, turns: dict[str, list[Turn]], *,
+                subscription: bool = False, plan_used_percent: float | None = None) -> Iterator[Servers]:
+    """Start the servers and point the three CLIs at them through this test's environment, which the engine
+    and its runners inherit (the private HOME holds each CLI's configuration)."""
+    home = Path(os.environ["HOME"])
+    with ExitStack() as stack:
+        servers = Servers(*(stack.enter_context(ModelServer(turns.get(a, []), plan_used_percent=plan_used_percent))
+                            for a in AGENTS))
+        env = agent_home.claude_env(home, servers.claude.url, subscription=subscription)
+        env.update(agent_home.codex_env(home, servers.codex.url))
+        env.update(agent_home.pi_env(home, servers.pi.url))
+        env["PATH"] = agent_bin + os.pathsep + env["PATH"]
+        for key in [k for k in os.environ if k not in env]:
+            monkeypatch.delenv(key)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        yield servers
+
+
+def commit_turn(path: str, text: str, usage: Usage | None = None) -> Turn:
+    """A shell tool call that writes `path` in the worktree and commits it."""
+    return run_shell(f"printf '{text}\\n' > {path} && git add {path} && git commit -q -m 'Add {path}'", usage)
+
+
+def agent_piece(pid: str, agent: str, **more: object) -> dict[str, object]:
+    return {"id": pid, "task": f"Write src/{pid}.txt and commit it.", "agent": agent, **more}
+
+
+def notes_by_piece(repo: Path) -> dict[str, dict[str, object]]:
+    """The landing notes on the lead's branch, by piece."""
+    out = {}
+    for line in git(repo, "log", "--first-parent", "--notes=balanced", "--format=%N", "main").splitlines():
+        if line.startswith("{"):
+            note = json.loads(line)
+            out[str(note["piece"])] = note
+    return out
+
+
+def rows(repo: Path) -> dict[str, dict[str, object]]:
+    """The board's newest row of each piece."""
+    out: dict[str, dict[str, object]] = {}
+    for r in board(repo)["jobs"]:  # type: ignore[union-attr]
+        if r["piece"] not in out or r["attempt"] >= out[r["piece"]]["attempt"]:
+            out[r["piece"]] = r
+    return out
+
+
+def bodies(server: ModelServer) -> list[str]:
+    """The text of every request that took a scripted turn."""
+    return [json.dumps(r.body) for r in server.main_requests()]
+
+
+# -- all three land ---------------------------------------------------------------------------------------
+
+def test_three_real_agents_land_with_their_cost(tmp_path: Path, agent_bin: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = {a: [commit_turn(f"src/{a}.txt", f"from {a}"), say(f"I wrote src/{a}.txt and committed it.")]
+             for a in AGENTS}
+    with real_agents(monkeypatch, agent_bin, turns) as servers:
+        repo = lead_repo(tmp_path)
+        r = plan(repo, [agent_piece(a, a) for a in AGENTS], "--start", budget=3.0)
+        assert r.code == 0, r
+        ran = engine(repo, "--until-idle", timeout=240)
+        assert ran.code == 0, ran
+    got = rows(repo)
+    for a in AGENTS:
+        assert got[a]["state"] == "landed", (a, got[a], inbox_text(repo))
+        assert got[a]["agent"] == a and got[a]["attempt"] == 1
+        assert (repo / "src" / f"{a}.txt").read_text() == f"from {a}\n", f"{a}'s file landed in main"
+        assert servers[a].main_requests(), f"{a} talked to its own server"
+        assert "Write src/" in bodies(servers[a])[0], f"{a} was given its piece's task"
+    # Claude prices its tokens itself; Codex's tokens go through the price table (gpt-5.5: $5 in, $30 out
+    # per million); Pi prices them with its models.json figures ($3 in, $15 out).
+    assert float(got["claude"]["cost_usd"]) > 0  # type: ignore[arg-type]
+    assert got["codex"]["cost_usd"] == pytest.approx(2 * (1200 * 5 + 80 * 30) / 1e6)
+    assert got["pi"]["cost_usd"] == pytest.approx(2 * (1200 * 3 + 80 * 15) / 1e6)
+    notes = notes_by_piece(repo)
+    for a in AGENTS:
+        assert notes[a]["agent"] == a and notes[a]["result"] == "pass"
+        assert notes[a]["cost_usd"] == got[a]["cost_usd"], "the landing note carries the job's cost"
+    shown = balanced_board_text(repo)
+    assert f"${float(got['codex']['cost_usd']):.2f} of $1.00" in shown, shown  # type: ignore[arg-type]
+
+
+def balanced_board_text(repo: Path) -> str:
+    from tests.support.cli import balanced
+
+    r = balanced(repo, "board", "--all")
+    assert r.code == 0, r
+    return r.out
+
+
+# -- budgets ----------------------------------------------------------------------------------------------
+
+def test_each_agent_stops_at_its_budget_and_what_it_committed_lands(tmp_path: Path, agent_bin: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    claude_reply = Usage(20_000, 500)  # $0.0675 a reply at sonnet's prices
+    codex_reply = Usage(100_000, 2_000)  # $0.56 at gpt-5.5's
+    pi_reply = Usage(100_000, 10_000)  # $0.45 at the scripted prices
+    turns = {
+        "claude": [commit_turn(f"src/claude-{n}.txt", n, claude_reply) for n in "abcdef"] + [say("done")],
+        "codex": [commit_turn("src/codex-a.txt", "a", codex_reply), commit_turn("src/codex-b.txt", "b", codex_reply),
+                  hang(120)],
+        "pi": [commit_turn("src/pi-a.txt", "a", pi_reply), commit_turn("src/pi-b.txt", "b", pi_reply), hang(120)],
+    }
+    budgets = {"claude": 0.10, "codex": 1.0, "pi": 0.80}
+    with real_agents(monkeypatch, agent_bin, turns) as servers:
+        repo = lead_repo(tmp_path)
+        for a in AGENTS:
+            model = {"model": "sonnet"} if a == "claude" else {}
+            assert plan(repo, [agent_piece(a, a, **model)], "--start", task=f"Spend {a}",
+                        budget=budgets[a]).code == 0
+        began = time.monotonic()
+        ran = engine(repo, "--until-idle", timeout=240)
+        took = time.monotonic() - began
+        assert ran.code == 0, ran
+        remaining = {a: servers[a].remaining() for a in AGENTS}
+    text = inbox_text(repo)
+    for a in AGENTS:
+        attempts = jobs_of(repo, a)
+        assert len(attempts) == 1, f"{a} was not tried again after its budget: {attempts}"
+        row = attempts[0]
+        assert row["state"] == "landed", (a, row, text)
+        assert "stopped at its budget" in str(row["reason"]), row
+        assert float(row["cost_usd"]) >= budgets[a], (a, row)  # type: ignore[arg-type]
+        assert (repo / "src" / f"{a}-a.txt").exists(), f"what {a} committed before the stop landed"
+        assert f"{a} was stopped at its budget" in text
+    # Claude stopped itself between model calls; the meter stopped Codex and Pi once their second reply
+    # passed the budget, even while their third request hung for two minutes.
+    assert remaining["claude"] > 1, "Claude's own --max-budget-usd stopped it before its last turns"
+    assert not (repo / "src" / "claude-f.txt").exists()
+    assert took < 60, f"the meter stopped Codex and Pi at once, not when the hang ended ({took:.0f} s)"
+
+
+# -- a stronger model -------------------------------------------------------------------------------------
+
+def test_a_failed_check_climbs_the_ladder_with_what_is_left_of_the_budget(
+        tmp_path: Path, agent_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    mend = "git rm -q src/fixme.txt && printf 'fine\\n' > src/fixed.txt && git add src/fixed.txt && " \
+           "git commit -q -m 'Mend fixme'"
+    turns = {"claude": [commit_turn("src/fixme.txt", "BAD"), say("Done, I think."), run_shell(mend),
+                        say("Mended it.")]}
+    with real_agents(monkeypatch, agent_bin, turns) as servers:
+        repo = lead_repo(tmp_path)
+        assert plan(repo, [agent_piece("fixme", "claude")], "--start", budget=1.0).code == 0
+        ran = engine(repo, "--until-idle", timeout=240)
+        assert ran.code == 0, ran
+    attempts = jobs_of(repo, "fixme")
+    assert [(j["attempt"], j["model"], j["state"]) for j in attempts] == [
+        (1, "haiku", "retried"), (2, "sonnet", "landed")], attempts
+    spent = float(attempts[0]["cost_usd"])  # type: ignore[arg-type]
+    assert spent > 0
+    assert attempts[1]["budget_usd"] == pytest.approx(1.0 - spent, abs=1e-4), "attempt 2 gets what is left"
+    models = [r.body.get("model", "") for r in servers.claude.main_requests()]
+    assert "haiku" in models[0] and "sonnet" in models[-1], models
+    assert (repo / "src" / "fixed.txt").exists() and not (repo / "src" / "fixme.txt").exists()
+    text = inbox_text(repo)
+    assert f"Tries again with a stronger model: attempt 2 on sonnet, with ${1.0 - spent:.2f} of its budget left" \
+        in text, text
+    shown = balanced_board_text(repo)
+    assert "haiku · attempt 1" in shown and "sonnet · attempt 2" in shown, shown
+
+
+# -- mixed agents and modes -------------------------------------------------------------------------------
+
+REFUSES_ROOT = ("bypassPermissions", "--dangerously-skip-permissions")
+BEYOND = ("danger-full-access", "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto")
+
+
+def _argv(agent: str, edit: bool) -> list[str]:
+    run = get(agent).build(task="t", rules="r", model=None, budget_usd=1.0, worktree="/w", run_dir="/r",
+                           edit_without_asking=edit)
+    return run.argv
+
+
+def test_each_agent_gets_the_leads_mode_and_no_more() -> None:
+    # Editing without asking: Claude acceptEdits with the tools named, Codex's workspace-write sandbox, Pi's
+    # own tools. Asking first: Claude's default mode with reading tools, Codex read-only, Pi reading tools.
+    claude, codex, pi = (_argv(a, True) for a in AGENTS)
+    assert claude[claude.index("--permission-mode") + 1] == "acceptEdits"
+    assert "Bash" in claude[claude.index("--allowedTools") + 1]
+    assert codex[codex.index("--sandbox") + 1] == "workspace-write"
+    assert "--tools" not in pi
+    claude, codex, pi = (_argv(a, False) for a in AGENTS)
+    assert claude[claude.index("--permission-mode") + 1] == "default"
+    assert claude[claude.index("--allowedTools") + 1] == "Read,Glob,Grep"
+    assert codex[codex.index("--sandbox") + 1] == "read-only"
+    assert pi[pi.index("--tools") + 1] == "read,grep,find,ls"
+    for a in AGENTS:
+        for edit in (True, False):
+            argv = " ".join(_argv(a, edit))
+            assert not any(word in argv for word in REFUSES_ROOT + BEYOND), (a, edit, argv)
+
+
+def test_a_piece_names_its_agent_and_the_mode_follows_the_leads(tmp_path: Path, agent_bin: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lead lets workers edit only after asking: Codex then runs in its read-only sandbox and Claude in its
+    # default mode with reading tools, so neither's shell write goes through. Running as root (as here, on
+    # most build machines) changes none of it: no mode that refuses root is used.
+    write = {a: run_shell(f"printf 'x\\n' > src/{a}.txt") for a in ("claude", "codex")}
+    turns = {a: [write[a], say("I could not write.")] for a in ("claude", "codex")}
+    with real_agents(monkeypatch, agent_bin, turns) as servers:
+        repo = lead_repo(tmp_path, extra="workers_edit_without_asking = false\nattempts = 1\n")
+        assert plan(repo, [agent_piece("codex", "codex"), agent_piece("claude", "claude")], "--start").code == 0
+        assert engine(repo, "--until-idle", timeout=240).code == 0
+        asked = {a: len(servers[a].main_requests()) for a in ("claude", "codex")}
+    got = rows(repo)
+    for a in ("claude", "codex"):
+        assert got[a]["agent"] == a, "each piece runs its own agent"
+        assert asked[a] == 2, f"{a} ran, asked for the write and was told how it went ({asked[a]} requests)"
+        # Had the write gone through, the runner would have committed it and the piece landed.
+        assert got[a]["state"] == "failed", got[a]
+        assert f"{a} did not finish: it finished without committing anything" in inbox_text(repo)
+    assert not (repo / "src" / "codex.txt").exists() and not (repo / "src" / "claude.txt").exists()
