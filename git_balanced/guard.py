@@ -118,12 +118,10 @@ def pre_commit(args: list[str], folder: str) -> int:
         return 1
     refused = refusals(_staged(), spec)
     if refused:
-        lines = [f"The guard refused this commit: {refused[0]}."]
-        lines += [f"  also: {r}" for r in refused[1:]]
-        lines.append(f"The piece {spec.get('piece')} may write only under {', '.join(spec.get('paths') or [])}.")
-        lines.append("hint: unstage those paths (`git restore --staged PATH`) and leave them to their piece, "
-                     "or ask the lead: git balanced ask \"...\"")
-        print("\n".join(lines), file=sys.stderr)
+        # One line: it becomes the attempt's reason on the board and in the inbox.
+        print(f"The guard refused this commit: {'; '.join(refused)}. Unstage what is not this piece's "
+              "(`git restore --staged PATH`) and leave it to its piece, or ask the lead: git balanced ask",
+              file=sys.stderr)
         return 1
     chain = spec.get("chain")
     if chain and os.path.isfile(chain) and os.access(chain, os.X_OK):
