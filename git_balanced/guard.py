@@ -119,9 +119,8 @@ def pre_commit(args: list[str], folder: str) -> int:
     refused = refusals(_staged(), spec)
     if refused:
         # One line: it becomes the attempt's reason on the board and in the inbox.
-        print(f"The guard refused this commit: {'; '.join(refused)}. Unstage what is not this piece's "
-              "(`git restore --staged PATH`) and leave it to its piece, or ask the lead: git balanced ask",
-              file=sys.stderr)
+        print(f"The guard refused this commit: {'; '.join(refused)}. Leave those paths to their piece "
+              "(`git restore --staged PATH`).", file=sys.stderr)
         return 1
     chain = spec.get("chain")
     if chain and os.path.isfile(chain) and os.access(chain, os.X_OK):
