@@ -65,6 +65,8 @@ if ans["git"]:
             ans["ours"] = git("-C", copy, "config", "--bool", "balanced.copy")[1] == "true"
             ans["user_name"] = git("-C", copy, "config", "user.name")[1]
             ans["user_email"] = git("-C", copy, "config", "user.email")[1]
+            code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
+            ans["had_base"] = had if code == 0 else None
 print(json.dumps(ans))
 '''
 
@@ -157,9 +159,12 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str) -> None:
     _identity(lead, found, t, got, yes=yes)
     tip = _push(lead, found, t, got)
     found.record["base"] = tip
+    had = got.get("had_base")
+    copied = "copied now" if not had else f"up to date at {tip[:7]}" if had == tip else \
+        f"base moved from {had[:7]} to {tip[:7]}"
     found.words[:0] = [f"git {got['git']}", f"python {got['python']}",
                        "agents: " + (", ".join(agents) or "none"), f"{_size(got['free'])} free",
-                       f"{got['repo_path']} ({'copied now' if got['created'] else f'up to date at {tip[:7]}'})"]
+                       f"{got['repo_path']} ({copied})"]
 
 
 def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, yes: bool) -> None:
