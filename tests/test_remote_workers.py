@@ -214,3 +214,19 @@ def test_injection_in_names_ids_and_task_text_leaves_no_trace(
     found = subprocess.run(["find", str(sealed), str(tmp_path), *(str(m.home) for m in machines), "-name", "[a-j]",
                             "-path", "*marks*"], capture_output=True, text=True).stdout
     assert found == "", found
+
+
+def test_a_piece_named_to_a_machine_waits_for_it_and_never_falls_back(
+        machines: Machines, project: Path, tmp_path: Path) -> None:
+    assert balanced(project, "untick", "beta").code == 0
+    pieces = [{"id": "pinned", "task": "On beta only", "agent": "shell", "machine": "beta", "run": "echo 1 > f1.txt"}]
+    ran = balanced(project, "plan", str(plan_file(tmp_path, pieces)), "--start")
+    assert ran.code == 0 and "beta: named by the plan, but it is not ticked; it waits for that machine" in ran.out
+    for _ in range(2):
+        assert balanced(project, "engine", "--once").code == 0
+    inbox = balanced(project, "inbox").out
+    assert inbox.count("pinned waits for beta, the machine its plan names: Machine beta is not ticked") == 1, inbox
+    assert not landings(project) and machines.by_name("beta").accepted() == 1, "nothing was sent to beta"
+    assert balanced(project, "tick", "beta").code == 0
+    assert balanced(project, "engine", "--until-idle").code == 0
+    assert [(n["piece"], n["machine"]) for n in landings(project)] == [("pinned", "beta")]

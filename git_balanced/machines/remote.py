@@ -99,6 +99,10 @@ def copy_path(home: str, repo_name: str) -> str:
     return f"{home.rstrip('/')}/{repo_name}"
 
 
+class MachineNotReady(MachineUnreachable):
+    """A machine that is not ticked or not ready for this repository: nothing was sent there."""
+
+
 class RemoteHost:
     """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
 
@@ -154,6 +158,13 @@ class RemoteHost:
     # -- branches both ways --------------------------------------------------------------------------
     def prepare_base(self, branch: str, base: str) -> None:
         """Push the base commit, and what an earlier attempt of this branch committed, into the copy."""
+        if self.name not in inventory.ticked(self.repo):
+            raise MachineNotReady(f"Machine {self.name} is not ticked for this repository.",
+                                  hint=f"tick it: `git balanced tick {self.name}`.")
+        if not self._record.get("ready"):
+            raise MachineNotReady(f"Machine {self.name} is not ready: "
+                                  f"{self._record.get('why') or '`git balanced ready` has not run'}.",
+                                  hint=f"`git balanced ready {self.name}` prepares it.")
         specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
         earlier = earlier_work(self.lead, branch)
         if earlier:
