@@ -104,9 +104,12 @@ def test_a_command_becomes_a_question_and_waits_for_the_answer(lead_repo: Path, 
     t, got = ask_in_background(worktree, claude_bash(worktree, "npm install left-pad"), env)
     q = pending(lead_repo)
     assert (q["text"], q["kind"], q["tool"]) == ("npm install left-pad", "command", "Bash")
-    said = [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")]
-    assert (f"orders-api asks to run ({q['qid']}): npm install left-pad · answer: git balanced answer {q['qid']} "
-            "--allow|--deny [REASON]") in said
+    words = (f"orders-api asks to run ({q['qid']}): npm install left-pad · answer: git balanced answer {q['qid']} "
+             "--allow|--deny [REASON]")
+    deadline = time.monotonic() + 30  # the question's own ref comes first, its words in the inbox a moment later
+    while words not in [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")]:
+        assert time.monotonic() < deadline, "the question never reached the inbox"
+        time.sleep(0.1)
     assert t.is_alive(), "the hook waits for the lead"
     ran = balanced(lead_repo, "answer", q["qid"], *answer)
     assert ran.code == 0, ran.err
