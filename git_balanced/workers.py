@@ -129,8 +129,10 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
             host = host_for(lead, machine)
             answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
         except BalancedError as exc:
+            # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
+            error = exc.message.split("): ", 1)[-1] if "cannot be reached (" in exc.message else exc.message
             for j in js:
-                out[j.id] = {"state": "unreachable", "error": exc.message}
+                out[j.id] = {"state": "unreachable", "error": error}
             continue
         for j in js:
             out[j.id] = answer.get(j.runner_key, {"state": "missing"})
