@@ -19,6 +19,7 @@ import pytest
 from git_balanced.agents import get
 from tests.support import agent_home
 from tests.support.builders import git
+from tests.support.cli import balanced
 from tests.support.model_server import ModelServer, Turn, Usage, hang, run_shell, say
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
 
@@ -98,6 +99,13 @@ def rows(repo: Path) -> dict[str, dict[str, object]]:
     return out
 
 
+def balanced_board_text(repo: Path) -> str:
+    """The board as a person reads it, every job shown."""
+    r = balanced(repo, "board", "--all")
+    assert r.code == 0, r
+    return r.out
+
+
 def bodies(server: ModelServer) -> list[str]:
     """The text of every request that took a scripted turn."""
     return [json.dumps(r.body) for r in server.main_requests()]
@@ -133,14 +141,6 @@ def test_three_real_agents_land_with_their_cost(tmp_path: Path, agent_bin: str,
         assert notes[a]["cost_usd"] == got[a]["cost_usd"], "the landing note carries the job's cost"
     shown = balanced_board_text(repo)
     assert f"${float(got['codex']['cost_usd']):.2f} of $1.00" in shown, shown  # type: ignore[arg-type]
-
-
-def balanced_board_text(repo: Path) -> str:
-    from tests.support.cli import balanced
-
-    r = balanced(repo, "board", "--all")
-    assert r.code == 0, r
-    return r.out
 
 
 # -- budgets ----------------------------------------------------------------------------------------------
