@@ -29,10 +29,13 @@ def _reason(j: Job) -> str:
     if j.state == "retried":
         return str(f.get("reason") or f.get("failure") or "failed") + " (tried again)"
     if j.state in ("failed", "stopped", "lost", "held"):
-        return str(f.get("final") or f.get("reason") or j.state)
+        why = str(f.get("reason") or f.get("failure") or j.state)
+        return f"{why}. {f['final']}" if f.get("final") else why
     if j.state == "running":
         if f.get("asked"):
             return "asked its lead"
+        if f.get("answered_by"):
+            return f"answered by {f['answered_by']}"
         started = float(f.get("started_at") or j.updated)
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == "finished":
@@ -85,17 +88,11 @@ def collect(lead: Lead) -> dict[str, Any]:
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
     """What other parts add to the board: questions passed to you, the next schedule."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for mod in ("git_balanced.questions", "git_balanced.schedules"):
-        try:
-            import importlib
+    from git_balanced import questions, schedules
 
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-            continue
-        for key, items in m.board_items(lead).items():
+    out: dict[str, list[dict[str, Any]]] = {}
+    for mod in (questions, schedules):
+        for key, items in mod.board_items(lead).items():
             out.setdefault(key, []).extend(items)
     return out
 

@@ -77,19 +77,11 @@ class Engine:
         return live or movable
 
     def _tick_others(self) -> None:
-        """Give schedules and questions their turn: each module that has `engine_tick` gets called."""
-        import importlib
+        """Give schedules and questions their turn: due schedules fire, unanswered questions come to you."""
+        from git_balanced import questions, schedules
 
-        for name in ("git_balanced.schedules", "git_balanced.questions"):
-            try:
-                mod = importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name != name:
-                    raise
-                continue
-            tick = getattr(mod, "engine_tick", None)
-            if tick is not None:
-                tick(self.lead, self.settings)
+        schedules.engine_tick(self.lead, self.settings)
+        questions.engine_tick(self.lead, self.settings)
 
     # -- watching ------------------------------------------------------------------------------------------
     def _watch(self, running: list[Job]) -> None:
@@ -159,7 +151,8 @@ class Engine:
             else:
                 fail("budget", f"stopped at its budget{cost_words}", state="stopped")
         elif result.get("commit_error"):
-            fail("failed", f"its commit was refused: {result['commit_error']}")
+            fail("guard" if "guard" in str(result["commit_error"]).lower() else "failed",
+                 f"its commit was refused: {result['commit_error']}")
         elif outcome.kind == "success" and commits:
             self._fetch_back(j, data)
             J.event(self.repo, j.id, "finished",

@@ -138,12 +138,5 @@ def run_hook(name: str, args: list[str]) -> int:
 
 
 def _load_extra_hooks() -> None:
-    """Import the modules that register more hooks; each is optional until it exists."""
-    import importlib
-
-    for mod in ("git_balanced.guard", "git_balanced.agent_hooks"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    """Import the modules that register more hooks (the guard, the agents' hooks)."""
+    from git_balanced import agent_hooks, guard  # noqa: F401  (they register on import)

@@ -30,6 +30,10 @@ def decide(failure: str, attempt: int, attempts: int, agent: str, model: str | N
     `left` is what is left of the piece's budget (None without one): the next attempt gets that much."""
     if left is not None and left <= 0:
         failure = "budget"
+    if failure == "guard" and agent == "shell":  # the same command writes the same paths again
+        return Decision(False, "Not tried again: the guard refused its commit, and the same command would "
+                               f"write the same paths; fix the piece's `run` or `paths`, then "
+                               f"`git balanced retry {job_id}`", {})
     d = _decide(failure, attempt, attempts, model, stronger, job_id, lead_branch)
     if d.retry and left is not None:
         return Decision(True, f"{d.words}, with ${left:.2f} of its budget left", {**d.changes, "budget_usd": left})
