@@ -218,3 +218,31 @@ def test_landing_waits_while_your_changes_overlap(tmp_path: Path) -> None:
     (repo / "src" / "a.txt").unlink()
     assert engine(repo, "--until-idle").code == 0
     assert [j["state"] for j in jobs_of(repo, "a")] == ["landed"]
+
+
+def test_board_watch_redraws_live(tmp_path: Path) -> None:
+    import pty
+    import select
+
+    repo = lead_repo(tmp_path)
+    plan(repo, [piece("alpha", "echo a > src/alpha.txt")], "--start")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the board, live, on a terminal
+        os.chdir(repo)
+        os.execvp(sys.executable, [sys.executable, "-m", "git_balanced.cli", "board", "--watch"])
+    seen = b""
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and b"alpha" not in seen:
+            if select.select([fd], [], [], 0.5)[0]:
+                seen += os.read(fd, 65536)
+        assert b"about to start" in seen, seen
+        engine(repo, "--until-idle")
+        deadline = time.time() + 20
+        while time.time() < deadline and b"landed in main" not in seen:
+            if select.select([fd], [], [], 0.5)[0]:
+                seen += os.read(fd, 65536)
+        assert b"landed in main" in seen, "the board redrew with the landing"
+    finally:
+        os.kill(pid, signal.SIGINT)
+        os.waitpid(pid, 0)
