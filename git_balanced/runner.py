@@ -277,9 +277,9 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
     args = ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
     # One maker of worktrees at a time per repository (the landing queue takes the same lock): a prune or
     # an add reads every registration, and one half made by another process makes it fail.
-    common = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
-    os.makedirs(os.path.join(common, "balanced"), exist_ok=True)
-    fd = os.open(os.path.join(common, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    common_dir = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
+    os.makedirs(os.path.join(common_dir, "balanced"), exist_ok=True)
+    fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _git(["worktree", "prune"], repo)  # a registration whose folder was deleted blocks adding it again
