@@ -246,7 +246,8 @@ class Engine:
             new = J.place(self.repo, fields)
             J.event(self.repo, j.id, "retried", f"{piece}: tried again as {new}", {"decided": True, "next": new},
                     state="retried")
-            self.say(f"{piece} failed ({j.f.get('reason') or failure}). {d.words}", job=new)
+            where = f", {fields['why']}" if d.changes.get("other_machine") else ""  # the lead hears where it went
+            self.say(f"{piece} failed ({j.f.get('reason') or failure}). {d.words}{where}", job=new)
 
     def _other_machine(self, j: Job) -> tuple[str, str]:
         from git_balanced.machines.inventory import seats

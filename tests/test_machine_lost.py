@@ -85,7 +85,9 @@ def test_a_killed_machine_loses_its_workers_and_their_pieces_land_elsewhere(
         assert f"{j.piece}: alpha is lost" in history, history
     inbox = balanced(repo, "inbox").out
     assert inbox.count("alpha could not be reached for a while, so its worker counts as lost") == 2, inbox
-    assert "Tries again on another machine: attempt 2" in inbox
+    for j in lost:
+        again = next(x for x in jobs if x.f.get("previous") == j.id)
+        assert f"Tries again on another machine: attempt 2, {again.machine}: " in inbox, "the lead hears where"
     assert "Plan 'Lose a machine' is done: 6 landed" in inbox
 
     # alpha comes back (its workers died with it): nothing is started or landed again.
