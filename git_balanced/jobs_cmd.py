@@ -28,7 +28,8 @@ def stop_command(name: str) -> int:
     if job.state in ("running", "paused"):
         workers.stop(lead, job)
     post(lead.repo, lead.branch, f"{job.piece}: you stopped it; it is not tried again", job=job.id)
-    ui.say(f"Stopped {job.piece} ({job.id}). Its branch {job.branch} is kept.")
+    kept = f" Its branch {job.branch} is kept." if lead.repo.read_ref(f"refs/heads/{job.branch}") else ""
+    ui.say(f"Stopped {job.piece} ({job.id}).{kept}")
     return 0
 
 
@@ -43,6 +44,8 @@ def retry_command(name: str) -> int:
     fields = {k: v for k, v in job.f.items() if k in keep}
     fields.update(attempt=job.attempt + 1, previous=job.id, retry_reason="you asked for it",
                   base=lead.repo.rev_parse(lead.ref))
+    # The old attempt's worktree holds the branch; the new attempt continues from its commits elsewhere.
+    workers.cleanup(lead, job)
     new = J.place(lead.repo, fields)
     if job.state != "retried":
         J.event(lead.repo, job.id, "retried", f"{job.piece}: tried again as {new}", {"next": new, "decided": True},

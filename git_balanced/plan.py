@@ -68,7 +68,8 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
 
 def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     budget = f" · budget ${data['budget_usd']:.2f}" if data.get("budget_usd") is not None else ""
-    ui.say(f"Plan {plan_id}: {data['task']} · {len(data['pieces'])} pieces{budget}")
+    n = len(data["pieces"])
+    ui.say(f"Plan {plan_id}: {data['task']} · {n} piece{'s' if n != 1 else ''}{budget}")
     width = max(len(p["id"]) for p in data["pieces"])
     for p in data["pieces"]:
         where = p["after_words"] or p["why"]
@@ -106,9 +107,16 @@ def start_plan(lead: Lead, plan_id: str | None) -> str:
     if len(hits) != 1:
         raise BalancedError(f"There is no single plan {plan_id!r}.", hint="see `git balanced plans`.")
     plan_id = hits[0]
-    if plans[plan_id]["state"] == "created":
+    state = plans[plan_id]["state"]
+    if state not in LIVE_PLANS:
+        raise BalancedError(f"Plan {plan_id} is {state}: there is nothing left to start.",
+                            hint="see `git balanced board`; `git balanced retry JOB` tries a piece again.")
+    if state == "created":
         refs.append(lead.repo, refs.ref_for("plans", plan_id), "started",
                     f"Plan started: {plans[plan_id]['fields']['task']}", {"started_by": "lead"}, state="started")
+    from git_balanced.engine_cmd import wake
+
+    wake(lead)  # an engine asleep in the background looks now, not in half a minute
     return plan_id
 
 
@@ -131,7 +139,8 @@ def plans_command(*, as_json: bool) -> int:
     if not rows:
         ui.say("No plans yet. Store one with `git balanced plan FILE`.")
     for r in rows:
-        ui.say(f"{r['id']}  {r['state']:<9} {r['pieces']} pieces  {r['task']}")
+        count = f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}"
+        ui.say(f"{r['id']}  {r['state']:<9} {count}  {r['task']}")
     return 0
 
 
