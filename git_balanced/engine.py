@@ -46,7 +46,8 @@ class Engine:
         try:
             trust.ensure_allowed(self.repo, self.cmds)
         except BalancedError as exc:
-            self.say_once(f"Nothing starts: {exc.message.splitlines()[0]} ({exc.hint})")
+            first = exc.message.splitlines()[0].rstrip(":.")
+            self.say_once(f"Nothing starts: {first[0].lower() + first[1:]}. Hint: {exc.hint}")
             return False
         return True
 
@@ -131,7 +132,8 @@ class Engine:
         def fail(failure: str, reason: str, state: str = "failed") -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
                     {**data, "failure": failure, "reason": reason}, state=state)
-            self.say(f"{j.piece} did not finish: {reason}", job=j.id)
+            self.say(f"{j.piece}: {reason}" if failure == "no_commits" else f"{j.piece} did not finish: {reason}",
+                     job=j.id)
 
         if result.get("setup_failed"):
             fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")

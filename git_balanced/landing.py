@@ -171,6 +171,12 @@ class Queue:
             return False
         base = repo.git("merge-base", lead_tip, c.tip)
         touched = [p for p in repo.changed_paths(base, c.tip) if p.startswith(PROTECTED)]
+        if ".magnum/settings.toml" in touched:
+            bad = self._bad_settings(c.tip)
+            if bad:
+                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[".magnum/settings.toml"],
+                                             reason=f"its .magnum/settings.toml is invalid: {bad}"))
+                return False
         if touched and not self.include_protected:
             self.verdicts.append(Verdict(
                 c.branch, "held", c.job, paths=touched,
@@ -184,6 +190,17 @@ class Queue:
                                                 + ", ".join(m.conflicts)))
             return False
         return True
+
+    def _bad_settings(self, rev: str) -> str | None:
+        """Why the settings a branch brings are invalid (landing them would stop every later landing)."""
+        from git_balanced.errors import SettingsError
+        from git_balanced.lead import settings_at
+
+        try:
+            settings_at(self.repo, rev)
+        except SettingsError as exc:
+            return exc.message.splitlines()[0]
+        return None
 
     def _chain(self, tip: str, batch: list[Candidate]) -> tuple[list[Link], list[Candidate]]:
         """Merge the batch onto `tip`; a branch that conflicts with one ahead of it waits for a later round."""
@@ -257,7 +274,8 @@ class Queue:
                 "plan": info.get("plan"), "attempt": info.get("attempt"), "machine": info.get("machine"),
                 "agent": info.get("agent"), "model": info.get("model"), "cost_usd": info.get("cost_usd"),
                 "check": self.cmds.check, "result": "pass" if self.cmds.check else "unchecked",
-                "seconds": res.seconds if res else None, "tree": target.tree, "into": self.lead.branch,
+                "seconds": res.seconds if res else None, "tree": link.tree, "checked_tree": target.tree,
+                "into": self.lead.branch,
                 "at": round(time.time(), 3)})
         crashpoint("after-notes")
         if repo.current_branch() == self.lead.branch:

@@ -120,3 +120,22 @@ def test_parallel_slots_take_fewer_rounds(tmp_path: Path, sealed: Path) -> None:
     data = json.loads(balanced(repo, "land", *names, "--json").out)
     assert [v["branch"] for v in data["verdicts"] if v["status"] == "check_failed"] == ["f5"]
     assert data["rounds"] <= 3, data
+
+
+def test_broken_settings_never_land(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branch(repo, "typo", {".magnum/settings.toml": '[worktree]\ncheck = "true"\n[balanced]\natempts = 2\n'})
+    r = balanced(repo, "land", "typo", "--include-protected")
+    assert r.code == 1 and "refused   typo: its .magnum/settings.toml is invalid" in r.out, r
+    assert "atempts" in r.out
+    assert check_runs(sealed) == 0
+
+
+def test_each_landing_note_names_its_own_tree(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    branches(repo, 2)
+    balanced(repo, "land", "f1", "f2")
+    for rev in ("main", "main^"):
+        note = json.loads(git(repo, "notes", "--ref=balanced", "show", rev))
+        assert note["tree"] == git(repo, "rev-parse", f"{rev}^{{tree}}"), f"{rev}'s note names its tree"
+        assert note["checked_tree"] == git(repo, "rev-parse", "main^{tree}"), "and the tree the check passed"
