@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any
 
 from git_balanced import jobs as jobs_mod
+from git_balanced.agents.shell import commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.hosts import Host, LocalHost
 from git_balanced.jobs import Job
@@ -68,7 +69,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
         "base": job.f.get("base"), "setup": setup, "argv": run.argv,
         "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
-        "meter": run.meter, "commit_message": f"{job.piece}: {task.splitlines()[0][:60]}\n\n{task}\n",
+        "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
     guard = agent_hooks.guard_request(lead, job)

@@ -31,6 +31,10 @@ class ShellAdapter:
 
 def commit_message(piece: str, task: str) -> str:
     """The message of the runner's commit of a piece's leftovers: `piece: task`, then the whole task."""
-    subject = short(f"{piece}: {task}", 72)
+    first = " ".join(task.split())
+    subject = f"{piece}: {first}"
+    if len(subject) > 72:  # cut at a word, as git's one-line views read best
+        cut = subject[:71]
+        subject = (cut[:cut.rfind(" ")] if " " in cut[len(piece) + 2:] else cut).rstrip(" ,.;:") + "…"
     # The whole task follows whenever the subject had to cut or fold it.
     return subject if subject == f"{piece}: {task.strip()}" else f"{subject}\n\n{task.strip()}"
