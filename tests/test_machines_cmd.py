@@ -145,23 +145,24 @@ def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
         inventory.set_readiness(repo, m.name, {"ready": True})
     inventory.set_ticks(repo, ["alpha", "beta"], True)
     assert {s.name: s.reachable for s in inventory.seats(lead)} == {"local": True, "alpha": True, "beta": True}
-    monkeypatch.setattr(remote, "PROBE_TIMEOUT", 1.0)
+    monkeypatch.setattr(remote, "PROBE_TIMEOUT", 2.0)
     machines.by_name("alpha").freeze()  # its connection hangs: the command through it never answers
     for pid in machines.by_name("alpha").processes():  # and so does the connection open already
         os.kill(pid, signal.SIGSTOP)
     started = time.monotonic()
     seats = inventory.seats(lead)
-    assert time.monotonic() - started < 4, "the probe gives up after its timeout"
+    assert time.monotonic() - started < 8, "the probe gives up after its timeout, not ssh's 10 s or more"
     alpha = next(s for s in seats if s.name == "alpha")
-    assert not alpha.reachable and "did not answer within 1 s" in alpha.why_not and "skipped until" in alpha.why_not
+    assert not alpha.reachable and "did not answer within 2 s" in alpha.why_not and "skipped until" in alpha.why_not
     p = place(seats)
     assert p.machine in ("local", "beta") and "alpha is skipped" in p.why
+    stored = json.loads((repo.state_dir / "unreachable.json").read_text())
+    assert 28 < stored["alpha"]["until"] - time.time() <= 30, "kept per machine in .git/balanced/"
     started = time.monotonic()
     again = {s.name: s for s in inventory.seats(lead)}
-    assert time.monotonic() - started < 1, "within 30 seconds it is not asked again"
+    assert time.monotonic() - started < 1.9, "within 30 seconds it is not asked again"
+    assert json.loads((repo.state_dir / "unreachable.json").read_text()) == stored, "nor marked again"
     assert not again["alpha"].reachable and again["beta"].reachable
-    stored = json.loads((repo.state_dir / "unreachable.json").read_text())
-    assert 29 < stored["alpha"]["until"] - time.time() <= 30, "kept per machine in .git/balanced/"
     for pid in machines.by_name("alpha").processes():
         os.kill(pid, signal.SIGCONT)
     machines.by_name("alpha").thaw()
