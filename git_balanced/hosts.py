@@ -35,8 +35,11 @@ class LocalHost:
         self.repo = repo
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        if action in ("status", "log"):
-            return runner.ACTIONS[action](request)  # a read: no process needed
+        if action in ("status", "log", "cleanup"):  # none of these forks: no process needed
+            try:
+                return runner.ACTIONS[action](request)
+            except runner.RequestError as exc:  # the same answer the runner gives as a process
+                return {"error": str(exc)}
         res = proc.run([sys.executable, runner.__file__, action], input=json.dumps(request))
         try:
             answer = json.loads(res.out.strip().splitlines()[-1])
