@@ -31,6 +31,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/state.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/landing.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/engine.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/ssh_connect.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
