@@ -58,11 +58,33 @@ class LocalHost:
         return str(self.repo.worktrees_home() / job)
 
     def prepare_base(self, branch: str, base: str) -> None:
-        """Nothing to copy: the worker shares this repository's objects."""
+        """Nothing to copy: the worker shares this repository's objects. A piece whose earlier attempt ran
+        on another machine goes on from what that one brought back: the branch starts there."""
+        if self.repo.read_ref(f"refs/heads/{branch}") is None:
+            earlier = earlier_work(self.repo, branch)
+            if earlier:
+                self.repo.cas_ref(f"refs/heads/{branch}", earlier, None, message="balanced: an earlier attempt")
 
     def fetch_back(self, branch: str) -> str | None:
         """The worker's branch lives in this repository already."""
         return self.repo.read_ref(f"refs/heads/{branch}")
+
+
+def earlier_work(repo: Repo, branch: str) -> str | None:
+    """The newest commit earlier attempts left for `branch`: its own branch here, or one fetched back from
+    another machine (`refs/remotes/<machine>/<branch>`)."""
+    tips = []
+    own = repo.read_ref(f"refs/heads/{branch}")
+    if own:
+        tips.append(own)
+    for ref, sha in repo.list_refs("refs/remotes/").items():
+        if ref.split("/", 3)[-1] == branch:
+            tips.append(sha)
+    best: str | None = None
+    for sha in tips:
+        if best is None or (sha != best and repo.is_ancestor(best, sha)):
+            best = sha
+    return best
 
 
 def runs_dir() -> str:

@@ -133,3 +133,35 @@ def test_a_worker_that_comes_back_later_is_not_landed_twice(machines: Machines, 
     ran = balanced(repo, "land", "again")
     assert ran.code == 0 and "already   again: everything on it is in main already" in ran.out, ran
     assert git(repo, "rev-parse", "main") == tip
+
+
+def test_a_lost_piece_goes_on_elsewhere_from_what_it_had_brought_back(machines: Machines, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj")
+    alpha = machines.by_name("alpha")
+    assert balanced(repo, "machines", "add", "alpha", "--preference", "prefer").code == 0
+    wire_lead(repo, machines, SETTINGS.replace('check = "true"', 'check = "test -f ok.txt"'))
+    # Attempt 1 (alpha) commits a.txt and fails the check; attempt 2 (alpha again) goes on from there and
+    # hangs, alpha dies; attempt 3 must start from a.txt, which only attempt 1's fetched branch holds.
+    run = f'if [ -f a.txt ]; then [ "$(id -un)" = "{alpha.user}" ] && sleep 60; echo ok > ok.txt; ' \
+          'else echo 1 > a.txt; fi'
+    (tmp_path / "plan.yaml").write_text(json.dumps({"task": "Carry on", "pieces": [
+        {"id": "p", "task": "Make a.txt, then ok.txt", "agent": "shell", "run": run}]}))
+    assert " alpha: " in balanced(repo, "plan", str(tmp_path / "plan.yaml"), "--start").out
+    eng = engine(repo)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(Path(f"/proc/{pid}/comm").read_text().strip() == "sleep" for pid in alpha.processes()
+                      if Path(f"/proc/{pid}/comm").exists()):
+            assert time.monotonic() < deadline and eng.poll() is None, "attempt 2 never hung on alpha"
+            time.sleep(0.05)
+        alpha.kill()
+        out, _ = eng.communicate(timeout=60)
+    finally:
+        eng.kill()
+    assert eng.returncode == 0, out
+    jobs = jobs_of(repo)
+    assert [(j.attempt, j.machine, j.state) for j in jobs][:2] == [(1, "alpha", "retried"), (2, "alpha", "retried")]
+    assert jobs[1].f.get("failure") == "lost" and jobs[2].attempt == 3 and jobs[2].machine != "alpha"
+    assert jobs[2].state == "landed", jobs[2]
+    assert git(repo, "show", "main:a.txt") == "1" and git(repo, "show", "main:ok.txt") == "ok", \
+        "the third attempt started from what the first had brought back"

@@ -19,6 +19,7 @@ from typing import Any
 
 from git_balanced import runner
 from git_balanced.errors import BalancedError
+from git_balanced.hosts import earlier_work
 from git_balanced.lead import Lead
 from git_balanced.machines import inventory
 from git_balanced.machines.transport import MachineUnreachable, Transport
@@ -166,7 +167,7 @@ class RemoteHost:
                                   f"{self._record.get('why') or '`git balanced ready` has not run'}.",
                                   hint=f"`git balanced ready {self.name}` prepares it.")
         specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
-        earlier = earlier_work(self.lead, branch)
+        earlier = earlier_work(self.repo, branch)
         if earlier:
             # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
             specs.append(f"{earlier}:refs/heads/{branch}")
@@ -199,22 +200,6 @@ class RemoteHost:
                                      f"{res.err.strip().splitlines()[-1] if res.err.strip() else res.code}",
                                      hint=f"try `ssh {self.alias} true`.")
         return res
-
-
-def earlier_work(lead: Lead, branch: str) -> str | None:
-    """The newest commit an earlier attempt left for `branch`: the lead's own branch, or one fetched back."""
-    tips = []
-    own = lead.repo.read_ref(f"refs/heads/{branch}")
-    if own:
-        tips.append(own)
-    for ref, sha in lead.repo.list_refs("refs/remotes/").items():
-        if ref.split("/", 3)[-1] == branch:
-            tips.append(sha)
-    best: str | None = None
-    for sha in tips:
-        if best is None or (sha != best and lead.repo.is_ancestor(best, sha)):
-            best = sha
-    return best
 
 
 def _unreachable_text(err: str) -> bool:
