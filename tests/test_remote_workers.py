@@ -130,16 +130,19 @@ def _sessions(m: Machine) -> int:
     return sum(1 for comm, ppid in stat.values() if stat.get(ppid, ("",))[0] == "sshd")
 
 
-def test_dispatch_shares_one_connection_and_at_most_six_sessions(machines: Machines, project: Path) -> None:
+def test_dispatch_shares_one_connection_and_at_most_six_sessions(machines: Machines, tmp_path: Path) -> None:
     alpha = machines.by_name("alpha")
-    # A slow machine: every python3 there takes 0.3 s more to start, so sixteen dispatches at once pile up.
+    repo = make_repo(tmp_path / "wide", {"README.md": "sample\n", "check.sh": CHECK})
+    wire_lead(repo, machines, SETTINGS + "cap = 16\n", tick=["alpha"])
+    # A slow machine: every python3 there takes 0.3 s more to start, so sixteen starts at once pile up.
     site = subprocess.run(["/usr/bin/python3", "-c", "import site; print(site.getusersitepackages())"],
                           env={"HOME": str(alpha.home)}, capture_output=True, text=True).stdout.strip()
     assert site.startswith(str(alpha.home)), site
     Path(site).mkdir(parents=True)
     Path(site, "usercustomize.py").write_text("import time\ntime.sleep(0.3)\n")
-    lead = Lead(Repo.discover(project), "main")
-    base = git(project, "rev-parse", "HEAD")
+    pieces = [{"id": f"d{i}", "task": f"Write f{i}.txt", "agent": "shell", "machine": "alpha",
+               "run": f"echo {i} > f{i}.txt"} for i in range(16)]
+    assert balanced(repo, "plan", str(plan_file(tmp_path, pieces)), "--start").code == 0
     peak, done = [0], threading.Event()
 
     def sample() -> None:
@@ -147,32 +150,18 @@ def test_dispatch_shares_one_connection_and_at_most_six_sessions(machines: Machi
             peak[0] = max(peak[0], _sessions(alpha))
             time.sleep(0.002)
 
-    def dispatch(i: int) -> None:
-        host = RemoteHost(lead, "alpha")  # a host per job, as the engine makes them
-        host.prepare_base(f"balanced/d{i}", base)
-        host.call("start", {"job": f"d{i}", "repo": host.repo_path(), "worktree": host.worktree_path(f"d{i}"),
-                            "branch": f"balanced/d{i}", "base": base, "argv": ["sh", "-c", f"echo {i} > f{i}.txt"],
-                            "commit_leftovers": True, "commit_message": f"d{i}\n", "runs_dir": RUNS_DIR})
-
     sampler = threading.Thread(target=sample)
     sampler.start()
-    threads = [threading.Thread(target=dispatch, args=(i,)) for i in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    done.set()
-    sampler.join()
+    try:
+        ran = balanced(repo, "engine", "--once")  # one pass: all sixteen are started, a push and a call each
+    finally:
+        done.set()
+        sampler.join()
+    assert ran.code == 0, ran
     assert peak[0] == MAX_SESSIONS, f"sessions at once on alpha: {peak[0]}, never more than {MAX_SESSIONS}"
-    assert alpha.accepted() == 1, "sixteen dispatches (32 sessions) over the one master `ready` opened"
-    host = RemoteHost(lead, "alpha")
-    deadline = time.monotonic() + 20
-    while True:
-        states = host.call("status", {"jobs": [f"d{i}" for i in range(16)], "runs_dir": RUNS_DIR})["jobs"]
-        if all(s["state"] == "finished" for s in states.values()) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert all(s["state"] == "finished" and s["result"]["commits"] == 1 for s in states.values()), states
+    assert alpha.accepted() == 1, "sixteen starts (32 sessions) over the one master `ready` opened"
+    states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
+    assert states == {f"d{i}": "running" for i in range(16)}, states
 
 
 TRICKY = ("Say \"hi\" & it's $(touch {m}/a) `touch {m}/b`; touch {m}/c | touch {m}/d\n"
