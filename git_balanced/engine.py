@@ -132,8 +132,8 @@ class Engine:
         def fail(failure: str, reason: str, state: str = "failed") -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
                     {**data, "failure": failure, "reason": reason}, state=state)
-            self.say(f"{j.piece}: {reason}" if failure == "no_commits" else f"{j.piece} did not finish: {reason}",
-                     job=j.id)
+            self.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
+                     else f"{j.piece} did not finish: {reason}", job=j.id)
 
         if result.get("setup_failed"):
             fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
