@@ -82,13 +82,23 @@ def _choose(seats: list[Seat], explicit: str | None) -> Placement:
     return Placement(best.name, _words(best, [s for s in able if s is not best]) + skipped)
 
 
+def _count(s: Seat) -> str:
+    """The load in words: running workers, and the pieces placed there a moment ago (this plan's own)."""
+    return f"{s.running}" + (f", and {s.recent} placed just now" if s.recent else "")
+
+
+def _running(s: Seat) -> str:
+    return ("1 agent" if s.running == 1 else f"{s.running} agents") + " running there" + \
+        (f", {s.recent} placed just now" if s.recent else "")
+
+
 def _words(best: Seat, others: list[Seat]) -> str:
     if not others:
-        return f"{best.name}: the only ticked machine ({best.load} agents running there)"
+        return f"{best.name}: the only ticked machine ({_running(best)})"
     if all(best.load < o.load for o in others):
-        return f"{best.name}: fewest agents running there ({best.load})"
+        return f"{best.name}: fewest agents running there ({_count(best)})"
     if best.weight > max(o.weight for o in others):
-        return f"{best.name}: you prefer it ({best.load} agents running there)"
+        return f"{best.name}: you prefer it ({_running(best)})"
     if best.setup_done and not all(o.setup_done for o in others):
         return f"{best.name}: as busy as the others, and set up already"
-    return f"{best.name}: fewest agents running there ({best.load}), first of equals"
+    return f"{best.name}: fewest agents running there ({_count(best)}), first of equals"
