@@ -26,7 +26,10 @@ class Engine:
     def __init__(self, lead: Lead) -> None:
         self.lead = lead
         self.repo = lead.repo
-        self.unreachable_since: dict[str, float] = {}
+        # When each machine was first found out of reach, kept on disk so that `engine --once`, run again
+        # and again (from cron, say), still counts the time toward `lost_after`.
+        self._since_path = self.repo.state_dir / "out-of-reach.json"
+        self.unreachable_since: dict[str, float] = self._load_since()
         self.told: set[str] = set()
 
     def say(self, text: str, **data: Any) -> None:
@@ -89,9 +92,12 @@ class Engine:
         if not running:
             return
         states = workers.statuses(self.lead, running)
+        before = dict(self.unreachable_since)
         for j in running:  # a machine that answered is no longer on its way to being lost
             if states.get(j.id, {}).get("state") != "unreachable":
                 self.unreachable_since.pop(j.machine, None)
+        if before != self.unreachable_since:
+            self._save_since()
         for j in running:
             st = states.get(j.id, {"state": "missing"})
             if st["state"] == "finished":
@@ -107,8 +113,28 @@ class Engine:
             elif st["state"] == "unreachable":
                 self._unreachable(j, st.get("error", ""))
 
+    def _load_since(self) -> dict[str, float]:
+        import json
+
+        try:
+            data = json.loads(self._since_path.read_text())
+            return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        except (FileNotFoundError, ValueError, TypeError):
+            return {}
+
+    def _save_since(self) -> None:
+        import json
+        import os
+
+        tmp = self._since_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.unreachable_since))
+        os.replace(tmp, self._since_path)
+
     def _unreachable(self, j: Job, error: str) -> None:
-        first = self.unreachable_since.setdefault(j.machine, time.time())
+        if j.machine not in self.unreachable_since:
+            self.unreachable_since[j.machine] = time.time()
+            self._save_since()
+        first = self.unreachable_since[j.machine]
         if time.time() - first < float(self.settings.balanced.lost_after):
             return
         J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",

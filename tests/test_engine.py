@@ -246,3 +246,31 @@ def test_board_watch_redraws_live(tmp_path: Path) -> None:
     finally:
         os.kill(pid, signal.SIGINT)
         os.waitpid(pid, 0)
+
+
+def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
+    """`engine --once` run again and again still counts a machine's time out of reach toward lost_after."""
+    from git_balanced import jobs as J
+    from git_balanced.git import Repo
+    from git_balanced.machines import inventory
+
+    repo = lead_repo(tmp_path, extra="lost_after = 1\n")
+    ssh = Path(os.environ["GIT_BALANCED_SSH_CONFIG"])
+    ssh.parent.mkdir(parents=True, exist_ok=True)
+    ssh.write_text("Host ghost\n  HostName 127.0.0.1\n  Port 9\n  ConnectTimeout 2\n")  # nothing listens there
+    assert balanced(repo, "machines", "add", "ghost").code == 0
+    r = Repo.discover(repo)
+    inventory.set_readiness(r, "ghost", {"ready": True})
+    plan(repo, [piece("far", "true", machine="ghost")])
+    plan_id = json.loads(balanced(repo, "plans", "--json").out)[0]["id"]
+    jid = J.place(r, {"plan": plan_id, "piece": "far", "task": "Do far.", "agent": "shell", "run": "true",
+                      "machine": "ghost", "branch": "balanced/far", "lead": "main", "attempt": 1,
+                      "base": git(repo, "rev-parse", "main")})
+    J.event(r, jid, "started", "far: started on ghost", {"started_at": time.time()}, state="running")
+    balanced(repo, "start", plan_id)
+    engine(repo, "--once")
+    assert jobs_of(repo, "far")[0]["state"] == "running", "out of reach for a moment is not lost yet"
+    time.sleep(1.5)
+    engine(repo, "--once")
+    assert jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), jobs_of(repo, "far")
+    assert "could not be reached for a while" in inbox_text(repo)
