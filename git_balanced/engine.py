@@ -31,6 +31,7 @@ class Engine:
         self._since_path = self.repo.state_dir / "out-of-reach.json"
         self.unreachable_since: dict[str, float] = self._load_since()
         self.told: set[str] = set()
+        self.waiting_for_machine: set[str] = set()
 
     def say(self, text: str, **data: Any) -> None:
         post(self.repo, self.lead.branch, text, **data)
@@ -77,7 +78,9 @@ class Engine:
         self._start([j for j in jobs.values() if j.state == "queued"], jobs)
         self._finish_plans(plans, J.latest_by_piece(jobs))
         self._tick_others()
-        live = any(j.state in ("queued", "running", "paused", "finished") for j in jobs.values())
+        # A piece that waits for the machine its plan names cannot move until you tick or ready it.
+        live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
+                   for j in jobs.values())
         return live or movable
 
     def _tick_others(self) -> None:
@@ -333,6 +336,7 @@ class Engine:
         return ladder[0] if ladder else None
 
     def _start(self, queued: list[Job], jobs: dict[str, Job]) -> None:
+        self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
         running = sum(1 for j in jobs.values() if j.state == "running")
         cap = self.settings.balanced.cap
         batch: list[Job] = []
@@ -365,6 +369,7 @@ class Engine:
     def _unreachable_at_start(self, j: Job, exc: BalancedError) -> None:
         """A piece named to its machine waits for it; any other goes to another machine (as a lost one)."""
         if self._named_machine(j):
+            self.waiting_for_machine.add(j.id)
             if not j.f.get("told_waiting"):
                 J.event(self.repo, j.id, "noted", f"{j.piece}: waits for {j.machine}", {"told_waiting": True})
                 self.say(f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)

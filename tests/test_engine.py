@@ -274,3 +274,16 @@ def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
     engine(repo, "--once")
     assert jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), jobs_of(repo, "far")
     assert "could not be reached for a while" in inbox_text(repo)
+
+
+def test_until_idle_returns_while_a_piece_waits_for_its_named_machine(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    ssh = Path(os.environ["GIT_BALANCED_SSH_CONFIG"])
+    ssh.parent.mkdir(parents=True, exist_ok=True)
+    ssh.write_text("Host ghost\n  HostName 127.0.0.1\n  Port 9\n")
+    assert balanced(repo, "machines", "add", "ghost").code == 0
+    r = balanced(repo, "worker", "Far away", "--run", "echo x > src/x.txt", "--machine", "ghost")
+    assert r.code == 0 and "it waits for that machine" in r.out, r
+    assert engine(repo, "--until-idle", timeout=60).code == 0, "nothing can move, so it returns"
+    assert [j["state"] for j in jobs_of(repo, "far-away")] == ["queued"]
+    assert "waits for ghost, the machine its plan names" in inbox_text(repo)
