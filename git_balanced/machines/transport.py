@@ -24,6 +24,7 @@ from pathlib import Path
 from git_balanced import proc
 from git_balanced.errors import BalancedError
 from git_balanced.proc import Result
+from git_balanced.runner import _alive as process_alive  # zombie-aware, stdlib
 
 MAX_SESSIONS = 6
 CONNECT_TIMEOUT = 10
@@ -205,7 +206,7 @@ class Transport:
 
     def _ensure_master(self) -> None:
         # Fast path: the master this object saw is still running and its socket is in place.
-        if self._master_pid is not None and self._socket().exists() and _alive(self._master_pid):
+        if self._master_pid is not None and self._socket().exists() and process_alive(self._master_pid):
             return
         with _flock(self._dir / f"{self._socket().name}.master"):
             if self.check():
@@ -308,14 +309,6 @@ def _text(data: str | bytes) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else data
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextmanager
