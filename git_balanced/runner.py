@@ -2,7 +2,11 @@
 
 Run it as `python3 runner.py ACTION` with a JSON request on stdin, or send `source()` (meter.py and this
 file as one script) to another machine. It prints one JSON line. Nothing a user wrote travels in argv: the
-action word is the only argument. Actions: start, status, stop, log, cleanup.
+action word is the only argument. Actions: start, status, stop, log, cleanup, forwarded, answer.
+
+A worker on another machine asks its lead by store and forward: `git balanced ask` there is a small script
+the runner writes (ASK_SHIM), which leaves the question in the run folder; `status` hands it to the engine,
+`forwarded` marks it carried, and `answer` leaves the lead's answer where the script waits for it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 KEEP_GIT = {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
             "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
             "GIT_TEMPLATE_DIR", "GIT_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_TERMINAL_PROMPT"}
+ASK_MARGIN = 600.0  # seconds `ask` waits past ask_timeout: by then the question came to you as well
 # The detached runner's state for its SIGTERM handler: the process group it waits on, and whether to stop.
 _live = {"pgid": 0, "stop": False}
 
@@ -47,6 +52,67 @@ class RequestError(Exception):
 
 class RunError(Exception):
     """A step of the run that failed (worktree, files, agent start); result.json's `error`."""
+
+
+# `git balanced` on a machine that does not have it: only `ask`, through files in the run folder (the shim
+# lives in {run_dir}/bin), which the lead's engine reads and answers on its passes. Python 3.9, stdlib only.
+ASK_SHIM = r'''#!/usr/bin/env python3
+"""git balanced on a worker's machine: only `git balanced ask TEXT`; the lead's engine carries it."""
+import json
+import os
+import sys
+import time
+
+
+def main(args):
+    if len(args) != 2 or args[0] != "ask" or not args[1].strip():
+        print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument). "
+              "Everything else runs on the lead's machine.", file=sys.stderr)
+        return 1
+    run_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    asked = os.path.join(run_dir, "questions")
+    os.makedirs(asked, exist_ok=True)
+    tmp = os.path.join(asked, ".asking-%d" % os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"text": args[1].strip(), "asked_at": time.time()}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    taken = [int(name[:-5]) for name in os.listdir(asked) if name.endswith(".json") and name[:-5].isdigit()]
+    n = max(taken, default=0) + 1
+    while True:  # a link never replaces a file: two asks at once get two numbers
+        try:
+            os.link(tmp, os.path.join(asked, "%d.json" % n))
+            break
+        except FileExistsError:
+            n += 1
+    os.unlink(tmp)
+    print("Asked the lead (question %d of this worker); waiting for the answer..." % n, file=sys.stderr, flush=True)
+    timeout = float(os.environ.get("GIT_BALANCED_ASK_TIMEOUT") or 0)
+    end = time.monotonic() + timeout if timeout > 0 else None
+    path = os.path.join(run_dir, "answers", "%d.json" % n)
+    while True:
+        try:
+            with open(path, encoding="utf-8") as f:
+                answer = json.load(f)
+            break
+        except (OSError, ValueError):
+            pass
+        if end is not None and time.monotonic() >= end:
+            print("No answer came from the lead within %d seconds: go on with what you know, and say in your "
+                  "summary what you needed." % timeout, file=sys.stderr)
+            return 1
+        time.sleep(1.0)
+    text = str(answer.get("text") or "")
+    if answer.get("decision") == "deny":
+        print(text or "denied")
+        return 1
+    print(("allowed" + (": " + text if text else "")) if answer.get("decision") == "allow" else text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
 
 
 def _field(req: dict, key: str, kind: type, default: Any = ...) -> Any:
@@ -150,7 +216,7 @@ def start(req: dict) -> dict:
     run_dir, job = _run_dir(req), req["job"]
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
                               "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
-                              "guard": dict}
+                              "guard": dict, "ask": bool, "ask_timeout": float}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -332,6 +398,10 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         _write_atomic(target, content)
     argv = [a.replace("{run_dir}", run_dir).replace("{worktree}", wt) for a in req["argv"]]
     env = {**_base_env(), **(req.get("env") or {}), "BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}
+    if req.get("ask"):  # a machine without git balanced: its `ask` comes first on the agent's PATH
+        env["PATH"] = _write_ask_shim(run_dir) + os.pathsep + env.get("PATH", os.defpath)
+        if req.get("ask_timeout"):
+            env["GIT_BALANCED_ASK_TIMEOUT"] = str(float(req["ask_timeout"]) + ASK_MARGIN)
     if req.get("meter") and Meter is None:  # money: never run an agent whose budget nobody watches
         raise RunError("a budget meter was asked for, but meter.py is not here: run the script of source()")
     meter = Meter(req["meter"]) if req.get("meter") else None
@@ -342,6 +412,16 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         # The adapters read how the run ended from the log alone: the meter's last word goes there too.
         sys.stdout.write(meter.summary_line() + "\n")
         sys.stdout.flush()
+
+
+def _write_ask_shim(run_dir: str) -> str:
+    """Write `{run_dir}/bin/git-balanced` (ASK_SHIM) and return the folder, for the agent's PATH."""
+    folder = os.path.join(run_dir, "bin")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "git-balanced")
+    _write_atomic(path, ASK_SHIM)
+    os.chmod(path, 0o755)
+    return folder
 
 
 def _run_group(argv: list[str], cwd: str, env: dict, meter: Any, pid_file: str | None,
@@ -446,9 +526,61 @@ def _job_status(run_dir: str) -> dict:
         state = "running" if _alive(pid, tick) else "dead"
     log = os.path.join(run_dir, "log")
     tail = b"\n".join((_read(log, True, -65536) or b"").splitlines()[-TAIL_LINES:]).decode("utf-8", "replace")
-    return {"state": state, "pid": pid, "result": result, "log_tail": tail,
-            "log_size": os.path.getsize(log) if os.path.exists(log) else 0,
-            "agent_alive": _alive(*_read_pid(os.path.join(run_dir, "agent_pid")))}
+    answer = {"state": state, "pid": pid, "result": result, "log_tail": tail,
+              "log_size": os.path.getsize(log) if os.path.exists(log) else 0,
+              "agent_alive": _alive(*_read_pid(os.path.join(run_dir, "agent_pid")))}
+    asked = _unsent(run_dir)
+    if asked:
+        answer["questions"] = asked
+    return answer
+
+
+def _unsent(run_dir: str) -> list:
+    """The questions the worker asked that were not carried to the lead yet, oldest first."""
+    folder = os.path.join(run_dir, "questions")
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    out = []
+    for n in sorted(int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()):
+        if os.path.exists(os.path.join(folder, f"{n}.sent")):
+            continue
+        try:
+            asked = json.loads(_read(os.path.join(folder, f"{n}.json")) or "null")
+        except ValueError:
+            continue  # linked whole by the shim, so never half: a hand-edited file at worst
+        if isinstance(asked, dict) and str(asked.get("text") or "").strip():
+            out.append({"n": n, "text": str(asked["text"]), "asked_at": asked.get("asked_at")})
+    return out
+
+
+def _question_number(value: Any, job: str, run_dir: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise RequestError(f"a question's number must be a whole number from 1, not {value!r}")
+    if not os.path.exists(os.path.join(run_dir, "questions", f"{value}.json")):
+        raise RequestError(f"the job {job} asked no question {value}")
+    return value
+
+
+def forwarded(req: dict) -> dict:
+    """Mark questions (`ns`) as carried to the lead, so `status` does not hand them over again."""
+    run_dir = _run_dir(req)
+    ns = [_question_number(n, req["job"], run_dir) for n in _field(req, "ns", list)]
+    for n in ns:
+        _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")
+    return {"job": req["job"], "forwarded": ns}
+
+
+def answer_question(req: dict) -> dict:
+    """Leave the lead's answer to question `n` where the worker's `git balanced ask` waits for it."""
+    run_dir = _run_dir(req)
+    n = _question_number(_field(req, "n", int), req["job"], run_dir)
+    decision = _field(req, "decision", str, None)
+    if decision not in (None, "allow", "deny"):
+        raise RequestError(f"the request's 'decision' must be allow, deny or null, not {decision!r}")
+    os.makedirs(os.path.join(run_dir, "answers"), exist_ok=True)
+    _write_atomic(os.path.join(run_dir, "answers", f"{n}.json"),
+                  json.dumps({"text": _field(req, "text", str, ""), "decision": decision, "answered_at": time.time()}))
+    _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")  # settled: never again
+    return {"job": req["job"], "n": n, "answered": True}
 
 
 def stop(req: dict) -> dict:
@@ -505,7 +637,8 @@ def cleanup(req: dict) -> dict:
     return answer
 
 
-ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup}
+ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
+           "forwarded": forwarded, "answer": answer_question}
 
 
 def source(with_meter: bool = True) -> str:
