@@ -36,9 +36,17 @@ def stop_command(name: str) -> int:
 def retry_command(name: str) -> int:
     lead = open_lead()
     job = _find(lead, name)
-    if job.state in ("queued", "running", "paused", "finished", "landed"):
+    if job.state == "landed":
+        raise BalancedError(f"{job.piece} ({job.id}) landed already; there is nothing to try again.",
+                            hint="store a new plan for more work on it.")
+    if job.state in ("queued", "running", "paused", "finished"):
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}; only a failed or stopped job is tried again.",
                             hint="`git balanced stop` it first.")
+    newest = J.latest_by_piece(J.all_jobs(lead.repo)).get((job.plan, job.piece))
+    if newest is not None and newest.id != job.id:  # one live attempt per piece, and on the newest one
+        raise BalancedError(f"{job.piece} was tried again already, as job {newest.id} ({newest.state}).",
+                            hint=f"`git balanced retry {newest.id}` if that one failed too."
+                            if newest.state in ("failed", "stopped", "lost") else "see `git balanced board`.")
     keep = ("plan", "piece", "task", "plan_task", "title", "agent", "model", "run", "paths", "budget_usd",
             "machine", "why", "branch", "lead", "after")
     fields = {k: v for k, v in job.f.items() if k in keep}

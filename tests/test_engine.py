@@ -287,3 +287,15 @@ def test_until_idle_returns_while_a_piece_waits_for_its_named_machine(tmp_path: 
     assert engine(repo, "--until-idle", timeout=60).code == 0, "nothing can move, so it returns"
     assert [j["state"] for j in jobs_of(repo, "far-away")] == ["queued"]
     assert "waits for ghost, the machine its plan names" in inbox_text(repo)
+
+
+def test_retry_keeps_one_attempt_per_piece(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path, extra="attempts = 1\n")
+    plan(repo, [piece("bad", "exit 3")], "--start")
+    engine(repo, "--until-idle")
+    first = jobs_of(repo, "bad")[0]
+    assert first["state"] == "failed"
+    assert balanced(repo, "retry", str(first["id"])).code == 0
+    again = balanced(repo, "retry", str(first["id"]))
+    assert again.code == 1 and "was tried again already" in again.err, again
+    assert len(jobs_of(repo, "bad")) == 2, "one new attempt, not two"
