@@ -186,6 +186,52 @@ def close(repo: Repo, qid: str, why: str) -> bool:
     return made
 
 
+# -- workers on other machines: store and forward -------------------------------------------------------
+def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
+    """Carry the questions of running workers on other machines (their runner's status) to the lead's inbox,
+    and answers back to where their `git balanced ask` waits; each once, on the engine's pass."""
+    from git_balanced import workers
+
+    for job, st in remote:
+        asked = st.get("questions") or []
+        try:
+            if asked:
+                workers.mark_forwarded(lead, job, forward(lead.repo, job.id, asked))
+        except BalancedError as exc:  # that machine, or that question, is tried again on the next pass
+            ui.note(f"{job.piece}: its question waits for the next pass: {exc.message}")
+    asking = {job.id: job for job, _ in remote if "asked" in job.f}  # jobs that never asked have nothing due
+    for qid, q in sorted(all_questions(lead.repo).items()) if asking else []:
+        f = q["fields"]
+        due = [n for n in f.get("remote_ns") or [] if n not in (f.get("delivered") or [])]
+        if q["state"] != "answered" or not due or f.get("job") not in asking:
+            continue
+        try:
+            for n in due:
+                workers.deliver_answer(lead, asking[str(f["job"])], n, str(f.get("answer") or ""), f.get("decision"))
+        except BalancedError as exc:
+            ui.note(f"{f.get('piece')}: the answer to {qid} waits for the next pass: {exc.message}")
+            continue
+        append_if(lead.repo, ref_of(qid), lambda cur: None, "delivered", f"{qid} delivered to its worker",
+                  {"delivered": sorted({*(f.get("delivered") or []), *due})}, None)
+
+
+def forward(repo: Repo, job_id: str, asked: list[dict[str, Any]]) -> list[int]:
+    """Post a remote worker's questions (`{"n", "text"}`, numbered by its runner) as questions of its job, each
+    number once, and remember each number's question (`remote_ns`); the numbers now posted."""
+    known = {n for q in all_questions(repo).values() if q["fields"].get("job") == job_id
+             for n in q["fields"].get("remote_ns") or []}
+    done = []
+    for item in asked:
+        n = int(item["n"])
+        if n not in known:
+            qid = ask(repo, job_id, str(item.get("text") or ""))  # the same open text is the same question
+            ns = sorted({*((find(repo, qid) or {}).get("fields", {}).get("remote_ns") or []), n})
+            append_if(repo, ref_of(qid), lambda cur: None, "forwarded", f"{qid} is question {n} of its worker",
+                      {"remote_ns": ns}, None)
+        done.append(n)
+    return done
+
+
 # -- the engine's turn and the board --------------------------------------------------------------------
 def engine_tick(lead: Lead, settings: Any) -> None:
     """Unanswered for ask_timeout, a question comes to you too; one whose worker ended is closed."""

@@ -9,7 +9,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import accounts, workers
+from git_balanced import accounts, questions, workers
 from git_balanced import jobs as J
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
@@ -57,6 +57,9 @@ class Watching:
                 self.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
             elif st["state"] == "unreachable":
                 self._unreachable(j, st.get("error", ""))
+        # Workers elsewhere cannot reach the lead: their questions and answers ride on this pass.
+        questions.relay(self.lead, [(j, states[j.id]) for j in running
+                                    if j.machine != "local" and states.get(j.id, {}).get("state") == "running"])
 
     def _load_since(self) -> dict[str, float]:
         try:

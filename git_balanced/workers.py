@@ -72,6 +72,10 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
+    if not local:  # no git balanced there: the runner's own `ask` keeps questions for the engine to carry
+        from git_balanced.lead import settings_at
+
+        request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout))
     guard = agent_hooks.guard_request(lead, job)
     if guard:  # the runner makes it the worktree's pre-commit hook
         request["guard"] = guard
@@ -138,6 +142,24 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
         for j in js:
             out[j.id] = answer.get(j.runner_key, {"state": "missing"})
     return out
+
+
+def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
+    answer = host_for(lead, job.machine).call(action, {"job": job.runner_key, "runs_dir": RUNS_DIR, **request})
+    if answer.get("error"):
+        raise BalancedError(f"The runner on {job.machine} refused {action} for {job.piece}: {answer['error']}",
+                            hint="`git balanced jobs` shows the job; the engine tries again on its next pass.")
+
+
+def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
+    """Tell a job's runner that its questions `ns` reached the lead, so its status hands them over once."""
+    if ns:
+        _settle(lead, job, "forwarded", {"ns": ns})
+
+
+def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None) -> None:
+    """Leave the lead's answer to a job's question `n` where its `git balanced ask` waits."""
+    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision})
 
 
 def read_log(lead: Lead, job: Job) -> str:

@@ -12,9 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from git_balanced import runner
+from git_balanced import questions, runner
 from git_balanced.agents.shell import ShellAdapter, commit_message
+from git_balanced.inbox import entries
+from git_balanced.lead import open_lead
 from tests.support.builders import git, make_repo
+from tests.support.cli import balanced
+from tests.support.sshd import sshd_machines, wire_lead
 
 RUNNER = str(Path(runner.__file__))
 BRANCH = "balanced/asker"
@@ -123,3 +127,49 @@ def test_the_script_gives_up_after_its_timeout_and_does_nothing_else(tmp_path: P
         cp = subprocess.run([str(path), *args], capture_output=True, text=True, timeout=20)
         assert cp.returncode == 1 and "only asks the lead: git balanced ask \"TEXT\"" in cp.stderr, (args, cp)
     assert sorted(p.name for p in (tmp_path / "run" / "questions").iterdir()) == ["1.json", "2.json"]
+
+
+# -- end to end: a worker on an SSH machine asks, the lead answers, the engine carries both ways ---------------
+CHECK = '#!/bin/sh\n# The port is the one the lead gave.\n[ "$(cat src/port.txt)" = 8080 ] || [ ! -e src/port.txt ]\n'
+SETTINGS = '[worktree]\ncheck = "sh check.sh"\n\n[balanced]\nagent = "shell"\n'
+
+
+def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) -> None:
+    with sshd_machines(tmp_path, ["alpha"]) as machines:
+        repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", "check.sh": CHECK, "src/.keep": ""})
+        wire_lead(repo, machines, SETTINGS)
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(json.dumps({"task": "Serve it", "pieces": [{
+            "id": "porter", "task": "Ask the lead for the port.", "agent": "shell", "machine": "alpha",
+            "run": 'git balanced ask "Which port?" > answer.txt && mv answer.txt src/port.txt'}]}))
+        assert balanced(repo, "plan", str(plan), "--start").code == 0
+        log = tmp_path / "engine.log"
+        with open(log, "wb") as out:
+            engine = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"],
+                                      cwd=repo, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            lead = open_lead(str(repo))
+            asked = until("the question in the lead's inbox", lambda: [
+                e for e in entries(lead.repo, "main") if e.get("kind") == "question"], timeout=30)
+            qid = asked[0]["qid"]
+            assert asked[0]["text"] == f"porter asks ({qid}): Which port? · answer: git balanced answer {qid} TEXT"
+            ns = until("the question's number there", lambda: (questions.find(lead.repo, qid) or {})
+                       .get("fields", {}).get("remote_ns"))
+            assert ns == [1], "the question remembers the number it has on alpha"
+            ran = balanced(repo, "answer", qid, "8080")
+            assert ran.code == 0 and ran.out.strip() == f"Answered {qid} (porter): 8080", ran
+            assert engine.wait(timeout=60) == 0, log.read_text()
+        finally:
+            if engine.poll() is None:
+                engine.terminate()
+                engine.wait(timeout=30)
+        assert git(repo, "show", "main:src/port.txt") == "8080", log.read_text()
+        note = next(json.loads(line) for line in git(repo, "log", "--first-parent", "--notes=balanced",
+                                                     "--format=%N", "main").splitlines() if line.startswith("{"))
+        assert (note["piece"], note["machine"], note["result"]) == ("porter", "alpha", "pass"), note
+        settled = questions.find(lead.repo, qid)
+        assert settled is not None and settled["fields"]["delivered"] == [1], "the answer was carried once"
+        assert [e["qid"] for e in entries(lead.repo, "main") if e.get("kind") == "question"] == [qid], \
+            "the engine's passes posted the question once"
+        alpha = machines.by_name("alpha")
+        assert not list((alpha.home / ".balanced" / "runs").glob("*/questions")), "landed: its run folder is gone"
