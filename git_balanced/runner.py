@@ -54,8 +54,9 @@ class RunError(Exception):
     """A step of the run that failed (worktree, files, agent start); result.json's `error`."""
 
 
-# `git balanced` on a machine that does not have it: only `ask`, through files in the run folder (the shim
-# lives in {run_dir}/bin), which the lead's engine reads and answers on its passes. Python 3.9, stdlib only.
+# `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
+# {run_dir}/bin), which the lead's engine reads and answers on its passes. Anything else goes to a git balanced
+# installed there (the agents' hooks call it), or is refused. Python 3.9, stdlib only.
 ASK_SHIM = r'''#!/usr/bin/env python3
 """git balanced on a worker's machine: only `git balanced ask TEXT`; the lead's engine carries it."""
 import json
@@ -64,12 +65,25 @@ import sys
 import time
 
 
+def installed(here):
+    """A git-balanced of its own further on PATH (its agents' hooks need it), or None."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        path = os.path.join(folder, "git-balanced")
+        if folder and os.path.realpath(folder) != here and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def main(args):
+    here = os.path.dirname(os.path.realpath(__file__))
+    other = installed(here) if not args or args[0] != "ask" else None
+    if other:
+        os.execv(other, [other] + args)
     if len(args) != 2 or args[0] != "ask" or not args[1].strip():
         print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument). "
               "Everything else runs on the lead's machine.", file=sys.stderr)
         return 1
-    run_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run_dir = os.path.dirname(here)
     asked = os.path.join(run_dir, "questions")
     os.makedirs(asked, exist_ok=True)
     tmp = os.path.join(asked, ".asking-%d" % os.getpid())

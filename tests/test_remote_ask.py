@@ -123,10 +123,25 @@ def test_the_script_gives_up_after_its_timeout_and_does_nothing_else(tmp_path: P
     assert time.monotonic() - started < 5
     cp = subprocess.run([str(path), "ask", "Anyone there?"], env=env, capture_output=True, text=True, timeout=20)
     assert (tmp_path / "run" / "questions" / "2.json").exists(), "a second ask gets the next number"
-    for args in (["status"], ["ask"], ["ask", "  "], ["ask", "two", "words"]):
-        cp = subprocess.run([str(path), *args], capture_output=True, text=True, timeout=20)
+    bare = {**os.environ, "PATH": f"{path.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    for args in (["status"], ["hook", "pre-tool-use"], ["ask"], ["ask", "  "], ["ask", "two", "words"]):
+        cp = subprocess.run([str(path), *args], env=bare, capture_output=True, text=True, timeout=20)
         assert cp.returncode == 1 and "only asks the lead: git balanced ask \"TEXT\"" in cp.stderr, (args, cp)
     assert sorted(p.name for p in (tmp_path / "run" / "questions").iterdir()) == ["1.json", "2.json"]
+
+
+def test_the_script_leaves_all_but_ask_to_a_git_balanced_installed_there(tmp_path: Path) -> None:
+    path = shim(tmp_path)
+    own = tmp_path / "installed"
+    own.mkdir()
+    (own / "git-balanced").write_text('#!/bin/sh\necho "installed: $*"\nexit 3\n')
+    (own / "git-balanced").chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join([str(path.parent), str(own), "/usr/bin", "/bin"])}
+    cp = subprocess.run([str(path), "hook", "pre-tool-use"], env=env, capture_output=True, text=True, timeout=20)
+    assert (cp.returncode, cp.stdout) == (3, "installed: hook pre-tool-use\n"), "the agents' hooks still work"
+    cp = subprocess.run([str(path), "ask"], env={**env, "GIT_BALANCED_ASK_TIMEOUT": "1"}, capture_output=True,
+                        text=True, timeout=20)
+    assert cp.returncode == 1 and "only asks the lead" in cp.stderr, "ask is always the runner's own"
 
 
 # -- end to end: a worker on an SSH machine asks, the lead answers, the engine carries both ways ---------------
