@@ -30,7 +30,7 @@ def _reason(j: Job) -> str:
         return str(f.get("reason") or f.get("failure") or "failed") + " (tried again)"
     if j.state in ("failed", "stopped", "lost", "held"):
         why = str(f.get("reason") or f.get("failure") or j.state)
-        return f"{why}. {f['final']}" if f.get("final") else why
+        return f"{why.rstrip('.')}. {f['final']}" if f.get("final") else why
     if j.state == "running":
         if f.get("asked"):
             return "asked its lead"

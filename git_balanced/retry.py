@@ -12,6 +12,8 @@ NOT_RETRIED = {
     "settings": "the settings are invalid",
     "stopped": "you stopped it",
     "held": "it waits for you",
+    "not_installed": "its agent's command is not installed on that machine; install it (docs/agents.md says "
+                     "how), then `git balanced retry {job}`",
 }
 TRANSIENT_PAUSE = 60.0
 
@@ -32,8 +34,8 @@ def decide(failure: str, attempt: int, attempts: int, agent: str, model: str | N
         failure = "budget"
     if failure == "guard" and agent == "shell":  # the same command writes the same paths again
         return Decision(False, "Not tried again: the guard refused its commit, and the same command would "
-                               f"write the same paths; fix the piece's `run` or `paths`, then "
-                               f"`git balanced retry {job_id}`", {})
+                               "write the same paths; change the piece's `run` or `paths` in your plan file, "
+                               "then store it again with `git balanced plan FILE --start`", {})
     d = _decide(failure, attempt, attempts, model, stronger, job_id, lead_branch)
     if d.retry and left is not None:
         return Decision(True, f"{d.words}, with ${left:.2f} of its budget left", {**d.changes, "budget_usd": left})

@@ -107,7 +107,9 @@ class Watching:
         if result.get("setup_failed"):
             fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
         elif result.get("error"):
-            fail("crashed", str(result["error"]))
+            error = str(result["error"])
+            missing = error.startswith("could not start") and "No such file" in error
+            fail("not_installed" if missing else "crashed", error)
         elif result.get("stopped") and not result.get("stopped_by_budget"):
             fail("stopped", "it was stopped", state="stopped")
         elif outcome.kind == "usage_limit":

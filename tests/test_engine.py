@@ -299,3 +299,15 @@ def test_retry_keeps_one_attempt_per_piece(tmp_path: Path) -> None:
     again = balanced(repo, "retry", str(first["id"]))
     assert again.code == 1 and "was tried again already" in again.err, again
     assert len(jobs_of(repo, "bad")) == 2, "one new attempt, not two"
+
+
+def test_a_missing_agent_is_not_tried_again(tmp_path: Path) -> None:
+    import shutil
+
+    repo = lead_repo(tmp_path)
+    assert shutil.which("codex") is None, "this test needs a PATH without codex"
+    plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
+    assert engine(repo, "--until-idle").code == 0
+    rows = jobs_of(repo, "ai")
+    assert [j["state"] for j in rows] == ["failed"], "no attempt is spent on a command that is not there"
+    assert "not installed on that machine" in str(rows[0]["reason"]) and ".." not in str(rows[0]["reason"])
