@@ -96,7 +96,7 @@ def worker_env(lead: Any, job: Any, worktree: str, local: bool) -> dict[str, str
     env = {"GIT_BALANCED_JOB": job.id, "GIT_BALANCED_BRANCH": lead.branch, "GIT_BALANCED_WORKTREE": worktree,
            "GIT_BALANCED_ASK_COMMANDS": "1" if settings.lead_allows_commands else "0",
            "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1" if settings.workers_edit_without_asking else "0"}
-    if local:  # a worker elsewhere has no way to the lead's repository yet
+    if local:  # a worker elsewhere asks through its runner's own `git balanced` (runner.ASK_SHIM)
         env["GIT_BALANCED_LEAD"] = str(lead.repo.root)
     return env
 

@@ -285,12 +285,12 @@ def worker_context() -> tuple[Repo, str, str | None]:
     where = os.environ.get("GIT_BALANCED_LEAD", "").strip()
     if not where:
         raise BalancedError("GIT_BALANCED_LEAD is not set, so the lead's repository is unknown here.",
-                            hint="questions reach the lead from workers on its own machine; on another machine, "
-                                 "say what you need in your summary instead.")
+                            hint="on another machine, the `git balanced` first on a worker's PATH (its runner's) "
+                                 "carries questions to the lead; this one is not it.")
     if not os.path.isdir(where):
         raise BalancedError(f"The lead's repository {where} is not on this machine.",
-                            hint="questions reach the lead from workers on its own machine; say what you need "
-                                 "in your summary instead.")
+                            hint="on another machine, the `git balanced` first on a worker's PATH (its runner's) "
+                                 "carries questions to the lead; this one is not it.")
     return Repo.discover(where), job_id, os.environ.get("GIT_BALANCED_BRANCH") or None
 
 
