@@ -10,6 +10,7 @@ from git_balanced import checks, trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import ZERO, Repo
 from git_balanced.lead import SETTINGS_PATH, commands_of, settings_at
+from git_balanced.state import notes
 
 WORKER_PREFIX = "balanced/"
 
@@ -76,42 +77,66 @@ def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
 
 
 def pre_push(repo: Repo, args: list[str]) -> int:
-    """Refuse to push a lead's branch whose tip tree has no passing check note."""
+    """Refuse to push lead commits whose trees never passed the check.
+
+    A new branch on the remote is judged by its tip; an update, by every commit it adds along its first
+    parents. A commit passes when its tree has a passing check note, or when it landed through the queue
+    in a batch whose checked tree passed (its landing note says so)."""
     cmds = commands_of(settings_at(repo, "HEAD"))
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for remote_ref, local_sha in _pushed(repo):
+    for remote_ref, local_sha, remote_sha in _pushed(repo):
         branch = _lead_branch(remote_ref)
         if branch is None:
             continue
-        hit = checks.cached(repo, repo.tree_of(local_sha), cmds.check)
-        if hit is None or not hit.passed:
-            refused.append((branch, local_sha))
+        for sha in _added(repo, local_sha, remote_sha):
+            if not _passed(repo, sha, cmds.check):
+                refused.append((branch, sha))
     if not refused:
         return 0
     remote = os.environ.get("PRE_COMMIT_REMOTE_NAME") or (args[0] if args else "the remote")
-    for branch, sha in refused:
-        ui.note(f"[balanced] Refusing to push {branch} to {remote}: its tip {sha[:7]} has no passing "
+    shown = refused[:5]
+    for branch, sha in shown:
+        subject = repo.git("log", "-1", "--format=%s", sha)
+        ui.note(f"[balanced] Refusing to push {branch} to {remote}: {sha[:7]} ({subject}) has no passing "
                 f"`{cmds.check}`.")
-    ui.note("hint: run " + " and ".join(f"`git balanced check {b}`" for b, _ in refused)
+    if len(refused) > len(shown):
+        ui.note(f"[balanced] … and {len(refused) - len(shown)} more.")
+    ui.note("hint: run " + " and ".join(f"`git balanced check {sha[:7]}`" for _, sha in shown)
             + ", then push again.")
     return 1
 
 
-def _pushed(repo: Repo) -> list[tuple[str, str]]:
-    """(remote ref, sha) pairs being pushed: git's stdin, or what pre-commit read of it and passes on in
-    its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
+def _added(repo: Repo, local_sha: str, remote_sha: str | None) -> list[str]:
+    """The first-parent commits a push adds to the remote's branch (only the tip for a new branch)."""
+    if not remote_sha or remote_sha == ZERO or repo.rev_parse(remote_sha) is None:
+        return [local_sha]
+    out = repo.git("rev-list", "--first-parent", "--max-count=500", local_sha, f"^{remote_sha}")
+    return out.split() or [local_sha]
+
+
+def _passed(repo: Repo, sha: str, check: str) -> bool:
+    hit = checks.cached(repo, repo.tree_of(sha), check)
+    if hit is not None:
+        return hit.passed
+    return any(n.get("result") == "pass" and n.get("check") == check
+               for n in notes.read_json(repo, notes.LANDINGS, sha))
+
+
+def _pushed(repo: Repo) -> list[tuple[str, str, str | None]]:
+    """(remote ref, local sha, remote sha) being pushed: git's stdin, or what pre-commit read of it and
+    passes on in its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
     local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
     if local:
         sha = os.environ.get("PRE_COMMIT_TO_REF") or repo.rev_parse(local)
         remote = os.environ.get("PRE_COMMIT_REMOTE_BRANCH") or local
-        return [(remote, sha)] if sha else []
-    out = []
+        return [(remote, sha, os.environ.get("PRE_COMMIT_FROM_REF"))] if sha else []
+    out: list[tuple[str, str, str | None]] = []
     for line in sys.stdin.read().splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO:
-            out.append((parts[2], parts[1]))
+            out.append((parts[2], parts[1], parts[3]))
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.builders import commit, git, make_remote
 from tests.support.cli import balanced
-from tests.support.landing import branches, landed_subjects, project, tip_passed
+from tests.support.landing import branches, check_runs, landed_subjects, project, tip_passed
 
 
 def _land_killed_at(repo: Path, point: str, *names: str) -> int:
@@ -72,7 +72,8 @@ def test_pre_push_refuses_unchecked_lead_commits(tmp_path: Path, sealed: Path) -
     git(repo, "remote", "add", "origin", str(bare))
     cp = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True)
     said = cp.stdout + cp.stderr  # pre-commit shows a hook's words on stdout
-    assert cp.returncode != 0 and "git balanced check main" in said, said
+    tip = git(repo, "rev-parse", "--short=7", "main")
+    assert cp.returncode != 0 and f"git balanced check {tip}" in said, said
     assert git(bare, "for-each-ref") == "", "nothing was pushed"
     assert balanced(repo, "check", "main").code == 0
     git(repo, "push", "-q", "origin", "main")
@@ -89,7 +90,29 @@ def test_landed_work_pushes_without_a_new_check(tmp_path: Path, sealed: Path) ->
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "balanced hooks")
     balanced(repo, "allow", "--yes")
-    make_bare = make_remote  # the remote gets main before the hooks run on a landing
-    names = branches(repo, 2)
+    assert balanced(repo, "check").code == 0
+    make_remote(tmp_path, repo)  # a new branch on the remote: its tip passed
+    names = branches(repo, 3)
     assert balanced(repo, "land", *names).code == 0
-    make_bare(tmp_path, repo)  # a push of the landed tip: its tree passed, so the hook lets it through
+    runs = check_runs(sealed)
+    git(repo, "push", "-q", "origin", "main")  # three merges, one checked tree: the notes vouch for all
+    assert check_runs(sealed) == runs, "pushing landed work runs no check"
+
+
+def test_pre_push_refuses_an_unchecked_commit_under_a_checked_one(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    balanced(repo, "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "balanced hooks")
+    balanced(repo, "allow", "--yes")
+    assert balanced(repo, "check").code == 0
+    bare = make_remote(tmp_path, repo)
+    sneaky = commit(repo, {"src/sneaky.txt": "never checked\n"}, "sneaky")
+    branches(repo, 1)
+    assert balanced(repo, "land", "f1").code == 0, "the landing on top passes its check"
+    cp = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    said = cp.stdout + cp.stderr
+    assert cp.returncode != 0 and sneaky[:7] in said and f"git balanced check {sneaky[:7]}" in said, said
+    assert git(bare, "rev-parse", "main") != git(repo, "rev-parse", "main"), "nothing moved on the remote"
+    assert balanced(repo, "check", sneaky).code == 0
+    git(repo, "push", "-q", "origin", "main")
