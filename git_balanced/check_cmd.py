@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from git_balanced import checks, trust, ui
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
-from git_balanced.lead import commands_of, settings_at
+from git_balanced.lead import commands_of, open_checkout, settings_at
 
 
 def check_command(rev: str, *, force: bool, as_json: bool) -> int:
     """Check REV's tree (from its note when it was checked before) and exit with the check's status."""
-    repo = Repo.discover()
+    repo = open_checkout()
     cmds = commands_of(settings_at(repo, None))
     if not cmds.check:
         raise BalancedError("There is no check command in .magnum/settings.toml.",

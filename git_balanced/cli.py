@@ -374,7 +374,7 @@ def sync(remote: str, as_json: bool) -> int:
 
 
 @cli.command(name="log", short_help="Landings, with their check notes.")
-@click.option("-n", "limit", type=int, default=50, show_default=True, help="How many landings.")
+@click.option("-n", "limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many landings.")
 @_json_opt
 def log_(limit: int, as_json: bool) -> int:
     """List what landed in the lead's branch, newest first, with its note."""

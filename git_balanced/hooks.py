@@ -9,7 +9,7 @@ from collections.abc import Callable
 from git_balanced import checks, trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import ZERO, Repo
-from git_balanced.lead import SETTINGS_PATH, commands_of, settings_at
+from git_balanced.lead import SETTINGS_PATH, commands_of, open_checkout, settings_at
 from git_balanced.state import notes
 
 WORKER_PREFIX = "balanced/"
@@ -20,7 +20,7 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None) -> 
     from git_balanced.precommit import add_balanced_hooks, install_hooks
     from git_balanced.settings import write_settings
 
-    repo = Repo.discover()
+    repo = open_checkout()
     target = repo.root / SETTINGS_PATH
     if target.exists():
         given = [f"--{n}" for n, v in (("check", check), ("setup", setup), ("agent", agent)) if v]

@@ -25,6 +25,15 @@ class Lead:
         return f"refs/heads/{self.branch}"
 
 
+def open_checkout(cwd: str | None = None) -> Repo:
+    """The repository of the current folder, which must have a working tree (settings live in it)."""
+    repo = Repo.discover(cwd)
+    if repo.bare:
+        raise BalancedError(f"{repo.root} is a bare repository: it has no working tree for .magnum/ to live in.",
+                            hint="run git balanced in a clone with a checkout: `git clone BARE DIR`.")
+    return repo
+
+
 def open_lead(cwd: str | None = None) -> Lead:
     """The lead of the current folder; refuses a detached HEAD or a worker's branch."""
     repo = Repo.discover(cwd)

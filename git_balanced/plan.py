@@ -45,6 +45,9 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     from git_balanced.machines.inventory import seats
     from git_balanced.planfile import describe_after, load_plan, with_shares
 
+    if lead.repo.rev_parse(lead.ref) is None:
+        raise BalancedError(f"The lead's branch {lead.branch} has no commits yet, so workers have nothing to "
+                            "start from.", hint="make a first commit, then store the plan.")
     settings = settings_at(lead.repo, lead.branch)
     all_seats = seats(lead)
     plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
@@ -154,8 +157,14 @@ def worker_command(task: str, *, machine: str | None, agent: str | None, model: 
     """One worker for one piece: a plan of one piece, started at once."""
     import json
 
+    if not task.strip():
+        raise BalancedError("TASK is empty: say what the worker should do.",
+                            hint='git balanced worker "Add a /health endpoint"')
     if run is not None and agent not in (None, "shell"):
         raise BalancedError("--run goes with the shell agent.", hint="drop --agent, or use --agent shell.")
+    if agent == "shell" and run is None:
+        raise BalancedError("The shell agent runs a command, and none was given.",
+                            hint='add --run, e.g. --run "make docs"')
     piece: dict[str, Any] = {"id": slug(task), "task": task}
     if machine:
         piece["machine"] = machine

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from ruamel.yaml import YAML, YAMLError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from git_balanced.errors import BalancedError, SettingsError, UsageError
+from git_balanced.errors import BalancedError, SettingsError
 from git_balanced.models import MachineName, PieceId, shown
 from git_balanced.settings import AGENTS, AgentName
 
@@ -317,7 +317,7 @@ def budget_shares(plan: Plan, budget: float | None = None) -> dict[str, float | 
     if total is None:
         return {p.id: None for p in plan.pieces}
     if isinstance(total, bool) or not math.isfinite(total) or total < 0:
-        raise UsageError(f"--budget {total} is not a number of US dollars, 0 or more.",
+        raise BalancedError(f"--budget {total:g} is not a number of US dollars, 0 or more.",
                          hint="give --budget a number such as 2.50")
     cents = int((Decimal(str(total)) * 100).to_integral_value(ROUND_DOWN))  # never give out more than given
     weight = sum(Fraction(p.size) for p in plan.pieces)

@@ -108,7 +108,7 @@ def add(lead: Lead, spec: str, text: str) -> tuple[str, When, datetime | None]:
 def remove(lead: Lead, name: str) -> dict[str, Any]:
     """Remove a schedule; refuses a name that is not one of this lead's, or one removed already."""
     if not NAME.match(name):
-        raise UsageError(f"{name!r} is not a schedule name: they are s1, s2, …",
+        raise BalancedError(f"{name!r} is not a schedule name: they are s1, s2, …",
                          hint="`git balanced schedule list` shows them.")
     s = all_schedules(lead).get(name)
     if s is None:

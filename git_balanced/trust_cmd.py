@@ -5,7 +5,7 @@ from __future__ import annotations
 from git_balanced import trust, ui
 from git_balanced.errors import TrustError
 from git_balanced.git import Repo
-from git_balanced.lead import commands_of, settings_at
+from git_balanced.lead import commands_of, open_checkout, settings_at
 
 
 def _commands(repo: Repo) -> trust.Commands:
@@ -14,7 +14,7 @@ def _commands(repo: Repo) -> trust.Commands:
 
 def allow_command(*, yes: bool) -> int:
     """Approve the commands as they are now, after showing them."""
-    repo = Repo.discover()
+    repo = open_checkout()
     cmds = _commands(repo)
     if not cmds.setup and not cmds.check:
         ui.say("There is no setup or check command in .magnum/settings.toml: nothing to approve.")
@@ -33,7 +33,7 @@ def allow_command(*, yes: bool) -> int:
 
 
 def deny_command() -> int:
-    repo = Repo.discover()
+    repo = open_checkout()
     cmds = _commands(repo)
     trust.deny(repo, cmds)
     ui.say("Denied: nothing will run these until you run `git balanced allow`:\n" + "\n".join(cmds.lines()))
@@ -41,7 +41,7 @@ def deny_command() -> int:
 
 
 def trust_command(*, as_json: bool) -> int:
-    repo = Repo.discover()
+    repo = open_checkout()
     cmds = _commands(repo)
     state = trust.status(repo, cmds)
     if as_json:

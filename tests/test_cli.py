@@ -33,8 +33,8 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_committed_man_page_is_current() -> None:
-    assert (ROOT / "man" / "git-balanced.1").read_text() == manpage(), \
-        "regenerate it: python -c 'from git_balanced.cli import manpage; print(manpage(), end=\"\")' > man/git-balanced.1"
+    fix = "python -c 'from git_balanced.cli import manpage; print(manpage(), end=\"\")' > man/git-balanced.1"
+    assert (ROOT / "man" / "git-balanced.1").read_text() == manpage(), f"regenerate it: {fix}"
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
@@ -73,3 +73,38 @@ def test_help_and_version_start_without_the_heavy_modules() -> None:
             "print('HEAVY', heavy)")
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "HEAVY []" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_bad_input_gets_one_message_and_exit_1(tmp_path: Path, sealed: Path) -> None:
+    """A handful of wrong inputs, each refused with its own words, no traceback, exit 1."""
+    from tests.support.builders import git, make_repo
+
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    for args in (["init"], ["check"], ["trust"], ["allow", "--yes"]):
+        r = balanced(bare, *args)
+        assert r.code == 1 and "bare repository" in r.err and "Traceback" not in r.err, (args, r)
+    assert not (bare / ".magnum").exists(), "nothing was written into the bare repository"
+
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", "-b", "main", str(empty))
+    r = balanced(empty, "worker", "hi", "--run", "true")
+    assert r.code == 1 and "has no commits yet" in r.err, r
+
+    repo = make_repo(tmp_path / "r")
+    r = balanced(repo, "worker", "w4", "--agent", "shell")
+    assert r.code == 1 and "--run" in r.err and "piece" not in r.err, r
+    r = balanced(repo, "worker", "  ", "--run", "true")
+    assert r.code == 1 and "TASK is empty" in r.err, r
+    r = balanced(repo, "plan", "-", "--budget", "-5", input='{"task": "t", "pieces": [{"id": "a", "task": "t"}]}')
+    assert r.code == 1 and "--budget -5 is not" in r.err, r
+    assert balanced(repo, "log", "-n", "0").code == 2, "a count below 1 is wrong usage"
+
+    cfg = sealed / ".config" / "git-balanced"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "machines.json").write_text('{"machines": {"box1": "oops"}}')
+    r = balanced(repo, "machines")
+    assert r.code == 1 and "machines.json" in r.err and "Traceback" not in r.err, r
+    (cfg / "machines.json").unlink()
+    r = balanced(repo, "machines", "add", "box1", "--host", "-evil")
+    assert r.code == 1 and "Refusing the host '-evil'" in r.err, r

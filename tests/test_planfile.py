@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from git_balanced.errors import SettingsError, UsageError
+from git_balanced.errors import BalancedError, SettingsError
 from git_balanced.planfile import Piece, Plan, budget_shares, describe_after, load_plan, order, with_shares
 
 DESIGN_PLAN = """\
@@ -327,7 +327,7 @@ def test_the_flag_overrides_the_file_and_no_budget_gives_none() -> None:
     assert budget_shares(three(None)) == {"p0": None, "p1": None, "p2": None}
     assert budget_shares(three(None), 0.3) == {"p0": 0.1, "p1": 0.1, "p2": 0.1}
     assert budget_shares(three(0.999)) == {"p0": 0.33, "p1": 0.33, "p2": 0.33}, "never more than given"
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(BalancedError) as info:
         budget_shares(three(), -1)
     assert info.value.message == "--budget -1 is not a number of US dollars, 0 or more."
 

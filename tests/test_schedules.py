@@ -64,7 +64,7 @@ def test_cli_add_list_rm(lead: Lead, monkeypatch: pytest.MonkeyPatch) -> None:
     unknown = balanced(lead.repo.root, "schedule", "rm", "s9")
     assert unknown.code == 1 and "There is no schedule s9" in unknown.err
     bad_name = balanced(lead.repo.root, "schedule", "rm", "nightly")
-    assert bad_name.code == 2 and "not a schedule name" in bad_name.err
+    assert bad_name.code == 1 and "not a schedule name" in bad_name.err
     assert "No schedules yet" in balanced(lead.repo.root, "schedule", "list").out
 
 

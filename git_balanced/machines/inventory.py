@@ -42,11 +42,26 @@ def _save(path: Path, data: dict[str, Any]) -> None:
 
 def added() -> dict[str, dict[str, Any]]:
     """The machines you added: name -> {host, preference}."""
-    return dict(_load(_user_file()).get("machines", {}))
+    path = _user_file()
+    machines = _load(path).get("machines", {})
+    if not isinstance(machines, dict) or not all(isinstance(m, dict) for m in machines.values()):
+        raise BalancedError(f"{path}: `machines` must map each name to {{\"host\": ..., \"preference\": ...}}.",
+                            hint=f"fix or remove {path}; `git balanced machines add NAME --host HOST` writes it.")
+    return dict(machines)
+
+
+def check_host(host: str) -> None:
+    """Refuse a host that ssh would read as an option or that holds blanks or control characters."""
+    from git_balanced.machines.transport import validate_host
+
+    try:
+        validate_host(host)
+    except BalancedError as exc:
+        raise BalancedError(f"Refusing the host {host!r}: " + exc.message.split(": ", 1)[-1],
+                            hint="give --host a plain SSH host name or alias.") from None
 
 
 def add(name: str, host: str | None, preference: str) -> None:
-    from git_balanced.machines.transport import validate_host
     from git_balanced.models import MachineName
 
     MachineName.of(name)
@@ -56,7 +71,7 @@ def add(name: str, host: str | None, preference: str) -> None:
     if preference not in WEIGHTS:
         raise BalancedError(f"--preference {preference!r} is not one of {', '.join(WEIGHTS)}.",
                             hint="use --preference prefer, normal, less-often or manual-only.")
-    validate_host(host or name)
+    check_host(host or name)
     data = _load(_user_file())
     data.setdefault("machines", {})[name] = {"host": host or name, "preference": preference}
     _save(_user_file(), data)

@@ -93,6 +93,7 @@ def _yes(value: bool | None) -> str:
 
 def add_command(name: str, *, host: str | None, preference: str) -> int:
     """Add a machine (kept for you across repositories) and say where ssh would take it."""
+    inventory.check_host(host or name)
     address = sshconfig.resolve(host or name).address  # refuses a host ssh would misread, with a hint
     inventory.add(name, host, preference)
     ui.say(f"Added {name} ({address}, {preference}).")
