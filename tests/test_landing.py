@@ -139,3 +139,19 @@ def test_each_landing_note_names_its_own_tree(tmp_path: Path, sealed: Path) -> N
         note = json.loads(git(repo, "notes", "--ref=balanced", "show", rev))
         assert note["tree"] == git(repo, "rev-parse", f"{rev}^{{tree}}"), f"{rev}'s note names its tree"
         assert note["checked_tree"] == git(repo, "rev-parse", "main^{tree}"), "and the tree the check passed"
+
+
+def test_the_batch_shrinks_after_a_failure_and_grows_after_a_pass(tmp_path: Path, sealed: Path) -> None:
+    repo = project(tmp_path)
+    limit = repo / ".git" / "balanced" / "landing.json"
+    branches(repo, 3, bad={2})
+    balanced(repo, "land", "f1", "f2", "f3")
+    assert json.loads(limit.read_text())["limit"] == 17, "32 halved after the failure, then one more for the pass"
+    limit.write_text('{"limit": 2}')
+    for i in range(4, 9):
+        branch(repo, f"g{i}", {f"src/g{i}.txt": "fine\n"})
+    runs = check_runs(sealed)
+    data = json.loads(balanced(repo, "land", *[f"g{i}" for i in range(4, 9)], "--json").out)
+    assert [v["status"] for v in data["verdicts"]] == ["landed"] * 5
+    assert check_runs(sealed) - runs == 2, "batches of 2, then 3 (grown by one): two checks for five branches"
+    assert json.loads(limit.read_text())["limit"] == 4
