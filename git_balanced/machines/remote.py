@@ -104,6 +104,13 @@ class MachineNotReady(MachineUnreachable):
     """A machine that is not ticked or not ready for this repository: nothing was sent there."""
 
 
+# Bases this process pushed to each machine's copy, so one engine pushes a base to a machine once, not once
+# per piece. Kept in memory only: a copy that was wiped meanwhile is pushed to again by the next engine.
+_PUSHED: set[tuple[str, str, str]] = set()
+_PUSHING: dict[tuple[str, str, str], threading.Lock] = {}
+_PUSH_LOCK = threading.Lock()
+
+
 class RemoteHost:
     """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
 
@@ -166,8 +173,18 @@ class RemoteHost:
             raise MachineNotReady(f"Machine {self.name} is not ready: "
                                   f"{self._record.get('why') or '`git balanced ready` has not run'}.",
                                   hint=f"`git balanced ready {self.name}` prepares it.")
-        specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
         earlier = earlier_work(self.repo, branch)
+        key = (self.name, str(self.repo.common_dir), base)
+        with _PUSH_LOCK:
+            lock = _PUSHING.setdefault(key, threading.Lock())
+        with lock:  # the pieces of one pass share a base: the first start pushes it, the rest find it there
+            if key in _PUSHED and not earlier:
+                return
+            self._push_base(branch, base, earlier)
+            _PUSHED.add(key)
+
+    def _push_base(self, branch: str, base: str, earlier: str | None) -> None:
+        specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
         if earlier:
             # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
             specs.append(f"{earlier}:refs/heads/{branch}")
