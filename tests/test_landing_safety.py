@@ -14,6 +14,16 @@ from tests.support.cli import balanced
 from tests.support.landing import branches, check_runs, landed_subjects, project, tip_passed
 
 
+def hooked_project(tmp_path: Path) -> Path:
+    """A project with the balanced hooks installed by `init`, committed, and its commands approved."""
+    repo = project(tmp_path)
+    assert balanced(repo, "init").code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "balanced hooks")
+    assert balanced(repo, "allow", "--yes").code == 0
+    return repo
+
+
 def _land_killed_at(repo: Path, point: str, *names: str) -> int:
     env = dict(os.environ, GIT_BALANCED_CRASH_AT=point)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
@@ -62,11 +72,7 @@ def test_pre_merge_commit_hook_checks_a_hand_made_merge(tmp_path: Path, sealed: 
 
 
 def test_pre_push_refuses_unchecked_lead_commits(tmp_path: Path, sealed: Path) -> None:
-    repo = project(tmp_path)
-    balanced(repo, "init")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "balanced hooks")
-    balanced(repo, "allow", "--yes")
+    repo = hooked_project(tmp_path)
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(repo, "remote", "add", "origin", str(bare))
@@ -85,11 +91,7 @@ def test_pre_push_refuses_unchecked_lead_commits(tmp_path: Path, sealed: Path) -
 
 
 def test_landed_work_pushes_without_a_new_check(tmp_path: Path, sealed: Path) -> None:
-    repo = project(tmp_path)
-    balanced(repo, "init")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "balanced hooks")
-    balanced(repo, "allow", "--yes")
+    repo = hooked_project(tmp_path)
     assert balanced(repo, "check").code == 0
     make_remote(tmp_path, repo)  # a new branch on the remote: its tip passed
     names = branches(repo, 3)
@@ -100,11 +102,7 @@ def test_landed_work_pushes_without_a_new_check(tmp_path: Path, sealed: Path) ->
 
 
 def test_pre_push_refuses_an_unchecked_commit_under_a_checked_one(tmp_path: Path, sealed: Path) -> None:
-    repo = project(tmp_path)
-    balanced(repo, "init")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "balanced hooks")
-    balanced(repo, "allow", "--yes")
+    repo = hooked_project(tmp_path)
     assert balanced(repo, "check").code == 0
     bare = make_remote(tmp_path, repo)
     sneaky = commit(repo, {"src/sneaky.txt": "never checked\n"}, "sneaky")
