@@ -52,12 +52,7 @@ def test_killed_landing_recovers(tmp_path: Path, sealed: Path, point: str) -> No
 
 
 def test_pre_merge_commit_hook_checks_a_hand_made_merge(tmp_path: Path, sealed: Path) -> None:
-    repo = project(tmp_path)
-    r = balanced(repo, "init")
-    assert r.code == 0, r
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "balanced hooks")
-    balanced(repo, "allow", "--yes")
+    repo = hooked_project(tmp_path)
     branches(repo, 2, bad={2})
     git(repo, "merge", "--no-ff", "-q", "-m", "merge f1 by hand", "f1")
     assert landed_subjects(repo)[0] == "merge f1 by hand", "a passing merge goes through"
