@@ -13,6 +13,7 @@ from git_balanced import accounts, questions, workers
 from git_balanced import jobs as J
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
+from git_balanced.machines import inventory
 
 if TYPE_CHECKING:
     from git_balanced.git import Repo
@@ -24,6 +25,7 @@ class Watching:
     lead: Lead
     repo: Repo
     settings: Settings
+    cmds: Any
     unreachable_since: dict[str, float]
     _since_path: Any
 
@@ -104,6 +106,8 @@ class Watching:
             self.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
                      else f"{j.piece} did not finish: {reason}", job=j.id)
 
+        if self.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
+            inventory.mark_setup_done(self.repo, j.machine)
         if result.get("setup_failed"):
             fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
         elif result.get("error"):

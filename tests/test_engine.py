@@ -311,3 +311,20 @@ def test_a_missing_agent_is_not_tried_again(tmp_path: Path) -> None:
     rows = jobs_of(repo, "ai")
     assert [j["state"] for j in rows] == ["failed"], "no attempt is spent on a command that is not there"
     assert "not installed on that machine" in str(rows[0]["reason"]) and ".." not in str(rows[0]["reason"])
+
+
+def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> None:
+    from git_balanced.git import Repo
+    from git_balanced.machines import inventory
+    from git_balanced.machines.placement import Seat, place
+    from tests.support.builders import commit
+
+    repo = lead_repo(tmp_path)
+    commit(repo, {".magnum/settings.toml": '[worktree]\nsetup = "true"\ncheck = "true"\n[balanced]\nagent = "shell"\n'},
+           "a setup")
+    balanced(repo, "allow", "--yes")
+    plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
+    assert engine(repo, "--until-idle").code == 0
+    assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
+    pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
+    assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"

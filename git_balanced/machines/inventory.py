@@ -115,8 +115,18 @@ def readiness(repo: Repo) -> dict[str, dict[str, Any]]:
 def set_readiness(repo: Repo, name: str, record: dict[str, Any]) -> None:
     path = repo.state_dir / "ready.json"
     data = _load(path)
-    data[name] = {**record, "at": time.time()}
+    kept = {"setup_done": True} if data.get(name, {}).get("setup_done") else {}  # learnt from workers, not ready
+    data[name] = {**kept, **record, "at": time.time()}
     _save(path, data)
+
+
+def mark_setup_done(repo: Repo, name: str) -> None:
+    """Remember that setup has run on a machine: placement prefers it among equals (caches are warm there)."""
+    path = repo.state_dir / "ready.json"
+    data = _load(path)
+    if not data.get(name, {}).get("setup_done"):
+        data[name] = {**data.get(name, {}), "setup_done": True}
+        _save(path, data)
 
 
 INELIGIBLE_SECONDS = 30.0
