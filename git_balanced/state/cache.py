@@ -17,13 +17,33 @@ def _path(repo: Repo, kind: str) -> str:
     return str(d / f"{kind}.json")
 
 
+# The cache file as this process last read or wrote it, by path and (mtime, size): an engine reads every
+# job several times a pass, and parsing 10,000 jobs' JSON each time would be most of its cost.
+_MEMO: dict[str, tuple[tuple[int, int], dict[str, list[Any]]]] = {}
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
 def _load(path: str) -> dict[str, list[Any]]:
+    stamp = _stamp(path)
+    memo = _MEMO.get(path)
+    if stamp is not None and memo is not None and memo[0] == stamp:
+        return memo[1]
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-        return data if isinstance(data, dict) else {}
+        data = data if isinstance(data, dict) else {}
     except (FileNotFoundError, ValueError):
         return {}
+    if stamp is not None:
+        _MEMO[path] = (stamp, data)
+    return data
 
 
 def _save(path: str, data: dict[str, list[Any]]) -> None:
@@ -31,6 +51,9 @@ def _save(path: str, data: dict[str, list[Any]]) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, separators=(",", ":"))
     os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    stamp = _stamp(path)
+    if stamp is not None:
+        _MEMO[path] = (stamp, data)
 
 
 def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict[str, Any]]:
