@@ -6,7 +6,8 @@ action word is the only argument. Actions: start, status, stop, log, cleanup, fo
 
 A worker on another machine asks its lead by store and forward: `git balanced ask` there is a small script
 the runner writes (ASK_SHIM), which leaves the question in the run folder; `status` hands it to the engine,
-`forwarded` marks it carried, and `answer` leaves the lead's answer where the script waits for it.
+`forwarded` marks it carried, and `answer` leaves the lead's answer where the script waits for it. The same
+script is the agents' `git balanced hook pre-tool-use` there: the guard, and commands asked of the lead.
 """
 
 from __future__ import annotations
@@ -55,18 +56,25 @@ class RunError(Exception):
 
 
 # `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
-# {run_dir}/bin), which the lead's engine reads and answers on its passes. Anything else goes to a git balanced
-# installed there (the agents' hooks call it), or is refused. Python 3.9, stdlib only.
+# {run_dir}/bin), which the lead's engine reads and answers on its passes; and the agents' PreToolUse hook,
+# judged here with the rules the lead sent (bin/hook.json, agent_hooks.hook_rules) and the guard the runner
+# installed (hooks/pre-commit is guard.py, next to its guard.json), a command for the lead going the way of
+# `ask`. Anything else goes to a git balanced installed there, or is refused. Python 3.9, stdlib only.
 ASK_SHIM = r'''#!/usr/bin/env python3
-"""git balanced on a worker's machine: only `git balanced ask TEXT`; the lead's engine carries it."""
+"""git balanced on a worker's machine: `git balanced ask TEXT` and the agents' `hook pre-tool-use`; the lead's
+engine carries the questions."""
+import importlib.machinery
+import importlib.util
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 
 
 def installed(here):
-    """A git-balanced of its own further on PATH (its agents' hooks need it), or None."""
+    """A git-balanced of its own further on PATH, or None."""
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         path = os.path.join(folder, "git-balanced")
         if folder and os.path.realpath(folder) != here and os.path.isfile(path) and os.access(path, os.X_OK):
@@ -74,21 +82,21 @@ def installed(here):
     return None
 
 
-def main(args):
-    here = os.path.dirname(os.path.realpath(__file__))
-    other = installed(here) if not args or args[0] != "ask" else None
-    if other:
-        os.execv(other, [other] + args)
-    if len(args) != 2 or args[0] != "ask" or not args[1].strip():
-        print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument). "
-              "Everything else runs on the lead's machine.", file=sys.stderr)
-        return 1
-    run_dir = os.path.dirname(here)
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def post(run_dir, question):
+    """Leave a question in the run folder for the engine to carry; its number."""
     asked = os.path.join(run_dir, "questions")
     os.makedirs(asked, exist_ok=True)
     tmp = os.path.join(asked, ".asking-%d" % os.getpid())
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"text": args[1].strip(), "asked_at": time.time()}, f)
+        json.dump(dict(question, asked_at=time.time()), f)
         f.flush()
         os.fsync(f.fileno())
     taken = [int(name[:-5]) for name in os.listdir(asked) if name.endswith(".json") and name[:-5].isdigit()]
@@ -100,28 +108,155 @@ def main(args):
         except FileExistsError:
             n += 1
     os.unlink(tmp)
-    print("Asked the lead (question %d of this worker); waiting for the answer..." % n, file=sys.stderr, flush=True)
+    return n
+
+
+def wait(run_dir, n):
+    """(The lead's answer to question n or None when GIT_BALANCED_ASK_TIMEOUT passed first, that timeout)."""
     timeout = float(os.environ.get("GIT_BALANCED_ASK_TIMEOUT") or 0)
     end = time.monotonic() + timeout if timeout > 0 else None
     path = os.path.join(run_dir, "answers", "%d.json" % n)
     while True:
-        try:
-            with open(path, encoding="utf-8") as f:
-                answer = json.load(f)
-            break
-        except (OSError, ValueError):
-            pass
+        answer = load(path)
+        if isinstance(answer, dict):
+            return answer, timeout
         if end is not None and time.monotonic() >= end:
-            print("No answer came from the lead within %d seconds: go on with what you know, and say in your "
-                  "summary what you needed." % timeout, file=sys.stderr)
-            return 1
+            return None, timeout
         time.sleep(1.0)
+
+
+def ask(run_dir, text):
+    n = post(run_dir, {"text": text})
+    print("Asked the lead (question %d of this worker); waiting for the answer..." % n, file=sys.stderr,
+          flush=True)
+    answer, timeout = wait(run_dir, n)
+    if answer is None:
+        print("No answer came from the lead within %d seconds: go on with what you know, and say in your "
+              "summary what you needed." % timeout, file=sys.stderr)
+        return 1
     text = str(answer.get("text") or "")
     if answer.get("decision") == "deny":
         print(text or "denied")
         return 1
     print(("allowed" + (": " + text if text else "")) if answer.get("decision") == "allow" else text)
     return 0
+
+
+# -- the PreToolUse hook: agent_hooks.pre_tool_use's decisions, with its tables (bin/hook.json) -------------
+def decision(allow, reason):
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow,
+                                   "permissionDecisionReason": reason}}
+
+
+def flag(name, default):
+    raw = os.environ.get(name, "").strip().lower()
+    return default if not raw else raw in ("1", "true", "yes", "on")
+
+
+def edited_paths(rules, tool, tool_input, cwd):
+    edits = rules.get("edits") or {}
+    if tool in edits:
+        raw = [str(tool_input.get(edits[tool]) or "")]
+    elif tool == "apply_patch":
+        patch = str(tool_input.get("command") or tool_input.get("input") or "")
+        raw = re.findall(rules.get("patch_path") or "(?!)", patch, re.M)
+    else:
+        return None
+    return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
+
+
+def guard_refusals(run_dir, paths, worktree):
+    """The guard's refusals, by guard.py itself (the worktree's pre-commit hook); None without a guard."""
+    folder = os.path.join(run_dir, "hooks")
+    if not os.path.exists(os.path.join(folder, "guard.json")):
+        return None, None
+    loader = importlib.machinery.SourceFileLoader("balanced_guard", os.path.join(folder, "pre-commit"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    spec = module.load_spec(folder)
+    if not spec:
+        return None, None
+    root = os.path.realpath(worktree)
+    inside, out = [], []
+    for p in paths:
+        real = os.path.realpath(p)
+        rel = os.path.relpath(real, root)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            if not real.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep):
+                out.append("%s is outside this worker's worktree" % p)
+            continue
+        inside.append(rel.replace(os.sep, "/"))
+    return out + module.refusals(inside, spec), spec
+
+
+def ask_lead(run_dir, tool, what, kind):
+    n = post(run_dir, {"text": what, "kind": kind, "tool": tool})
+    answer, timeout = wait(run_dir, n)
+    if answer is None:
+        return decision("deny", "It needs the lead's yes, and no answer came within %d seconds." % timeout)
+    qid = str(answer.get("qid") or "question %d" % n)
+    text = str(answer.get("text") or "")
+    if answer.get("decision") == "allow":
+        return decision("allow", "The lead allowed it (%s)" % qid + (": " + text if text else "."))
+    if answer.get("decision") == "deny":
+        return decision("deny", "The lead denied it (%s)" % qid + (": " + text if text else "."))
+    return decision("deny", "The lead did not allow it, and answered (%s): %s" % (qid, text))
+
+
+def pre_tool_use(run_dir, here, data):
+    rules = load(os.path.join(here, "hook.json")) or {}
+    tool = str(data.get("tool_name") or "")
+    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    worktree = os.environ.get("GIT_BALANCED_WORKTREE") or os.getcwd()
+    cwd = str(data.get("cwd") or worktree)
+    ask_commands = flag("GIT_BALANCED_ASK_COMMANDS", False)
+    paths = edited_paths(rules, tool, tool_input, cwd)
+    if paths is not None:
+        refused, spec = guard_refusals(run_dir, paths, worktree)
+        if refused:
+            return decision("deny", "The guard refused this edit: %s. The piece %s may write only under %s."
+                            % ("; ".join(refused), spec.get("piece"), ", ".join(spec["paths"])))
+        if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_commands:
+            return None
+        return ask_lead(run_dir, tool, ", ".join(paths), "edit")
+    if tool in (rules.get("reads") or []) or not ask_commands:
+        return None
+    command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
+    if command and re.match(rules.get("asking") or "(?!)", command):
+        return None  # asking the lead is never itself a question
+    what = command or "%s %s" % (tool, json.dumps(tool_input, sort_keys=True)[:300])
+    return ask_lead(run_dir, tool, what, "command")
+
+
+def hook(run_dir, here, name):
+    if name != "pre-tool-use":
+        return 0  # the lead's hooks have nothing to do in a worker: no output lets the agent go on
+    raw = sys.stdin.read()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        print("The hook's input is not JSON: %s." % exc, file=sys.stderr)
+        return 1
+    out = pre_tool_use(run_dir, here, data if isinstance(data, dict) else {})
+    if out is not None:
+        sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
+
+def main(args):
+    here = os.path.dirname(os.path.realpath(__file__))
+    run_dir = os.path.dirname(here)
+    # A worker's hook is judged here, even where git balanced is installed: only this script reaches the lead.
+    if len(args) == 2 and args[0] == "hook" and os.environ.get("GIT_BALANCED_JOB"):
+        return hook(run_dir, here, args[1])
+    other = installed(here) if not args or args[0] != "ask" else None
+    if other:
+        os.execv(other, [other] + args)
+    if len(args) != 2 or args[0] != "ask" or not args[1].strip():
+        print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument). "
+              "Everything else runs on the lead's machine.", file=sys.stderr)
+        return 1
+    return ask(run_dir, args[1].strip())
 
 
 if __name__ == "__main__":
@@ -230,7 +365,7 @@ def start(req: dict) -> dict:
     run_dir, job = _run_dir(req), req["job"]
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
                               "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
-                              "guard": dict, "ask": bool, "ask_timeout": float}
+                              "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -413,7 +548,7 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
     argv = [a.replace("{run_dir}", run_dir).replace("{worktree}", wt) for a in req["argv"]]
     env = {**_base_env(), **(req.get("env") or {}), "BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}
     if req.get("ask"):  # a machine without git balanced: its `ask` comes first on the agent's PATH
-        env["PATH"] = _write_ask_shim(run_dir) + os.pathsep + env.get("PATH", os.defpath)
+        env["PATH"] = _write_ask_shim(run_dir, req.get("hook")) + os.pathsep + env.get("PATH", os.defpath)
         if req.get("ask_timeout"):
             env["GIT_BALANCED_ASK_TIMEOUT"] = str(float(req["ask_timeout"]) + ASK_MARGIN)
     if req.get("meter") and Meter is None:  # money: never run an agent whose budget nobody watches
@@ -428,10 +563,13 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         sys.stdout.flush()
 
 
-def _write_ask_shim(run_dir: str) -> str:
-    """Write `{run_dir}/bin/git-balanced` (ASK_SHIM) and return the folder, for the agent's PATH."""
+def _write_ask_shim(run_dir: str, hook: dict | None = None) -> str:
+    """Write `{run_dir}/bin/git-balanced` (ASK_SHIM), and the rules its PreToolUse hook judges by next to it
+    (`hook.json`, the request's `hook`); return the folder, for the agent's PATH."""
     folder = os.path.join(run_dir, "bin")
     os.makedirs(folder, exist_ok=True)
+    if hook is not None:
+        _write_atomic(os.path.join(folder, "hook.json"), json.dumps(hook, indent=1))
     path = os.path.join(folder, "git-balanced")
     _write_atomic(path, ASK_SHIM)
     os.chmod(path, 0o755)
@@ -562,7 +700,9 @@ def _unsent(run_dir: str) -> list:
         except ValueError:
             continue  # linked whole by the shim, so never half: a hand-edited file at worst
         if isinstance(asked, dict) and str(asked.get("text") or "").strip():
-            out.append({"n": n, "text": str(asked["text"]), "asked_at": asked.get("asked_at")})
+            kind = asked.get("kind") if asked.get("kind") in ("command", "edit") else "question"
+            out.append({"n": n, "text": str(asked["text"]), "asked_at": asked.get("asked_at"), "kind": kind,
+                        "tool": str(asked["tool"]) if asked.get("tool") else None})
     return out
 
 
@@ -584,7 +724,7 @@ def forwarded(req: dict) -> dict:
 
 
 def answer_question(req: dict) -> dict:
-    """Leave the lead's answer to question `n` where the worker's `git balanced ask` waits for it."""
+    """Leave the lead's answer to question `n` (and its id there, `qid`) where the worker's script waits."""
     run_dir = _run_dir(req)
     n = _question_number(_field(req, "n", int), req["job"], run_dir)
     decision = _field(req, "decision", str, None)
@@ -592,7 +732,8 @@ def answer_question(req: dict) -> dict:
         raise RequestError(f"the request's 'decision' must be allow, deny or null, not {decision!r}")
     os.makedirs(os.path.join(run_dir, "answers"), exist_ok=True)
     _write_atomic(os.path.join(run_dir, "answers", f"{n}.json"),
-                  json.dumps({"text": _field(req, "text", str, ""), "decision": decision, "answered_at": time.time()}))
+                  json.dumps({"text": _field(req, "text", str, ""), "decision": decision,
+                              "qid": _field(req, "qid", str, None), "answered_at": time.time()}))
     _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")  # settled: never again
     return {"job": req["job"], "n": n, "answered": True}
 
