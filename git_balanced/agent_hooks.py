@@ -123,6 +123,13 @@ def guard_request(lead: Any, job: Any) -> dict[str, Any] | None:
     return {"script": script, "spec": {"piece": job.piece, "job": job.id, "paths": paths, "owners": owners}}
 
 
+def hook_rules() -> dict[str, Any]:
+    """What pre_tool_use judges a tool call by, for the runner's script on a machine without git balanced
+    (runner.ASK_SHIM): the reads, the edits and the field naming their path, a patch's paths, asking."""
+    return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
+            "asking": ASKING.pattern}
+
+
 # -- the worker's PreToolUse ----------------------------------------------------------------------------
 def edited_paths(tool: str, tool_input: dict[str, Any], cwd: str) -> list[str] | None:
     """The absolute paths an edit tool writes; None for a tool that is not an edit."""
