@@ -72,10 +72,11 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
-    if not local:  # no git balanced there: the runner's own `ask` keeps questions for the engine to carry
+    if not local:  # no git balanced there: the runner's own script asks, and judges the agent's PreToolUse
         from git_balanced.lead import settings_at
 
-        request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout))
+        request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),
+                       hook=agent_hooks.hook_rules())
     guard = agent_hooks.guard_request(lead, job)
     if guard:  # the runner makes it the worktree's pre-commit hook
         request["guard"] = guard
@@ -157,9 +158,9 @@ def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
         _settle(lead, job, "forwarded", {"ns": ns})
 
 
-def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None) -> None:
-    """Leave the lead's answer to a job's question `n` where its `git balanced ask` waits."""
-    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision})
+def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None, qid: str | None = None) -> None:
+    """Leave the lead's answer to a job's question `n` (the lead's `qid`) where its runner's script waits."""
+    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision, "qid": qid})
 
 
 def read_log(lead: Lead, job: Job) -> str:
