@@ -207,7 +207,8 @@ def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
             continue
         try:
             for n in due:
-                workers.deliver_answer(lead, asking[str(f["job"])], n, str(f.get("answer") or ""), f.get("decision"))
+                workers.deliver_answer(lead, asking[str(f["job"])], n, str(f.get("answer") or ""), f.get("decision"),
+                                       qid)
         except BalancedError as exc:
             ui.note(f"{f.get('piece')}: the answer to {qid} waits for the next pass: {exc.message}")
             continue
@@ -216,15 +217,18 @@ def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
 
 
 def forward(repo: Repo, job_id: str, asked: list[dict[str, Any]]) -> list[int]:
-    """Post a remote worker's questions (`{"n", "text"}`, numbered by its runner) as questions of its job, each
-    number once, and remember each number's question (`remote_ns`); the numbers now posted."""
+    """Post a remote worker's questions (`{"n", "text", "kind", "tool"}`, numbered by its runner) as questions of
+    its job, each number once, and remember each number's question (`remote_ns`); the numbers now posted. A
+    `command` or `edit` is one its agent's PreToolUse hook asks, answered with --allow or --deny."""
     known = {n for q in all_questions(repo).values() if q["fields"].get("job") == job_id
              for n in q["fields"].get("remote_ns") or []}
     done = []
     for item in asked:
         n = int(item["n"])
         if n not in known:
-            qid = ask(repo, job_id, str(item.get("text") or ""))  # the same open text is the same question
+            kind = str(item["kind"]) if item.get("kind") in ("command", "edit") else "question"
+            tool = str(item["tool"]) if kind != "question" and item.get("tool") else None
+            qid = ask(repo, job_id, str(item.get("text") or ""), kind=kind, tool=tool)  # the same open one again
             ns = sorted({*((find(repo, qid) or {}).get("fields", {}).get("remote_ns") or []), n})
             append_if(repo, ref_of(qid), lambda cur: None, "forwarded", f"{qid} is question {n} of its worker",
                       {"remote_ns": ns}, None)
