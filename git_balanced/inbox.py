@@ -20,10 +20,19 @@ def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", **data:
     return ev.sha
 
 
-def entries(repo: Repo, branch: str, since: float | None = None) -> list[dict[str, Any]]:
-    """The lead's messages, oldest first."""
+def entries(repo: Repo, branch: str, since: float | None = None,
+            known: set[str] | None = None) -> list[dict[str, Any]]:
+    """The lead's messages, oldest first; with `known`, only those whose commits are not in it (and every
+    commit read is added to it), so following the inbox reads each message once."""
+    tip = repo.read_ref(inbox_ref(branch))
+    if tip is None or (known is not None and tip in known):
+        return []
     out = []
-    for ev in refs.events_of(repo, inbox_ref(branch)):
+    events = refs.read_chain(repo, tip, known)
+    if known is not None:
+        known.update(ev.sha for ev in events)
+        known.add(tip)
+    for ev in events:
         if since is not None and ev.time <= since:
             continue
         out.append({"id": ev.sha[:12], "sha": ev.sha, "time": ev.time, "kind": ev.event, **ev.data})
@@ -57,7 +66,8 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
             else:
                 ui.say(f"{clock(e['time'])}  {e['text']}")
 
-    items = entries(lead.repo, lead.branch)
+    known: set[str] = set()
+    items = entries(lead.repo, lead.branch, known=known)
     if as_json and not follow:
         ui.emit_json(items)
         return 0
@@ -67,7 +77,7 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     try:
         while follow:
             time.sleep(1.0)
-            show(entries(lead.repo, lead.branch))
+            show(entries(lead.repo, lead.branch, known=known))
     except KeyboardInterrupt:
         pass
     return 0

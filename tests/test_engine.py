@@ -328,3 +328,24 @@ def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> 
     assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
     pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
     assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"
+
+
+def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
+    from git_balanced.git import Repo
+    from git_balanced.inbox import post
+
+    repo = lead_repo(tmp_path)
+    r = Repo.discover(repo)
+    post(r, "main", "first word")
+    p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "inbox", "--follow"], cwd=repo,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        post(r, "main", "second word")
+        post(r, "main", "third word")
+        time.sleep(2.5)
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, _err = p.communicate(timeout=10)
+    lines = [x for x in out.splitlines() if "word" in x]
+    assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word"], out

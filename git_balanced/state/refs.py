@@ -45,9 +45,10 @@ def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] 
     raise RuntimeError(f"could not update {ref} after {MAX_TRIES} tries")
 
 
-def read_chain(repo: Repo, tip: str) -> list[Event]:
-    """Every event reachable from `tip`, sorted by (lamport, node, sha)."""
-    seen: set[str] = set()
+def read_chain(repo: Repo, tip: str, known: set[str] | None = None) -> list[Event]:
+    """Every event reachable from `tip`, sorted by (lamport, node, sha); commits in `known` (and what lies
+    behind them) are not read again, which lets a follower read only what came since its last look."""
+    seen: set[str] = set(known or ())
     todo = [tip]
     events: list[Event] = []
     while todo:
