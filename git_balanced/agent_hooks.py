@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -142,22 +141,6 @@ def edited_paths(tool: str, tool_input: dict[str, Any], cwd: str) -> list[str] |
     return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
 
 
-def guard_refusals(paths: list[str], worktree: str, spec: dict[str, Any]) -> list[str]:
-    """The guard's refusals for absolute paths: outside the worktree (but for the temp folder) or outside
-    the piece's globs."""
-    root = os.path.realpath(worktree)
-    inside, out = [], []
-    for p in paths:
-        real = os.path.realpath(p)
-        rel = os.path.relpath(real, root)
-        if rel == ".." or rel.startswith(".." + os.sep):
-            if not real.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep):
-                out.append(f"{p} is outside this worker's worktree")
-            continue
-        inside.append(rel.replace(os.sep, "/"))
-    return out + guard.refusals(inside, spec)
-
-
 def _decision(decision: str, reason: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
                                    "permissionDecisionReason": reason}}
@@ -181,7 +164,7 @@ def pre_tool_use(data: dict[str, Any], repo: Repo | None = None) -> dict[str, An
     if paths is not None:
         run_dir = os.environ.get("BALANCED_RUN_DIR")
         spec = guard.load_spec(os.path.join(run_dir, "hooks")) if run_dir else None
-        refused = guard_refusals(paths, worktree, spec) if spec else []
+        refused = guard.refusals_in(paths, worktree, spec) if spec else []
         if refused:
             mine = ", ".join(spec["paths"]) if spec else ""
             return _decision("deny", f"The guard refused this edit: {'; '.join(refused)}. The piece "

@@ -89,6 +89,24 @@ def refusals(paths: list[str], spec: dict) -> list[str]:
     return out
 
 
+def refusals_in(paths: list[str], worktree: str, spec: dict) -> list[str]:
+    """The refusals for absolute paths an agent would write: outside the worktree (but for the temp folder),
+    or outside the piece's globs. The agents' hook on the lead and the worker's script elsewhere both ask."""
+    import tempfile
+
+    root = os.path.realpath(worktree)
+    inside, out = [], []
+    for p in paths:
+        real = os.path.realpath(p)
+        rel = os.path.relpath(real, root)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            if not real.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep):
+                out.append(f"{p} is outside this worker's worktree")
+            continue
+        inside.append(rel.replace(os.sep, "/"))
+    return out + refusals(inside, spec)
+
+
 def load_spec(folder: str) -> dict | None:
     """The guard.json in `folder`, or None when there is none (a piece without paths)."""
     try:

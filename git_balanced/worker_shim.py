@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 
 
@@ -114,17 +113,7 @@ def guard_refusals(run_dir, paths, worktree):
     spec = module.load_spec(folder)
     if not spec:
         return None, None
-    root = os.path.realpath(worktree)
-    inside, out = [], []
-    for p in paths:
-        real = os.path.realpath(p)
-        rel = os.path.relpath(real, root)
-        if rel == ".." or rel.startswith(".." + os.sep):
-            if not real.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep):
-                out.append(f"{p} is outside this worker's worktree")
-            continue
-        inside.append(rel.replace(os.sep, "/"))
-    return out + module.refusals(inside, spec), spec
+    return module.refusals_in(paths, worktree, spec), spec
 
 
 def ask_lead(run_dir, tool, what, kind):

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from git_balanced import guard, runner
-from git_balanced.agent_hooks import guard_refusals
 from git_balanced.agents.shell import ShellAdapter
 from git_balanced.board import collect, render
 from git_balanced.engine import Engine
@@ -53,7 +52,7 @@ def test_refusals_name_the_owner_when_another_piece_owns_the_path() -> None:
 def test_refusals_of_absolute_paths(tmp_path: Path) -> None:
     wt = tmp_path / "wt"
     wt.mkdir()
-    got = guard_refusals([str(wt / "docs/a.md"), str(wt / "src/x.py"), "/etc/passwd"], str(wt), SPEC)
+    got = guard.refusals_in([str(wt / "docs/a.md"), str(wt / "src/x.py"), "/etc/passwd"], str(wt), SPEC)
     assert got == ["/etc/passwd is outside this worker's worktree",
                    "src/x.py belongs to the piece api, not to docs (docs/**, README.md)"]
 
