@@ -18,6 +18,7 @@ from git_balanced.inbox import entries
 from git_balanced.lead import open_lead
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.plans import background_engine
 from tests.support.sshd import sshd_machines, wire_lead
 
 RUNNER = str(Path(runner.__file__))
@@ -159,10 +160,7 @@ def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) ->
             "run": 'git balanced ask "Which port?" > answer.txt && mv answer.txt src/port.txt'}]}))
         assert balanced(repo, "plan", str(plan), "--start").code == 0
         log = tmp_path / "engine.log"
-        with open(log, "wb") as out:
-            engine = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"],
-                                      cwd=repo, stdout=out, stderr=subprocess.STDOUT)
-        try:
+        with background_engine(repo, log, "--until-idle") as engine:
             lead = open_lead(str(repo))
             asked = until("the question in the lead's inbox", lambda: [
                 e for e in entries(lead.repo, "main") if e.get("kind") == "question"], timeout=30)
@@ -174,10 +172,6 @@ def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) ->
             ran = balanced(repo, "answer", qid, "8080")
             assert ran.code == 0 and ran.out.strip() == f"Answered {qid} (porter): 8080", ran
             assert engine.wait(timeout=60) == 0, log.read_text()
-        finally:
-            if engine.poll() is None:
-                engine.terminate()
-                engine.wait(timeout=30)
         assert git(repo, "show", "main:src/port.txt") == "8080", log.read_text()
         note = next(json.loads(line) for line in git(repo, "log", "--first-parent", "--notes=balanced",
                                                      "--format=%N", "main").splitlines() if line.startswith("{"))

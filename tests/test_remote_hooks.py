@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from git_balanced.inbox import entries
 from git_balanced.lead import open_lead
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.plans import background_engine
 from tests.support.sshd import sshd_machines, wire_lead
 from tests.test_agent_hooks import claude_bash
 from tests.test_remote_ask import call, status_of, until
@@ -172,10 +172,7 @@ def test_a_worker_on_an_ssh_machine_runs_a_command_the_lead_allowed(tmp_path: Pa
             "id": "deployer", "task": "Deploy it.", "agent": "shell", "machine": "alpha", "run": RUN}]}))
         assert balanced(repo, "plan", str(plan), "--start").code == 0
         log = tmp_path / "engine.log"
-        with open(log, "wb") as out:
-            engine = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"],
-                                      cwd=repo, stdout=out, stderr=subprocess.STDOUT)
-        try:
+        with background_engine(repo, log, "--until-idle") as engine:
             lead = open_lead(str(repo))
             asked = until("the command in the lead's inbox", lambda: [
                 e for e in entries(lead.repo, "main") if e.get("kind") == "question"], timeout=30)
@@ -185,10 +182,6 @@ def test_a_worker_on_an_ssh_machine_runs_a_command_the_lead_allowed(tmp_path: Pa
             ran = balanced(repo, "answer", qid, "--allow")
             assert ran.code == 0 and ran.out.strip() == f"Answered {qid} (deployer): allowed", ran
             assert engine.wait(timeout=60) == 0, log.read_text()
-        finally:
-            if engine.poll() is None:
-                engine.terminate()
-                engine.wait(timeout=30)
         assert git(repo, "show", "main:src/deployed.txt") == "deployed", log.read_text()
         decision = json.loads(git(repo, "show", "main:src/decision.json"))["hookSpecificOutput"]
         assert decision == {"hookEventName": "PreToolUse", "permissionDecision": "allow",

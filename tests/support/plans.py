@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.builders import git, make_repo
@@ -61,3 +63,17 @@ def jobs_of(repo: Path, piece_id: str) -> list[dict[str, object]]:
 
 def inbox_text(repo: Path) -> str:
     return git(repo, "log", "--reverse", "--format=%s", "refs/balanced/inbox/main")
+
+
+@contextmanager
+def background_engine(repo: Path, log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`git balanced engine ARGS` running in the background, its output in `log`; stopped on the way out."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", *args], cwd=repo,
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
