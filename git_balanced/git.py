@@ -200,9 +200,6 @@ class Repo:
         except FileLocked:
             return False  # another writer holds the lock: the same as losing the race
 
-    def delete_ref(self, ref: str, old: str | None = None) -> bool:
-        return bool(self._refs.remove_if_equals(ref.encode(), old.encode() if old else None))
-
     def list_refs(self, prefix: str) -> dict[str, str]:
         """Every ref under `prefix` with its id, in one call to git."""
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)

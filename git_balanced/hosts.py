@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any, Protocol
 
 from git_balanced import proc, runner
@@ -85,7 +84,3 @@ def earlier_work(repo: Repo, branch: str) -> str | None:
         if best is None or (sha != best and repo.is_ancestor(best, sha)):
             best = sha
     return best
-
-
-def runs_dir() -> str:
-    return str(Path("~/.balanced/runs"))
