@@ -230,6 +230,7 @@ class Engine(Watching):
         running = sum(1 for j in jobs.values() if j.state == "running")
         cap = self.settings.balanced.cap
         batch: list[Job] = []
+        dirty: list[bool] = []  # asked of git once a pass, and only when a piece is about to start
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
                 break
@@ -237,8 +238,10 @@ class Engine(Watching):
                 continue
             if not self.allowed():
                 break
-            if j.f.get("lead") and self.repo.current_branch() == self.lead.branch and self.repo.status_paths():
-                if not j.f.get("told_dirty"):
+            if j.f.get("lead") and not j.f.get("told_dirty"):
+                if not dirty:
+                    dirty.append(self.repo.current_branch() == self.lead.branch and bool(self.repo.status_paths()))
+                if dirty[0]:
                     J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})
                     self.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
                              "and won't get them", job=j.id)

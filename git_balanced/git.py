@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -200,6 +201,12 @@ class Repo:
         except FileLocked:
             return False  # another writer holds the lock: the same as losing the race
 
+    def ref_names(self, prefix: str) -> list[str]:
+        """The names of the refs under `prefix` (a folder, ending in /), read in-process: for a few refs,
+        where starting `git for-each-ref` would cost more than the reading."""
+        base = prefix.rstrip("/").encode()
+        return sorted(f"{prefix.rstrip('/')}/{name.decode()}" for name in self._refs.subkeys(base))
+
     def list_refs(self, prefix: str) -> dict[str, str]:
         """Every ref under `prefix` with its id, in one call to git."""
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
@@ -227,9 +234,25 @@ class Repo:
         return self.run("merge-base", "--is-ancestor", a, b).code == 0
 
     def show_file(self, rev: str, path: str) -> str | None:
-        """A file's text at `rev`, or None when it has no such file."""
-        res = self.run("show", f"{rev}:{path}")
-        return res.out if res.code == 0 else None
+        """A file's text at `rev`, or None when it has no such file. A branch or a commit id is read
+        through dulwich (the engine reads its settings so every pass); any other revision through git."""
+        sha = rev if re.fullmatch(r"[0-9a-f]{40}", rev) else self.read_ref(
+            rev if rev.startswith("refs/") else f"refs/heads/{rev}")
+        if sha is None:
+            res = self.run("show", f"{rev}:{path}")
+            return res.out if res.code == 0 else None
+        from dulwich.errors import NotTreeError
+        from dulwich.object_store import tree_lookup_path
+
+        try:
+            commit = self.store[sha.encode()]
+            while commit.type_name == b"tag":
+                commit = self.store[commit.object[1]]
+            _, blob_id = tree_lookup_path(self.store.__getitem__, commit.tree, path.encode())
+            blob = self.store[blob_id]
+        except (KeyError, NotTreeError):
+            return None
+        return blob.data.decode(errors="replace") if blob.type_name == b"blob" else None
 
     def merge_tree(self, ours: str, theirs: str) -> MergeResult:
         """Merge two commits without touching any worktree (`git merge-tree --write-tree`)."""

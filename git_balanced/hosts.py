@@ -6,9 +6,16 @@ import json
 import sys
 from typing import Any, Protocol
 
-from git_balanced import proc, runner
+from git_balanced import proc, runner, sessions
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+
+LOCAL_TIMEOUT = 120.0  # seconds for a runner action here (the longest, a stop, waits 5)
+
+
+def _open_local() -> tuple[Any, None]:
+    """A runner session on this machine: a child process, no slot to hold."""
+    return proc.open_pipes([sys.executable, runner.__file__, "serve"]), None
 
 
 class Host(Protocol):
@@ -24,9 +31,12 @@ class Host(Protocol):
 
     def fetch_back(self, branch: str) -> str | None: ...
 
+    def warm(self) -> None: ...
+
 
 class LocalHost:
-    """This machine: the runner is called in-process for reads, and as a process to start a worker."""
+    """This machine: the runner is called in-process for reads, and through a session (a runner process
+    kept open, sessions.py) to start or stop a worker."""
 
     name = "local"
 
@@ -39,16 +49,34 @@ class LocalHost:
                 return runner.ACTIONS[action](request)
             except runner.RequestError as exc:  # the same answer the runner gives as a process
                 return {"error": str(exc)}
+        try:
+            answer = sessions.pool(("local",), _open_local).call(action, request, LOCAL_TIMEOUT)
+        except sessions.SessionTimeout:
+            raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
+                                hint="`git balanced jobs` shows the job; the engine tries again.") from None
+        if answer is not None:
+            return self._answered(action, answer)
         res = proc.run([sys.executable, runner.__file__, action], input=json.dumps(request))
         try:
             answer = json.loads(res.out.strip().splitlines()[-1])
         except (ValueError, IndexError):
             raise BalancedError(f"The runner did not answer {action} on this machine: {res.err.strip()[-500:]}",
                                 hint="this is a bug: please report it with the output above.") from None
-        if isinstance(answer, dict) and answer.get("error") and action == "start":
+        if not isinstance(answer, dict):
+            raise BalancedError(f"The runner answered {action} on this machine with {answer!r}.",
+                                hint="this is a bug: please report it.")
+        return self._answered(action, answer)
+
+    @staticmethod
+    def _answered(action: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if answer.get("error") and action == "start":
             raise BalancedError(f"The runner refused to start a worker: {answer['error']}",
                                 hint="this is a bug: please report it.")
         return answer
+
+    def warm(self) -> None:
+        """Open a runner session ahead of the starts it will serve."""
+        sessions.pool(("local",), _open_local).warm(LOCAL_TIMEOUT)
 
     def repo_path(self) -> str:
         return str(self.repo.root)
@@ -76,8 +104,9 @@ def earlier_work(repo: Repo, branch: str) -> str | None:
     own = repo.read_ref(f"refs/heads/{branch}")
     if own:
         tips.append(own)
-    for ref, sha in repo.list_refs("refs/remotes/").items():
-        if ref.split("/", 3)[-1] == branch:
+    for ref in repo.ref_names("refs/remotes/"):
+        sha = repo.read_ref(ref) if ref.split("/", 3)[-1] == branch else None
+        if sha:
             tips.append(sha)
     best: str | None = None
     for sha in tips:

@@ -95,3 +95,12 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                              start_new_session=True, close_fds=True)
     return p.pid
+
+
+def open_pipes(cmd: Sequence[str], *, env: Mapping[str, str] | None = None,
+               pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
+    """Start a process to talk to over its stdin and stdout (a runner session); stderr is dropped, since a
+    session that fails is replaced by a one-off command that reports what went wrong."""
+    return subprocess.Popen(list(cmd), env=dict(env) if env is not None else None, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
+                            pass_fds=tuple(pass_fds))

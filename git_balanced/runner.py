@@ -1,7 +1,8 @@
 """The runner: starts one worker on this machine and watches it (DESIGN §5). Stdlib only, Python 3.9+.
 
 Run it as `python3 runner.py ACTION` with a JSON request on stdin, or send `source()` (meter.py and this
-file as one script) to another machine. It prints one JSON line. Nothing a user wrote travels in argv: the
+file as one script) to another machine. It prints one JSON line; `serve` answers many requests, a line
+each, over one process (a session kept open by the lead). Nothing a user wrote travels in argv: the
 action word is the only argument. Actions: start, status, stop, log, cleanup, forwarded, answer.
 
 A worker on another machine asks its lead by store and forward: `git balanced ask` there is a small script
@@ -37,6 +38,7 @@ RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
 TAIL_LINES = 20
 START_WINDOW = 60.0  # a run folder with no pid file after this long lost its starter
+SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request before it ends
 JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # Of the GIT_* variables, only these describe the user rather than point git at some other repository.
 KEEP_GIT = {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
@@ -236,7 +238,7 @@ def _work(req: dict, run_dir: str) -> None:
                  "stopped_by_budget": False, "stopped": False, "cost_usd": None, "commit_error": None,
                  "setup_failed": False, "setup_exit_code": None, "error": None}
     grace = float(req.get("grace") or GRACE)
-    made = False
+    made = clean = False
     try:
         _worktree(repo, wt, branch, base)
         made = True
@@ -250,7 +252,7 @@ def _work(req: dict, run_dir: str) -> None:
         if not res["setup_failed"] and not _stopping(run_dir):
             _agent(req, run_dir, wt, grace, res)
             if req.get("commit_leftovers"):
-                res["commit_error"] = _commit(wt, req.get("commit_message") or f"{req['job']}: work")
+                res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work")
     except RunError as exc:
         res["error"] = str(exc)
         _note(str(exc))
@@ -263,8 +265,9 @@ def _work(req: dict, run_dir: str) -> None:
         res["head"] = head if code == 0 else None
         code, count = _git(["rev-list", "--count", f"{base}..{head}"], repo) if code == 0 else (1, "")
         res["commits"] = int(count) if code == 0 and count.isdigit() else 0
-        code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
-        res["dirty"] = code != 0 or bool(status)
+        if not clean:
+            code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
+            res["dirty"] = code != 0 or bool(status)
     res["ended"] = round(time.time(), 3)
     res["seconds"] = round(res["ended"] - res["started"], 3)
     _write_atomic(os.path.join(run_dir, "result.json"), json.dumps(res, indent=1))
@@ -289,17 +292,26 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
             raise RunError(f"the worktree {wt} is on {head or 'a detached HEAD'}, not on {branch}")
         return
     os.makedirs(os.path.dirname(wt), exist_ok=True)
-    exists = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
-    args = ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
+
+    def add_args() -> list[str]:
+        exists = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
+        return ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
+
     # One maker of worktrees at a time per repository (the landing queue takes the same lock): a prune or
     # an add reads every registration, and one half made by another process makes it fail.
-    common_dir = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
+    common_dir = os.path.join(repo, ".git")  # a plain clone's; a worktree or a bare repository asks git
+    if not os.path.isdir(os.path.join(common_dir, "objects")):
+        common_dir = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
     os.makedirs(os.path.join(common_dir, "balanced"), exist_ok=True)
     fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        _git(["worktree", "prune"], repo)  # a registration whose folder was deleted blocks adding it again
+        args = add_args()
         code, out = _git(args, repo)
+        if code != 0:  # a registration whose folder was deleted blocks adding it again: prune, then again
+            _git(["worktree", "prune"], repo)
+            args = add_args()  # the failed add may have made the branch already
+            code, out = _git(args, repo)
     finally:
         os.close(fd)
     if code != 0:
@@ -437,14 +449,16 @@ def _feed(meter: Any, lines: list[bytes]) -> bool:
         return False
 
 
-def _commit(wt: str, message: str) -> str | None:
-    """Commit what the agent left uncommitted, hooks and all; the refusal text when that fails."""
+def _commit(wt: str, message: str) -> tuple[str | None, bool]:
+    """Commit what the agent left uncommitted, hooks and all: (the refusal text when that fails, whether
+    the worktree was clean already, so that nobody need ask git again)."""
     code, out = _git(["status", "--porcelain", "--untracked-files=all"], wt)
+    clean = code == 0 and not out
     if code == 0 and out:
         code, out = _git(["add", "-A"], wt)
         if code == 0:
             code, out = _git(["commit", "-q", "-m", message], wt)
-    return None if code == 0 else (out or f"git exited {code}")
+    return (None if code == 0 else (out or f"git exited {code}")), clean
 
 
 def status(req: dict) -> dict:
@@ -607,11 +621,50 @@ def source(with_meter: bool = True) -> str:
         part.replace("\nfrom __future__ import annotations\n", "\n") for part in parts])
 
 
+def _act(action: str, request: dict) -> dict:
+    try:
+        return ACTIONS[action](request)
+    except Exception as exc:
+        return {"error": str(exc) if isinstance(exc, RequestError) else f"{type(exc).__name__}: {exc}"}
+
+
+def serve(idle: float = SERVE_IDLE) -> int:
+    """A session: after a `{"ready": ...}` line, answer one JSON line per request line (`{"action", "request"}`)
+    until stdin ends or stays quiet for `idle` seconds. The caller sends nothing before the ready line, so
+    nothing it sends sits in sys.stdin's buffer: from here on the descriptor is read directly."""
+    fd = sys.stdin.fileno()
+    print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            if not select.select([fd], [], [], idle)[0]:
+                return 0
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return 0
+            pending += chunk
+        line, _, pending = pending.partition(b"\n")
+        try:
+            message = json.loads(line.decode("utf-8"))
+            action, request = message["action"], message["request"]
+            if action not in ACTIONS or not isinstance(request, dict):
+                raise ValueError(f"no action {action!r} with a JSON object as its request")
+        except (ValueError, KeyError, TypeError) as exc:
+            answer = {"error": f"could not read the request: {exc}"}
+        else:
+            answer = _act(action, request)
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Read the request, act, print one JSON line; exit 2 only when the request could not be read."""
+    """Read the request, act, print one JSON line; exit 2 only when the request could not be read.
+    `serve` keeps answering requests instead, one per line, for as long as the caller keeps it open."""
     args = sys.argv[1:] if argv is None else argv
+    if args == ["serve"]:
+        return serve()
     if len(args) != 1 or args[0] not in ACTIONS:
-        print(json.dumps({"error": f"usage: runner.py {'|'.join(ACTIONS)} < request.json"}))
+        print(json.dumps({"error": f"usage: runner.py {'|'.join(ACTIONS)}|serve < request.json"}))
         return 2
     try:
         raw = sys.stdin.buffer.read().decode("utf-8")
@@ -621,11 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(json.dumps({"error": f"could not read the request: {exc}"}))
         return 2
-    try:
-        answer = ACTIONS[args[0]](request)
-    except Exception as exc:
-        answer = {"error": str(exc) if isinstance(exc, RequestError) else f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(answer))
+    print(json.dumps(_act(args[0], request)))
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -9,6 +10,7 @@ from importlib import resources
 from typing import Any
 
 from git_balanced import jobs as jobs_mod
+from git_balanced import sessions
 from git_balanced.agents.shell import commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.hosts import Host, LocalHost
@@ -112,7 +114,14 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
     order, once its start is recorded, with the error that kept it from starting (or None)."""
     if not jobs:
         return
-    with ThreadPoolExecutor(max_workers=min(len(jobs), PARALLEL_STARTS)) as pool:
+    machines: dict[str, int] = {}
+    for j in jobs:
+        machines[j.machine] = machines.get(j.machine, 0) + 1
+    with ThreadPoolExecutor(max_workers=min(len(jobs) + len(machines), PARALLEL_STARTS)) as pool:
+        # Each machine's runner session opens while its base is pushed, rather than after.
+        for machine, n in machines.items():
+            for _ in range(min(n, sessions.SIZE)):
+                pool.submit(_warm, lead, machine)
         futures = [pool.submit(launch, lead, j, setup, check, edit_without_asking) for j in jobs]
         for job, fut in zip(jobs, futures, strict=True):
             try:
@@ -122,6 +131,11 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
                 continue
             record_started(lead, job, pid, worktree)  # events are written here, one thread, in order
             yield job, None
+
+
+def _warm(lead: Lead, machine: str) -> None:
+    with contextlib.suppress(BalancedError):  # a machine that fails here fails its starts, which say why
+        host_for(lead, machine).warm()
 
 
 def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,12 @@ def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n")
     return home
+
+
+@pytest.fixture(autouse=True)
+def _sessions_closed() -> Iterator[None]:
+    """Runner sessions a test opened end with it (they keep the HOME they were opened in)."""
+    yield
+    from git_balanced import sessions
+
+    sessions.close_all()

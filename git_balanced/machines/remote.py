@@ -9,6 +9,7 @@ measures against it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from git_balanced import runner
+from git_balanced import runner, sessions
 from git_balanced.errors import BalancedError
 from git_balanced.hosts import earlier_work
 from git_balanced.lead import Lead
@@ -51,7 +52,9 @@ def transport_for(host: str) -> Transport:
 
 
 def forget_transports() -> None:
-    """Drop the kept transports and homes (after the SSH config or GIT_BALANCED_SSH_MULTIPLEX changed)."""
+    """Drop the kept transports, sessions and homes (after the SSH config or GIT_BALANCED_SSH_MULTIPLEX
+    changed)."""
+    sessions.close_all()
     with _lock:
         _transports.clear()
         _homes.clear()
@@ -124,13 +127,23 @@ class RemoteHost:
 
     # -- the runner ----------------------------------------------------------------------------------
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one runner action there; the request travels on stdin, the action is the only argument."""
+        """Run one runner action there: through this process's session with the machine when it can
+        (sessions.py), else as a one-off `python3` whose request travels on stdin."""
         timeout = TIMEOUTS.get(action, 60.0)
+        if self.transport.multiplex:
+            try:
+                answer = self._pool().call(action, request, timeout)
+            except sessions.SessionTimeout:
+                raise self._timed_out(action, timeout) from None
+            except MachineUnreachable:
+                raise
+            except BalancedError:  # every session slot there is taken: the one-off waits for one
+                answer = None
+            if answer is not None:
+                return self._answered(action, answer)
         res = self.transport.run_python(runner_source(), [action], input=json.dumps(request), timeout=timeout)
         if res.code == 124:
-            mark_timeout(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
-            raise MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
-                                     hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.")
+            raise self._timed_out(action, timeout)
         lines = res.out.strip().splitlines()
         try:
             answer = json.loads(lines[-1])
@@ -144,6 +157,26 @@ class RemoteHost:
         if not isinstance(answer, dict):
             raise BalancedError(f"The runner on {self.name} answered {action} with {answer!r}.",
                                 hint="this is a bug: please report it.")
+        return self._answered(action, answer)
+
+    def warm(self) -> None:
+        """Open a runner session there ahead of the starts it will serve; a failure is left to them."""
+        if self.transport.multiplex:
+            with contextlib.suppress(BalancedError):
+                self._pool().warm(TIMEOUTS["start"])
+
+    def _pool(self) -> sessions.Pool:
+        return sessions.pool(("ssh", self.alias, str(self.transport.config)), self._open_session)
+
+    def _open_session(self) -> Any:
+        return self.transport.open_python(runner_source(), ["serve"])
+
+    def _timed_out(self, action: str, timeout: float) -> MachineUnreachable:
+        mark_timeout(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
+        return MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
+                                  hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.")
+
+    def _answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]:
         if answer.get("error") and action == "start":
             raise BalancedError(f"The runner on {self.name} refused to start a worker: {answer['error']}",
                                 hint=f"`git balanced ready {self.name}` checks that machine.")

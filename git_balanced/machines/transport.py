@@ -16,6 +16,7 @@ import random
 import re
 import shlex
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -232,6 +233,15 @@ class Transport:
     @contextmanager
     def slot(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one of the host's MAX_SESSIONS session slots (for ssh started elsewhere, e.g. git)."""
+        i, fd = self.take_slot(timeout)
+        try:
+            yield i
+        finally:
+            os.close(fd)  # closing the last descriptor drops the lock
+
+    def take_slot(self, timeout: float | None = None, *, wait: bool = True) -> tuple[int, int]:
+        """One of the host's session slots as (number, locked descriptor); closing the descriptor frees it.
+        Without `wait`, BalancedError at once when all are taken."""
         key = self._socket().name  # shared by multiplexed and direct sessions: the cap is the host's
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.005
@@ -243,12 +253,8 @@ class Transport:
                 except BlockingIOError:
                     os.close(fd)
                     continue
-                try:
-                    yield i
-                finally:
-                    os.close(fd)  # closing the last descriptor drops the lock
-                return
-            if deadline is not None and time.monotonic() > deadline:
+                return i, fd
+            if not wait or (deadline is not None and time.monotonic() > deadline):
                 raise BalancedError(
                     f"All {MAX_SESSIONS} SSH sessions to {self.name} stayed busy for {timeout:.0f} s.",
                     hint="Wait for the running commands there to finish, or give a longer timeout.",
@@ -270,6 +276,32 @@ class Transport:
         data = input.encode() if isinstance(input, str) else input
         stdin = str(len(code)).encode() + b"\n" + code + data
         return self._ssh(shlex.join(["python3", "-c", BOOTSTRAP, *args]), stdin, timeout)
+
+    def open_python(self, source: str, args: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+        """A Python script kept running on the machine over the shared connection, to talk to on its stdin
+        and stdout (a runner session): the process and the session slot it holds until it is closed. The
+        script travels first on stdin, as with `run_python`. Only through a master: without one, every
+        command is its own connection, and there is nothing to keep open."""
+        if not self.multiplex:
+            raise BalancedError(f"Sessions to {self.name} need the shared connection.",
+                                hint="unset GIT_BALANCED_SSH_MULTIPLEX, or set it to 1.")
+        self._ensure_master()
+        _, fd = self.take_slot(wait=False)
+        p = None
+        try:
+            code = source.encode()
+            cmd = [*self._base(), "-T", "--", self.name, shlex.join(["python3", "-c", BOOTSTRAP, *args])]
+            p = proc.open_pipes(cmd)
+            assert p.stdin is not None
+            p.stdin.write(str(len(code)).encode() + b"\n" + code)
+            p.stdin.flush()
+        except BaseException:
+            if p is not None:
+                p.kill()
+                p.wait()
+            os.close(fd)
+            raise
+        return p, fd
 
     def _ssh(self, remote: str, input: str | bytes | None, timeout: float | None) -> Result:
         if self.multiplex:

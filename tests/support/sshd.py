@@ -81,10 +81,18 @@ class Machine:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        for pid in doomed + self.processes():
+        for pid in doomed:
             with suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        _wait_until(lambda: not self.processes(), 5, f"the processes of {self.name} to end")
+
+        def ended() -> bool:  # again each time: a process forked while the others were killed lives on
+            left = self.processes()
+            for pid in left:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            return not left
+
+        _wait_until(ended, 5, f"the processes of {self.name} to end")
 
     def freeze(self) -> None:
         """The machine hangs: the kernel still accepts TCP connections, nobody answers."""

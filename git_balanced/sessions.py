@@ -1,0 +1,254 @@
+"""Runner sessions: a runner process kept open per machine, answering request after request.
+
+Starting a worker, or reading the state of every worker on a machine, is a short request to the runner. As
+a process of its own, each request pays for a Python start and, on another machine, for compiling the
+runner's 47 KB there: about 40 ms, against a millisecond for the request itself. A session is the runner's
+`serve` loop (runner.py), opened once and kept by this process: on this machine a child process, on an SSH
+machine a command on the shared connection, holding one of the host's session slots while it is open.
+
+Every runner action is idempotent (a second start answers with the pid of the first), so a session that
+ends before it answers is simply dropped and the request goes as a one-off command instead, which also
+says what went wrong. A session nobody used for IDLE seconds is closed, and the runner ends one that
+hears nothing for longer (runner.SERVE_IDLE), so neither side keeps anything open for long.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+IDLE = 30.0  # seconds a session may sit unused before this side closes it (the runner's own limit is 60)
+SIZE = 2  # sessions per machine per process: a slow request (a stop that waits) does not hold up the rest
+WAIT = 1.0  # seconds to wait for a busy session before sending the request as a one-off command instead
+
+Opener = Callable[[], "tuple[subprocess.Popen[bytes], int | None]"]
+
+
+class SessionTimeout(Exception):
+    """A session that did not answer in time; it is closed, since its answer may still come."""
+
+
+class Session:
+    """One open runner session: a request line in, an answer line out."""
+
+    def __init__(self, process: subprocess.Popen[bytes], slot_fd: int | None) -> None:
+        self.process = process
+        self.slot_fd = slot_fd
+        self.used = time.monotonic()
+        self._pending = b""
+
+    def _line(self, timeout: float) -> bytes | None:
+        """The next line the session writes; None if it ended first. SessionTimeout after `timeout`."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise SessionTimeout(f"no answer within {timeout:.0f} s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line
+
+    def ready(self, timeout: float) -> bool:
+        """Whether the runner came up and said so (python3 missing, or ssh failing, ends it instead)."""
+        line = self._line(timeout)
+        try:
+            return line is not None and json.loads(line).get("ready") is True
+        except (ValueError, AttributeError):
+            return False
+
+    def call(self, action: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """The runner's answer, or None when the session ended before answering."""
+        assert self.process.stdin is not None
+        self.used = time.monotonic()
+        try:
+            self.process.stdin.write(json.dumps({"action": action, "request": request}).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:  # it ended: a broken pipe
+            return None
+        line = self._line(timeout)
+        self.used = time.monotonic()
+        if line is None:
+            return None
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def close(self, kill: bool = False) -> None:
+        """End the session (closing its stdin ends the runner's loop) and free its slot. `kill` for one
+        that may still be busy with a request nobody waits for any more."""
+        with contextlib.suppress(OSError):
+            if self.process.stdin:
+                self.process.stdin.close()
+        if kill:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout:
+            self.process.stdout.close()
+        if self.slot_fd is not None:
+            os.close(self.slot_fd)
+            self.slot_fd = None
+
+
+class Pool:
+    """The sessions of one machine in this process: up to SIZE, each used by one caller at a time."""
+
+    def __init__(self, opener: Opener, size: int = SIZE) -> None:
+        self.opener = opener
+        self.size = size
+        self.idle: list[Session] = []
+        self.count = 0
+        self.cond = threading.Condition()
+        self.timer: threading.Timer | None = None
+
+    def call(self, action: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """The runner's answer through a session; None when no session could answer (send a one-off)."""
+        session = self._take(timeout)
+        if session is None:
+            return None
+        try:
+            answer = session.call(action, request, timeout)
+        except BaseException:  # a timeout, or an interrupt: its answer may still come, so it is not reused
+            self._drop(session, kill=True)
+            raise
+        if answer is None:
+            self._drop(session)
+            return None
+        self._give_back(session)
+        return answer
+
+    def _take(self, timeout: float) -> Session | None:
+        deadline = time.monotonic() + WAIT
+        with self.cond:
+            while True:
+                self._sweep(IDLE)
+                if self.idle:
+                    return self.idle.pop()
+                if self.count < self.size:
+                    self.count += 1
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+        return self._open(timeout)
+
+    def warm(self, timeout: float) -> None:
+        """Open one more session ahead of the requests it will serve (while the base is pushed, say)."""
+        with self.cond:
+            self._sweep(IDLE)
+            if self.count >= self.size:
+                return
+            self.count += 1
+        session = self._open(timeout)
+        if session is not None:
+            self._give_back(session)
+
+    def _open(self, timeout: float) -> Session | None:
+        """A new session, counted already; None (uncounted again) if it did not come up."""
+        try:  # opened outside the lock: the others' requests go on meanwhile
+            process, fd = self.opener()
+        except BaseException:
+            self._forget()
+            raise
+        session = Session(process, fd)
+        try:
+            if session.ready(timeout):
+                return session
+        except SessionTimeout:
+            pass
+        self._drop(session, kill=True)
+        return None
+
+    def _give_back(self, session: Session) -> None:
+        with self.cond:
+            self.idle.append(session)
+            self.cond.notify()
+            if self.timer is None:  # idle sessions hold a slot there: close them once unused for IDLE
+                self.timer = threading.Timer(IDLE, self._on_timer)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def _on_timer(self) -> None:
+        with self.cond:
+            self.timer = None
+            self._sweep(IDLE)
+            if self.idle:
+                self.timer = threading.Timer(IDLE, self._on_timer)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def _drop(self, session: Session, kill: bool = False) -> None:
+        session.close(kill)
+        self._forget()
+
+    def _forget(self) -> None:
+        with self.cond:
+            self.count -= 1
+            self.cond.notify()
+
+    def _sweep(self, older_than: float) -> None:
+        """Close the idle sessions unused for `older_than` seconds (the caller holds the lock)."""
+        now = time.monotonic()
+        keep = []
+        for s in self.idle:
+            if now - s.used >= older_than or s.process.poll() is not None:
+                s.close()
+                self.count -= 1
+            else:
+                keep.append(s)
+        self.idle = keep
+
+    def close(self) -> None:
+        with self.cond:
+            self._sweep(0.0)
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+
+_lock = threading.Lock()
+_pools: dict[tuple[str, ...], Pool] = {}
+
+
+def pool(key: tuple[str, ...], opener: Opener) -> Pool:
+    """This process's pool for `key` (a machine, and the environment its sessions were opened in: a
+    session keeps the HOME and the rest it started with)."""
+    env = str(hash(frozenset(os.environ.items())))
+    with _lock:
+        p = _pools.get((*key, env))
+        if p is None:
+            p = _pools[(*key, env)] = Pool(opener)
+        return p
+
+
+def close_all() -> None:
+    """Close every session of this process (at exit, or when the SSH setup changed)."""
+    with _lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for p in pools:
+        p.close()
+
+
+atexit.register(close_all)
+
+
