@@ -256,7 +256,8 @@ class Transport:
                 return i, fd
             if not wait or (deadline is not None and time.monotonic() > deadline):
                 raise BalancedError(
-                    f"All {MAX_SESSIONS} SSH sessions to {self.name} stayed busy for {timeout:.0f} s.",
+                    f"All {MAX_SESSIONS} SSH sessions to {self.name} "
+                    + (f"stayed busy for {timeout:.0f} s." if wait and timeout is not None else "are busy."),
                     hint="Wait for the running commands there to finish, or give a longer timeout.",
                 )
             time.sleep(delay)
