@@ -5,9 +5,13 @@ Starts two sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a 
 fresh project per round (settings, allow, tick, `ready --yes`, and a plan of 24 shell pieces spread 8/8/8:
 none of that is timed), then runs the engine's passes in this process and times until every piece runs
 (dispatch) and until every piece has landed through the check. The fresh-connection rounds set
-GIT_BALANCED_SSH_MULTIPLEX=0, which every SSH command of remote.py, git's included, obeys. Masters are
-closed before each round, so the master rounds pay for opening them. Prints medians and ratios. Run from
-the repository root:  .venv/bin/python bench/dispatch.py [-r 3] [-n 24] [--one-at-a-time]
+GIT_BALANCED_SSH_MULTIPLEX=0, which every SSH command of remote.py, git's included, obeys (and with it
+the runner sessions, which ride the masters). Masters are closed before each round, so the master rounds
+pay for opening them; with --open-masters they are left as `ready` opened them, as a running engine finds
+them. Prints medians and ratios, and the CPU-seconds the whole computer spent until all ran: when the
+cores are busy all along, the ratio of the times cannot be much above the ratio of the CPU. Run from the
+repository root:
+  .venv/bin/python bench/dispatch.py [-r 3] [-n 24] [--one-at-a-time] [--open-masters]
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from tests.support.sshd import Machines, sshd_machines  # noqa: E402
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'
 STARTED = ("running", "finished", "checking", "landed")
+CORES = os.cpu_count() or 1
 
 
 def cli(repo: Path, *args: str) -> str:
@@ -72,10 +77,20 @@ def project(top: Path, name: str, n: int) -> Path:
     return repo
 
 
-def one_round(repo: Path, n: int) -> tuple[float, float]:
-    """Seconds from the engine's first pass until all n pieces run, and until all have landed."""
+def cpu_busy() -> float:
+    """CPU-seconds this computer spent busy since it started, on every core and for every process: the
+    lead, its ssh, and both machines' sshd and workers alike (they all run here)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:8]]  # user nice system idle iowait irq softirq
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def one_round(repo: Path, n: int) -> tuple[float, float, float]:
+    """Seconds from the engine's first pass until all n pieces run, and until all have landed; and the
+    CPU-seconds the whole computer spent until all ran."""
     lead = Lead(Repo.discover(repo), "main")
     eng = Engine(lead)
+    busy = cpu_busy()
     start = time.perf_counter()
     dispatched = None
     while True:
@@ -83,9 +98,9 @@ def one_round(repo: Path, n: int) -> tuple[float, float]:
         states = [j.state for j in all_jobs(lead.repo).values()]
         now = time.perf_counter() - start
         if dispatched is None and len(states) == n and all(s in STARTED for s in states):
-            dispatched = now
+            dispatched, busy = now, cpu_busy() - busy
         if len(states) == n and all(s == "landed" for s in states):
-            return dispatched if dispatched is not None else now, now
+            return (dispatched, now, busy) if dispatched is not None else (now, now, cpu_busy() - busy)
         if now > 600:
             raise SystemExit(f"not all landed after 600 s: {sorted(states)}")
         time.sleep(0.05)
@@ -103,6 +118,9 @@ def main() -> int:
     parser.add_argument("-n", "--pieces", type=int, default=24, help="pieces per round (default 24)")
     parser.add_argument("--one-at-a-time", action="store_true",
                         help="the engine starts one worker after the other instead of a pass's all at once")
+    parser.add_argument("--open-masters", action="store_true",
+                        help="leave the masters `ready` opened, as a running engine finds them, instead of "
+                             "closing them before each round")
     args = parser.parse_args()
     if args.one_at_a_time:
         workers.PARALLEL_STARTS = 1
@@ -117,28 +135,35 @@ def main() -> int:
                           GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com",
                           GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@example.com")
         os.environ.pop("XDG_RUNTIME_DIR", None)
-        times: dict[str, list[tuple[float, float]]] = {"master": [], "fresh": []}
+        times: dict[str, list[tuple[float, float, float]]] = {"master": [], "fresh": []}
         with sshd_machines(top, ["alpha", "beta"]) as machines:
             for r in range(args.rounds):
                 for mode in ("master", "fresh"):  # interleaved, so a noisy moment hurts both alike
                     repo = project(top, f"p-{mode}-{r}", args.pieces)
-                    close_masters(machines)
+                    if not args.open_masters or mode == "fresh":
+                        close_masters(machines)
+                    else:
+                        remote.forget_transports()  # what this process knew: the engine finds the masters
                     os.environ["GIT_BALANCED_SSH_MULTIPLEX"] = "1" if mode == "master" else "0"
                     before = sum(m.accepted() for m in machines)
                     times[mode].append(one_round(repo, args.pieces))
                     after = sum(m.accepted() for m in machines)
-                    print(f"  round {r + 1} {mode:<6}  all run {times[mode][-1][0]:6.2f} s   all landed "
-                          f"{times[mode][-1][1]:6.2f} s   SSH connections {after - before}", flush=True)
+                    ran, landed, busy = times[mode][-1]
+                    print(f"  round {r + 1} {mode:<6}  all run {ran:6.2f} s   all landed {landed:6.2f} s   "
+                          f"SSH connections {after - before:3d}   CPU until all ran {busy:5.2f} s "
+                          f"({busy / (ran * CORES):.0%} of {CORES} cores)", flush=True)
             close_masters(machines)
-    med = {mode: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
-           for mode, ts in times.items()}
+    med = {mode: tuple(statistics.median(t[i] for t in ts) for i in range(3)) for mode, ts in times.items()}
     how = "one start after the other" if args.one_at_a_time else f"up to {workers.PARALLEL_STARTS} starts at once"
+    masters = "masters open from `ready`" if args.open_masters else "masters closed before each round"
     print(f"dispatch: {args.pieces} shell pieces over local and two sshd machines, {args.rounds} rounds each way, "
-          f"{how}; masters closed before each round")
-    print(f"  through the ControlMaster  all run {med['master'][0]:6.2f} s   all landed {med['master'][1]:6.2f} s")
-    print(f"  fresh ssh per command      all run {med['fresh'][0]:6.2f} s   all landed {med['fresh'][1]:6.2f} s")
+          f"{how}; {masters}")
+    for mode, words in (("master", "through the ControlMaster"), ("fresh", "fresh ssh per command    ")):
+        print(f"  {words}  all run {med[mode][0]:6.2f} s   all landed {med[mode][1]:6.2f} s   "
+              f"CPU until all ran {med[mode][2]:5.2f} s")
     print(f"  ratio (fresh / master)     dispatch {med['fresh'][0] / med['master'][0]:.1f}x   "
-          f"landing {med['fresh'][1] / med['master'][1]:.1f}x")
+          f"landing {med['fresh'][1] / med['master'][1]:.1f}x   CPU until all ran "
+          f"{med['fresh'][2] / med['master'][2]:.1f}x")
     return 0
 
 

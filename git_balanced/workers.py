@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from importlib import resources
 from typing import Any
 
@@ -110,8 +110,8 @@ def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_witho
 
 def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
                edit_without_asking: bool) -> Iterator[tuple[Job, BalancedError | None]]:
-    """Start several jobs' workers at once, each machine within its SSH session cap; yields each job, in
-    order, once its start is recorded, with the error that kept it from starting (or None)."""
+    """Start several jobs' workers at once, each machine within its SSH session cap; yields each job once
+    its start is recorded, in the order they started, with the error that kept it from starting (or None)."""
     if not jobs:
         return
     machines: dict[str, int] = {}
@@ -122,14 +122,15 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
         for machine, n in machines.items():
             for _ in range(min(n, sessions.SIZE)):
                 pool.submit(_warm, lead, machine)
-        futures = [pool.submit(launch, lead, j, setup, check, edit_without_asking) for j in jobs]
-        for job, fut in zip(jobs, futures, strict=True):
+        futures = {pool.submit(launch, lead, j, setup, check, edit_without_asking): j for j in jobs}
+        for fut in as_completed(futures):  # a start is recorded while the slower ones still go on
+            job = futures[fut]
             try:
                 pid, worktree = fut.result()
             except BalancedError as exc:
                 yield job, exc
                 continue
-            record_started(lead, job, pid, worktree)  # events are written here, one thread, in order
+            record_started(lead, job, pid, worktree)  # events are written here, by one thread
             yield job, None
 
 
