@@ -139,12 +139,12 @@ def main() -> int:
         with sshd_machines(top, ["alpha", "beta"]) as machines:
             for r in range(args.rounds):
                 for mode in ("master", "fresh"):  # interleaved, so a noisy moment hurts both alike
-                    repo = project(top, f"p-{mode}-{r}", args.pieces)
+                    os.environ["GIT_BALANCED_SSH_MULTIPLEX"] = "1" if mode == "master" else "0"
+                    repo = project(top, f"p-{mode}-{r}", args.pieces)  # `ready` the same way: not timed
                     if not args.open_masters or mode == "fresh":
                         close_masters(machines)
                     else:
                         remote.forget_transports()  # what this process knew: the engine finds the masters
-                    os.environ["GIT_BALANCED_SSH_MULTIPLEX"] = "1" if mode == "master" else "0"
                     before = sum(m.accepted() for m in machines)
                     times[mode].append(one_round(repo, args.pieces))
                     after = sum(m.accepted() for m in machines)
