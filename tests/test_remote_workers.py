@@ -169,6 +169,32 @@ def test_dispatch_shares_one_connection_and_a_python_per_session(machines: Machi
     assert alpha.accepted() == 1, "sixteen starts over the one master `ready` opened"
 
 
+def test_a_machine_is_sent_a_base_once_and_its_runner_once(machines: Machines, tmp_path: Path) -> None:
+    alpha = machines.by_name("alpha")
+    repo = make_repo(tmp_path / "once", {"README.md": "sample\n", "check.sh": CHECK})
+    wire_lead(repo, machines, SETTINGS + "cap = 8\n", tick=["alpha"])
+    before = len(alpha.commands())
+    pieces = [{"id": f"o{i}", "task": f"Write f{i}.txt", "agent": "shell", "machine": "alpha",
+               "run": f"echo {i} > f{i}.txt"} for i in range(6)]
+    assert balanced(repo, "plan", str(plan_file(tmp_path, pieces)), "--start").code == 0
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran
+    states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
+    assert states == {f"o{i}": "landed" for i in range(6)}, states
+    cmds = alpha.commands()[before:]
+    pushes = [c for c in cmds if c.startswith("git-receive-pack ")]
+    fetches = [c for c in cmds if c.startswith("git-upload-pack ")]
+    runners = [c for c in cmds if c.startswith("python3 -c ")]
+    assert len(pushes) == 1, f"six pieces on one base: the base was pushed once, not {len(pushes)} times"
+    assert len(fetches) == 6, f"one fetch per finished branch: {len(fetches)}"
+    assert runners and all(c.endswith(" serve") for c in runners), \
+        f"every runner request (starts, status reads, logs, cleanups) rode a session: {runners}"
+    assert len(runners) <= sessions.SIZE, f"{len(runners)} runner sessions for one engine"
+    probes = [c for c in cmds if c == "true"]
+    assert len(probes) == 1, f"placing the plan asked once whether alpha answers: {probes}"
+    assert len(cmds) == len(pushes) + len(fetches) + len(runners) + 1, f"nothing else ran there: {cmds}"
+
+
 TRICKY = ("Say \"hi\" & it's $(touch {m}/a) `touch {m}/b`; touch {m}/c | touch {m}/d\n"
           "then $HOME and \\n and {{worktree}} %h %r -oProxyCommand=touch\n\ttabbed \u00e9 '; touch {m}/e; '")
 

@@ -102,3 +102,10 @@ def test_accepted_counts_connections(tmp_path: Path) -> None:
         for _ in range(2):
             assert ssh(ms, "alpha", "true").returncode == 0
         assert ms[0].accepted() == 2
+
+
+def test_every_session_command_is_written_down_and_run_as_given(tmp_path: Path) -> None:
+    with sshd_machines(tmp_path, ["alpha"]) as ms:
+        res = ssh(ms, "alpha", "printf '%s|' \"a b\" 'c'\"'\"'d'; echo $((1+2))")
+        assert res.stdout == "a b|c'd|3\n", "the command runs as the login shell would have run it"
+        assert ms[0].commands() == ["printf '%s|' \"a b\" 'c'\"'\"'d'; echo $((1+2))"]

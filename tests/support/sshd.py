@@ -28,6 +28,7 @@ SSHD = "/usr/sbin/sshd"
 # The interpreter machine users run: the project's own python may live under /root, which they cannot read.
 MACHINE_PYTHON = "/usr/bin/python3"
 OWNER_MARK = ".balanced-test-owner"
+COMMANDS_LOG = ".ssh/commands.log"
 
 
 @dataclass
@@ -56,6 +57,11 @@ class Machine:
     def log(self) -> str:
         """Everything sshd wrote (it runs with `-e`, so that is its whole log)."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def commands(self) -> list[str]:
+        """The command of every SSH session this machine ran, oldest first (git's included)."""
+        path = self.home / COMMANDS_LOG
+        return path.read_text(errors="replace").splitlines() if path.exists() else []
 
     def accepted(self) -> int:
         """How many SSH connections sshd has authenticated so far."""
@@ -215,7 +221,7 @@ def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root:
     else:
         user = _current_user()
         home = folder / "home"
-        home.mkdir()
+        (home / ".ssh").mkdir(parents=True)
         (folder / "authorized_keys").write_text(pub)
         keys_line = f"AuthorizedKeysFile {folder / 'authorized_keys'}"
     uid = pwd.getpwnam(user).pw_uid if root else -1
@@ -264,7 +270,9 @@ def _sshd_config(m: Machine, host_key: Path, keys_line: str) -> str:
     if not m.own_user:
         # sshd starts a session in the account's real home; move it to the machine's, as a login would.
         lines.append(f"SetEnv HOME={m.home}")
-        lines.append('ForceCommand cd "$HOME" && eval "${SSH_ORIGINAL_COMMAND:-exec $SHELL -l}"')
+    # Every session's command is written down (Machine.commands), then run as sshd would have run it.
+    lines.append(f"ForceCommand printf '%s\\n' \"$SSH_ORIGINAL_COMMAND\" >> \"$HOME/{COMMANDS_LOG}\"; "
+                 'cd "$HOME" && eval "${SSH_ORIGINAL_COMMAND:-exec $SHELL -l}"')
     return "\n".join(lines) + "\n"
 
 
