@@ -28,6 +28,7 @@ from typing import Any
 IDLE = 30.0  # seconds a session may sit unused before this side closes it (the runner's own limit is 60)
 SIZE = 2  # sessions per machine per process: a slow request (a stop that waits) does not hold up the rest
 WAIT = 1.0  # seconds to wait for a busy session before sending the request as a one-off command instead
+GROW_AFTER = 0.05  # seconds to wait for a busy session before opening another (up to SIZE)
 
 Opener = Callable[[], "tuple[subprocess.Popen[bytes], int | None]"]
 
@@ -116,6 +117,7 @@ class Pool:
         self.size = size
         self.idle: list[Session] = []
         self.count = 0
+        self.opening = 0
         self.cond = threading.Condition()
         self.timer: threading.Timer | None = None
 
@@ -136,37 +138,51 @@ class Pool:
         return answer
 
     def _take(self, timeout: float) -> Session | None:
-        deadline = time.monotonic() + WAIT
+        start = time.monotonic()
         with self.cond:
             while True:
                 self._sweep(IDLE)
                 if self.idle:
                     return self.idle.pop()
-                if self.count < self.size:
+                waited = time.monotonic() - start
+                # Requests take milliseconds: another session is opened only when the busy ones stay busy,
+                # and not while one is still opening (it will be free as soon as it is up).
+                if self.count < self.size and (self.count == 0 or (waited >= GROW_AFTER and not self.opening)):
                     self.count += 1
+                    self.opening += 1
                     break
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if waited >= WAIT:
                     return None
-                self.cond.wait(left)
-        return self._open(timeout)
+                self.cond.wait(GROW_AFTER if self.count < self.size else WAIT - waited)
+        session = self._open(timeout)
+        with self.cond:
+            self.opening -= 1
+            self.cond.notify_all()
+        return session
 
     def warm(self, timeout: float) -> None:
-        """Open one more session ahead of the requests it will serve (while the base is pushed, say)."""
+        """Open a session ahead of the requests it will serve (while the base is pushed, say), unless one
+        is open or opening already."""
         with self.cond:
             self._sweep(IDLE)
-            if self.count >= self.size:
+            if self.count:
                 return
             self.count += 1
+            self.opening += 1
         session = self._open(timeout)
-        if session is not None:
-            self._give_back(session)
+        with self.cond:
+            self.opening -= 1
+            if session is not None:
+                self._give_back(session)
+            self.cond.notify_all()
 
     def _open(self, timeout: float) -> Session | None:
         """A new session, counted already; None (uncounted again) if it did not come up."""
         try:  # opened outside the lock: the others' requests go on meanwhile
             process, fd = self.opener()
         except BaseException:
+            with self.cond:
+                self.opening -= 1
             self._forget()
             raise
         session = Session(process, fd)

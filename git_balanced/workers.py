@@ -10,7 +10,6 @@ from importlib import resources
 from typing import Any
 
 from git_balanced import jobs as jobs_mod
-from git_balanced import sessions
 from git_balanced.agents.shell import commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.hosts import Host, LocalHost
@@ -114,14 +113,10 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
     its start is recorded, in the order they started, with the error that kept it from starting (or None)."""
     if not jobs:
         return
-    machines: dict[str, int] = {}
-    for j in jobs:
-        machines[j.machine] = machines.get(j.machine, 0) + 1
+    machines = {j.machine for j in jobs}
     with ThreadPoolExecutor(max_workers=min(len(jobs) + len(machines), PARALLEL_STARTS)) as pool:
-        # Each machine's runner session opens while its base is pushed, rather than after.
-        for machine, n in machines.items():
-            for _ in range(min(n, sessions.SIZE)):
-                pool.submit(_warm, lead, machine)
+        for machine in machines:  # each machine's runner session opens while its base is pushed, not after
+            pool.submit(_warm, lead, machine)
         futures = {pool.submit(launch, lead, j, setup, check, edit_without_asking): j for j in jobs}
         for fut in as_completed(futures):  # a start is recorded while the slower ones still go on
             job = futures[fut]

@@ -135,6 +135,21 @@ def test_a_local_session_that_died_is_replaced(lead: Lead) -> None:
     assert pool.count == 1 and pool.idle[0].process.pid != dead.pid, "a new session took the dead one's place"
 
 
+def test_a_second_session_opens_only_when_the_first_stays_busy(lead: Lead) -> None:
+    pool = local_pool()
+    pool.warm(10)
+    pool.warm(10)
+    assert pool.count == 1, "warming twice opens one session"
+    for _ in range(20):
+        assert pool.call("status", {"jobs": ["x"], "runs_dir": RUNS_DIR}, 10) is not None
+    assert pool.count == 1, "requests one after the other share it"
+    held = pool._take(10)
+    assert held is not None and pool.count == 1
+    answer = pool.call("status", {"jobs": ["x"], "runs_dir": RUNS_DIR}, 10)
+    assert answer is not None and pool.count == 2, "with the first one busy, a request opened a second"
+    pool._give_back(held)
+
+
 def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sessions, "IDLE", 0.2)
     host = LocalHost(lead.repo)
@@ -253,9 +268,12 @@ def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lea
 
 def test_sessions_hold_session_slots_and_free_them_when_closed(machines: Machines, project: Lead) -> None:
     host = RemoteHost(project, "alpha")
-    for _ in range(sessions.SIZE):
-        host.warm()
-    assert host._pool().count == sessions.SIZE
+    pool = host._pool()
+    busy = [pool._take(30) for _ in range(sessions.SIZE)]  # each caller holds one: the next opens another
+    assert all(busy) and pool.count == sessions.SIZE
+    for session in busy:
+        assert session is not None
+        pool._give_back(session)
     t = Transport("alpha")
     held = []
     with pytest.raises(Exception, match=f"All {MAX_SESSIONS} SSH sessions"):
