@@ -11,7 +11,7 @@ pay for opening them; with --open-masters they are left as `ready` opened them, 
 them. Prints medians and ratios, and the CPU-seconds the whole computer spent until all ran: when the
 cores are busy all along, the ratio of the times cannot be much above the ratio of the CPU. Run from the
 repository root:
-  .venv/bin/python bench/dispatch.py [-r 3] [-n 24] [--one-at-a-time] [--open-masters]
+  .venv/bin/python bench/dispatch.py [-r 3] [-n 24] [--one-at-a-time] [--open-masters] [--sleep S]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-def project(top: Path, name: str, n: int) -> Path:
+def project(top: Path, name: str, n: int, sleep: float = 0.0) -> Path:
     """A repository ready on local, alpha and beta, with a started plan of n pieces (not timed)."""
     repo = top / name
     repo.mkdir()
@@ -67,7 +67,8 @@ def project(top: Path, name: str, n: int) -> Path:
     cli(repo, "allow", "--yes")
     cli(repo, "tick", "local", "alpha", "beta")
     cli(repo, "ready", "--yes")
-    pieces = [{"id": f"p{i}", "task": f"Write f{i}.txt", "agent": "shell", "run": f"echo {i} > f{i}.txt"}
+    first = f"sleep {sleep:g}; " if sleep else ""
+    pieces = [{"id": f"p{i}", "task": f"Write f{i}.txt", "agent": "shell", "run": f"{first}echo {i} > f{i}.txt"}
               for i in range(n)]
     (top / f"{name}.yaml").write_text(json.dumps({"task": "Dispatch", "pieces": pieces}))
     out = cli(repo, "plan", str(top / f"{name}.yaml"), "--start")
@@ -118,6 +119,9 @@ def main() -> int:
     parser.add_argument("-n", "--pieces", type=int, default=24, help="pieces per round (default 24)")
     parser.add_argument("--one-at-a-time", action="store_true",
                         help="the engine starts one worker after the other instead of a pass's all at once")
+    parser.add_argument("--sleep", type=float, default=0.0, metavar="S",
+                        help="each piece sleeps S seconds before it writes its file, so that the workers' "
+                             "commits do not fall while the others start (their worktrees still do)")
     parser.add_argument("--open-masters", action="store_true",
                         help="leave the masters `ready` opened, as a running engine finds them, instead of "
                              "closing them before each round")
@@ -140,7 +144,7 @@ def main() -> int:
             for r in range(args.rounds):
                 for mode in ("master", "fresh"):  # interleaved, so a noisy moment hurts both alike
                     os.environ["GIT_BALANCED_SSH_MULTIPLEX"] = "1" if mode == "master" else "0"
-                    repo = project(top, f"p-{mode}-{r}", args.pieces)  # `ready` the same way: not timed
+                    repo = project(top, f"p-{mode}-{r}", args.pieces, args.sleep)  # `ready` too: not timed
                     if not args.open_masters or mode == "fresh":
                         close_masters(machines)
                     else:
@@ -156,6 +160,8 @@ def main() -> int:
     med = {mode: tuple(statistics.median(t[i] for t in ts) for i in range(3)) for mode, ts in times.items()}
     how = "one start after the other" if args.one_at_a_time else f"up to {workers.PARALLEL_STARTS} starts at once"
     masters = "masters open from `ready`" if args.open_masters else "masters closed before each round"
+    if args.sleep:
+        masters += f"; each piece sleeps {args.sleep:g} s first"
     print(f"dispatch: {args.pieces} shell pieces over local and two sshd machines, {args.rounds} rounds each way, "
           f"{how}; {masters}")
     for mode, words in (("master", "through the ControlMaster"), ("fresh", "fresh ssh per command    ")):
