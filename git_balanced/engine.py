@@ -33,6 +33,7 @@ class Engine(Watching):
         self.unreachable_since: dict[str, float] = self._load_since()
         self.told: set[str] = set()
         self.waiting_for_machine: set[str] = set()
+        self._fetched: dict[str, str | None] = {}
 
     def say(self, text: str, **data: Any) -> None:
         post(self.repo, self.lead.branch, text, **data)

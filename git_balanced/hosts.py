@@ -31,6 +31,8 @@ class Host(Protocol):
 
     def fetch_back(self, branch: str) -> str | None: ...
 
+    def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]: ...
+
     def warm(self) -> None: ...
 
 
@@ -95,6 +97,9 @@ class LocalHost:
     def fetch_back(self, branch: str) -> str | None:
         """The worker's branch lives in this repository already."""
         return self.repo.read_ref(f"refs/heads/{branch}")
+
+    def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
+        return {b: self.fetch_back(b) for b in branches}
 
 
 def earlier_work(repo: Repo, branch: str) -> str | None:

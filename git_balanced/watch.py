@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from git_balanced import accounts, questions, workers
@@ -28,6 +29,7 @@ class Watching:
     cmds: Any
     unreachable_since: dict[str, float]
     _since_path: Any
+    _fetched: dict[str, str | None]  # by job id: the branches _prefetch brought back this pass
 
     def say(self, text: str, **data: Any) -> None:
         raise NotImplementedError
@@ -45,6 +47,7 @@ class Watching:
                 self.unreachable_since.pop(j.machine, None)
         if before != self.unreachable_since:
             self._save_since()
+        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == "finished"], states)
         for j in running:
             st = states.get(j.id, {"state": "missing"})
             if st["state"] == "finished":
@@ -140,10 +143,31 @@ class Watching:
         else:
             fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
 
+    def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
+        """The branches of the workers that finished with commits on other machines: one `git fetch` per
+        machine, the machines at once. What fails here is fetched again one by one, and says why then."""
+        self._fetched: dict[str, str | None] = {}
+        by_machine: dict[str, list[Job]] = {}
+        for j in finished:
+            if j.machine != "local" and int((states[j.id].get("result") or {}).get("commits") or 0):
+                by_machine.setdefault(j.machine, []).append(j)
+
+        def fetch(machine: str, jobs: list[Job]) -> dict[str, str | None]:
+            try:
+                host = workers.host_for(self.lead, machine)
+                got = host.fetch_back_many([j.branch for j in jobs])
+            except BalancedError:
+                return {}
+            return {j.id: got[j.branch] for j in jobs}
+
+        if by_machine:
+            with ThreadPoolExecutor(max_workers=len(by_machine)) as pool:
+                for got in pool.map(lambda kv: fetch(*kv), by_machine.items()):
+                    self._fetched.update(got)
+
     def _fetch_back(self, j: Job, data: dict[str, Any]) -> None:
         if j.machine == "local":
             return
-        host = workers.host_for(self.lead, j.machine)
-        ref = host.fetch_back(j.branch)
+        ref = self._fetched.get(j.id) or workers.host_for(self.lead, j.machine).fetch_back(j.branch)
         if ref:
             data["fetched_ref"] = ref

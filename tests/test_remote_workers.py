@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced import sessions
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.remote import RemoteHost
@@ -87,6 +88,8 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     assert ref == "refs/remotes/alpha/balanced/slow"
     assert git(project, "show", f"{ref}:out.txt") == "done", "one fetch brings the branch back"
     assert git(project, "log", "-1", "--format=%an", ref) == "Ada Lead", "committed as the identity `ready` set"
+    with pytest.raises(BalancedError, match="Could not fetch 2 branches back from alpha"):
+        host.fetch_back_many(["balanced/slow", "balanced/never-made"])  # the engine then fetches one by one
 
 
 def test_a_plan_spread_over_local_and_both_machines_lands_through_the_check(
@@ -169,7 +172,8 @@ def test_dispatch_shares_one_connection_and_a_python_per_session(machines: Machi
     assert alpha.accepted() == 1, "sixteen starts over the one master `ready` opened"
 
 
-def test_a_machine_is_sent_a_base_once_and_its_runner_once(machines: Machines, tmp_path: Path) -> None:
+def test_a_machine_is_sent_a_base_once_and_finished_branches_come_back_in_one_fetch(
+        machines: Machines, tmp_path: Path) -> None:
     alpha = machines.by_name("alpha")
     repo = make_repo(tmp_path / "once", {"README.md": "sample\n", "check.sh": CHECK})
     wire_lead(repo, machines, SETTINGS + "cap = 8\n", tick=["alpha"])
@@ -177,7 +181,12 @@ def test_a_machine_is_sent_a_base_once_and_its_runner_once(machines: Machines, t
     pieces = [{"id": f"o{i}", "task": f"Write f{i}.txt", "agent": "shell", "machine": "alpha",
                "run": f"echo {i} > f{i}.txt"} for i in range(6)]
     assert balanced(repo, "plan", str(plan_file(tmp_path, pieces)), "--start").code == 0
-    ran = balanced(repo, "engine", "--until-idle")
+    assert balanced(repo, "engine", "--once").code == 0  # one pass: the six start
+    deadline = time.monotonic() + 30
+    while len(list((alpha.home / ".balanced" / "runs").glob("*/result.json"))) < 6:
+        assert time.monotonic() < deadline, "the six workers on alpha did not finish"
+        time.sleep(0.1)
+    ran = balanced(repo, "engine", "--until-idle")  # its first pass finds all six finished
     assert ran.code == 0, ran
     states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
     assert states == {f"o{i}": "landed" for i in range(6)}, states
@@ -185,12 +194,12 @@ def test_a_machine_is_sent_a_base_once_and_its_runner_once(machines: Machines, t
     pushes = [c for c in cmds if c.startswith("git-receive-pack ")]
     fetches = [c for c in cmds if c.startswith("git-upload-pack ")]
     runners = [c for c in cmds if c.startswith("python3 -c ")]
+    probes = [c for c in cmds if c == "true"]
     assert len(pushes) == 1, f"six pieces on one base: the base was pushed once, not {len(pushes)} times"
-    assert len(fetches) == 6, f"one fetch per finished branch: {len(fetches)}"
+    assert len(fetches) == 1, f"six finished branches came back in one fetch, not {len(fetches)}"
     assert runners and all(c.endswith(" serve") for c in runners), \
         f"every runner request (starts, status reads, logs, cleanups) rode a session: {runners}"
-    assert len(runners) <= sessions.SIZE, f"{len(runners)} runner sessions for one engine"
-    probes = [c for c in cmds if c == "true"]
+    assert len(runners) <= 2 * sessions.SIZE, f"{len(runners)} runner sessions for two engine runs"
     assert len(probes) == 1, f"placing the plan asked once whether alpha answers: {probes}"
     assert len(cmds) == len(pushes) + len(fetches) + len(runners) + 1, f"nothing else ran there: {cmds}"
 

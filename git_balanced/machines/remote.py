@@ -231,13 +231,18 @@ class RemoteHost:
 
     def fetch_back(self, branch: str) -> str | None:
         """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
-        ref = f"refs/remotes/{self.name}/{branch}"
+        return self.fetch_back_many([branch])[branch]
+
+    def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
+        """The branches of several finished workers in one `git fetch`: each one's ref here, or None."""
+        refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
         res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
-                        self.transport.git_url(self.repo_path()), f"+refs/heads/{branch}:{ref}")
+                        self.transport.git_url(self.repo_path()), *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
         if res.code != 0:
-            raise BalancedError(f"Could not fetch {branch} back from {self.name}: {res.err.strip()[-500:]}",
+            which = branches[0] if len(branches) == 1 else f"{len(branches)} branches"
+            raise BalancedError(f"Could not fetch {which} back from {self.name}: {res.err.strip()[-500:]}",
                                 hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
-        return ref if self.repo.read_ref(ref) else None
+        return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
 
     def _git(self, *args: str) -> Any:
         env = self.transport.git_env()
