@@ -154,11 +154,12 @@ class Pool:
                 if waited >= WAIT:
                     return None
                 self.cond.wait(GROW_AFTER if self.count < self.size else WAIT - waited)
-        session = self._open(timeout)
-        with self.cond:
-            self.opening -= 1
-            self.cond.notify_all()
-        return session
+        try:
+            return self._open(timeout)
+        finally:
+            with self.cond:
+                self.opening -= 1
+                self.cond.notify_all()
 
     def warm(self, timeout: float) -> None:
         """Open a session ahead of the requests it will serve (while the base is pushed, say), unless one
@@ -169,20 +170,21 @@ class Pool:
                 return
             self.count += 1
             self.opening += 1
-        session = self._open(timeout)
-        with self.cond:
-            self.opening -= 1
-            if session is not None:
-                self._give_back(session)
-            self.cond.notify_all()
+        session = None
+        try:
+            session = self._open(timeout)
+        finally:
+            with self.cond:  # handed over and no longer opening at once: a waiter takes it, not a new one
+                self.opening -= 1
+                if session is not None:
+                    self._give_back(session)
+                self.cond.notify_all()
 
     def _open(self, timeout: float) -> Session | None:
         """A new session, counted already; None (uncounted again) if it did not come up."""
         try:  # opened outside the lock: the others' requests go on meanwhile
             process, fd = self.opener()
         except BaseException:
-            with self.cond:
-                self.opening -= 1
             self._forget()
             raise
         session = Session(process, fd)
