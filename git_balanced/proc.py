@@ -97,10 +97,8 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
     return p.pid
 
 
-def open_pipes(cmd: Sequence[str], *, env: Mapping[str, str] | None = None,
-               pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
+def open_pipes(cmd: Sequence[str]) -> subprocess.Popen[bytes]:
     """Start a process to talk to over its stdin and stdout (a runner session); stderr is dropped, since a
     session that fails is replaced by a one-off command that reports what went wrong."""
-    return subprocess.Popen(list(cmd), env=dict(env) if env is not None else None, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
-                            pass_fds=tuple(pass_fds))
+    return subprocess.Popen(list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            close_fds=True)
