@@ -29,6 +29,7 @@ IDLE = 30.0  # seconds a session may sit unused before this side closes it (the 
 SIZE = 2  # sessions per machine per process: a slow request (a stop that waits) does not hold up the rest
 WAIT = 1.0  # seconds to wait for a busy session before sending the request as a one-off command instead
 GROW_AFTER = 0.05  # seconds to wait for a busy session before opening another (up to SIZE)
+READY_LINES = 100  # lines a session may print before it says it is ready (a chatty login, say)
 
 Opener = Callable[[], "tuple[subprocess.Popen[bytes], int | None]"]
 
@@ -63,12 +64,21 @@ class Session:
         return line
 
     def ready(self, timeout: float) -> bool:
-        """Whether the runner came up and said so (python3 missing, or ssh failing, ends it instead)."""
-        line = self._line(timeout)
-        try:
-            return line is not None and json.loads(line).get("ready") is True
-        except (ValueError, AttributeError):
-            return False
+        """Whether the runner came up and said so (python3 missing, or ssh failing, ends it instead). What a
+        login script or the machine's Python prints first is passed over, as a one-off's answer is its last
+        line."""
+        deadline = time.monotonic() + timeout
+        for _ in range(READY_LINES):
+            line = self._line(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                return False
+            try:
+                said = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(said, dict) and said.get("ready") is True:
+                return True
+        return False
 
     def call(self, action: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
         """The runner's answer, or None when the session ended before answering."""

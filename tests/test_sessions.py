@@ -215,6 +215,19 @@ def test_remote_requests_ride_one_session_and_one_python(machines: Machines, pro
     assert started(pythons) == 1, "starts are requests of the same session: the workers fork from it"
 
 
+def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(machines: Machines,
+                                                                            project: Lead) -> None:
+    alpha = machines.by_name("alpha")
+    pythons = count_pythons(alpha)
+    site = next(p for p in alpha.home.glob(".local/lib/python3*/site-packages"))
+    with open(site / "usercustomize.py", "a") as f:
+        f.write("print('Welcome to alpha!')\nprint('{not json')\n")
+    host = RemoteHost(project, "alpha")
+    for _ in range(3):
+        assert host.call("status", STATUS)["jobs"]["nobody"]["state"] == "missing"
+    assert started(pythons) == 1, "what python3 printed first was passed over, and the session kept"
+
+
 def test_without_the_shared_connection_each_request_is_its_own(machines: Machines, project: Lead,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     alpha = machines.by_name("alpha")
