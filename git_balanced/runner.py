@@ -457,7 +457,8 @@ def _commit(wt: str, message: str) -> tuple[str | None, bool]:
     if code == 0 and out:
         code, out = _git(["add", "-A"], wt)
         if code == 0:
-            code, out = _git(["commit", "-q", "-m", message], wt)
+            # No `git maintenance run --auto` after it: a gc of the shared objects while other workers commit.
+            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt)
     return (None if code == 0 else (out or f"git exited {code}")), clean
 
 
