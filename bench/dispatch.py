@@ -118,7 +118,8 @@ def main() -> int:
     parser.add_argument("-r", "--rounds", type=int, default=3, help="rounds each way (default 3)")
     parser.add_argument("-n", "--pieces", type=int, default=24, help="pieces per round (default 24)")
     parser.add_argument("--one-at-a-time", action="store_true",
-                        help="the engine starts one worker after the other instead of a pass's all at once")
+                        help="the engine starts one machine's workers after another's, instead of the machines "
+                             "at once (each machine's starts go in one message either way)")
     parser.add_argument("--sleep", type=float, default=0.0, metavar="S",
                         help="each piece sleeps S seconds before it writes its file, so that the workers' "
                              "commits do not fall while the others start (their worktrees still do)")
@@ -158,7 +159,7 @@ def main() -> int:
                           f"({busy / (ran * CORES):.0%} of {CORES} cores)", flush=True)
             close_masters(machines)
     med = {mode: tuple(statistics.median(t[i] for t in ts) for i in range(3)) for mode, ts in times.items()}
-    how = "one start after the other" if args.one_at_a_time else f"up to {workers.PARALLEL_STARTS} starts at once"
+    how = "one machine after the other" if args.one_at_a_time else "the machines at once"
     masters = "masters open from `ready`" if args.open_masters else "masters closed before each round"
     if args.sleep:
         masters += f"; each piece sleeps {args.sleep:g} s first"

@@ -23,6 +23,10 @@ class Host(Protocol):
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]: ...
 
+    def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]: ...
+
     def repo_path(self) -> str: ...
 
     def worktree_path(self, job: str) -> str: ...
@@ -46,18 +50,31 @@ class LocalHost:
         self.repo = repo
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        if action in ("status", "log", "cleanup"):  # none of these forks: no process needed
-            try:
-                return runner.ACTIONS[action](request)
-            except runner.RequestError as exc:  # the same answer the runner gives as a process
-                return {"error": str(exc)}
+        return self.answered(action, self._call_raw(action, request))
+
+    def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Several requests of one action through the session at once; the answers as they are."""
+        answers = self._through_session(lambda p: p.call_many(action, requests, LOCAL_TIMEOUT), action)
+        answers = answers or [None] * len(requests)
+        return [a if a is not None else self._call_raw(action, r) for a, r in zip(answers, requests, strict=True)]
+
+    @staticmethod
+    def _through_session(ask: Any, action: str) -> Any:
         try:
-            answer = sessions.pool(("local",), _open_local).call(action, request, LOCAL_TIMEOUT)
+            return ask(sessions.pool(("local",), _open_local))
         except sessions.SessionTimeout:
             raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
                                 hint="`git balanced jobs` shows the job; the engine tries again.") from None
+
+    def _call_raw(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        if action in ("status", "log", "cleanup"):  # none of these forks: no process needed
+            try:
+                return dict(runner.ACTIONS[action](request))
+            except runner.RequestError as exc:  # the same answer the runner gives as a process
+                return {"error": str(exc)}
+        answer = self._through_session(lambda p: p.call(action, request, LOCAL_TIMEOUT), action)
         if answer is not None:
-            return self._answered(action, answer)
+            return dict(answer)
         res = proc.run([sys.executable, runner.__file__, action], input=json.dumps(request))
         try:
             answer = json.loads(res.out.strip().splitlines()[-1])
@@ -67,10 +84,11 @@ class LocalHost:
         if not isinstance(answer, dict):
             raise BalancedError(f"The runner answered {action} on this machine with {answer!r}.",
                                 hint="this is a bug: please report it.")
-        return self._answered(action, answer)
+        return answer
 
     @staticmethod
-    def _answered(action: str, answer: dict[str, Any]) -> dict[str, Any]:
+    def answered(action: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer, unless it is a start the runner refused: that raises, saying why."""
         if answer.get("error") and action == "start":
             raise BalancedError(f"The runner refused to start a worker: {answer['error']}",
                                 hint="this is a bug: please report it.")

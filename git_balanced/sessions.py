@@ -99,6 +99,31 @@ class Session:
             return None
         return answer if isinstance(answer, dict) else None
 
+    def call_many(self, action: str, requests: list[dict[str, Any]], timeout: float) -> list[dict[str, Any] | None]:
+        """Several requests sent at once and answered in order: one round trip for all of them. None for
+        each one left unanswered when the session ended. For actions with short answers (a start): the
+        answers wait in the pipe until every request is written."""
+        assert self.process.stdin is not None
+        self.used = time.monotonic()
+        lines = b"".join(json.dumps({"action": action, "request": r}).encode() + b"\n" for r in requests)
+        try:
+            self.process.stdin.write(lines)
+            self.process.stdin.flush()
+        except OSError:
+            return [None] * len(requests)
+        answers: list[dict[str, Any] | None] = []
+        for _ in requests:
+            line = self._line(timeout)
+            if line is None:
+                break
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                break
+            answers.append(answer if isinstance(answer, dict) else None)
+        self.used = time.monotonic()
+        return answers + [None] * (len(requests) - len(answers))
+
     def close(self, kill: bool = False) -> None:
         """End the session (closing its stdin ends the runner's loop) and free its slot. `kill` for one
         that may still be busy with a request nobody waits for any more."""
@@ -146,6 +171,24 @@ class Pool:
             return None
         self._give_back(session)
         return answer
+
+    def call_many(self, action: str, requests: list[dict[str, Any]],
+                  timeout: float) -> list[dict[str, Any] | None] | None:
+        """The runner's answers to several requests through one session, in one round trip; None when no
+        session could be had, and None in the list for each request left unanswered (send those again)."""
+        session = self._take(timeout)
+        if session is None:
+            return None
+        try:
+            answers = session.call_many(action, requests, timeout)
+        except BaseException:
+            self._drop(session, kill=True)
+            raise
+        if any(a is None for a in answers):
+            self._drop(session)
+        else:
+            self._give_back(session)
+        return answers
 
     def _take(self, timeout: float) -> Session | None:
         start = time.monotonic()

@@ -15,9 +15,10 @@ from git_balanced.errors import BalancedError
 from git_balanced.hosts import Host, LocalHost
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.machines.transport import MachineUnreachable
 
 RUNS_DIR = "~/.balanced/runs"
-PARALLEL_STARTS = 12  # starts at once; each machine's SSH sessions are capped by its transport
+PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
 
 def host_for(lead: Lead, machine: str) -> Host:
@@ -109,24 +110,59 @@ def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_witho
 
 def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
                edit_without_asking: bool) -> Iterator[tuple[Job, BalancedError | None]]:
-    """Start several jobs' workers at once, each machine within its SSH session cap; yields each job once
-    its start is recorded, in the order they started, with the error that kept it from starting (or None)."""
+    """Start several jobs' workers, the machines at once and each machine's in one round trip; yields each
+    job once its start is recorded, machine by machine as they answer, with the error that kept it from
+    starting (or None)."""
     if not jobs:
         return
-    machines = {j.machine for j in jobs}
-    with ThreadPoolExecutor(max_workers=min(len(jobs) + len(machines), PARALLEL_STARTS)) as pool:
-        for machine in machines:  # each machine's runner session opens while its base is pushed, not after
+    by_machine: dict[str, list[Job]] = {}
+    for j in jobs:
+        by_machine.setdefault(j.machine, []).append(j)
+    with ThreadPoolExecutor(max_workers=min(2 * len(by_machine), PARALLEL_STARTS)) as pool:
+        for machine in by_machine:  # each machine's runner session opens while its base is pushed, not after
             pool.submit(_warm, lead, machine)
-        futures = {pool.submit(launch, lead, j, setup, check, edit_without_asking): j for j in jobs}
-        for fut in as_completed(futures):  # a start is recorded while the slower ones still go on
-            job = futures[fut]
-            try:
-                pid, worktree = fut.result()
-            except BalancedError as exc:
-                yield job, exc
-                continue
-            record_started(lead, job, pid, worktree)  # events are written here, by one thread
-            yield job, None
+        futures = [pool.submit(launch_many, lead, js, setup, check, edit_without_asking)
+                   for js in by_machine.values()]
+        for fut in as_completed(futures):  # a machine's starts are recorded while the others still go on
+            for job, started in fut.result():
+                if isinstance(started, BalancedError):
+                    yield job, started
+                    continue
+                record_started(lead, job, *started)  # events are written here, by one thread
+                yield job, None
+
+
+def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
+                edit_without_asking: bool) -> list[tuple[Job, tuple[Any, str] | BalancedError]]:
+    """Push the bases of one machine's jobs there and start their runners with one request each, sent
+    together: for each job, (pid, worktree) or the error that kept it from starting. Records nothing."""
+    try:
+        host = host_for(lead, jobs[0].machine)
+    except BalancedError as exc:
+        return [(j, exc) for j in jobs]
+    out: list[tuple[Job, tuple[Any, str] | BalancedError]] = []
+    ready: list[tuple[Job, dict[str, Any]]] = []
+    for i, j in enumerate(jobs):
+        try:
+            host.prepare_base(j.branch, str(j.f.get("base")))
+            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking)))
+        except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
+            return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
+        except BalancedError as exc:
+            out.append((j, exc))
+    if not ready:
+        return out
+    try:
+        answers = host.call_many("start", [r for _, r in ready])
+    except BalancedError as exc:
+        return out + [(j, exc) for j, _ in ready]
+    for (j, _), answer in zip(ready, answers, strict=True):
+        try:
+            host.answered("start", answer)
+            out.append((j, (answer.get("pid"), host.worktree_path(j.id))))
+        except BalancedError as exc:
+            out.append((j, exc))
+    return out
 
 
 def _warm(lead: Lead, machine: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced import runner, sessions
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.hosts import LocalHost
 from git_balanced.lead import Lead
@@ -150,6 +151,27 @@ def test_a_second_session_opens_only_when_the_first_stays_busy(lead: Lead) -> No
     pool._give_back(held)
 
 
+def test_many_requests_go_at_once_and_come_back_in_order(lead: Lead) -> None:
+    host = LocalHost(lead.repo)
+    jobs = [f"m{i}" for i in range(5)]
+    answers = host.call_many("start", [start_request(lead, host, j, f"echo {j} > {j}.txt") for j in jobs])
+    assert [a["job"] for a in answers] == jobs and all(a["pid"] for a in answers), answers
+    assert local_pool().count == 1, "five starts in one message, through one session"
+    st = wait_finished(host, jobs)
+    assert all(st[j]["result"]["commits"] == 1 for j in jobs), st
+
+
+ONE_ANSWER = "import json; print(json.dumps({'ready': True}), flush=True); input(); print(json.dumps({'n': 1}))"
+
+
+def test_a_session_that_ends_halfway_through_a_batch_leaves_the_rest_unanswered() -> None:
+    pool = sessions.Pool(lambda: (subprocess.Popen([sys.executable, "-c", ONE_ANSWER], stdin=subprocess.PIPE,
+                                                   stdout=subprocess.PIPE), None))
+    answers = pool.call_many("status", [{}, {}, {}], 10)
+    assert answers == [{"n": 1}, None, None], "the callers send the unanswered ones again"
+    assert pool.count == 0 and pool.idle == [], "and the session that ended is not kept"
+
+
 def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sessions, "IDLE", 0.2)
     host = LocalHost(lead.repo)
@@ -226,6 +248,21 @@ def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(mac
     for _ in range(3):
         assert host.call("status", STATUS)["jobs"]["nobody"]["state"] == "missing"
     assert started(pythons) == 1, "what python3 printed first was passed over, and the session kept"
+
+
+def test_a_machine_s_starts_go_in_one_message(machines: Machines, project: Lead) -> None:
+    alpha = machines.by_name("alpha")
+    pythons = count_pythons(alpha)
+    host = RemoteHost(project, "alpha")
+    jobs = [f"s{i}" for i in range(6)]
+    answers = host.call_many("start", [start_request(project, host, j, f"echo {j} > {j}.txt") for j in jobs])
+    assert [a["job"] for a in answers] == jobs and all(a["pid"] for a in answers), answers
+    refused = host.call_many("start", [{**start_request(project, host, "bad", "true"), "branch": "-x"}])
+    with pytest.raises(BalancedError, match="refused to start a worker"):
+        host.answered("start", refused[0])
+    st = wait_finished(host, jobs)
+    assert all(st[j]["result"]["commits"] == 1 for j in jobs), st
+    assert started(pythons) == 1, "six starts, a refused one and the status reads: one python3 there"
 
 
 def test_without_the_shared_connection_each_request_is_its_own(machines: Machines, project: Lead,

@@ -23,7 +23,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.hosts import earlier_work
 from git_balanced.lead import Lead
 from git_balanced.machines import inventory
-from git_balanced.machines.transport import MachineUnreachable, Transport
+from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport
 
 PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
@@ -129,18 +129,41 @@ class RemoteHost:
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         """Run one runner action there: through this process's session with the machine when it can
         (sessions.py), else as a one-off `python3` whose request travels on stdin."""
+        return self.answered(action, self._call_raw(action, request))
+
+    def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Several requests of one action in one round trip through a session (a pass's starts there);
+        the runner's answers as they are, each to be read with `answered`."""
+        timeout = TIMEOUTS.get(action, 60.0)
+        answers: list[dict[str, Any] | None] | None = None
+        if self.transport.multiplex:
+            answers = self._through_session(lambda p: p.call_many(action, requests, timeout), action, timeout)
+        answers = answers or [None] * len(requests)
+        left = [i for i, a in enumerate(answers) if a is None]
+        if left:  # as one-offs, at once: each its own command, up to the host's session cap
+            with ThreadPoolExecutor(max_workers=min(len(left), MAX_SESSIONS)) as pool:
+                for i, answer in zip(left, pool.map(lambda i: self._call_raw(action, requests[i]), left), strict=True):
+                    answers[i] = answer
+        return [a for a in answers if a is not None]
+
+    def _through_session(self, ask: Any, action: str, timeout: float) -> Any:
+        """What `ask(pool)` returns; None when no session can be had now (every session slot there is
+        taken: a one-off waits for one)."""
+        try:
+            return ask(self._pool())
+        except sessions.SessionTimeout:
+            raise self._timed_out(action, timeout) from None
+        except MachineUnreachable:
+            raise
+        except BalancedError:
+            return None
+
+    def _call_raw(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         timeout = TIMEOUTS.get(action, 60.0)
         if self.transport.multiplex:
-            try:
-                answer = self._pool().call(action, request, timeout)
-            except sessions.SessionTimeout:
-                raise self._timed_out(action, timeout) from None
-            except MachineUnreachable:
-                raise
-            except BalancedError:  # every session slot there is taken: the one-off waits for one
-                answer = None
+            answer = self._through_session(lambda p: p.call(action, request, timeout), action, timeout)
             if answer is not None:
-                return self._answered(action, answer)
+                return dict(answer)
         res = self.transport.run_python(runner_source(), [action], input=json.dumps(request), timeout=timeout)
         if res.code == 124:
             raise self._timed_out(action, timeout)
@@ -157,7 +180,7 @@ class RemoteHost:
         if not isinstance(answer, dict):
             raise BalancedError(f"The runner on {self.name} answered {action} with {answer!r}.",
                                 hint="this is a bug: please report it.")
-        return self._answered(action, answer)
+        return answer
 
     def warm(self) -> None:
         """Open a runner session there ahead of the starts it will serve; a failure is left to them."""
@@ -176,7 +199,8 @@ class RemoteHost:
         return MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
                                   hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.")
 
-    def _answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]:
+    def answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer, unless it is a start the runner refused: that raises, saying why."""
         if answer.get("error") and action == "start":
             raise BalancedError(f"The runner on {self.name} refused to start a worker: {answer['error']}",
                                 hint=f"`git balanced ready {self.name}` checks that machine.")
