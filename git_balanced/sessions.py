@@ -80,29 +80,10 @@ class Session:
                 return True
         return False
 
-    def call(self, action: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-        """The runner's answer, or None when the session ended before answering."""
-        assert self.process.stdin is not None
-        self.used = time.monotonic()
-        try:
-            self.process.stdin.write(json.dumps({"action": action, "request": request}).encode() + b"\n")
-            self.process.stdin.flush()
-        except OSError:  # it ended: a broken pipe
-            return None
-        line = self._line(timeout)
-        self.used = time.monotonic()
-        if line is None:
-            return None
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            return None
-        return answer if isinstance(answer, dict) else None
-
     def call_many(self, action: str, requests: list[dict[str, Any]], timeout: float) -> list[dict[str, Any] | None]:
-        """Several requests sent at once and answered in order: one round trip for all of them. None for
-        each one left unanswered when the session ended. For actions with short answers (a start): the
-        answers wait in the pipe until every request is written."""
+        """Requests sent at once and answered in order: one round trip for all of them. None for each one
+        left unanswered when the session ended. Several at once only for actions with short answers (a
+        start): the answers wait in the pipe until every request is written."""
         assert self.process.stdin is not None
         self.used = time.monotonic()
         lines = b"".join(json.dumps({"action": action, "request": r}).encode() + b"\n" for r in requests)
@@ -158,19 +139,8 @@ class Pool:
 
     def call(self, action: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
         """The runner's answer through a session; None when no session could answer (send a one-off)."""
-        session = self._take(timeout)
-        if session is None:
-            return None
-        try:
-            answer = session.call(action, request, timeout)
-        except BaseException:  # a timeout, or an interrupt: its answer may still come, so it is not reused
-            self._drop(session, kill=True)
-            raise
-        if answer is None:
-            self._drop(session)
-            return None
-        self._give_back(session)
-        return answer
+        answers = self.call_many(action, [request], timeout)
+        return answers[0] if answers else None
 
     def call_many(self, action: str, requests: list[dict[str, Any]],
                   timeout: float) -> list[dict[str, Any] | None] | None:

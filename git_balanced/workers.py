@@ -85,17 +85,6 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     return request
 
 
-def launch(lead: Lead, job: Job, setup: str | None, check: str | None,
-           edit_without_asking: bool) -> tuple[Any, str]:
-    """Push the job's base where it runs and start its runner there: (pid, worktree). Records nothing."""
-    host = host_for(lead, job.machine)
-    # No status call first: both steps are idempotent (the runner answers a second start with the pid of the
-    # first), and on another machine every call is a round trip.
-    host.prepare_base(job.branch, str(job.f.get("base")))
-    answer = host.call("start", build_request(lead, job, host, setup, check, edit_without_asking))
-    return answer.get("pid"), host.worktree_path(job.id)
-
-
 def record_started(lead: Lead, job: Job, pid: Any, worktree: str) -> None:
     jobs_mod.event(lead.repo, job.id, "started",
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
@@ -105,7 +94,10 @@ def record_started(lead: Lead, job: Job, pid: Any, worktree: str) -> None:
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
     """Start a queued job's worker; if a crash left it started already, only record that."""
-    record_started(lead, job, *launch(lead, job, setup, check, edit_without_asking))
+    [(_, started)] = launch_many(lead, [job], setup, check, edit_without_asking)
+    if isinstance(started, BalancedError):
+        raise started
+    record_started(lead, job, *started)
 
 
 def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
@@ -135,7 +127,9 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
 def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
                 edit_without_asking: bool) -> list[tuple[Job, tuple[Any, str] | BalancedError]]:
     """Push the bases of one machine's jobs there and start their runners with one request each, sent
-    together: for each job, (pid, worktree) or the error that kept it from starting. Records nothing."""
+    together: for each job, (pid, worktree) or the error that kept it from starting. Records nothing. No
+    status call first: a push and a start are both safe to repeat (the runner answers a second start with
+    the pid of the first), and on another machine every call is a round trip."""
     try:
         host = host_for(lead, jobs[0].machine)
     except BalancedError as exc:
