@@ -273,10 +273,8 @@ class Transport:
     def run_python(self, source: str, args: list[str], *, input: str | bytes = "",
                    timeout: float | None = 60) -> Result:
         """Run a Python script on the machine with `args`; script and input both travel on stdin."""
-        code = source.encode()
         data = input.encode() if isinstance(input, str) else input
-        stdin = str(len(code)).encode() + b"\n" + code + data
-        return self._ssh(shlex.join(["python3", "-c", BOOTSTRAP, *args]), stdin, timeout)
+        return self._ssh(_python_line(args), _framed(source) + data, timeout)
 
     def open_python(self, source: str, args: list[str]) -> tuple[subprocess.Popen[bytes], int]:
         """A Python script kept running on the machine over the shared connection, to talk to on its stdin
@@ -290,11 +288,9 @@ class Transport:
         _, fd = self.take_slot(wait=False)
         p = None
         try:
-            code = source.encode()
-            cmd = [*self._base(), "-T", "--", self.name, shlex.join(["python3", "-c", BOOTSTRAP, *args])]
-            p = proc.open_pipes(cmd)
+            p = proc.open_pipes([*self._base(), "-T", "--", self.name, _python_line(args)])
             assert p.stdin is not None
-            p.stdin.write(str(len(code)).encode() + b"\n" + code)
+            p.stdin.write(_framed(source))
             p.stdin.flush()
         except BaseException:
             if p is not None:
@@ -336,6 +332,17 @@ class Transport:
 
     def __repr__(self) -> str:
         return f"Transport({self.name!r}, multiplex={self.multiplex})"
+
+
+def _python_line(args: list[str]) -> str:
+    """The remote command that runs a script sent on stdin (BOOTSTRAP), with `args`, quoted."""
+    return shlex.join(["python3", "-c", BOOTSTRAP, *args])
+
+
+def _framed(source: str) -> bytes:
+    """A script as BOOTSTRAP reads it from stdin: its length in bytes on a line, then the script."""
+    code = source.encode()
+    return str(len(code)).encode() + b"\n" + code
 
 
 def _text(data: str | bytes) -> str:
