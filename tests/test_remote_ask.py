@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,18 +18,10 @@ from git_balanced.lead import open_lead
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import background_engine
+from tests.support.runner_calls import call
 from tests.support.sshd import sshd_machines, wire_lead
 
-RUNNER = str(Path(runner.__file__))
 BRANCH = "balanced/asker"
-
-
-def call(action: str, request: dict) -> dict:
-    """`python runner.py ACTION` with the request on stdin, as a machine runs it; its one-line answer."""
-    cp = subprocess.run([sys.executable, RUNNER, action], input=json.dumps(request), capture_output=True,
-                        text=True, timeout=60)
-    assert cp.returncode == 0, f"runner {action} exited {cp.returncode}: {cp.stdout}\n{cp.stderr}"
-    return json.loads(cp.stdout)
 
 
 def status_of(runs: Path, job: str) -> dict:

@@ -18,19 +18,9 @@ from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.machines.transport import BOOTSTRAP
 from tests.support.builders import git, make_repo
+from tests.support.runner_calls import RUNNER, call
 
-RUNNER = str(Path(runner.__file__))
 BRANCH = "balanced/piece"
-
-
-def call(action: str, request: dict) -> dict:
-    """Run `python runner.py ACTION` with the request on stdin, as a machine would, and read its answer."""
-    cp = subprocess.run([sys.executable, RUNNER, action], input=json.dumps(request), capture_output=True,
-                        text=True, timeout=60)
-    assert cp.returncode == 0, f"runner {action} exited {cp.returncode}: {cp.stdout}\n{cp.stderr}"
-    lines = cp.stdout.splitlines()
-    assert len(lines) == 1, f"one JSON line is the whole answer, got {cp.stdout!r}"
-    return json.loads(lines[0])
 
 
 def wait_for(job: str, runs: Path, states: tuple[str, ...] = ("finished",), timeout: float = 30) -> dict:

@@ -24,6 +24,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git_balanced.runner import _alive as process_alive  # zombie-aware
+
 SSHD = "/usr/sbin/sshd"
 # The interpreter machine users run: the project's own python may live under /root, which they cannot read.
 MACHINE_PYTHON = "/usr/bin/python3"
@@ -369,7 +371,7 @@ def _sweep_stale_users() -> None:
             owner = int(mark.read_text())
         except (OSError, ValueError):
             continue  # not ours: no mark
-        if _pid_alive(owner):
+        if process_alive(owner):
             continue
         uid = int(fields[2])
         for pid in _pids():
@@ -413,16 +415,6 @@ def _uid_of(pid: int) -> int:
 
 def _current_user() -> str:
     return pwd.getpwuid(os.geteuid()).pw_name
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _wait_until(cond: Callable[[], bool], seconds: float, what: str) -> None:
