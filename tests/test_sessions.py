@@ -136,6 +136,23 @@ def test_a_local_session_that_died_is_replaced(lead: Lead) -> None:
     assert pool.count == 1 and pool.idle[0].process.pid != dead.pid, "a new session took the dead one's place"
 
 
+def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import git_balanced.hosts as hosts
+
+    host = LocalHost(lead.repo)
+    # It shrugs off SIGTERM, so the runner waits its grace of 10 s, and the stop its 5, before it ends.
+    host.call("start", start_request(lead, host, "slow", "trap '' TERM; while :; do sleep 0.1; done"))
+    deadline = time.monotonic() + 20
+    while not host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"]:
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.05)
+    monkeypatch.setattr(hosts, "LOCAL_TIMEOUT", 0.5)
+    with pytest.raises(BalancedError, match="The runner on this machine did not answer stop within 0 s"):
+        host.call("stop", {"job": "slow", "runs_dir": RUNS_DIR, "wait": 5})
+    assert local_pool().count == 0, "the session that did not answer in time was not kept"
+
+
 def test_a_second_session_opens_only_when_the_first_stays_busy(lead: Lead) -> None:
     pool = local_pool()
     pool.warm(10)
