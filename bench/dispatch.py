@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from git_balanced import workers  # noqa: E402
-from git_balanced.engine import Engine  # noqa: E402
+from git_balanced.engine import workers  # noqa: E402
+from git_balanced.engine.loop import Engine  # noqa: E402
 from git_balanced.git import Repo  # noqa: E402
 from git_balanced.jobs import all_jobs  # noqa: E402
 from git_balanced.lead import Lead  # noqa: E402

@@ -40,16 +40,16 @@ def _json_opt(f: Any) -> Any:
 def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None) -> int:
     """Write .magnum/settings.toml (never over an existing one), add the balanced hooks to
     .pre-commit-config.yaml and install them."""
-    from git_balanced import hooks
+    from git_balanced.commands import init
 
-    return hooks.init_command(check=check_cmd, setup=setup_cmd, agent=agent)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")
 @click.option("--yes", is_flag=True, help="Approve without asking.")
 def allow(yes: bool) -> int:
     """Approve this repository's setup and check commands, exactly as they are now."""
-    from git_balanced import trust_cmd
+    from git_balanced.commands import trust as trust_cmd
 
     return trust_cmd.allow_command(yes=yes)
 
@@ -57,7 +57,7 @@ def allow(yes: bool) -> int:
 @cli.command(short_help="Refuse the setup and check commands.")
 def deny() -> int:
     """Refuse this repository's setup and check commands; nothing runs them until `allow`."""
-    from git_balanced import trust_cmd
+    from git_balanced.commands import trust as trust_cmd
 
     return trust_cmd.deny_command()
 
@@ -66,7 +66,7 @@ def deny() -> int:
 @_json_opt
 def trust(as_json: bool) -> int:
     """Show the setup and check commands and whether you approved them."""
-    from git_balanced import trust_cmd
+    from git_balanced.commands import trust as trust_cmd
 
     return trust_cmd.trust_command(as_json=as_json)
 
@@ -78,7 +78,7 @@ def trust(as_json: bool) -> int:
 def check(rev: str, force: bool, as_json: bool) -> int:
     """Run the check on REV's tree in a scratch worktree; the same tree and command is answered from
     its note. Exits with the check's status."""
-    from git_balanced import check_cmd
+    from git_balanced.commands import check as check_cmd
 
     return check_cmd.check_command(rev, force=force, as_json=as_json)
 
@@ -92,7 +92,7 @@ def machines(ctx: click.Context, as_json: bool) -> int | None:
     running workers, preference."""
     if ctx.invoked_subcommand is not None:
         return None
-    from git_balanced.machines import machines_cmd
+    from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.list_command(as_json=as_json)
 
@@ -104,7 +104,7 @@ def machines(ctx: click.Context, as_json: bool) -> int | None:
               type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
 def machines_add(name: str, host: str | None, preference: str) -> int:
     """Add NAME, reached over SSH as HOST, with a preference for placement."""
-    from git_balanced.machines import machines_cmd
+    from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.add_command(name, host=host, preference=preference)
 
@@ -113,7 +113,7 @@ def machines_add(name: str, host: str | None, preference: str) -> int:
 @click.argument("name")
 def machines_rm(name: str) -> int:
     """Forget NAME."""
-    from git_balanced.machines import machines_cmd
+    from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.rm_command(name)
 
@@ -122,7 +122,7 @@ def machines_rm(name: str) -> int:
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
 def tick(names: tuple[str, ...]) -> int:
     """Tick machines for this repository (the first time, only `local` is ticked)."""
-    from git_balanced.machines import machines_cmd
+    from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.tick_command(list(names), on=True)
 
@@ -131,7 +131,7 @@ def tick(names: tuple[str, ...]) -> int:
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
 def untick(names: tuple[str, ...]) -> int:
     """Untick machines for this repository; workers running there go on."""
-    from git_balanced.machines import machines_cmd
+    from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.tick_command(list(names), on=False)
 
@@ -142,7 +142,7 @@ def untick(names: tuple[str, ...]) -> int:
 def ready(names: tuple[str, ...], yes: bool) -> int:
     """Connect to each ticked machine (or those named), find git, python3 and the agents, copy the project to
     ~/<repository>, check free room and the git identity there."""
-    from git_balanced.machines import ready as ready_mod
+    from git_balanced.commands import ready as ready_mod
 
     return ready_mod.ready_command(list(names), yes=yes)
 
@@ -155,7 +155,7 @@ def ready(names: tuple[str, ...], yes: bool) -> int:
 @_json_opt
 def plan(file: str, budget: float | None, start: bool, as_json: bool) -> int:
     """Read a plan file (or - for stdin), check it, place its pieces and store it."""
-    from git_balanced import plan as plan_mod
+    from git_balanced.commands import plan as plan_mod
 
     return plan_mod.plan_command(file, budget=budget, start=start, as_json=as_json)
 
@@ -164,7 +164,7 @@ def plan(file: str, budget: float | None, start: bool, as_json: bool) -> int:
 @_json_opt
 def plans(as_json: bool) -> int:
     """Every plan, newest first, with its state."""
-    from git_balanced import plan as plan_mod
+    from git_balanced.commands import plan as plan_mod
 
     return plan_mod.plans_command(as_json=as_json)
 
@@ -173,7 +173,7 @@ def plans(as_json: bool) -> int:
 @click.argument("plan_id", metavar="[PLAN]", required=False)
 def start(plan_id: str | None) -> int:
     """Mark the plan started; the engine then starts each piece whose `after` have landed."""
-    from git_balanced import plan as plan_mod
+    from git_balanced.commands import plan as plan_mod
 
     return plan_mod.start_command(plan_id)
 
@@ -188,7 +188,7 @@ def start(plan_id: str | None) -> int:
 def worker(task: str, machine: str | None, agent: str | None, model: str | None, budget: float | None,
            run_cmd: str | None) -> int:
     """Hand TASK to one worker (a plan of one piece, started at once)."""
-    from git_balanced import plan as plan_mod
+    from git_balanced.commands import plan as plan_mod
 
     return plan_mod.worker_command(task, machine=machine, agent=agent, model=model, budget=budget, run=run_cmd)
 
@@ -201,7 +201,7 @@ def worker(task: str, machine: str | None, agent: str | None, model: str | None,
 def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
     """The engine starts pieces whose `after` have landed, watches workers, lands what finished through
     the landing queue, and tries failed pieces again. One per repository."""
-    from git_balanced import engine_cmd
+    from git_balanced.commands import engine as engine_cmd
 
     return engine_cmd.engine_command(once=once, until_idle=until_idle, detach=detach, stop=stop_it)
 
@@ -212,7 +212,7 @@ def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
 @click.option("--watch", is_flag=True, help="Redraw as things change.")
 def board(as_json: bool, show_all: bool, watch: bool) -> int:
     """The board: Now (what waits on you), Running (a dot per worker), Next (what comes)."""
-    from git_balanced import board as board_mod
+    from git_balanced.commands import board as board_mod
 
     return board_mod.board_command(as_json=as_json, show_all=show_all, watch=watch)
 
@@ -222,7 +222,7 @@ def board(as_json: bool, show_all: bool, watch: bool) -> int:
 @click.option("--follow", is_flag=True, help="Keep printing as more comes.")
 def inbox(as_json: bool, follow: bool) -> int:
     """One line per thing the lead hears, in words."""
-    from git_balanced import inbox as inbox_mod
+    from git_balanced.commands import inbox as inbox_mod
 
     return inbox_mod.inbox_command(as_json=as_json, follow=follow)
 
@@ -231,7 +231,7 @@ def inbox(as_json: bool, follow: bool) -> int:
 @click.argument("job")
 def stop(job: str) -> int:
     """Stop JOB's worker; its branch is kept."""
-    from git_balanced import jobs_cmd
+    from git_balanced.commands import jobs as jobs_cmd
 
     return jobs_cmd.stop_command(job)
 
@@ -240,7 +240,7 @@ def stop(job: str) -> int:
 @click.argument("job")
 def retry(job: str) -> int:
     """A new attempt at JOB's piece, continuing from what it committed."""
-    from git_balanced import jobs_cmd
+    from git_balanced.commands import jobs as jobs_cmd
 
     return jobs_cmd.retry_command(job)
 
@@ -249,7 +249,7 @@ def retry(job: str) -> int:
 @click.argument("job")
 def dismiss(job: str) -> int:
     """Hide JOB from the board; its history stays in git."""
-    from git_balanced import jobs_cmd
+    from git_balanced.commands import jobs as jobs_cmd
 
     return jobs_cmd.dismiss_command(job)
 
@@ -264,7 +264,7 @@ def dismiss(job: str) -> int:
 def land(names: tuple[str, ...], take_all: bool, include_protected: bool, as_json: bool) -> int:
     """Merge the named branches onto the lead's branch, check the result once, and move the lead's branch
     only to a commit whose exact tree passed. A failing batch is bisected to land what passes."""
-    from git_balanced import land_cmd
+    from git_balanced.commands import land as land_cmd
 
     return land_cmd.land_command(list(names), take_all=take_all, include_protected=include_protected,
                                  as_json=as_json)
@@ -275,9 +275,9 @@ def land(names: tuple[str, ...], take_all: bool, include_protected: bool, as_jso
 @click.argument("text")
 def ask(text: str) -> int:
     """Post TEXT to the lead's inbox and print the answer when it comes."""
-    from git_balanced import questions
+    from git_balanced.commands import ask
 
-    return questions.ask_command(text)
+    return ask.ask_command(text)
 
 
 @cli.command(short_help="Answer a worker's question.")
@@ -287,25 +287,25 @@ def ask(text: str) -> int:
 @click.option("--deny", is_flag=True, help="Deny what was asked.")
 def answer(qid: str, text: str | None, allow: bool, deny: bool) -> int:
     """Answer question ID with TEXT, --allow or --deny; the first answer counts."""
-    from git_balanced import questions
+    from git_balanced.commands import ask
 
-    return questions.answer_command(qid, text, allow=allow, deny=deny)
+    return ask.answer_command(qid, text, allow=allow, deny=deny)
 
 
 @cli.command(name="pass", short_help="Pass a worker's question on to you.")
 @click.argument("qid", metavar="ID")
 def pass_(qid: str) -> int:
     """Hand question ID to you: it shows under Now on the board."""
-    from git_balanced import questions
+    from git_balanced.commands import ask
 
-    return questions.pass_command(qid)
+    return ask.pass_command(qid)
 
 
 @cli.command(short_help="What would ship, with the check run again.")
 @_json_opt
 def review(as_json: bool) -> int:
     """Sum up what would ship from the lead's branch against its upstream, and check it."""
-    from git_balanced import review as review_mod
+    from git_balanced.commands import review as review_mod
 
     return review_mod.review_command(as_json=as_json)
 
@@ -314,7 +314,7 @@ def review(as_json: bool) -> int:
 @click.argument("text")
 def correct(text: str) -> int:
     """Record a correction; the board then says how often the lead was corrected."""
-    from git_balanced import review as review_mod
+    from git_balanced.commands import review as review_mod
 
     return review_mod.correct_command(text)
 
@@ -323,7 +323,7 @@ def correct(text: str) -> int:
 @click.option("--yes", is_flag=True, help="Push without asking.")
 def ship(yes: bool) -> int:
     """Show the steps, ask, and push the lead's branch to its upstream only on a yes."""
-    from git_balanced import review as review_mod
+    from git_balanced.commands import review as review_mod
 
     return review_mod.ship_command(yes=yes)
 
@@ -339,27 +339,27 @@ def schedule() -> None:
 def schedule_add(when: str, text: str) -> int:
     """WHEN is `daily HH:MM`, `weekdays HH:MM`, `every N minutes`, `every N hours` or
     `once YYYY-MM-DD HH:MM`, in this machine's local time."""
-    from git_balanced import schedules
+    from git_balanced.commands import schedule
 
-    return schedules.add_command(when, text)
+    return schedule.add_command(when, text)
 
 
 @schedule.command(name="list", short_help="List schedules.")
 @_json_opt
 def schedule_list(as_json: bool) -> int:
     """Every schedule with its next time."""
-    from git_balanced import schedules
+    from git_balanced.commands import schedule
 
-    return schedules.list_command(as_json=as_json)
+    return schedule.list_command(as_json=as_json)
 
 
 @schedule.command(name="rm", short_help="Remove a schedule.")
 @click.argument("name")
 def schedule_rm(name: str) -> int:
     """Remove schedule NAME (s1, s2, ...)."""
-    from git_balanced import schedules
+    from git_balanced.commands import schedule
 
-    return schedules.rm_command(name)
+    return schedule.rm_command(name)
 
 
 # -- sharing and history -------------------------------------------------------------------------------------
@@ -368,7 +368,7 @@ def schedule_rm(name: str) -> int:
 @_json_opt
 def sync(remote: str, as_json: bool) -> int:
     """Share plans, jobs, schedules, the inbox and the notes with REMOTE."""
-    from git_balanced import sync_cmd
+    from git_balanced.commands import sync as sync_cmd
 
     return sync_cmd.sync_command(remote, as_json=as_json)
 
@@ -378,9 +378,9 @@ def sync(remote: str, as_json: bool) -> int:
 @_json_opt
 def log_(limit: int, as_json: bool) -> int:
     """List what landed in the lead's branch, newest first, with its note."""
-    from git_balanced import landlog
+    from git_balanced.commands import log
 
-    return landlog.log_command(limit=limit, as_json=as_json)
+    return log.log_command(limit=limit, as_json=as_json)
 
 
 # -- plumbing -----------------------------------------------------------------------------------------------
@@ -389,16 +389,16 @@ def log_(limit: int, as_json: bool) -> int:
 @click.argument("args", nargs=-1)
 def hook(name: str, args: tuple[str, ...]) -> int:
     """Run the balanced hook NAME (pre-merge-commit, pre-push, ...)."""
-    from git_balanced import hooks
+    from git_balanced.commands import hook
 
-    return hooks.run_hook(name, list(args))
+    return hook.run_hook(name, list(args))
 
 
 @cli.command(short_help="A whole run on a sample repository in a temporary folder.")
 @click.option("--keep", is_flag=True, help="Keep the sample repository and print where it is.")
 def demo(keep: bool) -> int:
     """Build a sample project, run git balanced on it and show what happened. No account needed."""
-    from git_balanced import demo as demo_mod
+    from git_balanced.commands import demo as demo_mod
 
     return demo_mod.demo_command(keep=keep)
 

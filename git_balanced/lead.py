@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,15 @@ class Lead:
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
+
+    @property
+    def wake_path(self) -> str:
+        return str(self.repo.state_dir / "engine.wake")
+
+    def wake_engine(self) -> None:
+        """Tell a sleeping engine to look again now (commands that add work call this)."""
+        with open(self.wake_path, "a"):
+            os.utime(self.wake_path)
 
 
 def open_checkout(cwd: str | None = None) -> Repo:

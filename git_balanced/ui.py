@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 
@@ -27,3 +28,8 @@ def emit_json(data: Any) -> None:
 def tail(text: str, n: int = 10, indent: str = "    ") -> str:
     lines = text.rstrip().splitlines()[-n:]
     return "\n".join(indent + x for x in lines)
+
+
+def clock(ts: float) -> str:
+    """A moment as the lead reads it in messages and on the board: the local hour and minute."""
+    return time.strftime("%H:%M", time.localtime(float(ts)))

@@ -46,6 +46,6 @@ def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
 def _sessions_closed() -> Iterator[None]:
     """Runner sessions a test opened end with it (they keep the HOME they were opened in)."""
     yield
-    from git_balanced import sessions
+    from git_balanced.machines import sessions
 
     sessions.close_all()

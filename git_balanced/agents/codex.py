@@ -9,8 +9,8 @@ import time
 
 from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
 from git_balanced.agents.base import budget_words as _budget_words
-from git_balanced.agents.meter import SUMMARY_EVENT
 from git_balanced.agents.prices import meter_prices, price
+from git_balanced.shipped.meter import SUMMARY_EVENT
 
 # "You’ve hit your usage limit. … try again at 9:43 AM." (curly apostrophe); a later day carries a date.
 LIMIT = re.compile(r"hit your usage limit", re.I)

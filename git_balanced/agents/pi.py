@@ -6,7 +6,7 @@ import re
 
 from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
 from git_balanced.agents.base import budget_words as _budget_words
-from git_balanced.agents.meter import SUMMARY_EVENT
+from git_balanced.shipped.meter import SUMMARY_EVENT
 
 READ_ONLY_TOOLS = "read,grep,find,ls"
 SIGNIN = re.compile(r"^(401|403)\b|no api key|api key (is )?(missing|required|not found)|unauthori[sz]ed|"

@@ -18,12 +18,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from git_balanced import runner, sessions
 from git_balanced.errors import BalancedError
-from git_balanced.hosts import earlier_work
 from git_balanced.lead import Lead
-from git_balanced.machines import inventory
+from git_balanced.machines import inventory, sessions
+from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport
+from git_balanced.shipped import runner
 
 PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).

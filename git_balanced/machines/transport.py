@@ -25,7 +25,7 @@ from pathlib import Path
 from git_balanced import proc
 from git_balanced.errors import BalancedError
 from git_balanced.proc import Result
-from git_balanced.runner import _alive as process_alive  # zombie-aware, stdlib
+from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware, stdlib
 
 MAX_SESSIONS = 6
 CONNECT_TIMEOUT = 10

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from git_balanced import runner
+from git_balanced.shipped import runner
 
 RUNNER = str(Path(runner.__file__))
 

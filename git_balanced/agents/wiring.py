@@ -1,0 +1,121 @@
+"""The wiring of the agents' hooks into a worker: the templates filled in, the environment, the guard."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from git_balanced.shipped import guard
+
+
+def balanced_argv(local: bool = True) -> list[str]:
+    """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
+    return [sys.executable, "-m", "git_balanced.cli"] if local else ["git", "balanced"]
+
+
+def render(name: str, argv: list[str] | None = None) -> str:
+    """A template of templates/ with `{balanced}` (a command line) or `{balanced_argv}` (a JSON list) filled."""
+    argv = argv or balanced_argv()
+    text = resources.files("git_balanced").joinpath(f"templates/{name}").read_text(encoding="utf-8")
+    if name.endswith(".json"):
+        text = text.replace("{balanced}", json.dumps(shlex.join(argv))[1:-1])
+    return text.replace("{balanced_argv}", json.dumps(argv))
+
+
+def claude_settings(argv: list[str] | None = None) -> str:
+    """A worker's `--settings` for Claude Code: the PreToolUse hook."""
+    return render("claude-settings.json", argv)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value)  # strings and numbers: JSON's forms are valid TOML
+
+
+def codex_hook_args(argv: list[str] | None = None) -> list[str]:
+    """A worker's hooks for `codex exec`, as `-c hooks.<Event>=[...]` overrides, trusted for this run only
+    (Codex skips hooks nobody reviewed unless told they were checked outside it)."""
+    spec = json.loads(render("codex-hooks.json", argv))["hooks"]
+    args = ["--dangerously-bypass-hook-trust"]
+    for event, groups in spec.items():
+        args += ["-c", f"hooks.{event}={_toml(groups)}"]
+    return args
+
+
+def with_hooks(agent: str, run: Any, local: bool) -> Any:
+    """A Codex or Pi worker's run with its hooks added before the task (their last argument): `-c hooks...`
+    for Codex, the extension for Pi. Claude's come through the adapter's `settings_json`; others have none."""
+    from dataclasses import replace
+
+    argv = balanced_argv(local)
+    if agent == "codex":
+        return replace(run, argv=[*run.argv[:-1], *codex_hook_args(argv), run.argv[-1]])
+    if agent == "pi":
+        files = {**run.files, "balanced.ts": render("pi-balanced.ts", argv)}
+        return replace(run, argv=[*run.argv[:-1], "-e", "{run_dir}/balanced.ts", run.argv[-1]], files=files)
+    return run
+
+
+def worker_env(lead: Any, job: Any, worktree: str, local: bool) -> dict[str, str]:
+    """What a worker's hooks and `git balanced ask` need to know: its job, its lead, the lead's settings."""
+    from git_balanced.lead import settings_at
+
+    settings = settings_at(lead.repo, lead.branch).balanced
+    env = {"GIT_BALANCED_JOB": job.id, "GIT_BALANCED_BRANCH": lead.branch, "GIT_BALANCED_WORKTREE": worktree,
+           "GIT_BALANCED_ASK_COMMANDS": "1" if settings.lead_allows_commands else "0",
+           "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1" if settings.workers_edit_without_asking else "0"}
+    if local:  # a worker elsewhere asks through its runner's own `git balanced` (runner.ASK_SHIM)
+        env["GIT_BALANCED_LEAD"] = str(lead.repo.root)
+    return env
+
+
+def guard_request(lead: Any, job: Any) -> dict[str, Any] | None:
+    """The guard for the runner to install (guard.py itself and its spec), or None for a piece without paths.
+    The spec names the globs of the other live pieces, so a refusal can say whose a path is."""
+    from git_balanced import jobs as J
+    from git_balanced.state import cache
+
+    paths = list(job.f.get("paths") or [])
+    if not paths:
+        return None
+    owners: dict[str, list[str]] = {}
+    plan = cache.read_one(lead.repo, "plans", job.plan) if job.plan else None
+    for piece in (plan or {}).get("fields", {}).get("pieces", []):
+        if piece.get("id") != job.piece and piece.get("paths"):
+            owners[str(piece["id"])] = list(piece["paths"])
+    for other in J.all_jobs(lead.repo).values():
+        if other.state in J.LIVE and other.piece != job.piece and other.f.get("paths") \
+                and other.f.get("lead") == job.f.get("lead"):
+            owners.setdefault(other.piece, list(other.f["paths"]))
+    script = Path(guard.__file__).read_text(encoding="utf-8")
+    return {"script": script, "spec": {"piece": job.piece, "job": job.id, "paths": paths, "owners": owners}}
+
+
+# Claude Code's, Codex's and Pi's tool names for reading: never a question, whatever the settings say.
+READS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "TodoRead", "Task", "Agent", "BashOutput",
+         "ToolSearch", "read", "grep", "find", "ls"}
+
+
+EDITS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
+         "write": "path", "edit": "path"}
+
+
+PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.M)
+
+
+ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
+
+
+def hook_rules() -> dict[str, Any]:
+    """What pre_tool_use judges a tool call by, for the runner's script on a machine without git balanced
+    (runner.ASK_SHIM): the reads, the edits and the field naming their path, a patch's paths, asking."""
+    return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
+            "asking": ASKING.pattern}

@@ -1,0 +1,158 @@
+"""The board: what waits on you (Now), what runs (Running), what comes (Next)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from git_balanced import ui
+from git_balanced.jobs import Job, all_jobs, latest_by_piece
+from git_balanced.landing.review import corrections_line
+from git_balanced.lead import Lead, open_lead
+from git_balanced.state import cache
+
+DOTS = {"queued": "◌", "running": "◐", "paused": "‖", "finished": "○", "checking": "○", "landed": "●",
+        "failed": "✗", "stopped": "■", "held": "!", "retried": "↻", "lost": "?", "waiting": "·"}
+DONE = ("landed", "failed", "stopped", "retried", "lost")
+FOLD_AFTER = 5
+
+
+def _reason(j: Job) -> str:
+    f = j.f
+    if j.state == "landed":
+        budget = ", stopped at its budget" if f.get("budget_stopped") else ""
+        return f"landed in {f.get('landed_in', f.get('lead', ''))} as {str(f.get('landed', ''))[:7]}{budget}"
+    if j.state == "paused" and f.get("reset_at"):
+        return (f"paused for its plan's usage limit until {ui.clock(f['reset_at'])}; "
+                f"goes on at {ui.clock(f.get('resume_at') or f['reset_at'])}")
+    if j.state == "retried" and f.get("moved_to"):
+        return f"{f.get('reason')} (its plan's usage limit resets at {ui.clock(f.get('reset_at') or 0)})"
+    if j.state == "retried":
+        return str(f.get("reason") or f.get("failure") or "failed") + " (tried again)"
+    if j.state in ("failed", "stopped", "lost", "held"):
+        why = str(f.get("reason") or f.get("failure") or j.state)
+        return f"{why.rstrip('.')}. {f['final']}" if f.get("final") else why
+    if j.state == "running":
+        if f.get("asked"):
+            return "asked its lead"
+        if f.get("answered_by"):
+            return f"answered by {f['answered_by']}"
+        started = float(f.get("started_at") or j.updated)
+        return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
+    if j.state == "finished":
+        return "finished, waiting for its check"
+    if j.state == "queued" and f.get("waits_for"):
+        return f"waits: {f['waits_for']}"
+    if j.state == "queued":
+        return "queued" + (f" ({f['retry_reason']})" if f.get("retry_reason") else "")
+    return j.state
+
+
+
+def job_row(j: Job) -> dict[str, Any]:
+    f = j.f
+    return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": f.get("title") or str(f.get("task", ""))[:80],
+            "state": j.state, "machine": j.machine, "agent": f.get("agent"), "model": f.get("model"),
+            "attempt": j.attempt, "branch": j.branch, "base": f.get("base"), "cost_usd": f.get("cost_usd"),
+            "budget_usd": f.get("budget_usd"), "reason": _reason(j), "landed": f.get("landed"),
+            "resume_at": f.get("resume_at") if j.state == "paused" else None,
+            "dismissed": j.dismissed, "updated": j.updated}
+
+
+def collect(lead: Lead) -> dict[str, Any]:
+    """The board as data."""
+    plans = {pid: p for pid, p in cache.read_all(lead.repo, "plans").items()
+             if p["fields"].get("lead") == lead.branch}
+    jobs = {jid: j for jid, j in all_jobs(lead.repo).items() if j.plan in plans}
+    latest = latest_by_piece(jobs)
+    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
+    now = [r for r in rows if r["state"] == "held"]
+    now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
+            and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
+    nxt = []
+    for pid, p in sorted(plans.items()):
+        if p["state"] not in ("created", "started"):
+            continue
+        for piece in p["fields"]["pieces"]:
+            if (pid, piece["id"]) not in latest:
+                nxt.append({"plan": pid, "piece": piece["id"], "after": piece["after"],
+                            "words": piece.get("after_words") or ("waits for `git balanced start`"
+                                                                  if p["state"] == "created" else "about to start"),
+                            "machine": piece["placed"]})
+    extra = _extras(lead)
+    return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
+            "plans": [{"id": pid, "task": p["fields"]["task"], "state": p["state"]} for pid, p in plans.items()]}
+
+
+def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
+    """What other parts add to the board: questions passed to you, corrections, the next schedule."""
+    from git_balanced.channel import questions, schedules
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for mod in (questions, schedules):
+        for key, items in mod.board_items(lead).items():
+            out.setdefault(key, []).extend(items)
+    line = corrections_line(lead)
+    if line:
+        out.setdefault("now", []).append({"text": line, "kind": "corrections"})
+    return out
+
+
+def render(data: dict[str, Any], show_all: bool = False) -> str:
+    lines: list[str] = []
+    if data["now"]:
+        lines.append("Now")
+        for r in data["now"]:
+            if "text" in r:
+                lines.append(f"  {r['text']}")
+            else:
+                lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {r['reason']}  ({r['id']})")
+    rows = data["jobs"]
+    if rows:
+        lines.append("Running")
+        done = [r for r in rows if r["state"] in DONE]
+        live = [r for r in rows if r["state"] not in DONE]
+        shown = done if show_all or len(done) <= FOLD_AFTER else []
+        if not shown and done:
+            counts: dict[str, int] = {}
+            for r in done:
+                counts[r["state"]] = counts.get(r["state"], 0) + 1
+            order = ["landed", "failed", "stopped", "retried", "lost"]
+            lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in order if s in counts))
+        width = max(len(r["piece"]) for r in rows)
+        for r in shown + live:
+            bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]
+            if r["cost_usd"]:
+                bits.append(f"${r['cost_usd']:.2f}" + (f" of ${r['budget_usd']:.2f}" if r["budget_usd"] else ""))
+            lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']:<{width}}  {r['reason']} · "
+                         + " · ".join(b for b in bits if b))
+    if data["next"]:
+        lines.append("Next")
+        for n in data["next"]:
+            lines.append(f"  · {n['piece']}  {n['words']}" if "piece" in n else f"  {n['text']}")
+    if not lines:
+        lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
+    return "\n".join(lines)
+
+
+def board_command(*, as_json: bool, show_all: bool, watch: bool) -> int:
+    lead = open_lead()
+    if as_json:
+        ui.emit_json(collect(lead))
+        return 0
+    if not watch:
+        ui.say(render(collect(lead), show_all))
+        return 0
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    console = Console()
+    with Live(Text(render(collect(lead), show_all)), console=console, refresh_per_second=2) as live:
+        try:
+            while True:
+                time.sleep(1.0)
+                live.update(Text(render(collect(lead), show_all)))
+        except KeyboardInterrupt:
+            pass
+    return 0

@@ -1,0 +1,48 @@
+"""`git balanced inbox`: what the lead hears."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from git_balanced.channel.inbox import entries
+from git_balanced.ui import clock
+
+
+def inbox_command(*, as_json: bool, follow: bool) -> int:
+    """Print what the lead heard; with --follow, keep printing as more comes."""
+    from git_balanced import ui
+    from git_balanced.lead import open_lead
+
+    lead = open_lead()
+    seen: set[str] = set()
+
+    def show(items: list[dict[str, Any]]) -> None:
+        for e in items:
+            if e["sha"] in seen:
+                continue
+            seen.add(e["sha"])
+            if as_json:
+                import json
+                import sys
+
+                sys.stdout.write(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            else:
+                ui.say(f"{clock(e['time'])}  {e['text']}")
+
+    known: set[str] = set()
+    items = entries(lead.repo, lead.branch, known=known)
+    if as_json and not follow:
+        ui.emit_json(items)
+        return 0
+    if not items and not follow:
+        ui.say("Nothing yet.")
+    show(items)
+    try:
+        while follow:
+            time.sleep(1.0)
+            show(entries(lead.repo, lead.branch, known=known))
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,77 @@
+"""`git balanced land`: finished workers or named branches, through the landing queue."""
+
+from __future__ import annotations
+
+from git_balanced import ui
+from git_balanced.errors import BalancedError
+from git_balanced.landing.candidates import LANDABLE, job_candidate, record
+from git_balanced.landing.queue import Candidate, Queue, Verdict
+from git_balanced.lead import Lead, open_lead
+from git_balanced.state import cache
+
+
+def resolve(lead: Lead, names: list[str], take_all: bool) -> list[Candidate]:
+    """Candidates from job ids, worker branches or any local branch; `--all`: every finished worker."""
+    jobs = cache.read_all(lead.repo, "jobs")
+    by_branch = {j["fields"].get("branch"): (jid, j) for jid, j in jobs.items()
+                 if j["state"] in LANDABLE}
+    out: list[Candidate] = []
+    if take_all:
+        for jid, j in sorted(jobs.items()):
+            if j["state"] == "finished" and (c := job_candidate(lead, jid, j)):
+                out.append(c)
+    for name in names:
+        if name in jobs:
+            c = job_candidate(lead, name, jobs[name])
+        elif name.removeprefix("refs/heads/") in by_branch:
+            jid, j = by_branch[name.removeprefix("refs/heads/")]
+            c = job_candidate(lead, jid, j)
+        else:
+            branch = name.removeprefix("refs/heads/")
+            tip = lead.repo.read_ref(f"refs/heads/{branch}")
+            if tip is None:
+                raise BalancedError(f"There is no job or local branch named {name!r}.",
+                                    hint="see `git balanced board` for jobs and `git branch` for branches.")
+            c = Candidate(branch=branch, tip=tip)
+        if c is None:
+            raise BalancedError(f"Job {name} has no branch to land yet.", hint="see `git balanced board`.")
+        if c.branch == lead.branch:
+            raise BalancedError(f"{c.branch} is the lead's branch itself.", hint="name another branch to land.")
+        if all(x.branch != c.branch for x in out):
+            out.append(c)
+    return out
+
+
+def show(v: Verdict, lead: Lead) -> None:
+    if v.status == "landed":
+        ui.say(f"landed    {v.branch} → {lead.branch} as {(v.commit or '')[:7]}")
+    elif v.status == "already":
+        ui.say(f"already   {v.branch}: {v.reason}")
+    else:
+        ui.say(f"{v.status.replace('_', ' '):<9} {v.branch}: {v.reason}")
+        if v.tail:
+            ui.say(ui.tail(v.tail, 8))
+
+
+def land_command(names: list[str], *, take_all: bool, include_protected: bool, as_json: bool) -> int:
+    lead = open_lead()
+    cands = resolve(lead, names, take_all)
+    if not cands:
+        if as_json:
+            ui.emit_json({"verdicts": [], "check_runs": 0})
+        else:
+            ui.say("Nothing to land." if take_all else "Name branches or jobs to land, or use --all.")
+        return 0
+    q = Queue(lead, include_protected=include_protected)
+    verdicts = q.run(cands)
+    record(lead, verdicts)
+    if as_json:
+        ui.emit_json({"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs,
+                      "rounds": q.rounds})
+    else:
+        for v in verdicts:
+            show(v, lead)
+        if q.check_runs:
+            ui.note(f"{q.check_runs} check run{'s' if q.check_runs != 1 else ''} in {q.rounds} "
+                    f"round{'s' if q.rounds != 1 else ''}.")
+    return 0 if all(v.status in ("landed", "already") for v in verdicts) else 1

@@ -1,0 +1,97 @@
+"""`git balanced plan`, `plans`, `start` and `worker`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced import ui
+from git_balanced.errors import BalancedError
+from git_balanced.lead import open_lead
+from git_balanced.plans.store import read_source, slug, start_plan, store
+from git_balanced.state import cache
+
+
+def show_plan(plan_id: str, data: dict[str, Any]) -> None:
+    budget = f" · budget ${data['budget_usd']:.2f}" if data.get("budget_usd") is not None else ""
+    n = len(data["pieces"])
+    ui.say(f"Plan {plan_id}: {data['task']} · {n} piece{'s' if n != 1 else ''}{budget}")
+    width = max(len(p["id"]) for p in data["pieces"])
+    for p in data["pieces"]:
+        where = p["after_words"] or p["why"]
+        share = f" · ${p['budget_usd']:.2f}" if p.get("budget_usd") is not None else ""
+        ui.say(f"  {p['id']:<{width}}  {where}{share}")
+        if p["after_words"]:
+            ui.say(f"  {'':<{width}}  then {p['why']}")
+
+
+def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool) -> int:
+    lead = open_lead()
+    text, name = read_source(source)
+    plan_id, data = store(lead, text, name, budget)
+    if start:
+        start_plan(lead, plan_id)
+    if as_json:
+        ui.emit_json({"plan": plan_id, **data, "started": start})
+    else:
+        show_plan(plan_id, data)
+        ui.say("Started: `git balanced engine` runs it; `git balanced board` shows it." if start else
+               f"Start it with `git balanced start {plan_id}`.")
+    return 0
+
+
+def start_command(plan_id: str | None) -> int:
+    lead = open_lead()
+    pid = start_plan(lead, plan_id)
+    ui.say(f"Plan {pid} started. `git balanced engine` runs it (or `engine --detach` in the background).")
+    return 0
+
+
+def plans_command(*, as_json: bool) -> int:
+    lead = open_lead()
+    plans = cache.read_all(lead.repo, "plans")
+    rows = [{"id": pid, "state": p["state"], "task": p["fields"].get("task"), "lead": p["fields"].get("lead"),
+             "pieces": len(p["fields"].get("pieces", [])), "budget_usd": p["fields"].get("budget_usd"),
+             "created": p["created"]} for pid, p in sorted(plans.items(), reverse=True)]
+    if as_json:
+        ui.emit_json(rows)
+        return 0
+    if not rows:
+        ui.say("No plans yet. Store one with `git balanced plan FILE`.")
+    for r in rows:
+        count = f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}"
+        ui.say(f"{r['id']}  {r['state']:<9} {count}  {r['task']}")
+    return 0
+
+
+def worker_command(task: str, *, machine: str | None, agent: str | None, model: str | None,
+                   budget: float | None, run: str | None) -> int:
+    """One worker for one piece: a plan of one piece, started at once."""
+    import json
+
+    if not task.strip():
+        raise BalancedError("TASK is empty: say what the worker should do.",
+                            hint='git balanced worker "Add a /health endpoint"')
+    if run is not None and agent not in (None, "shell"):
+        raise BalancedError("--run goes with the shell agent.", hint="drop --agent, or use --agent shell.")
+    if agent == "shell" and run is None:
+        raise BalancedError("The shell agent runs a command, and none was given.",
+                            hint='add --run, e.g. --run "make docs"')
+    piece: dict[str, Any] = {"id": slug(task), "task": task}
+    if machine:
+        piece["machine"] = machine
+    if run is not None:
+        piece["agent"], piece["run"] = "shell", run
+    elif agent:
+        piece["agent"] = agent
+    if model:
+        piece["model"] = model
+    doc: dict[str, Any] = {"task": task, "pieces": [piece]}
+    if budget is not None:
+        doc["budget"] = budget
+    lead = open_lead()
+    plan_id, data = store(lead, json.dumps(doc), "worker", None)
+    start_plan(lead, plan_id)
+    p = data["pieces"][0]
+    ui.say(f"Worker for {p['id']} on {p['placed']} ({p['why']}), branch {p['branch']}. "
+           "`git balanced engine` runs it.")
+    return 0

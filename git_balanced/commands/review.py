@@ -1,0 +1,86 @@
+"""`git balanced review`, `correct` and `ship`."""
+
+from __future__ import annotations
+
+from git_balanced import trust, ui
+from git_balanced.channel import inbox
+from git_balanced.errors import BalancedError
+from git_balanced.landing.review import CORRECTIONS, Review, corrections, corrections_name, corrections_words, review
+from git_balanced.lead import open_lead
+from git_balanced.state import refs
+
+
+def _show(r: Review) -> None:
+    ui.say(f"{r.branch} against {r.upstream}: {r.summary}")
+    if r.behind:
+        ui.say(f"  {r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} lacks.")
+    if r.pieces:
+        ui.say("Landed pieces:")
+        width = max(len(p["piece"]) for p in r.pieces)
+        for p in r.pieces:
+            bits = [f"attempt {p['attempt']}" if p.get("attempt") else "", p.get("agent") or "",
+                    p.get("machine") or "", f"${p['cost_usd']:.2f}" if p.get("cost_usd") else ""]
+            ui.say(f"  ● {p['piece']:<{width}}  {p['commit'][:7]} · " + " · ".join(b for b in bits if b))
+    ui.say(f"Check: {r.check['words']}")
+    if r.check.get("state") == "failed" and r.check.get("tail"):
+        ui.say(ui.tail(r.check["tail"]))
+    if r.corrections:
+        ui.say(corrections_words(r.corrections) + ".")
+
+
+def review_command(*, as_json: bool) -> int:
+    """Sum up what would ship and check it; exit 1 when the check fails."""
+    r = review(open_lead())
+    if as_json:
+        ui.emit_json(r.to_json())
+    else:
+        _show(r)
+    return 1 if r.check.get("state") == "failed" else 0
+
+
+def correct_command(text: str) -> int:
+    """Record a correction of the lead; the lead hears it, and the board counts it."""
+    text = " ".join(text.split())
+    if not text:
+        raise BalancedError("A correction needs some text.", hint='git balanced correct "Ask before adding a '
+                                                                  'dependency"')
+    lead = open_lead()
+    ref = f"refs/balanced/{CORRECTIONS}/{corrections_name(lead.branch)}"
+    refs.append(lead.repo, ref, "corrected", f"Corrected: {text}", {"text": text, "lead": lead.branch})
+    inbox.post(lead.repo, lead.branch, f"You were corrected: {text}", kind="correction")
+    ui.say(f"Recorded. {corrections_words(corrections(lead))}; the lead hears it in its inbox.")
+    return 0
+
+
+def ship_command(*, yes: bool) -> int:
+    """Show what would ship and the step, ask, and push only on a yes."""
+    lead = open_lead()
+    r = review(lead)
+    _show(r)
+    if not r.commits:
+        ui.say(f"Nothing to ship: {r.upstream} has everything {r.branch} has.")
+        return 0
+    if r.behind:
+        raise BalancedError(f"{r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} "
+                            "lacks, so the push would be refused; nothing was pushed.",
+                            hint=f"bring them in first (`git pull` on {r.branch}), then `git balanced ship`.")
+    if r.check.get("state") == "failed":
+        raise BalancedError(f"The check fails on {r.branch}'s tree, so it is not shipped.",
+                            hint="fix it and land the fix, then `git balanced review`.")
+    step = ["git", "push", r.remote, f"refs/heads/{r.branch}:{r.remote_ref}"]
+    ui.say("Steps:")
+    ui.say(f"  1. {' '.join(step)}   ({r.summary})")
+    if not yes:
+        if not trust.interactive():
+            raise BalancedError("Nothing was pushed: there is no terminal to ask on, and --yes was not given.",
+                                hint="run `git balanced ship --yes` to push.")
+        if input(f"Push {r.branch} to {r.upstream}? [y/N] ").strip().lower() not in ("y", "yes"):
+            ui.say("Nothing was pushed.")
+            return 1
+    res = lead.repo.run(*step[1:])
+    if res.code != 0:
+        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{ui.tail(res.err or res.out)}",
+                            hint=f"see what {r.remote} said above, then `git balanced ship` again.")
+    inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
+    ui.say(f"Pushed {r.branch} to {r.upstream}: {r.summary}.")
+    return 0

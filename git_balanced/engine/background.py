@@ -1,0 +1,100 @@
+"""The engine's loop over passes: one engine per repository (a flock), woken by commands that add work."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import time
+
+from git_balanced.engine.loop import Engine
+from git_balanced.errors import BalancedError
+from git_balanced.lead import Lead
+
+BUSY_INTERVAL = 0.5   # seconds between passes while workers run
+
+
+IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
+
+
+class EngineLock:
+    """A flock on `.git/balanced/engine.lock`: a dead engine holds nothing."""
+
+    def __init__(self, lead: Lead) -> None:
+        self.path = lead.repo.state_dir / "engine.lock"
+        self.pid_path = lead.repo.state_dir / "engine.pid"
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            return False
+        self.pid_path.write_text(f"{os.getpid()}\n")
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            self.pid_path.unlink(missing_ok=True)
+            os.close(self.fd)
+            self.fd = None
+
+    def holder(self) -> int | None:
+        """The pid of the running engine, or None when none runs."""
+        if self.acquire():
+            self.release()
+            return None
+        try:
+            return int(self.pid_path.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+
+def _sleep(lead: Lead, seconds: float, stop: list[bool]) -> None:
+    """Sleep until `seconds` pass, a wake-up is asked for, or a stop; a stat a second costs nothing."""
+    try:
+        seen = os.stat(lead.wake_path).st_mtime
+    except FileNotFoundError:
+        seen = 0.0
+    end = time.monotonic() + seconds
+    while not stop[0] and time.monotonic() < end:
+        time.sleep(min(0.25 if seconds <= 1 else 1.0, max(0.0, end - time.monotonic())))
+        try:
+            if os.stat(lead.wake_path).st_mtime != seen:
+                return
+        except FileNotFoundError:
+            pass
+
+
+def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
+    lock = EngineLock(lead)
+    if not lock.acquire():
+        raise BalancedError(f"An engine runs for this repository already (pid {lock.holder()}).",
+                            hint="`git balanced engine --stop` stops it; `git balanced board` shows what it does.")
+    stop = [False]
+
+    def on_term(signum: int, frame: object) -> None:
+        stop[0] = True
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        eng = Engine(lead)
+        while not stop[0]:
+            busy = eng.pass_once()
+            if once or (until_idle and not busy):
+                break
+            running = any(j.state == "running" for j in _jobs(lead))
+            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        lock.release()
+    return 0
+
+
+def _jobs(lead: Lead) -> list:  # type: ignore[type-arg]
+    from git_balanced.jobs import all_jobs
+
+    return list(all_jobs(lead.repo).values())

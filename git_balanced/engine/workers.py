@@ -1,0 +1,233 @@
+"""Starting a job's worker through the runner, and reading how it ended."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import resources
+from typing import Any
+
+from git_balanced import jobs as jobs_mod
+from git_balanced.agents.shell import commit_message
+from git_balanced.errors import BalancedError
+from git_balanced.jobs import Job
+from git_balanced.lead import Lead
+from git_balanced.machines.hosts import Host, LocalHost
+from git_balanced.machines.transport import MachineUnreachable
+
+RUNS_DIR = "~/.balanced/runs"
+PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
+
+
+def host_for(lead: Lead, machine: str) -> Host:
+    """The host a job's machine name stands for."""
+    if machine == "local":
+        return LocalHost(lead.repo)
+    from git_balanced.machines.remote import RemoteHost
+
+    return RemoteHost(lead, machine)
+
+
+def rules_for(job: Job, check: str | None) -> str:
+    """The worker's instructions, from templates/worker.md."""
+    text = resources.files("git_balanced").joinpath("templates/worker.md").read_text(encoding="utf-8")
+    f = job.f
+    check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
+        if check else ""
+    paths = f.get("paths") or []
+    paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
+    budget = f.get("budget_usd")
+    budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
+    return text.format(plan_task=f.get("plan_task", ""), piece=job.piece, task=f.get("task", ""),
+                       branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
+
+
+def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
+                  edit_without_asking: bool) -> dict[str, Any]:
+    from git_balanced import agents
+    from git_balanced.agents import wiring as agent_hooks
+
+    adapter = agents.get(str(job.f.get("agent", "shell")))
+    wt = host.worktree_path(job.id)
+    run_dir = f"{RUNS_DIR}/{job.runner_key}"
+    local = host.name == "local"
+    kwargs: dict[str, Any] = {}
+    if adapter.name == "shell":
+        kwargs["run"] = job.f.get("run")
+    if adapter.name == "claude":  # its hooks: the guard, and commands routed to the lead
+        kwargs["settings_json"] = agent_hooks.claude_settings(agent_hooks.balanced_argv(local))
+    task = str(job.f.get("task", ""))
+    if job.f.get("resume_note"):
+        task = f"{task}\n\n{job.f['resume_note']}"
+    budget = job.f.get("budget_usd")
+    if budget is not None and job.f.get("spent_before"):  # a run after a pause gets what is left
+        budget = max(0.0, float(budget) - float(job.f["spent_before"]))
+    run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
+                        budget_usd=budget, worktree=wt, run_dir=run_dir,
+                        edit_without_asking=edit_without_asking, **kwargs)
+    run = agent_hooks.with_hooks(adapter.name, run, local)
+    request = {
+        "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
+        "base": job.f.get("base"), "setup": setup, "argv": run.argv,
+        "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
+        "meter": run.meter, "commit_message": commit_message(job.piece, task),
+        "commit_leftovers": True, "runs_dir": RUNS_DIR,
+    }
+    if not local:  # no git balanced there: the runner's own script asks, and judges the agent's PreToolUse
+        from git_balanced.lead import settings_at
+
+        request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),
+                       hook=agent_hooks.hook_rules())
+    guard = agent_hooks.guard_request(lead, job)
+    if guard:  # the runner makes it the worktree's pre-commit hook
+        request["guard"] = guard
+    return request
+
+
+def record_started(lead: Lead, job: Job, pid: Any, worktree: str) -> None:
+    jobs_mod.event(lead.repo, job.id, "started",
+                   f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
+                   f"{', ' + str(job.f['model']) if job.f.get('model') else ''})",
+                   {"pid": pid, "worktree": worktree, "started_at": time.time()}, state="running")
+
+
+def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
+    """Start a queued job's worker; if a crash left it started already, only record that."""
+    [(_, started)] = launch_many(lead, [job], setup, check, edit_without_asking)
+    if isinstance(started, BalancedError):
+        raise started
+    record_started(lead, job, *started)
+
+
+def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
+               edit_without_asking: bool) -> Iterator[tuple[Job, BalancedError | None]]:
+    """Start several jobs' workers, the machines at once and each machine's in one round trip; yields each
+    job once its start is recorded, machine by machine as they answer, with the error that kept it from
+    starting (or None)."""
+    if not jobs:
+        return
+    by_machine: dict[str, list[Job]] = {}
+    for j in jobs:
+        by_machine.setdefault(j.machine, []).append(j)
+    with ThreadPoolExecutor(max_workers=min(2 * len(by_machine), PARALLEL_STARTS)) as pool:
+        for machine in by_machine:  # each machine's runner session opens while its base is pushed, not after
+            pool.submit(_warm, lead, machine)
+        futures = [pool.submit(launch_many, lead, js, setup, check, edit_without_asking)
+                   for js in by_machine.values()]
+        for fut in as_completed(futures):  # a machine's starts are recorded while the others still go on
+            for job, started in fut.result():
+                if isinstance(started, BalancedError):
+                    yield job, started
+                    continue
+                record_started(lead, job, *started)  # events are written here, by one thread
+                yield job, None
+
+
+def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
+                edit_without_asking: bool) -> list[tuple[Job, tuple[Any, str] | BalancedError]]:
+    """Push the bases of one machine's jobs there and start their runners with one request each, sent
+    together: for each job, (pid, worktree) or the error that kept it from starting. Records nothing. No
+    status call first: a push and a start are both safe to repeat (the runner answers a second start with
+    the pid of the first), and on another machine every call is a round trip."""
+    try:
+        host = host_for(lead, jobs[0].machine)
+    except BalancedError as exc:
+        return [(j, exc) for j in jobs]
+    out: list[tuple[Job, tuple[Any, str] | BalancedError]] = []
+    ready: list[tuple[Job, dict[str, Any]]] = []
+    for i, j in enumerate(jobs):
+        try:
+            host.prepare_base(j.branch, str(j.f.get("base")))
+            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking)))
+        except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
+            return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
+        except BalancedError as exc:
+            out.append((j, exc))
+    if not ready:
+        return out
+    try:
+        answers = host.call_many("start", [r for _, r in ready])
+    except BalancedError as exc:
+        return out + [(j, exc) for j, _ in ready]
+    for (j, _), answer in zip(ready, answers, strict=True):
+        try:
+            host.answered("start", answer)
+            out.append((j, (answer.get("pid"), host.worktree_path(j.id))))
+        except BalancedError as exc:
+            out.append((j, exc))
+    return out
+
+
+def _warm(lead: Lead, machine: str) -> None:
+    with contextlib.suppress(BalancedError):  # a machine that fails here fails its starts, which say why
+        host_for(lead, machine).warm()
+
+
+def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
+    """Every running job's runner state: one call per machine."""
+    by_machine: dict[str, list[Job]] = {}
+    for j in running:
+        by_machine.setdefault(j.machine, []).append(j)
+    out: dict[str, dict[str, Any]] = {}
+    for machine, js in by_machine.items():
+        try:
+            host = host_for(lead, machine)
+            answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
+        except BalancedError as exc:
+            # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
+            error = exc.message.split("): ", 1)[-1] if "cannot be reached (" in exc.message else exc.message
+            for j in js:
+                out[j.id] = {"state": "unreachable", "error": error}
+            continue
+        for j in js:
+            out[j.id] = answer.get(j.runner_key, {"state": "missing"})
+    return out
+
+
+def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
+    answer = host_for(lead, job.machine).call(action, {"job": job.runner_key, "runs_dir": RUNS_DIR, **request})
+    if answer.get("error"):
+        raise BalancedError(f"The runner on {job.machine} refused {action} for {job.piece}: {answer['error']}",
+                            hint="`git balanced jobs` shows the job; the engine tries again on its next pass.")
+
+
+def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
+    """Tell a job's runner that its questions `ns` reached the lead, so its status hands them over once."""
+    if ns:
+        _settle(lead, job, "forwarded", {"ns": ns})
+
+
+def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None, qid: str | None = None) -> None:
+    """Leave the lead's answer to a job's question `n` (the lead's `qid`) where its runner's script waits."""
+    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision, "qid": qid})
+
+
+def read_log(lead: Lead, job: Job) -> str:
+    host = host_for(lead, job.machine)
+    answer = host.call("log", {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
+    return str(answer.get("data", ""))
+
+
+def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Any:
+    """The agent's outcome, read from its log by its adapter."""
+    from git_balanced import agents
+
+    adapter = agents.get(str(job.f.get("agent", "shell")))
+    return adapter.outcome(read_log(lead, job), result.get("exit_code"))
+
+
+def stop(lead: Lead, job: Job) -> dict[str, Any]:
+    host = host_for(lead, job.machine)
+    return host.call("stop", {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
+
+
+def cleanup(lead: Lead, job: Job) -> None:
+    """Remove a job's worktree and run folder (never its branch); quietly, as it is housekeeping."""
+    try:
+        host = host_for(lead, job.machine)
+        host.call("cleanup", {"job": job.runner_key, "repo": host.repo_path(),
+                              "worktree": host.worktree_path(job.id), "runs_dir": RUNS_DIR})
+    except BalancedError:
+        pass

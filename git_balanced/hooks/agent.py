@@ -1,0 +1,202 @@
+"""The agents' hooks: what `git balanced hook pre-tool-use|user-prompt-submit|stop` do with the JSON that
+Claude Code and Codex send on stdin (and Pi, through templates/pi-balanced.ts, in the same shape).
+
+- pre-tool-use (a worker's): the guard refuses an edit outside the piece's paths; with lead_allows_commands
+  on, any other tool call but a read becomes a question to the lead, and its answer allows or denies it.
+- user-prompt-submit and stop (a lead's): hand the lead the inbox messages it has not been handed yet.
+The templates under templates/ wire these to each agent; `render` fills in how to call git balanced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from git_balanced.agents.wiring import ASKING, EDITS, PATCH_PATH, READS, render
+from git_balanced.channel import inbox
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.shipped import guard
+from git_balanced.ui import clock
+
+NOT_FOR_LEAD = ("answer",)  # what the lead did itself is not news to it
+MAX_SHOWN = 30
+
+
+# -- templates ------------------------------------------------------------------------------------------
+
+
+# -- what a worker is given ------------------------------------------------------------------------------
+
+
+# -- the worker's PreToolUse ----------------------------------------------------------------------------
+def edited_paths(tool: str, tool_input: dict[str, Any], cwd: str) -> list[str] | None:
+    """The absolute paths an edit tool writes; None for a tool that is not an edit."""
+    if tool in EDITS:
+        raw = [str(tool_input.get(EDITS[tool]) or "")]
+    elif tool == "apply_patch":  # Codex: the paths are in the patch text
+        raw = PATCH_PATH.findall(str(tool_input.get("command") or tool_input.get("input") or ""))
+    else:
+        return None
+    return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
+
+
+def _decision(decision: str, reason: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                   "permissionDecisionReason": reason}}
+
+
+def _flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    return default if not raw else raw in ("1", "true", "yes", "on")
+
+
+def pre_tool_use(data: dict[str, Any], repo: Repo | None = None) -> dict[str, Any] | None:
+    """A worker's PreToolUse: the decision to print, or None to leave it to the agent's own permissions."""
+    tool = str(data.get("tool_name") or "")
+    tool_input = data.get("tool_input") or {}
+    if not isinstance(tool_input, dict):
+        tool_input = {}
+    worktree = os.environ.get("GIT_BALANCED_WORKTREE") or (str(repo.root) if repo else os.getcwd())
+    cwd = str(data.get("cwd") or worktree)
+    ask_lead = _flag("GIT_BALANCED_ASK_COMMANDS", False)
+    paths = edited_paths(tool, tool_input, cwd)
+    if paths is not None:
+        run_dir = os.environ.get("BALANCED_RUN_DIR")
+        spec = guard.load_spec(os.path.join(run_dir, "hooks")) if run_dir else None
+        refused = guard.refusals_in(paths, worktree, spec) if spec else []
+        if refused:
+            mine = ", ".join(spec["paths"]) if spec else ""
+            return _decision("deny", f"The guard refused this edit: {'; '.join(refused)}. The piece "
+                                     f"{spec.get('piece') if spec else ''} may write only under {mine}.")
+        if _flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
+            return None
+        return _ask_lead(tool, ", ".join(paths), "edit")
+    if tool in READS or not ask_lead:
+        return None
+    command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
+    if command and ASKING.match(command):
+        return None  # asking the lead is never itself a question
+    what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
+    return _ask_lead(tool, what, "command")
+
+
+def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
+    from git_balanced.channel import questions
+
+    try:
+        repo, job_id, branch = questions.worker_context()
+    except BalancedError as exc:
+        return _decision("deny", f"It needs the lead's yes, and the lead cannot be asked: {exc.message}")
+    qid = questions.ask(repo, job_id, what, kind=kind, tool=tool, lead_branch=branch)
+    q = questions.wait(repo, qid)
+    assert q is not None
+    f = q["fields"]
+    text = str(f.get("answer") or "")
+    if q["state"] == "closed":
+        return _decision("deny", f"The lead's question {qid} was closed: {f.get('closed_reason')}.")
+    if f.get("decision") == "allow":
+        return _decision("allow", f"The lead allowed it ({qid})" + (f": {text}" if text else "."))
+    if f.get("decision") == "deny":
+        return _decision("deny", f"The lead denied it ({qid})" + (f": {text}" if text else "."))
+    return _decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
+
+
+# -- the lead's UserPromptSubmit and Stop -----------------------------------------------------------------
+def _cursor(repo: Repo, branch: str) -> Path:
+    d = repo.state_dir / "lead-read"
+    d.mkdir(exist_ok=True)
+    return d / inbox.inbox_ref(branch)[len("refs/balanced/inbox/"):]
+
+
+def unread(repo: Repo, branch: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Inbox entries not handed to the lead yet (and not its own doing), oldest first, and the newest entry
+    read (what the cursor moves to)."""
+    everything = inbox.entries(repo, branch)
+    try:
+        last_sha, _, last_time = _cursor(repo, branch).read_text().strip().partition(" ")
+    except FileNotFoundError:
+        last_sha, last_time = "", ""
+    shas = [e["sha"] for e in everything]
+    if last_sha in shas:
+        items = everything[shas.index(last_sha) + 1:]
+    else:
+        items = [e for e in everything if not last_time or e["time"] > float(last_time)]
+    return [e for e in items if e.get("kind") not in NOT_FOR_LEAD], (everything[-1] if everything else None)
+
+
+def mark_read(repo: Repo, branch: str, newest: dict[str, Any]) -> None:
+    path = _cursor(repo, branch)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(f"{newest['sha']} {newest['time']!r}\n")
+    os.replace(tmp, path)
+
+
+def lead_news(repo: Repo) -> str | None:
+    """The unread messages in words for an agent lead, marked as handed over; None when there are none."""
+    branch = repo.current_branch()
+    if branch is None:
+        return None
+    items, newest = unread(repo, branch)
+    if newest is not None:
+        mark_read(repo, branch, newest)
+    if not items:
+        return None
+    shown = items[-MAX_SHOWN:]
+    lines = [f"git balanced: {len(items)} new message{'s' if len(items) != 1 else ''} for you, the lead of "
+             f"{branch}:"]
+    if len(items) > len(shown):
+        lines.append(f"- ({len(items) - len(shown)} earlier ones: `git balanced inbox`)")
+    lines += [f"- {clock(e['time'])} {e['text']}" for e in shown]
+    if any(e.get("kind") in ("question", "passed") for e in items):
+        lines.append("Answer a worker with `git balanced answer ID TEXT` (or `--allow` / `--deny REASON` for what "
+                     "it asks to run), or hand the question to the person with `git balanced pass ID`.")
+    return "\n".join(lines)
+
+
+# -- entry points -----------------------------------------------------------------------------------------
+def _input() -> dict[str, Any]:
+    raw = sys.stdin.read()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise BalancedError(f"The hook's input is not JSON: {exc}.",
+                            hint="agents' hooks call this with the event's JSON on stdin.") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _emit(obj: dict[str, Any] | None) -> int:
+    if obj is not None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+    return 0
+
+
+def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
+    return _emit(pre_tool_use(_input(), repo))
+
+
+def user_prompt_submit_hook(repo: Repo, args: list[str]) -> int:
+    _input()
+    news = lead_news(repo)
+    return _emit({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": news}}
+                 if news else None)
+
+
+def stop_hook(repo: Repo, args: list[str]) -> int:
+    _input()
+    news = lead_news(repo)  # only new messages block, so a lead is never held in a loop by old ones
+    return _emit({"decision": "block", "reason": news} if news else None)
+
+
+def lead_settings_hook(repo: Repo, args: list[str]) -> int:
+    """Print an agent lead's hook settings: claude (for --settings or .claude/settings.json), codex (for
+    .codex/hooks.json) or pi (an extension for `pi -e`)."""
+    names = {"claude": "claude-lead-settings.json", "codex": "codex-lead-hooks.json", "pi": "pi-balanced.ts"}
+    agent = args[0] if args else "claude"
+    if agent not in names:
+        raise BalancedError(f"There are no lead hooks for {agent!r}.", hint="one of: " + ", ".join(names) + ".")
+    sys.stdout.write(render(names[agent]))
+    return 0

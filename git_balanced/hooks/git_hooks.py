@@ -1,0 +1,113 @@
+"""`init`, and the git hooks that `git balanced hook NAME` runs: the check guards hand-made merges and pushes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from git_balanced import trust, ui
+from git_balanced.git import ZERO, Repo
+from git_balanced.landing import checks
+from git_balanced.lead import commands_of, settings_at
+from git_balanced.state import notes
+
+WORKER_PREFIX = "balanced/"
+
+
+def _lead_branch(ref: str) -> str | None:
+    if not ref.startswith("refs/heads/"):
+        return None
+    name = ref[len("refs/heads/"):]
+    return None if name.startswith(WORKER_PREFIX) else name
+
+
+def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
+    """A merge made by hand into a lead's branch must pass the check (a passing note lets it through)."""
+    branch = repo.current_branch()
+    if branch is None or branch.startswith(WORKER_PREFIX):
+        return 0
+    cmds = commands_of(settings_at(repo, "HEAD"))
+    if not cmds.check:
+        return 0
+    tree = repo.git("write-tree")
+    hit = checks.cached(repo, tree, cmds.check)
+    if hit is not None and hit.passed:
+        ui.note(f"[balanced] This merge's tree passed `{cmds.check}` before.")
+        return 0
+    if hit is None:
+        trust.ensure_allowed(repo, cmds)
+        head = repo.git("rev-parse", "HEAD")
+        probe = repo.git("commit-tree", tree, "-p", head, "-m", "balanced: merge being checked")
+        ui.note(f"[balanced] Checking this merge with `{cmds.check}`…")
+        hit = checks.check_rev(repo, probe, cmds.check, cmds.setup, use_cache=False)
+    if hit.passed:
+        ui.note(f"[balanced] Check passed in {hit.seconds:.1f}s.")
+        return 0
+    ui.note(f"[balanced] The merge into {branch} fails `{cmds.check}` (exit {hit.code}), so it was not "
+            f"committed:\n{ui.tail(hit.tail)}")
+    ui.note("hint: fix it and commit again, or `git merge --abort`.")
+    return 1
+
+
+def pre_push(repo: Repo, args: list[str]) -> int:
+    """Refuse to push lead commits whose trees never passed the check.
+
+    A new branch on the remote is judged by its tip; an update, by every commit it adds along its first
+    parents. A commit passes when its tree has a passing check note, or when it landed through the queue
+    in a batch whose checked tree passed (its landing note says so)."""
+    cmds = commands_of(settings_at(repo, "HEAD"))
+    if not cmds.check:
+        return 0
+    refused: list[tuple[str, str]] = []
+    for remote_ref, local_sha, remote_sha in _pushed(repo):
+        branch = _lead_branch(remote_ref)
+        if branch is None:
+            continue
+        for sha in _added(repo, local_sha, remote_sha):
+            if not _passed(repo, sha, cmds.check):
+                refused.append((branch, sha))
+    if not refused:
+        return 0
+    remote = os.environ.get("PRE_COMMIT_REMOTE_NAME") or (args[0] if args else "the remote")
+    shown = refused[:5]
+    for branch, sha in shown:
+        subject = repo.git("log", "-1", "--format=%s", sha)
+        ui.note(f"[balanced] Refusing to push {branch} to {remote}: {sha[:7]} ({subject}) has no passing "
+                f"`{cmds.check}`.")
+    if len(refused) > len(shown):
+        ui.note(f"[balanced] … and {len(refused) - len(shown)} more.")
+    ui.note("hint: run " + " and ".join(f"`git balanced check {sha[:7]}`" for _, sha in shown)
+            + ", then push again.")
+    return 1
+
+
+def _added(repo: Repo, local_sha: str, remote_sha: str | None) -> list[str]:
+    """The first-parent commits a push adds to the remote's branch (only the tip for a new branch)."""
+    if not remote_sha or remote_sha == ZERO or repo.rev_parse(remote_sha) is None:
+        return [local_sha]
+    out = repo.git("rev-list", "--first-parent", "--max-count=500", local_sha, f"^{remote_sha}")
+    return out.split() or [local_sha]
+
+
+def _passed(repo: Repo, sha: str, check: str) -> bool:
+    hit = checks.cached(repo, repo.tree_of(sha), check)
+    if hit is not None:
+        return hit.passed
+    return any(n.get("result") == "pass" and n.get("check") == check
+               for n in notes.read_json(repo, notes.LANDINGS, sha))
+
+
+def _pushed(repo: Repo) -> list[tuple[str, str, str | None]]:
+    """(remote ref, local sha, remote sha) being pushed: git's stdin, or what pre-commit read of it and
+    passes on in its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
+    local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+    if local:
+        sha = os.environ.get("PRE_COMMIT_TO_REF") or repo.rev_parse(local)
+        remote = os.environ.get("PRE_COMMIT_REMOTE_BRANCH") or local
+        return [(remote, sha, os.environ.get("PRE_COMMIT_FROM_REF"))] if sha else []
+    out: list[tuple[str, str, str | None]] = []
+    for line in sys.stdin.read().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO:
+            out.append((parts[2], parts[1], parts[3]))
+    return out

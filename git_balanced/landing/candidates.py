@@ -1,0 +1,46 @@
+"""A finished job as a landing candidate, and the verdicts of the queue recorded on the jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced.channel.inbox import post
+from git_balanced.landing.queue import Candidate, Verdict
+from git_balanced.lead import Lead
+from git_balanced.state import refs
+
+LANDABLE = ("finished", "held")
+
+
+def job_candidate(lead: Lead, job_id: str, job: dict[str, Any]) -> Candidate | None:
+    """A finished job's branch as a candidate (its fetched copy when it ran on another machine)."""
+    f = job["fields"]
+    ref = f.get("fetched_ref") or f"refs/heads/{f.get('branch')}"
+    tip = lead.repo.read_ref(ref) or f.get("head")
+    if not tip:
+        return None
+    return Candidate(branch=f.get("branch", job_id), tip=tip, job=job_id, info=f)
+
+
+def record(lead: Lead, verdicts: list[Verdict]) -> None:
+    """Each verdict as an event on its job, and as words in the lead's inbox."""
+    repo = lead.repo
+    for v in verdicts:
+        short = (v.commit or "")[:7]
+        if v.status == "landed":
+            text = f"Its check passed, so {v.branch} landed in {lead.branch} as {short}"
+            state, event = "landed", "landed"
+        elif v.status == "already":
+            text = f"{v.branch} is in {lead.branch} already"
+            state, event = "landed", "landed"
+        elif v.status == "held":
+            text = f"{v.branch} is held for you: {v.reason}"
+            state, event = "held", "held"
+        else:
+            text = f"{v.branch} did not land: {v.reason}"
+            state, event = "failed", v.status
+        if v.job:
+            data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
+                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "paths": v.paths}
+            refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)
+        post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch)

@@ -1,0 +1,296 @@
+"""The landing queue (DESIGN §6): the lead's branch only ever moves to a commit whose exact tree passed.
+
+Candidates are merged onto the lead's tip one `--no-ff` merge commit each, without any worktree
+(`git merge-tree --write-tree`, then `git commit-tree`). The top of that chain is checked once; on a failure
+the longest passing prefix is found (bisect.py), landed, and the rest goes round again on the new tip.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_balanced import trust
+from git_balanced.errors import BalancedError
+from git_balanced.faults import crashpoint
+from git_balanced.landing import checks
+from git_balanced.landing.bisect import search
+from git_balanced.lead import Lead, commands_of, settings_at
+from git_balanced.state import notes
+
+PROTECTED = (".magnum/", ".pre-commit-config.yaml")
+MAX_LIMIT = 64
+FIRST_LIMIT = 32
+
+
+@dataclass
+class Candidate:
+    """A branch that asks to land, and what is known of the worker behind it."""
+
+    branch: str
+    tip: str
+    job: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    set_aside: int = 0
+
+    @property
+    def label(self) -> str:
+        piece, attempt = self.info.get("piece"), self.info.get("attempt")
+        if piece:
+            return f"Land {self.branch} ({piece}, attempt {attempt or 1})"
+        return f"Land {self.branch}"
+
+
+@dataclass
+class Verdict:
+    branch: str
+    status: str  # landed | already | check_failed | conflict | held | refused
+    job: str | None = None
+    commit: str | None = None
+    reason: str = ""
+    tail: str = ""
+    paths: list[str] = field(default_factory=list)
+    check_seconds: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"branch": self.branch, "status": self.status, "job": self.job, "commit": self.commit,
+                "reason": self.reason, "tail": self.tail, "paths": self.paths}
+
+
+@dataclass
+class Link:
+    cand: Candidate
+    commit: str
+    tree: str
+
+
+class Queue:
+    """One landing run over a set of candidates, holding the repository's landing lock."""
+
+    def __init__(self, lead: Lead, *, include_protected: bool = False, slots: int | None = None) -> None:
+        self.lead = lead
+        self.repo = lead.repo
+        self.include_protected = include_protected
+        tip = self.repo.rev_parse(lead.ref)
+        if tip is None:
+            raise BalancedError(f"The lead's branch {lead.branch} has no commits yet.",
+                                hint="make a first commit, then land.")
+        settings = settings_at(self.repo, tip)
+        self.cmds = commands_of(settings)
+        self.slots = slots or settings.balanced.check_slots
+        self.check_runs = 0
+        self.rounds = 0
+        self.verdicts: list[Verdict] = []
+
+    # -- the run ------------------------------------------------------------------------------------------
+    def run(self, candidates: list[Candidate]) -> list[Verdict]:
+        lock_fd = os.open(self.repo.state_dir / "landing.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            if self.cmds.check:
+                trust.ensure_allowed(self.repo, self.cmds)
+            pending = [c for c in candidates if self._preflight(c)]
+            self._loop(pending)
+        finally:
+            os.close(lock_fd)
+        return self.verdicts
+
+    def _limit(self, value: int | None = None) -> int:
+        path = self.repo.state_dir / "landing.json"
+        if value is None:
+            try:
+                return int(json.loads(path.read_text())["limit"])
+            except (FileNotFoundError, ValueError, KeyError):
+                return FIRST_LIMIT
+        path.write_text(json.dumps({"limit": value}) + "\n")
+        return value
+
+    def _loop(self, pending: list[Candidate]) -> None:
+        limit = self._limit()
+        moved = 0
+        carry: list[Candidate] = []  # what followed a culprit in its chain: it goes round again whole
+        while carry or pending:
+            tip = self.repo.rev_parse(self.lead.ref)
+            assert tip is not None
+            # The halved limit holds back branches new to the queue, never the rest of a chain already
+            # built: splitting that would only cost another check.
+            room = max(0, limit - len(carry))
+            batch, pending = carry + pending[:room], pending[room:]
+            carry = []
+            chain, later = self._chain(tip, batch)
+            if not chain:
+                pending = later + pending
+                continue
+            self._dirty_guard(tip, chain[-1].commit)
+            crashpoint("after-chain")
+            s = self._search(chain)
+            crashpoint("after-check")
+            n = len(chain)
+            top = n if s.passed.get(n) else s.lo
+            if top:
+                if not self._move(tip, chain[:top]):
+                    moved += 1
+                    if moved > 20:
+                        raise BalancedError(f"{self.lead.branch} kept moving while landing.",
+                                            hint="run `git balanced land` again.")
+                    # the lead moved during the check: rebuild on the new tip
+                    carry = [x.cand for x in chain]
+                    pending = later + pending
+                    continue
+            if top < n:
+                culprit = chain[top]
+                res = checks.cached(self.repo, culprit.tree, self.cmds.check or "")
+                self.verdicts.append(Verdict(
+                    culprit.cand.branch, "check_failed", culprit.cand.job,
+                    reason=f"its check failed (exit {res.code if res else '?'})" +
+                           (f" once merged after {', '.join(x.cand.branch for x in chain[:top])}" if top else ""),
+                    tail=res.tail if res else ""))
+                limit = self._limit(max(1, limit // 2))
+                carry = [x.cand for x in chain[top + 1:]]
+                pending = later + pending
+            else:
+                limit = self._limit(min(MAX_LIMIT, limit + 1))
+                pending = later + pending
+
+    # -- preflight: no check runs spent -------------------------------------------------------------------
+    def _preflight(self, c: Candidate) -> bool:
+        repo, lead_tip = self.repo, self.repo.rev_parse(self.lead.ref)
+        assert lead_tip is not None
+        if c.info.get("dirty"):
+            self.verdicts.append(Verdict(c.branch, "refused", c.job,
+                                         reason="its worktree has uncommitted changes, which would not land"))
+            return False
+        ahead = int(repo.git("rev-list", "--count", f"{lead_tip}..{c.tip}"))
+        if ahead == 0:
+            self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
+                                         reason=f"everything on it is in {self.lead.branch} already"))
+            return False
+        base = repo.git("merge-base", lead_tip, c.tip)
+        touched = [p for p in repo.changed_paths(base, c.tip) if p.startswith(PROTECTED)]
+        if ".magnum/settings.toml" in touched:
+            bad = self._bad_settings(c.tip)
+            if bad:
+                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[".magnum/settings.toml"],
+                                             reason=f"its .magnum/settings.toml is invalid: {bad}"))
+                return False
+        if touched and not self.include_protected:
+            self.verdicts.append(Verdict(
+                c.branch, "held", c.job, paths=touched,
+                reason=f"it changes {', '.join(touched)}, which decides what lands, so it waits for you: "
+                       f"`git balanced land {c.branch} --include-protected`"))
+            return False
+        m = repo.merge_tree(lead_tip, c.tip)
+        if not m.clean:
+            self.verdicts.append(Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
+                                         reason=f"it conflicts with {self.lead.branch} in "
+                                                + ", ".join(m.conflicts)))
+            return False
+        return True
+
+    def _bad_settings(self, rev: str) -> str | None:
+        """Why the settings a branch brings are invalid (landing them would stop every later landing)."""
+        from git_balanced.errors import SettingsError
+        from git_balanced.lead import settings_at
+
+        try:
+            settings_at(self.repo, rev)
+        except SettingsError as exc:
+            return exc.message.splitlines()[0]
+        return None
+
+    def _chain(self, tip: str, batch: list[Candidate]) -> tuple[list[Link], list[Candidate]]:
+        """Merge the batch onto `tip`; a branch that conflicts with one ahead of it waits for a later round."""
+        chain: list[Link] = []
+        later: list[Candidate] = []
+        cur = tip
+        for c in batch:
+            m = self.repo.merge_tree(cur, c.tip)
+            if not m.clean:
+                lead_only = self.repo.merge_tree(tip, c.tip)
+                if not lead_only.clean or c.set_aside:
+                    who = "" if not lead_only.clean else " and the branches landing with it"
+                    self.verdicts.append(Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
+                                                 reason=f"it conflicts with {self.lead.branch}{who} in "
+                                                        + ", ".join(m.conflicts)))
+                else:
+                    c.set_aside += 1
+                    later.append(c)
+                continue
+            commit = self.repo.git("commit-tree", m.tree, "-p", cur, "-p", c.tip, "-m", c.label)
+            chain.append(Link(c, commit, m.tree))
+            cur = commit
+        return chain, later
+
+    def _dirty_guard(self, tip: str, top: str) -> None:
+        """Refuse before any check runs when the lead's uncommitted changes overlap what would land."""
+        if self.repo.current_branch() != self.lead.branch:
+            return
+        dirty = set(self.repo.status_paths())
+        if not dirty:
+            return
+        overlap = sorted(dirty & set(self.repo.changed_paths(tip, top)))
+        if overlap:
+            raise BalancedError(
+                f"Your uncommitted changes in {', '.join(overlap)} overlap what would land, so nothing moved.",
+                hint="commit or stash them (`git stash`), then run `git balanced land` again.")
+
+    # -- checking ------------------------------------------------------------------------------------------
+    def _search(self, chain: list[Link]) -> Any:
+        cmd = self.cmds.check
+        n = len(chain)
+        if not cmd:  # no check set: landing is on your word, which `land` is
+            return search(n, lambda idx: {i: True for i in idx}, 1, known={n: True})
+        known = {}
+        for i, link in enumerate(chain, 1):
+            hit = checks.cached(self.repo, link.tree, cmd)
+            if hit is not None:
+                known[i] = hit.passed
+
+        def probe(idx: list[int]) -> dict[int, bool]:
+            self.rounds += 1
+            self.check_runs += len(idx)
+            slots = [f"land-{k}" for k in range(len(idx))]
+            with ThreadPoolExecutor(max_workers=len(idx)) as pool:
+                futs = {i: pool.submit(checks.check_rev, self.repo, chain[i - 1].commit, cmd, self.cmds.setup,
+                                       scratch=slot) for i, slot in zip(idx, slots, strict=True)}
+                return {i: f.result().passed for i, f in futs.items()}
+
+        return search(n, probe, self.slots, known=known)
+
+    # -- landing -------------------------------------------------------------------------------------------
+    def _move(self, tip: str, links: list[Link]) -> bool:
+        """Note each landed merge, then move the lead's branch (compare-and-swap) and its checkout."""
+        repo = self.repo
+        target = links[-1]
+        res = checks.cached(repo, target.tree, self.cmds.check) if self.cmds.check else None
+        for link in links:
+            info = link.cand.info
+            notes.add_json(repo, notes.LANDINGS, link.commit, {
+                "branch": link.cand.branch, "job": link.cand.job, "piece": info.get("piece"),
+                "plan": info.get("plan"), "attempt": info.get("attempt"), "machine": info.get("machine"),
+                "agent": info.get("agent"), "model": info.get("model"), "cost_usd": info.get("cost_usd"),
+                "check": self.cmds.check, "result": "pass" if self.cmds.check else "unchecked",
+                "seconds": res.seconds if res else None, "tree": link.tree, "checked_tree": target.tree,
+                "into": self.lead.branch,
+                "at": round(time.time(), 3)})
+        crashpoint("after-notes")
+        if repo.current_branch() == self.lead.branch:
+            r = repo.run("merge", "--ff-only", "--quiet", target.commit,
+                         env={"GIT_REFLOG_ACTION": "balanced land"})
+            if r.code != 0:
+                if repo.rev_parse(self.lead.ref) != tip:
+                    return False
+                raise BalancedError(f"Could not move {self.lead.branch}: {r.err.strip() or r.out.strip()}",
+                                    hint="commit or stash your changes, then run `git balanced land` again.")
+        elif not repo.cas_ref(self.lead.ref, target.commit, tip, message="balanced land"):
+            return False
+        crashpoint("after-move")
+        for link in links:
+            self.verdicts.append(Verdict(link.cand.branch, "landed", link.cand.job, commit=link.commit,
+                                         check_seconds=res.seconds if res else None))
+        return True

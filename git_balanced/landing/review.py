@@ -1,0 +1,150 @@
+"""`review`, `correct` and `ship`: what would ship from the lead's branch, a correction for the lead, and a
+push that happens only when you say so."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from git_balanced import trust, ui
+from git_balanced.channel import inbox
+from git_balanced.errors import BalancedError
+from git_balanced.landing import checks
+from git_balanced.lead import Lead, commands_of, settings_at
+from git_balanced.state import cache, notes
+from git_balanced.ui import clock
+
+CORRECTIONS = "corrections"
+MINUS = "\u2212"
+
+
+@dataclass
+class Review:
+    branch: str
+    upstream: str
+    remote: str
+    remote_ref: str
+    commits: int
+    behind: int
+    files: int
+    insertions: int
+    deletions: int
+    pieces: list[dict[str, Any]] = field(default_factory=list)
+    check: dict[str, Any] = field(default_factory=dict)
+    corrections: int = 0
+
+    @property
+    def summary(self) -> str:
+        def n(count: int, word: str) -> str:
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
+        return f"{n(self.commits, 'commit')} · {n(self.files, 'file')} · +{self.insertions} {MINUS}{self.deletions}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "summary": self.summary}
+
+
+def upstream_of(lead: Lead) -> tuple[str, str, str]:
+    """The lead's upstream as (`origin/main`, remote, remote ref); refuses a branch without one."""
+    repo, b = lead.repo, lead.branch
+    remote = repo.run("config", f"branch.{b}.remote").out.strip()
+    merge = repo.run("config", f"branch.{b}.merge").out.strip()
+    short = repo.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", f"{b}@{{upstream}}")
+    if not remote or not merge or short.code != 0 or remote == ".":
+        remotes = repo.run("remote").out.split()
+        target = "origin" if "origin" in remotes else (remotes[0] if remotes else "origin")
+        raise BalancedError(f"{b} has no upstream on a remote, so there is nothing to compare it with.",
+                            hint=f"set one: `git branch --set-upstream-to={target}/{b}` (fetch first if "
+                                 f"{target}/{b} is not there yet).")
+    return short.out.strip(), remote, merge
+
+
+def _numstat(lead: Lead, upstream: str) -> tuple[int, int, int]:
+    out = lead.repo.git("diff", "--numstat", "--no-renames", f"{upstream}...{lead.branch}")
+    files = ins = dels = 0
+    for line in out.splitlines():
+        parts = line.split("\t", 2)
+        if len(parts) < 3:
+            continue
+        files += 1
+        ins += int(parts[0]) if parts[0].isdigit() else 0  # `-` for a binary file
+        dels += int(parts[1]) if parts[1].isdigit() else 0
+    return files, ins, dels
+
+
+def landed_pieces(lead: Lead, upstream: str) -> list[dict[str, Any]]:
+    """The pieces landed in the lead's branch since its upstream, from their landing notes, oldest first."""
+    repo = lead.repo
+    if repo.read_ref(notes.LANDINGS) is None:
+        return []
+    out = repo.git("log", "--first-parent", "--reverse", "--notes=balanced", "--format=%H%x1f%N%x1e",
+                   f"{upstream}..{lead.branch}")
+    pieces = []
+    for chunk in out.split("\x1e"):
+        sha, _, text = chunk.strip("\n").partition("\x1f")
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("piece"):
+                pieces.append({"commit": sha, "piece": rec["piece"], "attempt": rec.get("attempt"),
+                               "agent": rec.get("agent"), "machine": rec.get("machine"),
+                               "cost_usd": rec.get("cost_usd")})
+    return pieces
+
+
+def run_check(lead: Lead) -> dict[str, Any]:
+    """The check on the branch's tree: its note when that tree was checked with this command, else run now."""
+    repo = lead.repo
+    cmds = commands_of(settings_at(repo, lead.branch))
+    if not cmds.check:
+        return {"state": "none", "words": "no check is set ([worktree] check in .magnum/settings.toml)"}
+    tree = repo.tree_of(lead.branch)
+    hit = checks.cached(repo, tree, cmds.check)
+    ran = hit is None
+    if hit is None:
+        trust.ensure_allowed(repo, cmds)
+        ui.note(f"Running `{cmds.check}` on {lead.branch}'s tree…")
+        hit = checks.check_rev(repo, lead.branch, cmds.check, cmds.setup, scratch="review")
+    state = "passed" if hit.passed else "failed"
+    how = "ran now" if ran else f"from its note of {clock(hit.at)}"
+    return {"state": state, "command": cmds.check, "code": hit.code, "seconds": hit.seconds, "tree": tree,
+            "ran": ran, "tail": hit.tail, "words": f"{state} (`{cmds.check}`, {hit.seconds:.1f}s, {how})"}
+
+
+def review(lead: Lead) -> Review:
+    """What would ship: commits, files and lines against the upstream, the landed pieces, the check."""
+    upstream, remote, merge = upstream_of(lead)
+    repo = lead.repo
+    commits = int(repo.git("rev-list", "--count", f"{upstream}..{lead.branch}"))
+    behind = int(repo.git("rev-list", "--count", f"{lead.branch}..{upstream}"))
+    files, ins, dels = _numstat(lead, upstream)
+    r = Review(lead.branch, upstream, remote, merge, commits, behind, files, ins, dels,
+               landed_pieces(lead, upstream), {}, corrections(lead))
+    r.check = run_check(lead) if commits else {"state": "none", "words": "nothing to check: nothing would ship"}
+    return r
+
+
+# -- corrections ----------------------------------------------------------------------------------------
+def corrections_name(branch: str) -> str:
+    return inbox.inbox_ref(branch)[len("refs/balanced/inbox/"):]
+
+
+def corrections(lead: Lead) -> int:
+    st = cache.read_all(lead.repo, CORRECTIONS).get(corrections_name(lead.branch))
+    return int(st.get("events") or 0) if st else 0
+
+
+def corrections_words(n: int) -> str:
+    return "Corrected once" if n == 1 else "Corrected twice" if n == 2 else f"Corrected {n} times"
+
+
+def corrections_line(lead: Lead) -> str | None:
+    """`Corrected once`, for the board; None while the lead was never corrected."""
+    n = corrections(lead)
+    return corrections_words(n) if n else None
+
+
+# -- shipping -------------------------------------------------------------------------------------------

@@ -1,0 +1,140 @@
+"""Where workers run: this machine, or (machines/remote.py) a ticked SSH machine. Both speak to the runner."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Protocol
+
+from git_balanced import proc
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.machines import sessions
+from git_balanced.shipped import runner
+
+LOCAL_TIMEOUT = 120.0  # seconds for a runner action here (the longest, a stop, waits 5)
+
+
+def _open_local() -> tuple[Any, None]:
+    """A runner session on this machine: a child process, no slot to hold."""
+    return proc.open_pipes([sys.executable, runner.__file__, "serve"]), None
+
+
+class Host(Protocol):
+    name: str
+
+    def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]: ...
+
+    def repo_path(self) -> str: ...
+
+    def worktree_path(self, job: str) -> str: ...
+
+    def prepare_base(self, branch: str, base: str) -> None: ...
+
+    def fetch_back(self, branch: str) -> str | None: ...
+
+    def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]: ...
+
+    def warm(self) -> None: ...
+
+
+class LocalHost:
+    """This machine: the runner is called in-process for reads, and through a session (a runner process
+    kept open, sessions.py) to start or stop a worker."""
+
+    name = "local"
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+
+    def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        return self.answered(action, self._call_raw(action, request))
+
+    def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Several requests of one action through the session at once; the answers as they are."""
+        answers = self._through_session(lambda p: p.call_many(action, requests, LOCAL_TIMEOUT), action)
+        answers = answers or [None] * len(requests)
+        return [a if a is not None else self._call_raw(action, r) for a, r in zip(answers, requests, strict=True)]
+
+    @staticmethod
+    def _through_session(ask: Any, action: str) -> Any:
+        try:
+            return ask(sessions.pool(("local",), _open_local))
+        except sessions.SessionTimeout:
+            raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
+                                hint="`git balanced jobs` shows the job; the engine tries again.") from None
+
+    def _call_raw(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        if action in ("status", "log", "cleanup"):  # none of these forks: no process needed
+            try:
+                return dict(runner.ACTIONS[action](request))
+            except runner.RequestError as exc:  # the same answer the runner gives as a process
+                return {"error": str(exc)}
+        answer = self._through_session(lambda p: p.call(action, request, LOCAL_TIMEOUT), action)
+        if answer is not None:
+            return dict(answer)
+        res = proc.run([sys.executable, runner.__file__, action], input=json.dumps(request))
+        try:
+            answer = json.loads(res.out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise BalancedError(f"The runner did not answer {action} on this machine: {res.err.strip()[-500:]}",
+                                hint="this is a bug: please report it with the output above.") from None
+        if not isinstance(answer, dict):
+            raise BalancedError(f"The runner answered {action} on this machine with {answer!r}.",
+                                hint="this is a bug: please report it.")
+        return answer
+
+    @staticmethod
+    def answered(action: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer, unless it is a start the runner refused: that raises, saying why."""
+        if answer.get("error") and action == "start":
+            raise BalancedError(f"The runner refused to start a worker: {answer['error']}",
+                                hint="this is a bug: please report it.")
+        return answer
+
+    def warm(self) -> None:
+        """Open a runner session ahead of the starts it will serve."""
+        sessions.pool(("local",), _open_local).warm(LOCAL_TIMEOUT)
+
+    def repo_path(self) -> str:
+        return str(self.repo.root)
+
+    def worktree_path(self, job: str) -> str:
+        return str(self.repo.worktrees_home() / job)
+
+    def prepare_base(self, branch: str, base: str) -> None:
+        """Nothing to copy: the worker shares this repository's objects. A piece whose earlier attempt ran
+        on another machine goes on from what that one brought back: the branch starts there."""
+        if self.repo.read_ref(f"refs/heads/{branch}") is None:
+            earlier = earlier_work(self.repo, branch)
+            if earlier:
+                self.repo.cas_ref(f"refs/heads/{branch}", earlier, None, message="balanced: an earlier attempt")
+
+    def fetch_back(self, branch: str) -> str | None:
+        """The worker's branch lives in this repository already."""
+        return self.repo.read_ref(f"refs/heads/{branch}")
+
+    def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
+        return {b: self.fetch_back(b) for b in branches}
+
+
+def earlier_work(repo: Repo, branch: str) -> str | None:
+    """The newest commit earlier attempts left for `branch`: its own branch here, or one fetched back from
+    another machine (`refs/remotes/<machine>/<branch>`)."""
+    tips = []
+    own = repo.read_ref(f"refs/heads/{branch}")
+    if own:
+        tips.append(own)
+    for ref in repo.ref_names("refs/remotes/"):
+        sha = repo.read_ref(ref) if ref.split("/", 3)[-1] == branch else None
+        if sha:
+            tips.append(sha)
+    best: str | None = None
+    for sha in tips:
+        if best is None or (sha != best and repo.is_ancestor(best, sha)):
+            best = sha
+    return best

@@ -1,0 +1,49 @@
+"""Seats: the machines a placement may use now, with their load, probed when in doubt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced.git import Repo
+from git_balanced.machines.inventory import LOCAL, added, ineligible, readiness, ticked
+from git_balanced.machines.placement import Seat
+
+
+def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
+          probe: bool = True) -> list[Seat]:
+    """Every machine as placement sees it: local always ready, others as `ready` left them.
+
+    With `probe`, each ticked, ready machine is asked (all at once) whether it answers; one that timed out
+    lately is not asked again but skipped until its 30 seconds are over."""
+    repo = lead.repo
+    ticks = ticked(repo)
+    ready = readiness(repo)
+    running = running if running is not None else running_counts(repo)
+    machines = added()
+    away = {name: "it cannot be reached" for name in unreachable or set()}
+    away |= {name: why for name, why in ineligible(repo).items() if name in machines}
+    if probe:
+        from git_balanced.machines.remote import probe as probe_machines
+
+        ask = [n for n in sorted(machines) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
+        away |= probe_machines(repo, ask)
+    out = [Seat(LOCAL, "normal", running.get(LOCAL, 0), ready=True, reachable=True, ticked=LOCAL in ticks,
+                setup_done=bool(ready.get(LOCAL, {}).get("setup_done")))]
+    for name, m in sorted(machines.items()):
+        r = ready.get(name, {})
+        why = away.get(name) or r.get("why", "") or ("" if r.get("ready") else "`git balanced ready` has not run")
+        out.append(Seat(name, m.get("preference", "normal"), running.get(name, 0), ready=bool(r.get("ready")),
+                        reachable=name not in away, ticked=name in ticks,
+                        setup_done=bool(r.get("setup_done")), why_not=why))
+    return out
+
+
+def running_counts(repo: Repo) -> dict[str, int]:
+    """Queued and running jobs of this repository, per machine."""
+    from git_balanced.jobs import all_jobs
+
+    counts: dict[str, int] = {}
+    for j in all_jobs(repo).values():
+        if j.state in ("queued", "running"):
+            counts[j.machine] = counts.get(j.machine, 0) + 1
+    return counts

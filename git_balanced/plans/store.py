@@ -1,0 +1,97 @@
+"""Plans: `plan FILE`, `plans`, `start [PLAN]` and `worker TASK`, stored under `refs/balanced/plans/<id>`."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from git_balanced.errors import BalancedError
+from git_balanced.lead import Lead, settings_at
+from git_balanced.machines.accounts import place_with_room
+from git_balanced.state import cache, refs
+from git_balanced.state.events import new_id
+
+LIVE_PLANS = ("created", "started")
+
+
+def read_source(source: str) -> tuple[str, str]:
+    if source == "-":
+        return sys.stdin.read(), "<stdin>"
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8"), source
+    except FileNotFoundError:
+        raise BalancedError(f"There is no plan file {source}.", hint="name a YAML plan file, or - for stdin.") \
+            from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise BalancedError(f"Cannot read the plan file {source}: {exc}.", hint="name a YAML text file.") \
+            from None
+
+
+def live_plans(lead: Lead) -> dict[str, dict[str, Any]]:
+    return {pid: p for pid, p in cache.read_all(lead.repo, "plans").items() if p["state"] in LIVE_PLANS}
+
+
+def _branch_for(piece: str, plan_id: str, taken: set[str]) -> str:
+    name = f"balanced/{piece}"
+    return f"balanced/{plan_id[-6:]}-{piece}" if name in taken else name
+
+
+def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
+    """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
+    from git_balanced.machines.seats import seats
+    from git_balanced.plans.planfile import describe_after, load_plan, with_shares
+
+    if lead.repo.rev_parse(lead.ref) is None:
+        raise BalancedError(f"The lead's branch {lead.branch} has no commits yet, so workers have nothing to "
+                            "start from.", hint="make a first commit, then store the plan.")
+    settings = settings_at(lead.repo, lead.branch)
+    all_seats = seats(lead)
+    plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
+    plan_id = new_id()
+    taken = {p["branch"] for lp in live_plans(lead).values() for p in lp["fields"].get("pieces", [])}
+    pieces = []
+    for p in plan.pieces:
+        where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
+                                reserve=settings.balanced.reserve, explicit=p.machine, cap=settings.balanced.cap)
+        pieces.append({
+            "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
+            "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),
+            "budget_usd": p.budget, "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
+            "why": where.why, "after_words": describe_after(p)})
+    data = {"id": plan_id, "task": plan.task, "budget_usd": plan.budget, "lead": lead.branch,
+            "pieces": pieces, "source": source}
+    refs.append(lead.repo, refs.ref_for("plans", plan_id), "created",
+                f"Plan: {plan.task} ({len(pieces)} pieces)", data, state="created")
+    return plan_id, data
+
+
+def start_plan(lead: Lead, plan_id: str | None) -> str:
+    """Mark a plan started (the engine then starts its ready pieces); the newest plan by default."""
+    plans = cache.read_all(lead.repo, "plans")
+    if not plans:
+        raise BalancedError("There is no plan to start.", hint="store one with `git balanced plan FILE`.")
+    if plan_id is None:
+        plan_id = max((p for p in plans if plans[p]["state"] in LIVE_PLANS), default=None)
+        if plan_id is None:
+            raise BalancedError("Every plan has ended.", hint="store a new one with `git balanced plan FILE`.")
+    hits = [p for p in plans if p.startswith(plan_id)]
+    if len(hits) != 1:
+        raise BalancedError(f"There is no single plan {plan_id!r}.", hint="see `git balanced plans`.")
+    plan_id = hits[0]
+    state = plans[plan_id]["state"]
+    if state not in LIVE_PLANS:
+        raise BalancedError(f"Plan {plan_id} is {state}: there is nothing left to start.",
+                            hint="see `git balanced board`; `git balanced retry JOB` tries a piece again.")
+    if state == "created":
+        refs.append(lead.repo, refs.ref_for("plans", plan_id), "started",
+                    f"Plan started: {plans[plan_id]['fields']['task']}", {"started_by": "lead"}, state="started")
+    lead.wake_engine()  # an engine asleep in the background looks now, not in half a minute
+    return plan_id
+
+
+def slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())[:5]
+    return "-".join(words)[:40].strip("-") or "task"

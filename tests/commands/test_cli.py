@@ -1,0 +1,110 @@
+"""The command line's front door: help, version, exit codes, and the man page behind `--help`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_balanced.cli import cli, main, manpage
+from tests.support.cli import balanced
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_command_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-h"]) == 0
+    out = capsys.readouterr().out
+    for name in cli.commands:
+        assert f"  {name} " in out or f"  {name}\n" in out, f"{name} is in -h"
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("git balanced 0.")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nosuchcommand"]) == 2
+    assert main(["check", "--nosuchflag"]) == 2
+
+
+def test_the_committed_man_page_is_current() -> None:
+    fix = "python -c 'from git_balanced.cli import manpage; print(manpage(), end=\"\")' > man/git-balanced.1"
+    assert (ROOT / "man" / "git-balanced.1").read_text() == manpage(), f"regenerate it: {fix}"
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
+def test_git_balanced_help_opens_the_man_page(tmp_path: Path) -> None:
+    venv = Path(os.environ["PATH"].split(os.pathsep)[0]).parent
+    if not (venv / "share" / "man" / "man1" / "git-balanced.1").exists():
+        pytest.fail("the man page is not installed beside the venv's bin: run `make test`, which installs it")
+    env = dict(os.environ, MANPAGER="cat", PAGER="cat")
+    cp = subprocess.run(["git", "balanced", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert cp.returncode == 0 and "git balanced land" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_internal_errors_exit_3_with_a_request_to_report(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from git_balanced.commands import trust as trust_cmd
+
+    def broken(**_: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(trust_cmd, "trust_command", broken)
+    assert main(["trust"]) == 3
+    err = capsys.readouterr().err
+    assert "RuntimeError: a bug" in err and "please report it" in err
+
+
+def test_user_errors_exit_1_without_a_traceback(tmp_path: Path) -> None:
+    r = balanced(tmp_path, "board")
+    assert r.code == 1 and r.err.startswith("error: ") and "hint: " in r.err and "Traceback" not in r.err
+
+
+def test_help_and_version_start_without_the_heavy_modules() -> None:
+    import sys
+
+    code = ("import sys; from git_balanced.cli import main; main(['--version']); "
+            "heavy = [m for m in ('dulwich', 'pydantic', 'ruamel', 'rich') if m in sys.modules]; "
+            "print('HEAVY', heavy)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY []" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_bad_input_gets_one_message_and_exit_1(tmp_path: Path, sealed: Path) -> None:
+    """A handful of wrong inputs, each refused with its own words, no traceback, exit 1."""
+    from tests.support.builders import git, make_repo
+
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    for args in (["init"], ["check"], ["trust"], ["allow", "--yes"]):
+        r = balanced(bare, *args)
+        assert r.code == 1 and "bare repository" in r.err and "Traceback" not in r.err, (args, r)
+    assert not (bare / ".magnum").exists(), "nothing was written into the bare repository"
+
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", "-b", "main", str(empty))
+    r = balanced(empty, "worker", "hi", "--run", "true")
+    assert r.code == 1 and "has no commits yet" in r.err, r
+
+    repo = make_repo(tmp_path / "r")
+    r = balanced(repo, "worker", "w4", "--agent", "shell")
+    assert r.code == 1 and "--run" in r.err and "piece" not in r.err, r
+    r = balanced(repo, "worker", "  ", "--run", "true")
+    assert r.code == 1 and "TASK is empty" in r.err, r
+    r = balanced(repo, "plan", "-", "--budget", "-5", input='{"task": "t", "pieces": [{"id": "a", "task": "t"}]}')
+    assert r.code == 1 and "--budget -5 is not" in r.err, r
+    assert balanced(repo, "log", "-n", "0").code == 2, "a count below 1 is wrong usage"
+
+    cfg = sealed / ".config" / "git-balanced"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "machines.json").write_text('{"machines": {"box1": "oops"}}')
+    r = balanced(repo, "machines")
+    assert r.code == 1 and "machines.json" in r.err and "Traceback" not in r.err, r
+    (cfg / "machines.json").unlink()
+    r = balanced(repo, "machines", "add", "box1", "--host", "-evil")
+    assert r.code == 1 and "Refusing the host '-evil'" in r.err, r

@@ -1,0 +1,144 @@
+"""Plan usage limits with the real CLIs: each one's limit signal pauses its worker (not a failure, not an
+attempt) until the reset and a moment more, then it carries on from what it did; a far reset moves the piece
+to another agent with room."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from git_balanced.agents.codex import CodexAdapter, reset_time
+from git_balanced.engine.limits import RESUME_NOTE
+from git_balanced.git import Repo
+from git_balanced.machines import accounts
+from git_balanced.ui import clock
+from tests.e2e import test_real_agents as e2e
+from tests.support.builders import git
+from tests.support.model_server import say, usage_limit
+from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
+from tests.e2e.test_real_agents import AGENTS, agent_piece, bodies, commit_turn, real_agents, rows
+
+agent_bin = e2e.agent_bin  # the same fixture: installs the CLIs, and fails the test if it cannot
+
+
+def _until(repo: Path, done: object, seconds: float = 120) -> None:
+    """Run single engine passes until `done()` holds, so the test sees each state between passes."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert engine(repo, "--once").code == 0
+        if done():  # type: ignore[operator]
+            return
+        time.sleep(0.3)
+    pytest.fail(f"not reached within {seconds} s; the board: {board(repo)}\n{inbox_text(repo)}")
+
+
+def test_each_agents_usage_limit_pauses_and_it_carries_on(tmp_path: Path, agent_bin: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    reset = time.time() + 12  # Claude and Codex say when; Pi's 429 does not, so it waits the default
+    turns = {a: [commit_turn(f"src/{a}-1.txt", "one"), usage_limit(reset, times=1),
+                 commit_turn(f"src/{a}-2.txt", "two"), say("Both parts are committed.")] for a in AGENTS}
+    with real_agents(monkeypatch, agent_bin, turns, subscription=True) as servers:
+        monkeypatch.setenv(accounts.ENV_MARGIN, "1")  # a minute after the reset, made a second
+        monkeypatch.setenv(accounts.ENV_UNKNOWN, "6")  # an hour for Pi, made six seconds
+        repo = lead_repo(tmp_path)
+        assert plan(repo, [agent_piece(a, a) for a in AGENTS], "--start", budget=3.0).code == 0
+        _until(repo, lambda: all(r["state"] in ("paused", "landed") for r in board(repo)["jobs"])
+               and len(board(repo)["jobs"]) == 3)
+        paused = rows(repo)
+        text = inbox_text(repo)
+        for a in AGENTS:
+            row = paused[a]
+            assert row["state"] == "paused", (a, row, text)
+            assert row["attempt"] == 1
+            goes_on = float(row["resume_at"])  # type: ignore[arg-type]
+            assert f"goes on at {clock(goes_on)}" in str(row["reason"]), row
+        for a in ("claude", "codex"):
+            assert f"{a} reached its plan's usage limit. It pauses until the limit resets at {clock(reset)}" \
+                in text, text
+            # The reset the agent reported, to the second (Codex's message names only the minute: its
+            # session file has the second), and the resume a margin after it.
+            assert float(paused[a]["resume_at"]) == pytest.approx(reset + 1, abs=1.5), (a, paused[a])
+        assert "pi reached its plan's usage limit. Pi does not say when the limit resets, so it pauses until" \
+            in text, text
+        assert engine(repo, "--until-idle", timeout=240).code == 0
+        asked = {a: bodies(servers[a]) for a in AGENTS}
+    text = inbox_text(repo)
+    for a in AGENTS:
+        attempts = jobs_of(repo, a)
+        assert [(j["attempt"], j["state"]) for j in attempts] == [(1, "landed")], \
+            f"{a}: the pause was not an attempt: {attempts}"
+        assert f"{a}: its usage limit has reset, so it carries on" in text
+        for part in ("1", "2"):
+            assert (repo / "src" / f"{a}-{part}.txt").exists(), f"{a} carried on from part 1 to part 2"
+        told = [b for b in asked[a] if RESUME_NOTE[:40] in b]
+        assert told, f"{a}'s second run was told to carry on from what it did"
+
+
+def test_a_far_reset_moves_the_piece_to_another_agent(tmp_path: Path, agent_bin: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    reset = time.time() + 2 * 3600
+    turns = {"claude": [commit_turn("src/part-1.txt", "claude"), usage_limit(reset)],
+             "codex": [commit_turn("src/part-2.txt", "codex"), say("I finished what Claude started.")]}
+    with real_agents(monkeypatch, agent_bin, turns, subscription=True) as servers:
+        repo = lead_repo(tmp_path, extra='\n[agents.codex]\nmodels = ["gpt-5.5"]\n')
+        assert plan(repo, [agent_piece("story", "claude")], "--start", budget=1.0).code == 0
+        assert engine(repo, "--until-idle", timeout=240).code == 0
+        codex_asked = bodies(servers.codex)
+    attempts = jobs_of(repo, "story")
+    assert [(j["attempt"], j["agent"], j["state"]) for j in attempts] == [
+        (1, "claude", "retried"), (1, "codex", "landed")], attempts
+    assert "Claude can't take it: Codex instead" in str(attempts[0]["reason"]), attempts[0]
+    assert attempts[1]["model"] == "gpt-5.5", "the new agent starts on its own ladder"
+    assert float(attempts[1]["budget_usd"]) == pytest.approx(  # type: ignore[arg-type]
+        1.0 - float(attempts[0]["cost_usd"]), abs=1e-4), "with what is left of the budget"
+    text = inbox_text(repo)
+    assert f"story reached its plan's usage limit, which resets at {clock(reset)}. Claude can't take it: " \
+           "Codex instead, on local" in text, text
+    plan_log = git(repo, "log", "--format=%s", f"refs/balanced/plans/{attempts[0]['plan']}")
+    assert "story: Claude can't take it: Codex instead" in plan_log, "the plan says why"
+    assert (repo / "src" / "part-1.txt").read_text() == "claude\n", "what Claude did came along"
+    assert (repo / "src" / "part-2.txt").read_text() == "codex\n"
+    assert codex_asked, "Codex did the rest"
+    claude = accounts.windows(Repo.discover(str(repo)), "claude", "local")
+    assert claude["limit"]["resets_at"] == pytest.approx(reset, abs=1), claude
+
+
+def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(accounts.ENV_MARGIN, raising=False)
+    monkeypatch.delenv(accounts.ENV_UNKNOWN, raising=False)
+    assert accounts.resume_margin() == 60.0, "a minute after the reset"
+    assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
+    monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
+    assert accounts.resume_margin() == 60.0
+
+
+def test_codex_names_the_minute_of_a_reset_later_this_minute() -> None:
+    # "try again at 7:40 AM" said at 7:40:39 means this very minute (the time is cut, not rounded), not
+    # tomorrow; said at 7:42 it means tomorrow.
+    now = datetime.now().astimezone().replace(hour=7, minute=40, second=39, microsecond=0)
+    this_minute = reset_time("You’ve hit your usage limit. … try again at 7:40 AM.", now.timestamp())
+    assert this_minute == now.replace(second=0).timestamp()
+    later = now.replace(minute=42)
+    tomorrow = reset_time("try again at 7:40 AM.", later.timestamp())
+    assert tomorrow == (now.replace(second=0) + timedelta(days=1)).timestamp()
+
+
+def test_codex_takes_the_exact_reset_from_its_windows() -> None:
+    # The meter's line carries the windows Codex wrote to its session file; the refusal's reset is the
+    # second of the full one, named the way Claude names its windows.
+    reset = 1_800_000_000
+    log = "\n".join(json.dumps(e) for e in [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "error", "message": "You’ve hit your usage limit. … try again at 9:33 AM."},
+        {"type": "turn.failed", "error": {"message": "You’ve hit your usage limit. … try again at 9:33 AM."}},
+        {"type": "balanced.meter", "cost_usd": 0.0, "budget_usd": None, "over_budget": False, "tokens": {},
+         "windows": [{"type": "primary", "used_percent": 100.0, "window_minutes": 300, "resets_at": reset},
+                     {"type": "secondary", "used_percent": 40.0, "window_minutes": 10080,
+                      "resets_at": reset + 86400}]}])
+    out = CodexAdapter().outcome(log, 1)
+    assert out.kind == "usage_limit" and out.reset_at == reset
+    assert [(w["type"], w["used_percent"]) for w in out.windows] == [("five_hour", 100.0), ("seven_day", 40.0)]
