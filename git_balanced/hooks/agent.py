@@ -18,6 +18,7 @@ from typing import Any
 from git_balanced.agents.wiring import ASKING, EDITS, PATCH_PATH, READS, render
 from git_balanced.channel import inbox
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_atomic
 from git_balanced.git import Repo
 from git_balanced.shipped import guard
 from git_balanced.ui import clock
@@ -129,10 +130,7 @@ def unread(repo: Repo, branch: str) -> tuple[list[dict[str, Any]], dict[str, Any
 
 
 def mark_read(repo: Repo, branch: str, newest: dict[str, Any]) -> None:
-    path = _cursor(repo, branch)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(f"{newest['sha']} {newest['time']!r}\n")
-    os.replace(tmp, path)
+    write_atomic(_cursor(repo, branch), f"{newest['sha']} {newest['time']!r}\n")
 
 
 def lead_news(repo: Repo) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.machines.placement import WEIGHTS
 
@@ -35,9 +36,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_json(path, data, indent=2, sort_keys=True)
 
 
 def added() -> dict[str, dict[str, Any]]:

@@ -84,6 +84,42 @@ def test_eight_writers_to_one_ref_lose_nothing(tmp_path: Path) -> None:
     assert git(path, "rev-list", "--count", "refs/balanced/jobs/shared") == "400", "one linear chain"
 
 
+def test_a_writer_that_loses_the_race_builds_again_on_the_new_tip(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    ref = "refs/balanced/jobs/j1"
+    first = refs.append(repo, ref, "placed", "j1 placed", state="queued").sha
+    tree = git(path, "rev-parse", "HEAD^{tree}")
+    seen: list[str | None] = []
+
+    def build(tip: str | None) -> str:
+        seen.append(tip)
+        if len(seen) == 1:  # another writer moves the ref between this writer's read and its swap
+            theirs = git(path, "commit-tree", tree, "-p", first, "-m", "theirs")
+            git(path, "update-ref", ref, theirs, first)
+        return git(path, "commit-tree", tree, *(["-p", tip] if tip else []), "-m", "mine")
+
+    mine = refs.update_with_retry(repo, ref, build, "test")
+    theirs = git(path, "rev-parse", f"{ref}^")
+    assert seen == [first, theirs], "built once on the tip it read, once more on the tip that won"
+    assert mine == git(path, "rev-parse", ref) and git(path, "log", "--format=%s", ref).splitlines() == \
+        ["mine", "theirs", "j1 placed"], "nothing lost: one linear chain"
+    assert refs.update_with_retry(repo, ref, lambda tip: None, "test") is None
+    assert git(path, "rev-parse", ref) == mine, "a build that declines leaves the ref alone"
+
+
+def test_eight_writers_to_one_note_lose_no_line(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    head = git(path, "rev-parse", "HEAD")
+    script = ("import sys\nfrom git_balanced.git import Repo\nfrom git_balanced.state import notes\n"
+              "repo = Repo.discover(sys.argv[1])\nfor i in range(10):\n"
+              "    notes.add_json(repo, notes.LANDINGS, sys.argv[2], {'writer': sys.argv[3], 'i': i})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), head, str(w)]) for w in range(8)]
+    assert all(p.wait(timeout=240) == 0 for p in procs), "every writer finished"
+    got = notes.read_json(Repo.discover(path), notes.LANDINGS, head)
+    assert sorted((r["writer"], r["i"]) for r in got) == [(str(w), i) for w in range(8) for i in range(10)]
+
+
 def test_cache_is_keyed_by_tip(tmp_path: Path) -> None:
     repo = Repo.discover(make_repo(tmp_path / "r"))
     refs.append(repo, "refs/balanced/jobs/a", "placed", "a placed", state="queued")
