@@ -32,21 +32,15 @@ def claude_settings(argv: list[str] | None = None) -> str:
     return render("claude-settings.json", argv)
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return json.dumps(value)  # strings and numbers: JSON's forms are valid TOML
-
-
 def codex_hook_args(argv: list[str] | None = None) -> list[str]:
     """A worker's hooks for `codex exec`, as `-c hooks.<Event>=[...]` overrides, trusted for this run only
     (Codex skips hooks nobody reviewed unless told they were checked outside it)."""
+    from git_balanced.settings import toml_value  # pydantic's import is kept off the hooks' own path
+
     spec = json.loads(render("codex-hooks.json", argv))["hooks"]
     args = ["--dangerously-bypass-hook-trust"]
     for event, groups in spec.items():
-        args += ["-c", f"hooks.{event}={_toml(groups)}"]
+        args += ["-c", f"hooks.{event}={toml_value(groups)}"]
     return args
 
 

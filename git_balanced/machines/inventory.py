@@ -13,6 +13,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.machines.placement import WEIGHTS
+from git_balanced.ui import clock
 
 LOCAL = "local"
 
@@ -151,6 +152,6 @@ def ineligible(repo: Repo) -> dict[str, str]:
     for name, v in _load(_unreachable_file(repo)).items():
         until = float(v.get("until", 0))
         if until > time.time():
-            when = time.strftime("%H:%M:%S", time.localtime(until))
+            when = clock(until, seconds=True)
             out[name] = f"{v.get('why', 'it did not answer')}; it is skipped until {when}"
     return out
