@@ -12,7 +12,7 @@ from git_balanced.state import cache, notes, refs
 from git_balanced.state.events import new_id
 from git_balanced.state.fold import JOB_RANK, fold
 from git_balanced.state.sync import sync
-from tests.support.builders import git, make_remote, make_repo
+from tests.support.builders import commit, git, make_remote, make_repo
 
 WRITER = """
 import sys
@@ -172,3 +172,28 @@ def test_notes_merge_keeps_both_lines(tmp_path: Path) -> None:
         assert sorted(x["from"] for x in got) == ["a", "b"], "both clones' lines kept"
     shown = git(b, "log", "-1", "--notes=balanced", "--format=%N", head)
     assert '"from": "a"' in shown and '"from": "b"' in shown, "git itself reads the merged note"
+
+
+def test_landing_notes_are_read_along_first_parents(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    assert notes.landings(repo, "main") == [], "no notes ref yet: nothing landed"
+    first = commit(path, {"a.txt": "a\n"}, "Land a")
+    git(path, "switch", "-q", "-c", "side", "main~1")
+    side = commit(path, {"s.txt": "s\n"}, "side work")
+    git(path, "switch", "-q", "main")
+    plain = commit(path, {"b.txt": "b\n"}, "by hand")
+    git(path, "merge", "-q", "--no-ff", "-m", "Land side", "side")
+    merge = git(path, "rev-parse", "HEAD")
+    notes.add_json(repo, notes.LANDINGS, first, {"piece": "a", "attempt": 1})
+    notes.add_line(repo, notes.LANDINGS, first, "not json: passed over")
+    notes.add_json(repo, notes.LANDINGS, side, {"piece": "inner"})
+    notes.add_json(repo, notes.LANDINGS, merge, {"piece": "side", "attempt": 2})
+    got = notes.landings(repo, "main")
+    assert [(x.commit, x.subject, x.records) for x in got] == [
+        (merge, "Land side", [{"piece": "side", "attempt": 2}]), (first, "Land a", [{"piece": "a", "attempt": 1}])
+    ], "newest first, only commits with notes, only the lead's own line of commits"
+    assert [x.commit for x in notes.landings(repo, "main", oldest_first=True)] == [first, merge]
+    assert [x.commit for x in notes.landings(repo, f"{first}..main")] == [merge]
+    assert [x.commit for x in notes.landings(repo, "main", most=2)] == [merge], "two commits looked at"
+    assert plain not in [x.commit for x in got]
