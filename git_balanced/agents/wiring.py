@@ -109,7 +109,7 @@ ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
 
 
 def hook_rules() -> dict[str, Any]:
-    """What pre_tool_use judges a tool call by, for the runner's script on a machine without git balanced
-    (runner.ASK_SHIM): the reads, the edits and the field naming their path, a patch's paths, asking."""
+    """What shipped/pretool.py judges a tool call by, here and (as `bin/hook.json`) on a machine without git
+    balanced: the reads, the edits and the field naming their path, a patch's paths, asking."""
     return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
             "asking": ASKING.pattern}
