@@ -53,4 +53,4 @@ class TrustError(BalancedError):
 
 
 class StaleRef(Exception):
-    """A compare-and-swap lost the race; callers retry (never shown to the user)."""
+    """A compare-and-swap kept losing the race, try after try (a bug unless a caller says otherwise)."""

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache, refs
 from git_balanced.state.events import new_id
@@ -93,12 +94,29 @@ def latest_by_piece(jobs: dict[str, Job]) -> dict[tuple[str, str], Job]:
     return out
 
 
-def resolve(jobs: dict[str, Job], name: str) -> Job | None:
-    """A job by id, unique id prefix, or branch name (the newest attempt on it)."""
-    if name in jobs:
-        return jobs[name]
-    hits = [j for j in jobs.values() if j.id.startswith(name)]
+def newest_on(jobs: dict[str, Job], branch: str, states: tuple[str, ...] | None = None) -> Job | None:
+    """The newest attempt on `branch` (or `refs/heads/<branch>`), among the jobs in `states` when given."""
+    branch = branch.removeprefix("refs/heads/")
+    on_branch = [j for j in jobs.values() if j.branch == branch and (states is None or j.state in states)]
+    return max(on_branch, key=lambda j: (j.attempt, j.created)) if on_branch else None
+
+
+def resolve(jobs: dict[str, Job], name: str) -> Job:
+    """A job by id, by branch (the newest attempt on it) or by a unique prefix of its id; an unknown name, or
+    one that several ids start with, is refused, naming the candidates."""
+    return jobs.get(name) or newest_on(jobs, name) or by_prefix(jobs, name)
+
+
+def by_prefix(jobs: dict[str, Job], name: str, *, or_branch: bool = False) -> Job:
+    """The one job whose id starts with `name`; refused when none does or more than one does. `or_branch`:
+    the name could have been a branch too, and the refusal says so."""
+    hits = sorted((j for j in jobs.values() if name and j.id.startswith(name)), key=lambda j: j.id)
     if len(hits) == 1:
         return hits[0]
-    on_branch = [j for j in jobs.values() if j.branch == name.removeprefix("refs/heads/")]
-    return max(on_branch, key=lambda j: (j.attempt, j.created)) if on_branch else None
+    if not hits:
+        what, where = ("job or local branch", " and `git branch` for branches") if or_branch else ("job", "")
+        raise BalancedError(f"There is no {what} named {name!r}.",
+                            hint=f"see `git balanced board --json` for job ids{where}.")
+    shown = ", ".join(f"{j.id} ({j.piece}, {j.state})" for j in hits[:10]) + (", ..." if len(hits) > 10 else "")
+    raise BalancedError(f"{name!r} is the start of {len(hits)} job ids: {shown}.",
+                        hint="give more of the id, enough to name one job.")

@@ -13,8 +13,6 @@ from git_balanced.trust import Commands
 if TYPE_CHECKING:
     from git_balanced.settings import Settings
 
-SETTINGS_PATH = ".magnum/settings.toml"
-
 
 @dataclass(frozen=True)
 class Lead:
@@ -59,7 +57,7 @@ def open_lead(cwd: str | None = None) -> Lead:
 def settings_at(repo: Repo, rev: str | None) -> Settings:
     """Settings as committed at `rev` (the lead decides landings by what it committed), or as in the
     working tree when `rev` is None or has no settings file yet."""
-    from git_balanced.settings import load_settings, load_settings_text
+    from git_balanced.settings import SETTINGS_PATH, load_settings, load_settings_text
 
     if rev is not None:
         text = repo.show_file(rev, SETTINGS_PATH)

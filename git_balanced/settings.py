@@ -302,15 +302,28 @@ def _kind(value: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as it reads in TOML."""
+    """A value as it reads in TOML, in a message (a table is only named)."""
+    return "a table" if isinstance(value, dict) else toml_value(value)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
+
+
+def toml_value(value: Any) -> str:
+    """`value` (a string, number, boolean, date, list or table) as TOML, tables inline: what `init` writes
+    into the settings file and `codex -c` reads."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return toml_string(value)
     if isinstance(value, list):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "a table"
+        return "{" + ", ".join(f"{_toml_key(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, datetime | date | time):
         return value.isoformat()
     return str(value)
@@ -351,10 +364,10 @@ def render_settings(*, check: str | None = None, setup: str | None = None, agent
     template = resources.files("git_balanced").joinpath("templates/settings.toml").read_text("utf-8")
     model = DEFAULT_MODELS.get(name)
     values = {
-        "@SETUP@": f"setup = {toml_string(setup)}" if setup else '# setup = "pip install -e ."',
-        "@CHECK@": f"check = {toml_string(check)}" if check else '# check = "pytest -q"',
-        "@AGENT@": f"agent = {toml_string(name)}",
-        "@MODEL@": f"model = {toml_string(model)}" if model else "# model = ...   (unset: the agent's own)",
+        "@SETUP@": f"setup = {toml_value(setup)}" if setup else '# setup = "pip install -e ."',
+        "@CHECK@": f"check = {toml_value(check)}" if check else '# check = "pytest -q"',
+        "@AGENT@": f"agent = {toml_value(name)}",
+        "@MODEL@": f"model = {toml_value(model)}" if model else "# model = ...   (unset: the agent's own)",
     }
     for mark, line in values.items():
         template = template.replace(mark, line)
@@ -392,5 +405,5 @@ def write_settings(root: Path, *, check: str | None = None, setup: str | None = 
 __all__ = [
     "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings",
     "Settings", "WorktreeSettings", "load_settings", "load_settings_text", "render_settings",
-    "settings_path", "toml_string", "write_settings",
+    "settings_path", "toml_string", "toml_value", "write_settings",
 ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_balanced.errors import TrustError
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 
 
@@ -56,9 +57,7 @@ def _write(repo: Repo, cmds: Commands, decision: str) -> None:
     path = _record_path(repo)
     record = {"repository": repo.identity, "setup": cmds.setup, "check": cmds.check,
               "fingerprint": fingerprint(repo, cmds), "decision": decision, "at": time.time()}
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_json(path, record, indent=2)
 
 
 def status(repo: Repo, cmds: Commands) -> str:

@@ -30,6 +30,6 @@ def tail(text: str, n: int = 10, indent: str = "    ") -> str:
     return "\n".join(indent + x for x in lines)
 
 
-def clock(ts: float) -> str:
-    """A moment as the lead reads it in messages and on the board: the local hour and minute."""
-    return time.strftime("%H:%M", time.localtime(float(ts)))
+def clock(ts: float, *, seconds: bool = False) -> str:
+    """A moment as the lead reads it in messages and on the board: the local hour and minute (and second)."""
+    return time.strftime("%H:%M:%S" if seconds else "%H:%M", time.localtime(float(ts)))

@@ -15,6 +15,7 @@ from git_balanced.settings import (
     load_settings_text,
     render_settings,
     toml_string,
+    toml_value,
     write_settings,
 )
 from tests.support.builders import commit, git, make_repo
@@ -302,6 +303,15 @@ def test_toml_string_reads_back_for_every_character() -> None:
         assert tomllib.loads(f"v = {toml_string(value)}")["v"] == value
     assert toml_string("pytest -q") == '"pytest -q"', "plain commands keep plain quotes"
     assert toml_string('a "b" \\c') == "'a \"b\" \\c'", "a literal string needs no escapes"
+
+
+def test_toml_value_reads_back_for_tables_lists_and_odd_keys() -> None:
+    value = {"matcher": "*", "hooks": [{"type": "command", "command": 'python3 -m x "quoted"', "timeout": 86400}],
+             "odd key": {"on": True, "ratio": 0.5, "path": "C:\\tmp"}}
+    written = toml_value(value)
+    assert tomllib.loads(f"v = {written}")["v"] == value
+    assert written.startswith('{matcher = "*", hooks = [{type = "command"'), "bare keys stay bare"
+    assert '"odd key" = {on = true' in written, "a key with a space is quoted"
 
 
 def test_write_never_overwrites(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -40,22 +39,6 @@ class Adapter(Protocol):
               settings_json: str | None = None) -> AgentRun: ...
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome: ...
-
-
-def events(log_text: str) -> list[dict]:
-    """The JSON objects of a JSON-lines log; other lines (stderr noise, warnings) are skipped."""
-    found = []
-    for line in log_text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-    return found
 
 
 def short(text: str, limit: int = 400) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
+from git_balanced.agents.base import AgentRun, Outcome, crashed, short
+from git_balanced.files import json_objects
 
 # Workers edit and run commands without asking: acceptEdits covers file edits, and Bash must be allowed by
 # name, since bypassPermissions refuses to start as root (a common case on build machines).
@@ -41,7 +42,7 @@ class ClaudeAdapter:
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Read the result event, the rate-limit events and API errors of a stream-json log."""
-        evs = events(log_text)
+        evs = json_objects(log_text)
         windows, rejected = _windows(evs)
         result = next((e for e in reversed(evs) if e.get("type") == "result"), None)
         api_error = next((e for e in reversed(evs) if e.get("type") == "assistant" and e.get("error")), None)

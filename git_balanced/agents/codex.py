@@ -7,9 +7,10 @@ import json
 import re
 import time
 
-from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
+from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.agents.prices import meter_prices, price
+from git_balanced.files import json_objects
 from git_balanced.shipped.meter import SUMMARY_EVENT
 
 # "You’ve hit your usage limit. … try again at 9:43 AM." (curly apostrophe); a later day carries a date.
@@ -47,7 +48,7 @@ class CodexAdapter:
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Read the turn's end, its error and the meter line of a `codex exec --json` log."""
-        evs = events(log_text)
+        evs = json_objects(log_text)
         tokens = _tokens(evs)
         meter = next((e for e in reversed(evs) if e.get("type") == SUMMARY_EVENT), None)
         metered = meter.get("cost_usd") if meter else None

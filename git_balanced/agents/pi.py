@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from git_balanced.agents.base import AgentRun, Outcome, crashed, events, short
+from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
+from git_balanced.files import json_objects
 from git_balanced.shipped.meter import SUMMARY_EVENT
 
 READ_ONLY_TOOLS = "read,grep,find,ls"
@@ -41,7 +42,7 @@ class PiAdapter:
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Read the last assistant message (Pi exits 0 even when the model call failed)."""
-        evs = events(log_text)
+        evs = json_objects(log_text)
         replies = [e["message"] for e in evs if e.get("type") == "message_end"
                    and isinstance(e.get("message"), dict) and e["message"].get("role") == "assistant"]
         tokens: dict[str, int] = {}

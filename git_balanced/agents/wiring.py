@@ -32,21 +32,15 @@ def claude_settings(argv: list[str] | None = None) -> str:
     return render("claude-settings.json", argv)
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return json.dumps(value)  # strings and numbers: JSON's forms are valid TOML
-
-
 def codex_hook_args(argv: list[str] | None = None) -> list[str]:
     """A worker's hooks for `codex exec`, as `-c hooks.<Event>=[...]` overrides, trusted for this run only
     (Codex skips hooks nobody reviewed unless told they were checked outside it)."""
+    from git_balanced.settings import toml_value  # pydantic's import is kept off the hooks' own path
+
     spec = json.loads(render("codex-hooks.json", argv))["hooks"]
     args = ["--dangerously-bypass-hook-trust"]
     for event, groups in spec.items():
-        args += ["-c", f"hooks.{event}={_toml(groups)}"]
+        args += ["-c", f"hooks.{event}={toml_value(groups)}"]
     return args
 
 
@@ -115,7 +109,7 @@ ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
 
 
 def hook_rules() -> dict[str, Any]:
-    """What pre_tool_use judges a tool call by, for the runner's script on a machine without git balanced
-    (runner.ASK_SHIM): the reads, the edits and the field naming their path, a patch's paths, asking."""
+    """What shipped/pretool.py judges a tool call by, here and (as `bin/hook.json`) on a machine without git
+    balanced: the reads, the edits and the field naming their path, a patch's paths, asking."""
     return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
             "asking": ASKING.pattern}

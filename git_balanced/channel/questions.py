@@ -8,7 +8,6 @@ the question's ref, so of two answers racing the first one counts and the second
 from __future__ import annotations
 
 import os
-import random
 import secrets
 import time
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.fold import fold
-from git_balanced.state.refs import read_chain
+from git_balanced.state.refs import read_chain, update_with_retry
 from git_balanced.ui import clock
 
 PREFIX = "refs/balanced/questions/"
@@ -40,19 +39,19 @@ def append_if(repo: Repo, ref: str, refuse: Callable[[dict[str, Any] | None], st
               subject: str, data: dict[str, Any], state: str | None) -> tuple[bool, dict[str, Any] | None, str]:
     """Append an event only while `refuse(current state)` says nothing against it, compare-and-swap on the
     tip that was judged: (appended, the state it was judged on, the refusal)."""
-    for attempt in range(200):
-        tip = repo.read_ref(ref)
+    judged: list[Any] = [None, ""]
+
+    def build(tip: str | None) -> str | None:
         current = fold(read_chain(repo, tip)) if tip else None
-        why = refuse(current)
-        if why:
-            return False, current, why
+        judged[:] = [current, refuse(current)]
+        if judged[1]:
+            return None
         ev = Event(event=event, data=data, state=state, lamport=(current or {}).get("lamport", 0) + 1,
                    node=node_id(repo), time=time.time())
-        sha = write_event_commit(repo, ev, subject, [tip] if tip else [])
-        if repo.cas_ref(ref, sha, tip, message=f"balanced: {event}"):
-            return True, current, ""
-        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
-    raise RuntimeError(f"could not update {ref}")
+        return write_event_commit(repo, ev, subject, [tip] if tip else [])
+
+    made = update_with_retry(repo, ref, build, f"balanced: {event}")
+    return made is not None, judged[0], "" if made else str(judged[1])
 
 
 def all_questions(repo: Repo) -> dict[str, dict[str, Any]]:

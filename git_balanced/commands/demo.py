@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from git_balanced import proc, ui
+from git_balanced.settings import settings_path
 
 SETTINGS = """\
 [worktree]
@@ -74,8 +75,8 @@ def demo_command(*, keep: bool) -> int:
         (repo / "calc" / "__init__.py").write_text("")
         (repo / "tests" / "__init__.py").write_text("")
         (repo / "README.md").write_text("# calc\n\nFunctions:\n")
-        (repo / ".magnum").mkdir()
-        (repo / ".magnum" / "settings.toml").write_text(SETTINGS)
+        settings_path(repo).parent.mkdir()
+        settings_path(repo).write_text(SETTINGS)
         (top / "plan.yaml").write_text(PLAN)
         for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                     ["git", "commit", "-q", "-m", "A sample project"]):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from git_balanced import ui
 from git_balanced.errors import BalancedError
-from git_balanced.lead import SETTINGS_PATH, open_checkout
+from git_balanced.lead import open_checkout
+from git_balanced.settings import SETTINGS_PATH
 
 
 def init_command(*, check: str | None, setup: str | None, agent: str | None) -> int:

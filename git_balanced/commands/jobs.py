@@ -7,20 +7,12 @@ from git_balanced import ui
 from git_balanced.channel.inbox import post
 from git_balanced.engine import workers
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import Job
-from git_balanced.lead import Lead, open_lead
-
-
-def _find(lead: Lead, name: str) -> Job:
-    job = J.resolve(J.all_jobs(lead.repo), name)
-    if job is None:
-        raise BalancedError(f"There is no job {name!r}.", hint="see `git balanced board --json` for job ids.")
-    return job
+from git_balanced.lead import open_lead
 
 
 def stop_command(name: str) -> int:
     lead = open_lead()
-    job = _find(lead, name)
+    job = J.resolve(J.all_jobs(lead.repo), name)
     if job.state not in ("queued", "running", "paused", "finished"):
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, so there is nothing to stop.",
                             hint="`git balanced dismiss` hides it from the board.")
@@ -36,7 +28,7 @@ def stop_command(name: str) -> int:
 
 def retry_command(name: str) -> int:
     lead = open_lead()
-    job = _find(lead, name)
+    job = J.resolve(J.all_jobs(lead.repo), name)
     if job.state == "landed":
         raise BalancedError(f"{job.piece} ({job.id}) landed already; there is nothing to try again.",
                             hint="store a new plan for more work on it.")
@@ -67,7 +59,7 @@ def retry_command(name: str) -> int:
 
 def dismiss_command(name: str) -> int:
     lead = open_lead()
-    job = _find(lead, name)
+    job = J.resolve(J.all_jobs(lead.repo), name)
     if job.state in ("queued", "running", "paused"):
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}.", hint="`git balanced stop` it first.")
     J.event(lead.repo, job.id, "dismissed", f"{job.piece}: dismissed from the board", {"dismissed": True})

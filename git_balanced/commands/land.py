@@ -2,37 +2,32 @@
 
 from __future__ import annotations
 
+from git_balanced import jobs as J
 from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.landing.candidates import LANDABLE, job_candidate, record
 from git_balanced.landing.queue import Candidate, Queue, Verdict
 from git_balanced.lead import Lead, open_lead
-from git_balanced.state import cache
 
 
 def resolve(lead: Lead, names: list[str], take_all: bool) -> list[Candidate]:
-    """Candidates from job ids, worker branches or any local branch; `--all`: every finished worker."""
-    jobs = cache.read_all(lead.repo, "jobs")
-    by_branch = {j["fields"].get("branch"): (jid, j) for jid, j in jobs.items()
-                 if j["state"] in LANDABLE}
+    """Candidates from job ids (or unique prefixes of them), worker branches or any local branch; `--all`:
+    every finished worker."""
+    jobs = J.all_jobs(lead.repo)
     out: list[Candidate] = []
     if take_all:
-        for jid, j in sorted(jobs.items()):
-            if j["state"] == "finished" and (c := job_candidate(lead, jid, j)):
+        for _, j in sorted(jobs.items()):
+            if j.state == "finished" and (c := job_candidate(lead, j)):
                 out.append(c)
     for name in names:
-        if name in jobs:
-            c = job_candidate(lead, name, jobs[name])
-        elif name.removeprefix("refs/heads/") in by_branch:
-            jid, j = by_branch[name.removeprefix("refs/heads/")]
-            c = job_candidate(lead, jid, j)
-        else:
-            branch = name.removeprefix("refs/heads/")
-            tip = lead.repo.read_ref(f"refs/heads/{branch}")
-            if tip is None:
-                raise BalancedError(f"There is no job or local branch named {name!r}.",
-                                    hint="see `git balanced board` for jobs and `git branch` for branches.")
+        branch = name.removeprefix("refs/heads/")
+        job = jobs.get(name) or J.newest_on(jobs, branch, LANDABLE)
+        tip = lead.repo.read_ref(f"refs/heads/{branch}") if job is None else None
+        if tip is not None:
             c = Candidate(branch=branch, tip=tip)
+        else:
+            job = job or J.by_prefix(jobs, name, or_branch=True)
+            c = job_candidate(lead, job)
         if c is None:
             raise BalancedError(f"Job {name} has no branch to land yet.", hint="see `git balanced board`.")
         if c.branch == lead.branch:

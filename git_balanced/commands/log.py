@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from git_balanced import ui
@@ -13,27 +12,10 @@ from git_balanced.state import notes
 def landings(limit: int = 50) -> list[dict[str, Any]]:
     """Landed commits on the lead's branch, newest first, each with its `refs/notes/balanced` records."""
     lead = open_lead()
-    repo = lead.repo
-    if repo.read_ref(notes.LANDINGS) is None or repo.rev_parse("HEAD") is None:
+    if lead.repo.rev_parse("HEAD") is None:
         return []
-    out = repo.git("log", "--first-parent", f"-n{max(limit * 20, 200)}", "--notes=balanced",
-                   "--format=%H%x1f%s%x1f%N%x1e", lead.branch)
-    rows: list[dict[str, Any]] = []
-    for chunk in out.split("\x1e"):
-        parts = chunk.strip("\n").split("\x1f")
-        if len(parts) < 3 or not parts[2].strip():
-            continue
-        records = []
-        for line in parts[2].splitlines():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue
-        if records:
-            rows.append({"commit": parts[0], "subject": parts[1], "notes": records})
-        if len(rows) >= limit:
-            break
-    return rows
+    found = notes.landings(lead.repo, lead.branch, most=max(limit * 20, 200))[:limit]
+    return [{"commit": x.commit, "subject": x.subject, "notes": x.records} for x in found]
 
 
 def log_command(*, limit: int, as_json: bool) -> int:

@@ -116,7 +116,7 @@ class Engine(Watching):
         from git_balanced.landing.candidates import job_candidate, record
         from git_balanced.landing.queue import Queue
 
-        cands = [c for j in finished if (c := job_candidate(self.lead, j.id, {"fields": j.f}))]
+        cands = [c for j in finished if (c := job_candidate(self.lead, j))]
         crashpoint("engine-before-land")
         try:
             q = Queue(self.lead)

@@ -5,7 +5,6 @@ A mixin of the Engine (engine.py): it reads and writes the same attributes (lead
 from __future__ import annotations
 
 import json
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from git_balanced import jobs as J
 from git_balanced.engine import relay, workers
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.machines import accounts, inventory
 
@@ -74,9 +74,7 @@ class Watching:
             return {}
 
     def _save_since(self) -> None:
-        tmp = self._since_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.unreachable_since))
-        os.replace(tmp, self._since_path)
+        write_json(self._since_path, self.unreachable_since)
 
     def _unreachable(self, j: Job, error: str) -> None:
         if j.machine not in self.unreachable_since:

@@ -16,8 +16,8 @@ from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.hosts import Host, LocalHost
 from git_balanced.machines.transport import MachineUnreachable
+from git_balanced.shipped.runner import RUNS_DIR
 
-RUNS_DIR = "~/.balanced/runs"
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
 

@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_balanced.agents.wiring import ASKING, EDITS, PATCH_PATH, READS, render
+from git_balanced.agents.wiring import hook_rules, render
 from git_balanced.channel import inbox
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.shipped import guard
+from git_balanced.shipped import guard, pretool
 from git_balanced.ui import clock
 
 NOT_FOR_LEAD = ("answer",)  # what the lead did itself is not news to it
@@ -33,55 +34,10 @@ MAX_SHOWN = 30
 
 
 # -- the worker's PreToolUse ----------------------------------------------------------------------------
-def edited_paths(tool: str, tool_input: dict[str, Any], cwd: str) -> list[str] | None:
-    """The absolute paths an edit tool writes; None for a tool that is not an edit."""
-    if tool in EDITS:
-        raw = [str(tool_input.get(EDITS[tool]) or "")]
-    elif tool == "apply_patch":  # Codex: the paths are in the patch text
-        raw = PATCH_PATH.findall(str(tool_input.get("command") or tool_input.get("input") or ""))
-    else:
-        return None
-    return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
-
-
-def _decision(decision: str, reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
-                                   "permissionDecisionReason": reason}}
-
-
-def _flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    return default if not raw else raw in ("1", "true", "yes", "on")
-
-
 def pre_tool_use(data: dict[str, Any], repo: Repo | None = None) -> dict[str, Any] | None:
     """A worker's PreToolUse: the decision to print, or None to leave it to the agent's own permissions."""
-    tool = str(data.get("tool_name") or "")
-    tool_input = data.get("tool_input") or {}
-    if not isinstance(tool_input, dict):
-        tool_input = {}
     worktree = os.environ.get("GIT_BALANCED_WORKTREE") or (str(repo.root) if repo else os.getcwd())
-    cwd = str(data.get("cwd") or worktree)
-    ask_lead = _flag("GIT_BALANCED_ASK_COMMANDS", False)
-    paths = edited_paths(tool, tool_input, cwd)
-    if paths is not None:
-        run_dir = os.environ.get("BALANCED_RUN_DIR")
-        spec = guard.load_spec(os.path.join(run_dir, "hooks")) if run_dir else None
-        refused = guard.refusals_in(paths, worktree, spec) if spec else []
-        if refused:
-            mine = ", ".join(spec["paths"]) if spec else ""
-            return _decision("deny", f"The guard refused this edit: {'; '.join(refused)}. The piece "
-                                     f"{spec.get('piece') if spec else ''} may write only under {mine}.")
-        if _flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
-            return None
-        return _ask_lead(tool, ", ".join(paths), "edit")
-    if tool in READS or not ask_lead:
-        return None
-    command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
-    if command and ASKING.match(command):
-        return None  # asking the lead is never itself a question
-    what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
-    return _ask_lead(tool, what, "command")
+    return pretool.pre_tool_use(data, hook_rules(), worktree, guard, os.environ.get("BALANCED_RUN_DIR"), _ask_lead)
 
 
 def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
@@ -90,19 +46,14 @@ def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
     try:
         repo, job_id, branch = questions.worker_context()
     except BalancedError as exc:
-        return _decision("deny", f"It needs the lead's yes, and the lead cannot be asked: {exc.message}")
+        return pretool.decision("deny", f"It needs the lead's yes, and the lead cannot be asked: {exc.message}")
     qid = questions.ask(repo, job_id, what, kind=kind, tool=tool, lead_branch=branch)
     q = questions.wait(repo, qid)
     assert q is not None
     f = q["fields"]
-    text = str(f.get("answer") or "")
     if q["state"] == "closed":
-        return _decision("deny", f"The lead's question {qid} was closed: {f.get('closed_reason')}.")
-    if f.get("decision") == "allow":
-        return _decision("allow", f"The lead allowed it ({qid})" + (f": {text}" if text else "."))
-    if f.get("decision") == "deny":
-        return _decision("deny", f"The lead denied it ({qid})" + (f": {text}" if text else "."))
-    return _decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
+        return pretool.decision("deny", f"The lead's question {qid} was closed: {f.get('closed_reason')}.")
+    return pretool.lead_said(qid, f.get("decision"), str(f.get("answer") or ""))
 
 
 # -- the lead's UserPromptSubmit and Stop -----------------------------------------------------------------
@@ -129,10 +80,7 @@ def unread(repo: Repo, branch: str) -> tuple[list[dict[str, Any]], dict[str, Any
 
 
 def mark_read(repo: Repo, branch: str, newest: dict[str, Any]) -> None:
-    path = _cursor(repo, branch)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(f"{newest['sha']} {newest['time']!r}\n")
-    os.replace(tmp, path)
+    write_atomic(_cursor(repo, branch), f"{newest['sha']} {newest['time']!r}\n")
 
 
 def lead_news(repo: Repo) -> str | None:

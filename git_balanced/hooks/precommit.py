@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from git_balanced import proc
 from git_balanced.errors import BalancedError, SettingsError
+from git_balanced.files import write_atomic
 from git_balanced.git import run_git
 
 CONFIG = ".pre-commit-config.yaml"
@@ -252,13 +252,4 @@ def _write(path: Path, text: str, newline: str) -> None:
     text = text.rstrip("\n") + "\n"
     if newline != "\n":
         text = text.replace("\n", newline)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".pre-commit-config.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, text, mode=target.stat().st_mode & 0o7777 if target.exists() else 0o644)

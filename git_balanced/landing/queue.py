@@ -21,6 +21,7 @@ from git_balanced.faults import crashpoint
 from git_balanced.landing import checks
 from git_balanced.landing.bisect import search
 from git_balanced.lead import Lead, commands_of, settings_at
+from git_balanced.settings import SETTINGS_PATH
 from git_balanced.state import notes
 
 PROTECTED = (".magnum/", ".pre-commit-config.yaml")
@@ -172,11 +173,11 @@ class Queue:
             return False
         base = repo.git("merge-base", lead_tip, c.tip)
         touched = [p for p in repo.changed_paths(base, c.tip) if p.startswith(PROTECTED)]
-        if ".magnum/settings.toml" in touched:
+        if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
-                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[".magnum/settings.toml"],
-                                             reason=f"its .magnum/settings.toml is invalid: {bad}"))
+                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
+                                             reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
                 return False
         if touched and not self.include_protected:
             self.verdicts.append(Verdict(

@@ -3,7 +3,6 @@ push that happens only when you say so."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -75,24 +74,10 @@ def _numstat(lead: Lead, upstream: str) -> tuple[int, int, int]:
 
 def landed_pieces(lead: Lead, upstream: str) -> list[dict[str, Any]]:
     """The pieces landed in the lead's branch since its upstream, from their landing notes, oldest first."""
-    repo = lead.repo
-    if repo.read_ref(notes.LANDINGS) is None:
-        return []
-    out = repo.git("log", "--first-parent", "--reverse", "--notes=balanced", "--format=%H%x1f%N%x1e",
-                   f"{upstream}..{lead.branch}")
-    pieces = []
-    for chunk in out.split("\x1e"):
-        sha, _, text = chunk.strip("\n").partition("\x1f")
-        for line in text.splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("piece"):
-                pieces.append({"commit": sha, "piece": rec["piece"], "attempt": rec.get("attempt"),
-                               "agent": rec.get("agent"), "machine": rec.get("machine"),
-                               "cost_usd": rec.get("cost_usd")})
-    return pieces
+    return [{"commit": x.commit, "piece": rec["piece"], "attempt": rec.get("attempt"), "agent": rec.get("agent"),
+             "machine": rec.get("machine"), "cost_usd": rec.get("cost_usd")}
+            for x in notes.landings(lead.repo, f"{upstream}..{lead.branch}", oldest_first=True)
+            for rec in x.records if rec.get("piece")]
 
 
 def run_check(lead: Lead) -> dict[str, Any]:

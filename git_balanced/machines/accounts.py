@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.machines.placement import Placement, Seat, place
 from git_balanced.ui import clock
@@ -77,10 +78,7 @@ def load(repo: Repo) -> dict[str, dict[str, Any]]:
 
 
 def _save(repo: Repo, data: dict[str, dict[str, Any]]) -> None:
-    path = _path(repo)
-    tmp = path.with_name(f"{STATE_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_json(_path(repo), data, indent=1, sort_keys=True)
 
 
 def _live(window: dict[str, Any], now: float) -> bool:

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.machines.placement import WEIGHTS
+from git_balanced.ui import clock
 
 LOCAL = "local"
 
@@ -35,9 +37,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_json(path, data, indent=2, sort_keys=True)
 
 
 def added() -> dict[str, dict[str, Any]]:
@@ -152,6 +152,6 @@ def ineligible(repo: Repo) -> dict[str, str]:
     for name, v in _load(_unreachable_file(repo)).items():
         until = float(v.get("until", 0))
         if until > time.time():
-            when = time.strftime("%H:%M:%S", time.localtime(until))
+            when = clock(until, seconds=True)
             out[name] = f"{v.get('why', 'it did not answer')}; it is skipped until {when}"
     return out

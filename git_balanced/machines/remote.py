@@ -24,6 +24,7 @@ from git_balanced.machines import inventory, sessions
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport
 from git_balanced.shipped import runner
+from git_balanced.ui import clock
 
 PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
@@ -290,7 +291,7 @@ def _unreachable_text(err: str) -> bool:
 # -- probing before placement -------------------------------------------------------------------------
 def mark_timeout(repo: Any, machine: str, why: str) -> None:
     """A machine that timed out is ineligible for placement for a while (kept in .git/balanced/)."""
-    inventory.mark_unreachable(repo, machine, f"{why} at {time.strftime('%H:%M:%S')}")
+    inventory.mark_unreachable(repo, machine, f"{why} at {clock(time.time(), seconds=True)}")
 
 
 def probe(repo: Any, machines: list[str]) -> dict[str, str]:

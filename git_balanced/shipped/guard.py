@@ -2,7 +2,7 @@
 """The guard: a piece with `paths` may write only there. Stdlib only, Python 3.9+.
 
 The same declaration is enforced twice: the agent's PreToolUse hook refuses an edit elsewhere
-(agent_hooks.py asks `refusals` here), and the runner installs this very file as the pre-commit hook of
+(pretool.py asks `refusals_in` here), and the runner installs this very file as the pre-commit hook of
 the worker's worktree, next to a `guard.json` that names the piece, its globs, the globs of the other live
 pieces, and the hook it stands in front of. Run as a script it checks the staged paths.
 """

@@ -59,12 +59,15 @@ class RunError(Exception):
 
 # `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
 # {run_dir}/bin), which the lead's engine reads and answers on its passes; and the agents' PreToolUse hook,
-# judged here with the rules the lead sent (bin/hook.json, agent_hooks.hook_rules) and the guard the runner
-# installed (hooks/pre-commit is guard.py, next to its guard.json), a command for the lead going the way of
-# `ask`. Anything else goes to a git balanced installed there, or is refused. Python 3.9, stdlib only.
-if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it from worker_shim.py
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_shim.py"), encoding="utf-8") as _f:
-        ASK_SHIM = _f.read()
+# judged by pretool.py (next to the script) with the rules the lead sent (bin/hook.json, wiring.hook_rules)
+# and the guard the runner installed (hooks/pre-commit is guard.py, next to its guard.json), a command for the
+# lead going the way of `ask`. Anything else goes to a git balanced installed there, or is refused.
+ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py"}  # in bin/: from shipped/
+if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it from the files themselves
+    ASK_SHIM = {}
+    for _name, _file in ASK_SHIM_FILES.items():
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), _file), encoding="utf-8") as _f:
+            ASK_SHIM[_name] = _f.read()
 
 
 def _field(req: dict, key: str, kind: type, default: Any = ...) -> Any:
@@ -377,15 +380,15 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
 
 
 def _write_ask_shim(run_dir: str, hook: dict | None = None) -> str:
-    """Write `{run_dir}/bin/git-balanced` (ASK_SHIM), and the rules its PreToolUse hook judges by next to it
-    (`hook.json`, the request's `hook`); return the folder, for the agent's PATH."""
+    """Write `{run_dir}/bin/git-balanced` and the decision its PreToolUse hook loads (ASK_SHIM), and the rules
+    it judges by next to them (`hook.json`, the request's `hook`); return the folder, for the agent's PATH."""
     folder = os.path.join(run_dir, "bin")
     os.makedirs(folder, exist_ok=True)
     if hook is not None:
         _write_atomic(os.path.join(folder, "hook.json"), json.dumps(hook, indent=1))
-    path = os.path.join(folder, "git-balanced")
-    _write_atomic(path, ASK_SHIM)
-    os.chmod(path, 0o755)
+    for name, text in ASK_SHIM.items():
+        _write_atomic(os.path.join(folder, name), text)
+    os.chmod(os.path.join(folder, "git-balanced"), 0o755)
     return folder
 
 
@@ -617,7 +620,7 @@ def source(with_meter: bool = True) -> str:
     here = os.path.abspath(__file__)
     paths = [os.path.join(os.path.dirname(here), "meter.py")] if with_meter else []
     parts = [_read(path) or "" for path in [*paths, here]]
-    shim = _read(os.path.join(os.path.dirname(here), "worker_shim.py")) or ""
+    shim = {name: _read(os.path.join(os.path.dirname(here), file)) or "" for name, file in ASK_SHIM_FILES.items()}
     return "\n".join(["from __future__ import annotations\n", f"ASK_SHIM = {shim!r}\n"] + [
         part.replace("\nfrom __future__ import annotations\n", "\n") for part in parts])
 

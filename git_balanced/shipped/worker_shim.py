@@ -5,7 +5,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import sys
 import time
 
@@ -79,80 +78,34 @@ def ask(run_dir, text):
     return 0
 
 
-# -- the PreToolUse hook: agent_hooks.pre_tool_use's decisions, with its tables (bin/hook.json) -------------
-def decision(allow, reason):
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow,
-                                   "permissionDecisionReason": reason}}
-
-
-def flag(name, default):
-    raw = os.environ.get(name, "").strip().lower()
-    return default if not raw else raw in ("1", "true", "yes", "on")
-
-
-def edited_paths(rules, tool, tool_input, cwd):
-    edits = rules.get("edits") or {}
-    if tool in edits:
-        raw = [str(tool_input.get(edits[tool]) or "")]
-    elif tool == "apply_patch":
-        patch = str(tool_input.get("command") or tool_input.get("input") or "")
-        raw = re.findall(rules.get("patch_path") or "(?!)", patch, re.M)
-    else:
-        return None
-    return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
-
-
-def guard_refusals(run_dir, paths, worktree):
-    """The guard's refusals, by guard.py itself (the worktree's pre-commit hook); None without a guard."""
-    folder = os.path.join(run_dir, "hooks")
-    if not os.path.exists(os.path.join(folder, "guard.json")):
-        return None, None
-    loader = importlib.machinery.SourceFileLoader("balanced_guard", os.path.join(folder, "pre-commit"))
+# -- the PreToolUse hook: pretool.py's decision (next to this script), with the rules the lead sent -----------
+def module_at(path, name):
+    """The Python file at `path` loaded as a module (it is no package's: this script has none)."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
     loader.exec_module(module)
-    spec = module.load_spec(folder)
-    if not spec:
-        return None, None
-    return module.refusals_in(paths, worktree, spec), spec
+    return module
 
 
-def ask_lead(run_dir, tool, what, kind):
+def ask_lead(pretool, run_dir, tool, what, kind):
+    """Ask the lead through the run folder and wait: the decision its answer makes."""
     n = post(run_dir, {"text": what, "kind": kind, "tool": tool})
     answer, timeout = wait(run_dir, n)
     if answer is None:
-        return decision("deny", f"It needs the lead's yes, and no answer came within {timeout:.0f} seconds.")
-    qid = str(answer.get("qid") or f"question {n}")
-    text = str(answer.get("text") or "")
-    if answer.get("decision") == "allow":
-        return decision("allow", f"The lead allowed it ({qid})" + (": " + text if text else "."))
-    if answer.get("decision") == "deny":
-        return decision("deny", f"The lead denied it ({qid})" + (": " + text if text else "."))
-    return decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
+        return pretool.decision("deny", f"It needs the lead's yes, and no answer came within {timeout:.0f} seconds.")
+    return pretool.lead_said(str(answer.get("qid") or f"question {n}"), answer.get("decision"),
+                             str(answer.get("text") or ""))
 
 
 def pre_tool_use(run_dir, here, data):
-    rules = load(os.path.join(here, "hook.json")) or {}
-    tool = str(data.get("tool_name") or "")
-    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
-    worktree = os.environ.get("GIT_BALANCED_WORKTREE") or os.getcwd()
-    cwd = str(data.get("cwd") or worktree)
-    ask_commands = flag("GIT_BALANCED_ASK_COMMANDS", False)
-    paths = edited_paths(rules, tool, tool_input, cwd)
-    if paths is not None:
-        refused, spec = guard_refusals(run_dir, paths, worktree)
-        if refused:
-            return decision("deny", "The guard refused this edit: {}. The piece {} may write only under {}.".format(
-                "; ".join(refused), spec.get("piece"), ", ".join(spec["paths"])))
-        if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_commands:
-            return None
-        return ask_lead(run_dir, tool, ", ".join(paths), "edit")
-    if tool in (rules.get("reads") or []) or not ask_commands:
-        return None
-    command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
-    if command and re.match(rules.get("asking") or "(?!)", command):
-        return None  # asking the lead is never itself a question
-    what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
-    return ask_lead(run_dir, tool, what, "command")
+    pretool = module_at(os.path.join(here, "pretool.py"), "balanced_pretool")
+    hooks = os.path.join(run_dir, "hooks")
+    # The guard the runner installed is guard.py itself, as the worktree's pre-commit hook next to its spec.
+    guard = module_at(os.path.join(hooks, "pre-commit"), "balanced_guard") \
+        if os.path.exists(os.path.join(hooks, "guard.json")) else None
+    return pretool.pre_tool_use(data, load(os.path.join(here, "hook.json")) or {},
+                                os.environ.get("GIT_BALANCED_WORKTREE") or os.getcwd(), guard, run_dir,
+                                lambda tool, what, kind: ask_lead(pretool, run_dir, tool, what, kind))
 
 
 def hook(run_dir, here, name):

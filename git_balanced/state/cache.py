@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.state.fold import RANKS, fold
 from git_balanced.state.refs import read_chain
@@ -47,10 +48,7 @@ def _load(path: str) -> dict[str, list[Any]]:
 
 
 def _save(path: str, data: dict[str, list[Any]]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, separators=(",", ":"))
-    os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    write_json(path, data, separators=(",", ":"))
     stamp = _stamp(path)
     if stamp is not None:
         _MEMO[path] = (stamp, data)

@@ -6,11 +6,12 @@ The notes tree is fanned out one level (`ab/cdef…`), which git reads like any 
 from __future__ import annotations
 
 import json
-import random
-import time
+from dataclasses import dataclass
 from typing import Any
 
+from git_balanced.files import json_objects
 from git_balanced.git import Repo
+from git_balanced.state.refs import update_with_retry
 
 LANDINGS = "refs/notes/balanced"
 CHECKS = "refs/notes/balanced-checks"
@@ -64,15 +65,33 @@ def read_lines(repo: Repo, notes_ref: str, obj: str, tip: str | None = None) -> 
 
 def read_json(repo: Repo, notes_ref: str, obj: str) -> list[dict[str, Any]]:
     """The note on `obj` as a list of JSON records (lines that are not JSON are passed over)."""
-    out = []
-    for line in read_lines(repo, notes_ref, obj):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
+    return json_objects("\n".join(read_lines(repo, notes_ref, obj)))
+
+
+@dataclass(frozen=True)
+class Landing:
+    """A commit of the lead's branch and its landing notes (job, piece, attempt, machine, agent, cost...)."""
+
+    commit: str
+    subject: str
+    records: list[dict[str, Any]]
+
+
+def landings(repo: Repo, revs: str, *, oldest_first: bool = False, most: int | None = None) -> list[Landing]:
+    """The commits of `revs` (a branch, `A..B`) along first parents that carry landing notes, newest first
+    unless `oldest_first`; `most` commits are looked at, at most."""
+    if repo.read_ref(LANDINGS) is None:
+        return []
+    args = ["log", "--first-parent", "--notes=balanced", "--format=%H%x1f%s%x1f%N%x1e"]
+    args += [f"-n{most}"] if most is not None else []
+    out = repo.git(*args, *(["--reverse"] if oldest_first else []), revs)
+    found = []
+    for chunk in out.split("\x1e"):
+        parts = chunk.strip("\n").split("\x1f")
+        records = json_objects(parts[2]) if len(parts) == 3 else []
+        if records:
+            found.append(Landing(parts[0], parts[1], records))
+    return found
 
 
 def _set_note(repo: Repo, root_id: bytes | None, obj: str, lines: list[str]) -> str:
@@ -104,17 +123,16 @@ def _set_note(repo: Repo, root_id: bytes | None, obj: str, lines: list[str]) -> 
 
 def add_line(repo: Repo, notes_ref: str, obj: str, line: str, subject: str = "Notes added by git balanced") -> str:
     """Add one line to the note on `obj` (kept sorted and unique); compare-and-swap with retry."""
-    for attempt in range(200):
-        tip = repo.read_ref(notes_ref)
+
+    def build(tip: str | None) -> str:
         root_id = repo.store[tip.encode()].tree if tip else None
         current = read_lines(repo, notes_ref, obj, tip) if tip else []
-        lines = merge_lines(current, [line])
-        tree = _set_note(repo, root_id, obj, lines)
-        sha = repo.write_commit(tree, [tip] if tip else [], subject + "\n")
-        if repo.cas_ref(notes_ref, sha, tip, message="balanced: notes"):
-            return sha
-        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
-    raise RuntimeError(f"could not update {notes_ref}")
+        tree = _set_note(repo, root_id, obj, merge_lines(current, [line]))
+        return repo.write_commit(tree, [tip] if tip else [], subject + "\n")
+
+    sha = update_with_retry(repo, notes_ref, build, "balanced: notes")
+    assert sha is not None  # build never declines
+    return sha
 
 
 def add_json(repo: Repo, notes_ref: str, obj: str, record: dict[str, Any]) -> str:

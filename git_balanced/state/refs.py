@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from git_balanced.errors import StaleRef
 from git_balanced.git import Repo
 from git_balanced.state.events import Event, node_id, read_event, write_event_commit
 
@@ -30,19 +33,34 @@ def _lamport_of(repo: Repo, sha: str | None) -> int:
     return 0
 
 
+def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | None], message: str,
+                      tries: int = MAX_TRIES) -> str | None:
+    """Point `ref` at the commit `build(tip)` makes, compare-and-swap on that tip; when another writer moved the
+    ref first, wait a jittered moment and build again on its new tip. None when `build` declines (returns None)."""
+    for attempt in range(tries):
+        tip = repo.read_ref(ref)
+        new = build(tip)
+        if new is None:
+            return None
+        if repo.cas_ref(ref, new, tip, message=message):
+            return new
+        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
+    raise StaleRef(f"could not update {ref} after {tries} tries")
+
+
 def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] | None = None,
            state: str | None = None) -> Event:
     """Append one event to the chain at `ref`; retries with jitter when another writer got there first."""
     node = node_id(repo)
-    for attempt in range(MAX_TRIES):
-        tip = repo.read_ref(ref)
-        ev = Event(event=event, data=dict(data or {}), state=state, lamport=_lamport_of(repo, tip) + 1,
-                   node=node, time=time.time())
-        sha = write_event_commit(repo, ev, subject, [tip] if tip else [])
-        if repo.cas_ref(ref, sha, tip, message=f"balanced: {event}"):
-            return Event(ev.event, ev.data, ev.state, ev.lamport, ev.node, ev.time, sha)
-        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
-    raise RuntimeError(f"could not update {ref} after {MAX_TRIES} tries")
+    built: list[Event] = []
+
+    def build(tip: str | None) -> str:
+        built[:] = [Event(event=event, data=dict(data or {}), state=state, lamport=_lamport_of(repo, tip) + 1,
+                          node=node, time=time.time())]
+        return write_event_commit(repo, built[0], subject, [tip] if tip else [])
+
+    sha = update_with_retry(repo, ref, build, f"balanced: {event}")
+    return replace(built[0], sha=sha or "")
 
 
 def read_chain(repo: Repo, tip: str, known: set[str] | None = None) -> list[Event]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from git_balanced.errors import BalancedError
+from git_balanced.errors import BalancedError, StaleRef
 from git_balanced.git import Repo
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.notes import merge_notes_commit
+from git_balanced.state.refs import update_with_retry
 
 NOTES = ("refs/notes/balanced", "refs/notes/balanced-checks")
 
@@ -43,26 +44,26 @@ def _fetch(repo: Repo, remote: str) -> dict[str, str]:
     return theirs
 
 
-def _merge_one(repo: Repo, ref: str, mine: str | None, theirs: str, report: SyncReport) -> None:
-    for _ in range(50):
+def _merge_one(repo: Repo, ref: str, theirs: str, report: SyncReport) -> None:
+    def build(mine: str | None) -> str | None:
         if mine == theirs or (mine and repo.is_ancestor(theirs, mine)):
-            return
+            return None
         if mine is None or repo.is_ancestor(mine, theirs):
-            new = theirs
-        elif ref in NOTES:
-            new = merge_notes_commit(repo, mine, theirs, f"Merge notes from {report.remote}")
-        else:
-            ev = Event(event="merged", data={"remote": report.remote}, lamport=0, node=node_id(repo))
-            new = write_event_commit(repo, ev, f"Merge {ref[len('refs/balanced/'):]} from {report.remote}",
-                                     [mine, theirs])
-        if repo.cas_ref(ref, new, mine, message=f"balanced: sync from {report.remote}"):
-            if new == theirs:
-                report.fast_forwarded += 1
-            else:
-                report.merged.append(ref)
-            return
-        mine = repo.read_ref(ref)
-    raise BalancedError(f"{ref} kept changing while syncing; run `git balanced sync` again.")
+            return theirs
+        if ref in NOTES:
+            return merge_notes_commit(repo, mine, theirs, f"Merge notes from {report.remote}")
+        ev = Event(event="merged", data={"remote": report.remote}, lamport=0, node=node_id(repo))
+        return write_event_commit(repo, ev, f"Merge {ref[len('refs/balanced/'):]} from {report.remote}",
+                                  [mine, theirs])
+
+    try:
+        new = update_with_retry(repo, ref, build, f"balanced: sync from {report.remote}", tries=50)
+    except StaleRef:
+        raise BalancedError(f"{ref} kept changing while syncing; run `git balanced sync` again.") from None
+    if new == theirs:
+        report.fast_forwarded += 1
+    elif new is not None:
+        report.merged.append(ref)
 
 
 def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
@@ -75,7 +76,7 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
         theirs = _fetch(repo, remote)
         report.fetched = len(theirs)
         for ref, sha in theirs.items():
-            _merge_one(repo, ref, repo.read_ref(ref), sha, report)
+            _merge_one(repo, ref, sha, report)
         mine = {**repo.list_refs("refs/balanced/"), **{r: s for r in NOTES if (s := repo.read_ref(r))}}
         todo = [f"{ref}:{ref}" for ref, sha in sorted(mine.items()) if theirs.get(ref) != sha]
         if not todo:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from git_balanced import jobs as J
+from git_balanced.lead import open_lead
 from tests.support.builders import commit, git
 from tests.support.cli import balanced
 from tests.support.landing import branch, branches, check_runs, landed_subjects, project, tip_passed
@@ -155,3 +158,34 @@ def test_the_batch_shrinks_after_a_failure_and_grows_after_a_pass(tmp_path: Path
     assert [v["status"] for v in data["verdicts"]] == ["landed"] * 5
     assert check_runs(sealed) - runs == 2, "batches of 2, then 3 (grown by one): two checks for five branches"
     assert json.loads(limit.read_text())["limit"] == 4
+
+
+def finished_job(repo: Path, name: str) -> str:
+    """A job whose worker finished on branch `name`; its id."""
+    lead = open_lead(str(repo))
+    jid = J.place(lead.repo, {"plan": "p1", "piece": name, "task": "t", "lead": "main", "machine": "local",
+                              "branch": name, "attempt": 1})
+    J.event(lead.repo, jid, "finished", f"{name}: finished", {"head": git(repo, "rev-parse", name)}, state="finished")
+    return jid
+
+
+def test_a_job_lands_by_a_unique_prefix_of_its_id_and_an_ambiguous_one_is_refused(tmp_path: Path,
+                                                                                  sealed: Path) -> None:
+    repo = project(tmp_path)
+    branches(repo, 2)
+    one, two = finished_job(repo, "f1"), finished_job(repo, "f2")
+    common = os.path.commonprefix([one, two])
+    assert common, "ids placed a moment apart share their leading (time) characters"
+    before = git(repo, "rev-parse", "main")
+    refused = balanced(repo, "land", common)
+    assert refused.code == 1 and one in refused.err and two in refused.err, refused
+    assert refused.err.startswith(f"error: {common!r} is the start of 2 job ids"), refused.err
+    assert git(repo, "rev-parse", "main") == before and check_runs(sealed) == 0, "nothing landed, nothing checked"
+    assert balanced(repo, "stop", common).err == refused.err, "stop refuses it in the same words"
+    r = balanced(repo, "land", one[:len(common) + 1])
+    assert r.code == 0 and "landed    f1" in r.out, r
+    jobs = J.all_jobs(open_lead(str(repo)).repo)
+    assert (jobs[one].state, jobs[two].state) == ("landed", "finished"), "the prefix named f1's job alone"
+    assert json.loads(git(repo, "notes", "--ref=balanced", "show", "main"))["job"] == one
+    unknown = balanced(repo, "stop", "zzzz")
+    assert (unknown.code, unknown.err.splitlines()[0]) == (1, "error: There is no job named 'zzzz'.")

@@ -12,7 +12,7 @@ from git_balanced.state import cache, notes, refs
 from git_balanced.state.events import new_id
 from git_balanced.state.fold import JOB_RANK, fold
 from git_balanced.state.sync import sync
-from tests.support.builders import git, make_remote, make_repo
+from tests.support.builders import commit, git, make_remote, make_repo
 
 WRITER = """
 import sys
@@ -84,6 +84,42 @@ def test_eight_writers_to_one_ref_lose_nothing(tmp_path: Path) -> None:
     assert git(path, "rev-list", "--count", "refs/balanced/jobs/shared") == "400", "one linear chain"
 
 
+def test_a_writer_that_loses_the_race_builds_again_on_the_new_tip(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    ref = "refs/balanced/jobs/j1"
+    first = refs.append(repo, ref, "placed", "j1 placed", state="queued").sha
+    tree = git(path, "rev-parse", "HEAD^{tree}")
+    seen: list[str | None] = []
+
+    def build(tip: str | None) -> str:
+        seen.append(tip)
+        if len(seen) == 1:  # another writer moves the ref between this writer's read and its swap
+            theirs = git(path, "commit-tree", tree, "-p", first, "-m", "theirs")
+            git(path, "update-ref", ref, theirs, first)
+        return git(path, "commit-tree", tree, *(["-p", tip] if tip else []), "-m", "mine")
+
+    mine = refs.update_with_retry(repo, ref, build, "test")
+    theirs = git(path, "rev-parse", f"{ref}^")
+    assert seen == [first, theirs], "built once on the tip it read, once more on the tip that won"
+    assert mine == git(path, "rev-parse", ref) and git(path, "log", "--format=%s", ref).splitlines() == \
+        ["mine", "theirs", "j1 placed"], "nothing lost: one linear chain"
+    assert refs.update_with_retry(repo, ref, lambda tip: None, "test") is None
+    assert git(path, "rev-parse", ref) == mine, "a build that declines leaves the ref alone"
+
+
+def test_eight_writers_to_one_note_lose_no_line(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    head = git(path, "rev-parse", "HEAD")
+    script = ("import sys\nfrom git_balanced.git import Repo\nfrom git_balanced.state import notes\n"
+              "repo = Repo.discover(sys.argv[1])\nfor i in range(10):\n"
+              "    notes.add_json(repo, notes.LANDINGS, sys.argv[2], {'writer': sys.argv[3], 'i': i})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), head, str(w)]) for w in range(8)]
+    assert all(p.wait(timeout=240) == 0 for p in procs), "every writer finished"
+    got = notes.read_json(Repo.discover(path), notes.LANDINGS, head)
+    assert sorted((r["writer"], r["i"]) for r in got) == [(str(w), i) for w in range(8) for i in range(10)]
+
+
 def test_cache_is_keyed_by_tip(tmp_path: Path) -> None:
     repo = Repo.discover(make_repo(tmp_path / "r"))
     refs.append(repo, "refs/balanced/jobs/a", "placed", "a placed", state="queued")
@@ -136,3 +172,28 @@ def test_notes_merge_keeps_both_lines(tmp_path: Path) -> None:
         assert sorted(x["from"] for x in got) == ["a", "b"], "both clones' lines kept"
     shown = git(b, "log", "-1", "--notes=balanced", "--format=%N", head)
     assert '"from": "a"' in shown and '"from": "b"' in shown, "git itself reads the merged note"
+
+
+def test_landing_notes_are_read_along_first_parents(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    assert notes.landings(repo, "main") == [], "no notes ref yet: nothing landed"
+    first = commit(path, {"a.txt": "a\n"}, "Land a")
+    git(path, "switch", "-q", "-c", "side", "main~1")
+    side = commit(path, {"s.txt": "s\n"}, "side work")
+    git(path, "switch", "-q", "main")
+    plain = commit(path, {"b.txt": "b\n"}, "by hand")
+    git(path, "merge", "-q", "--no-ff", "-m", "Land side", "side")
+    merge = git(path, "rev-parse", "HEAD")
+    notes.add_json(repo, notes.LANDINGS, first, {"piece": "a", "attempt": 1})
+    notes.add_line(repo, notes.LANDINGS, first, "not json: passed over")
+    notes.add_json(repo, notes.LANDINGS, side, {"piece": "inner"})
+    notes.add_json(repo, notes.LANDINGS, merge, {"piece": "side", "attempt": 2})
+    got = notes.landings(repo, "main")
+    assert [(x.commit, x.subject, x.records) for x in got] == [
+        (merge, "Land side", [{"piece": "side", "attempt": 2}]), (first, "Land a", [{"piece": "a", "attempt": 1}])
+    ], "newest first, only commits with notes, only the lead's own line of commits"
+    assert [x.commit for x in notes.landings(repo, "main", oldest_first=True)] == [first, merge]
+    assert [x.commit for x in notes.landings(repo, f"{first}..main")] == [merge]
+    assert [x.commit for x in notes.landings(repo, "main", most=2)] == [merge], "two commits looked at"
+    assert plain not in [x.commit for x in got]

@@ -1,0 +1,50 @@
+"""Files written whole, and JSON read back from lines: the one way the package keeps state in files.
+
+A file is written to a temporary file in its own folder and renamed over the old one, so a reader (another
+process, a crash halfway) sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+
+def write_atomic(path: str | Path, text: str, *, mode: int | None = None) -> None:
+    """Replace the file at `path` with `text` at once; `mode` sets its permissions (else the umask's)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8",
+                  newline="") as fh:
+            fh.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | Path, data: Any, **how: Any) -> None:
+    """Replace the file at `path` with `data` as JSON and a newline; `how` are json.dumps's options."""
+    write_atomic(path, json.dumps(data, **how) + "\n")
+
+
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of JSON-lines text (a log, a note); other lines (noise, warnings) are passed over."""
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+    return found

@@ -1,0 +1,79 @@
+"""A worker's PreToolUse decision, made by one function wherever the worker runs. Stdlib only, Python 3.9+.
+
+On the lead's machine `git balanced hook pre-tool-use` (hooks/agent.py) imports it; on another machine the
+runner writes this file next to its script (worker_shim.py, `{run_dir}/bin/`), which loads it from there.
+An edit outside the piece's paths is refused by the guard; with lead_allows_commands on, any other tool call
+but a read becomes a question to the lead (an edit too, unless workers edit without asking), and the lead's
+answer allows or denies it. Each caller says how the guard is found and how the lead is asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+
+def decision(allow: str, reason: str) -> dict:
+    """The hook's answer: `allow` or `deny`, with the reason the agent is shown."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": allow,
+                                   "permissionDecisionReason": reason}}
+
+
+def lead_said(qid: str, verdict: Any, text: str) -> dict:
+    """The decision a lead's answer makes: its allow or deny, or, for words alone, a deny that shows them."""
+    if verdict == "allow":
+        return decision("allow", f"The lead allowed it ({qid})" + (": " + text if text else "."))
+    if verdict == "deny":
+        return decision("deny", f"The lead denied it ({qid})" + (": " + text if text else "."))
+    return decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
+
+
+def flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    return default if not raw else raw in ("1", "true", "yes", "on")
+
+
+def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str] | None:
+    """The absolute paths an edit tool writes; None for a tool that is not an edit."""
+    edits = rules.get("edits") or {}
+    if tool in edits:
+        raw = [str(tool_input.get(edits[tool]) or "")]
+    elif tool == "apply_patch":  # Codex: the paths are in the patch text
+        patch = str(tool_input.get("command") or tool_input.get("input") or "")
+        raw = re.findall(rules.get("patch_path") or "(?!)", patch, re.M)
+    else:
+        return None
+    return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
+
+
+def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: str | None,
+                 ask: Callable[[str, str, str], dict]) -> dict | None:
+    """The decision on one tool call (the agent's PreToolUse JSON), or None to leave it to the agent's own
+    permissions. `rules`: the agents' tool names
+    (agents.wiring.hook_rules); `guard`: guard.py's module, whose spec is in `{run_dir}/hooks` (None: no
+    guard); `ask(tool, what, kind)`: the decision the lead's answer makes."""
+    tool = str(data.get("tool_name") or "")
+    raw_input = data.get("tool_input")
+    tool_input: dict = raw_input if isinstance(raw_input, dict) else {}
+    cwd = str(data.get("cwd") or worktree)
+    ask_lead = flag("GIT_BALANCED_ASK_COMMANDS", False)
+    paths = edited_paths(rules, tool, tool_input, cwd)
+    if paths is not None:
+        spec = guard.load_spec(os.path.join(run_dir, "hooks")) if guard is not None and run_dir else None
+        refused = guard.refusals_in(paths, worktree, spec) if spec else []
+        if spec and refused:
+            return decision("deny", "The guard refused this edit: {}. The piece {} may write only under {}.".format(
+                "; ".join(refused), spec.get("piece"), ", ".join(spec["paths"])))
+        if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
+            return None
+        return ask(tool, ", ".join(paths), "edit")
+    if tool in (rules.get("reads") or []) or not ask_lead:
+        return None
+    command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
+    if command and re.match(rules.get("asking") or "(?!)", command):
+        return None  # asking the lead is never itself a question
+    what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
+    return ask(tool, what, "command")
