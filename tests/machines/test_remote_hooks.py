@@ -18,12 +18,12 @@ from git_balanced.engine import relay
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
 from git_balanced.shipped import guard, runner
+from tests.hooks.test_agent import claude_bash
+from tests.machines.test_remote_ask import call, status_of, until
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import background_engine
 from tests.support.sshd import sshd_machines, wire_lead
-from tests.hooks.test_agent import claude_bash
-from tests.machines.test_remote_ask import call, status_of, until
 
 SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**"], "owners": {"api": ["src/**"]}}
 
