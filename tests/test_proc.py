@@ -4,6 +4,8 @@ that end everything the command started."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -57,3 +59,11 @@ def test_only_a_command_with_a_timeout_gets_a_process_group_of_its_own() -> None
     assert same == ours, "without a timeout it stays in ours, where the terminal's Ctrl-C reaches it"
     own = proc.run(["sh", "-c", "echo $$; ps -o pgid= -p $$"], timeout=10).out.split()
     assert own[0] == own[1] != ours, "with one, it leads a group of its own, which the timeout kills"
+
+
+def test_the_hot_paths_start_without_plumbum() -> None:
+    """plumbum costs more to import than the rest of a start-up: only `ready`'s one-off commands load it."""
+    code = ("import sys, git_balanced.cli, git_balanced.git, git_balanced.machines.transport, "
+            "git_balanced.machines.sessions, git_balanced.engine.loop; print('plumbum' in sys.modules)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert cp.stdout.strip() == "False", cp.stdout + cp.stderr
