@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -46,45 +49,65 @@ def run(
     if data is not None and text and isinstance(data, bytes):
         data = data.decode()
     try:
-        cp = subprocess.run(
-            list(cmd),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            input=data,
-            capture_output=True,
-            stdin=None if data is not None else subprocess.DEVNULL,
-            timeout=timeout,
-            text=text,
-            errors="replace" if text else None,
-        )
+        code, out, err = _communicate(cmd, cwd, env, data, timeout, text, merge=False)
     except FileNotFoundError:
         return Result(127, "", f"{cmd[0]}: command not found")
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or ""
-        err = exc.stderr or ""
-        if isinstance(out, bytes):
-            out = out.decode(errors="replace")
-        if isinstance(err, bytes):
-            err = err.decode(errors="replace")
+    if code is None:
         return Result(124, out, err + f"\ntimed out after {timeout} seconds")
-    return Result(cp.returncode, cp.stdout, cp.stderr)
+    return Result(code, out, err)
 
 
 def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None,
           timeout: float | None = None) -> Result:
     """Run a user's command line (setup, check, a shell piece) with `sh -c`, output merged."""
-    try:
-        cp = subprocess.run(
-            ["sh", "-c", command], cwd=cwd, env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, errors="replace", timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or ""
-        if isinstance(out, bytes):
-            out = out.decode(errors="replace")
+    code, out, _ = _communicate(["sh", "-c", command], cwd, env, None, timeout, True, merge=True)
+    if code is None:
         return Result(124, out + f"\ntimed out after {timeout} seconds", "")
-    return Result(cp.returncode, cp.stdout, "")
+    return Result(code, out, "")
+
+
+def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None,
+                 data: str | bytes | None, timeout: float | None, text: bool,
+                 *, merge: bool) -> tuple[int | None, Any, Any]:
+    """Run to the end: (code, out, err), or (None, what came so far) once `timeout` passed.
+
+    A command given a timeout starts in a process group of its own, and the timeout kills the whole
+    group: what it started (git's ssh, a check's test server) would otherwise live on, and hold its pipes.
+    plumbum's `run(timeout=...)` kills only the direct child, then waits for the pipes to close, so it
+    would wait for those as long as they live. Without a timeout the command stays in our group, where
+    the terminal's Ctrl-C reaches it."""
+    with subprocess.Popen(
+        list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
+        stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+        text=text, errors="replace" if text else None,
+        process_group=0 if timeout is not None else None,
+    ) as p:
+        try:
+            out, err = p.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            _kill(p, group=True)
+            return None, _decoded(exc.stdout), _decoded(exc.stderr)
+        except BaseException:  # Ctrl-C while waiting: as with subprocess.run, it does not run on
+            _kill(p, group=timeout is not None)
+            raise
+    return p.returncode, out, "" if err is None else err  # None when merged into out
+
+
+def _kill(p: subprocess.Popen[Any], *, group: bool) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        if group:
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            p.kill()
+    p.wait()
+
+
+def _decoded(data: str | bytes | None) -> str:
+    """The output a timeout caught: bytes whether or not the run was in text mode."""
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return data or ""
 
 
 def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],

@@ -180,10 +180,12 @@ def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, ye
     if not (yes or ask(f"git does not know who commits on {found.name}. Commit there as {who}?")):
         raise NotReady("git does not know who commits there",
                        f"`git balanced ready {found.name} --yes` sets it to {who} in {copy} there")
-    for key, value in (("user.name", mine[0]), ("user.email", mine[1])):
-        res = t.run(["git", "-C", copy, "config", key, value])
-        if not res.ok:
-            raise NotReady(f"could not set git's {key} there: {res.err.strip()}")
+    with t.machine() as there:
+        git = there["git"]
+        for key, value in (("user.name", mine[0]), ("user.email", mine[1])):
+            res = t.run_command(git["-C", copy, "config", key, value])
+            if not res.ok:
+                raise NotReady(f"could not set git's {key} there: {res.err.strip()}")
     found.record["identity"] = who
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from git_balanced import proc
 from git_balanced.errors import BalancedError
@@ -309,11 +310,54 @@ class Transport:
         with self.slot(timeout):
             left = None if timeout is None else max(1.0, timeout - (time.monotonic() - started))
             raw = proc.run(cmd, input=data, timeout=left, text=False)
-        out, err = _text(raw.out), _text(raw.err)
-        res = Result(raw.code, out, err)
+        res = Result(raw.code, _text(raw.out), _text(raw.err))
+        self.raise_unreachable(res)
+        return res
+
+    def raise_unreachable(self, res: Result) -> None:
+        """MachineUnreachable when `res` is ssh failing to reach the machine, not the command failing there."""
         # 255 is ssh's own failure; a remote command can exit 255 too, so also look at what ssh said.
-        if res.code == 255 and _UNREACHABLE.search(err):
+        if res.code == 255 and _UNREACHABLE.search(res.err):
             raise self._fail(res, "running a command")
+
+    @contextmanager
+    def machine(self, timeout: float = 60) -> Iterator[Any]:
+        """The machine as a plumbum SshMachine over this same ssh (config, options, shared connection), for
+        commands built as plumbum objects; it holds two slots: its shell there and the command it runs.
+        Only `ready` uses it: plumbum costs more to import than the rest of a start-up, and its shell and
+        `which` there cost two round trips more than `run`, which the hot paths keep."""
+        from plumbum import local
+        from plumbum.commands.processes import ProcessExecutionError
+        from plumbum.machines.ssh_machine import SshMachine
+
+        if self.multiplex:
+            self._ensure_master()
+        base = self._base()
+        with self.slot(timeout), self.slot(timeout):
+            try:
+                # The name was checked by validate_host: SshMachine puts it after the options without a `--`.
+                there = SshMachine(self.name, ssh_command=local[base[0]][tuple(base[1:])],
+                                   connect_timeout=self.connect_timeout)
+            except (ProcessExecutionError, EOFError) as exc:  # what ssh said, without plumbum's framing
+                said = str(getattr(exc, "stderr", "") or exc)
+                raise self._fail(Result(255, "", said), "opening a shell there") from None
+            with there:
+                yield there
+
+    def run_command(self, command: Any, *, timeout: float = 60) -> Result:
+        """Run a plumbum command object of `machine()` as `run` runs an argv: a Result whatever its exit code,
+        124 after `timeout`, MachineUnreachable when ssh could not reach the machine."""
+        # Not plumbum's run(timeout=...): through the shared connection ssh hands its pipes to the master,
+        # so after plumbum kills ssh it still waits for them to close, that is, for the command to end.
+        with command.popen(stdin=subprocess.DEVNULL) as p:
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                return Result(124, "", f"timed out after {timeout} seconds")
+        res = Result(p.returncode, _text(out), _text(err))
+        self.raise_unreachable(res)
         return res
 
     # -- git -------------------------------------------------------------------------------------

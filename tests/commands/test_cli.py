@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pytest_mock import MockerFixture
 
 from git_balanced.cli import cli, main, manpage
 from tests.support.cli import balanced
@@ -47,15 +48,13 @@ def test_git_balanced_help_opens_the_man_page(tmp_path: Path) -> None:
     assert cp.returncode == 0 and "git balanced land" in cp.stdout, cp.stdout + cp.stderr
 
 
-def test_internal_errors_exit_3_with_a_request_to_report(monkeypatch: pytest.MonkeyPatch,
+def test_internal_errors_exit_3_with_a_request_to_report(mocker: MockerFixture,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     from git_balanced.commands import trust as trust_cmd
 
-    def broken(**_: object) -> int:
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(trust_cmd, "trust_command", broken)
+    broken = mocker.patch.object(trust_cmd, "trust_command", side_effect=RuntimeError("a bug"))
     assert main(["trust"]) == 3
+    broken.assert_called_once()  # the exit 3 is the bug's, not an earlier failure's
     err = capsys.readouterr().err
     assert "RuntimeError: a bug" in err and "please report it" in err
 

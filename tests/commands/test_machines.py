@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytest_mock import MockerFixture
 
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
@@ -137,7 +138,7 @@ def test_explicit_machines_never_fall_back_and_unreachable_ones_are_skipped() ->
 
 
 def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
-        machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        machines: Machines, tmp_path: Path, mocker: MockerFixture) -> None:
     repo_path = make_repo(tmp_path / "proj")
     repo = Repo.discover(repo_path)
     lead = Lead(repo, "main")
@@ -146,7 +147,7 @@ def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
         inventory.set_readiness(repo, m.name, {"ready": True})
     inventory.set_ticks(repo, ["alpha", "beta"], True)
     assert {s.name: s.reachable for s in seats_mod.seats(lead)} == {"local": True, "alpha": True, "beta": True}
-    monkeypatch.setattr(remote, "PROBE_TIMEOUT", 2.0)
+    mocker.patch.object(remote, "PROBE_TIMEOUT", 2.0)
     machines.by_name("alpha").freeze()  # its connection hangs: the command through it never answers
     for pid in machines.by_name("alpha").processes():  # and so does the connection open already
         os.kill(pid, signal.SIGSTOP)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytest_mock import MockerFixture
 
 from git_balanced.engine.workers import RUNS_DIR
 from git_balanced.errors import BalancedError
@@ -136,8 +137,7 @@ def test_a_local_session_that_died_is_replaced(lead: Lead) -> None:
     assert pool.count == 1 and pool.idle[0].process.pid != dead.pid, "a new session took the dead one's place"
 
 
-def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead, mocker: MockerFixture) -> None:
     import git_balanced.machines.hosts as hosts
 
     host = LocalHost(lead.repo)
@@ -147,7 +147,7 @@ def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead
     while not host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"]:
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.05)
-    monkeypatch.setattr(hosts, "LOCAL_TIMEOUT", 0.5)
+    mocker.patch.object(hosts, "LOCAL_TIMEOUT", 0.5)
     with pytest.raises(BalancedError, match="The runner on this machine did not answer stop within 0 s"):
         host.call("stop", {"job": "slow", "runs_dir": RUNS_DIR, "wait": 5})
     assert local_pool().count == 0, "the session that did not answer in time was not kept"
@@ -189,8 +189,9 @@ def test_a_session_that_ends_halfway_through_a_batch_leaves_the_rest_unanswered(
     assert pool.count == 0 and pool.idle == [], "and the session that ended is not kept"
 
 
-def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions, "IDLE", 0.2)
+def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, mocker: MockerFixture) -> None:
+    mocker.patch.object(sessions, "IDLE", 0.2)
+    timer = mocker.spy(sessions.Pool, "_on_timer")
     host = LocalHost(lead.repo)
     host.call("stop", {"job": "nobody", "runs_dir": RUNS_DIR})
     pool = local_pool()
@@ -199,6 +200,7 @@ def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, monkeypatch:
     while pool.count and time.monotonic() < deadline:
         time.sleep(0.05)
     assert pool.count == 0 and session.process.poll() is not None, "unused for IDLE seconds, it was closed"
+    assert timer.call_count >= 1, "by the idle timer, not by the runner ending on its own"
 
 
 # -- on SSH machines --------------------------------------------------------------------------------------------
@@ -318,12 +320,11 @@ def test_a_machine_killed_under_a_session_reads_as_unreachable(machines: Machine
     assert (host._pool().count, host._pool().opening, host._pool().idle) == (0, 0, [])
 
 
-def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lead,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lead, mocker: MockerFixture) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
     host.call("status", STATUS)
-    monkeypatch.setitem(remote.TIMEOUTS, "status", 1.0)
+    mocker.patch.dict(remote.TIMEOUTS, {"status": 1.0})
     serving = session_python(alpha)
     os.kill(serving, signal.SIGSTOP)
     try:

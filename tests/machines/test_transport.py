@@ -207,6 +207,44 @@ def test_arguments_are_never_interpreted_on_either_side(
     assert left == [], f"no injected command ran: {left}"
 
 
+def test_plumbum_commands_go_through_the_same_master_quoted_and_in_slots(
+    machines: Machines, alpha: Transport, tmp_path: Path
+) -> None:
+    remote = machines.by_name("alpha").home
+    assert alpha.run(["true"]).ok
+    with alpha.machine() as there:
+        printf, sh = there["printf"], there["sh"]
+        for i, template in enumerate(PAYLOADS):
+            arg = template.format(p=remote / f"remote{i}")
+            res = alpha.run_command(printf["%s", arg])
+            assert res.ok and res.out == arg, f"the argument arrives as it was: {arg!r}"
+        assert alpha.run_command(sh["-c", "echo out; echo err >&2; exit 3"]) == transport.Result(3, "out\n", "err\n")
+        assert alpha.run_command(sh["-c", "exit 255"]).code == 255, "the command's own 255 is its answer"
+        started = time.monotonic()
+        assert alpha.run_command(there["sleep"]["30"], timeout=1).code == 124
+        assert time.monotonic() - started < 5
+        held = [alpha.take_slot(wait=False)[1] for _ in range(MAX_SESSIONS - 2)]
+        with pytest.raises(BalancedError, match="are busy"):
+            alpha.take_slot(wait=False)
+        for fd in held:
+            os.close(fd)
+    assert not [p.name for p in remote.iterdir() if p.name.startswith("remote")], "no injected command ran"
+    assert machines.by_name("alpha").accepted() == 1, "its shell and commands used the open connection"
+    assert len(held) == MAX_SESSIONS - 2 and alpha.take_slot(wait=False), "its two slots are free again"
+
+
+@pytest.mark.parametrize("multiplex", [True, False])
+def test_plumbum_on_a_dead_machine_is_an_unreachable_machine(machines: Machines, multiplex: bool) -> None:
+    t = Transport("alpha", multiplex=multiplex)
+    assert t.run(["true"]).ok
+    machines.by_name("alpha").kill()
+    with pytest.raises(MachineUnreachable) as err, t.machine():
+        pass
+    assert err.value.message.startswith("Machine alpha cannot be reached") and "refused" in err.value.message, \
+        err.value.message
+    t.close()
+
+
 def test_run_python_carries_script_and_data_on_stdin(alpha: Transport) -> None:
     script = textwrap.dedent("""
         import hashlib, sys

@@ -1,0 +1,69 @@
+"""The one process helper (git_balanced/proc.py): results, never an exception for an exit code, and timeouts
+that end everything the command started."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from git_balanced import proc
+from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware
+
+# Starts a child that would outlive the shell, writes its pid, then waits: the pipes stay open while it lives.
+SPAWNS = 'echo started; echo oops >&2; sleep 60 & echo $! > "{pids}"; wait'
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_run_returns_code_and_both_streams_whatever_the_exit(tmp_path: Path) -> None:
+    res = proc.run(["sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path)
+    assert (res.code, res.out, res.err, res.ok) == (3, "out\n", "err\n", False)
+    assert proc.run(["cat"], input=b"bytes in\n").out == "bytes in\n", "bytes input in text mode"
+    raw = proc.run(["cat"], input=b"\xff\n", text=False)
+    assert (raw.out, raw.err) == (b"\xff\n", b""), "text=False keeps bytes"
+    missing = proc.run(["no-such-command-here"])
+    assert (missing.code, missing.err) == (127, "no-such-command-here: command not found")
+
+
+def test_a_timeout_kills_the_whole_process_group_and_keeps_what_came(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    started = time.monotonic()
+    res = proc.run(["sh", "-c", SPAWNS.format(pids=pids)], timeout=1)
+    assert time.monotonic() - started < 5, "it returned at the timeout, not when the child's sleep ended"
+    assert res.code == 124 and res.out == "started\n", res
+    assert res.err == "oops\n\ntimed out after 1 seconds", res
+    assert gone_within(int(pids.read_text()), 5), "the command's own child was killed with it"
+
+
+def test_shell_merges_output_and_its_timeout_kills_the_group_too(tmp_path: Path) -> None:
+    assert proc.shell("echo a; echo b >&2; exit 2", cwd=tmp_path) == proc.Result(2, "a\nb\n", "")
+    pids = tmp_path / "pids"
+    res = proc.shell(SPAWNS.format(pids=pids), cwd=tmp_path, timeout=1)
+    assert res.code == 124 and res.out == "started\noops\n\ntimed out after 1 seconds" and res.err == "", res
+    assert gone_within(int(pids.read_text()), 5), "the command's own child was killed with it"
+
+
+def test_only_a_command_with_a_timeout_gets_a_process_group_of_its_own() -> None:
+    ours = str(os.getpgrp())
+    same = proc.run(["sh", "-c", "ps -o pgid= -p $$"]).out.strip()
+    assert same == ours, "without a timeout it stays in ours, where the terminal's Ctrl-C reaches it"
+    own = proc.run(["sh", "-c", "echo $$; ps -o pgid= -p $$"], timeout=10).out.split()
+    assert own[0] == own[1] != ours, "with one, it leads a group of its own, which the timeout kills"
+
+
+def test_the_hot_paths_start_without_plumbum() -> None:
+    """plumbum costs more to import than the rest of a start-up: only `ready`'s one-off commands load it."""
+    code = ("import sys, git_balanced.cli, git_balanced.git, git_balanced.machines.transport, "
+            "git_balanced.machines.sessions, git_balanced.engine.loop; print('plumbum' in sys.modules)")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert cp.stdout.strip() == "False", cp.stdout + cp.stderr
