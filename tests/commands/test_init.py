@@ -107,7 +107,7 @@ def test_the_node_commands_run(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
 def test_the_go_commands_run(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "sum", {
-        "go.mod": "module example.com/sum\n\ngo 1.21\n",
+        "go.mod": "module example.com/sum\n\ngo 1.19\n",
         "sum.go": "package sum\n\nfunc Sum(a, b int) int { return a + b }\n",
         "sum_test.go": 'package sum\n\nimport "testing"\n\nfunc TestSum(t *testing.T) {\n'
                        '\tif Sum(1, 2) != 3 {\n\t\tt.Fatal("1+2")\n\t}\n}\n'})
