@@ -36,14 +36,14 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
                                 hint=f"edit {SETTINGS_PATH} instead, or remove it and run init again.")
         ui.say(f"Kept {SETTINGS_PATH} as it is.")
     else:
-        stack = _stack(repo.root) if check is None else None
-        if stack is not None:
-            check, setup = stack[1].check, setup or stack[1].setup
+        said, found = _stack(repo.root) if check is None else (None, None)
+        if found is not None:
+            check, setup = found.check, setup or found.setup
         write_settings(repo.root, check=check, setup=setup, agent=agent)
-        if stack is None:
+        if said is None:
             ui.say(f"Wrote {SETTINGS_PATH}.")
         else:
-            ui.say(f"Wrote {SETTINGS_PATH} with {stack[0]}:\n  setup: {setup or '(none)'}\n  check: {check}")
+            ui.say(f"Wrote {SETTINGS_PATH} with {said}:\n  setup: {setup or '(none)'}\n  check: {check}")
     if hooks == "git":
         return _plain_hooks(repo)
     from git_balanced.hooks.precommit import add_balanced_hooks, install_hooks
@@ -58,14 +58,14 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
     return 0
 
 
-def _stack(root: Path) -> tuple[str, WorktreeSettings] | None:
-    """The settings of the first known stack at `root`, and words saying which and why; None for none."""
+def _stack(root: Path) -> tuple[str | None, WorktreeSettings | None]:
+    """Words saying which known stack is at `root` and why, and its settings; (None, None) for none."""
     from git_balanced.bundled import template_text
     from git_balanced.settings import load_settings_text
 
     found = [(marker, name, path) for marker, name, path in STACKS if (root / marker).is_file()]
     if not found:
-        return None
+        return None, None
     marker, name, path = found[0]
     worktree = load_settings_text(template_text(path), f"templates/{path}").worktree
     why = f"as {marker} is here" if len(found) == 1 else \
