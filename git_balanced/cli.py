@@ -37,12 +37,15 @@ def _json_opt(f: Any) -> Any:
 @click.option("--check", "check_cmd", metavar="CMD", help="The command that decides landing.")
 @click.option("--setup", "setup_cmd", metavar="CMD", help="The command that readies a new copy.")
 @click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
-def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None) -> int:
-    """Write .magnum/settings.toml (never over an existing one), add the balanced hooks to
-    .pre-commit-config.yaml and install them."""
+@click.option("--hooks", type=click.Choice(["pre-commit", "git"]), default="pre-commit", show_default=True,
+              help="Through pre-commit's config, or as plain git hooks in the hooks folder.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str) -> int:
+    """Write .magnum/settings.toml (never over an existing one; a Python, Node.js or Go project gets its
+    stack's setup and check unless --check is given), add the balanced hooks to .pre-commit-config.yaml
+    and install them, or with --hooks git install plain git hooks instead."""
     from git_balanced.commands import init
 
-    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")

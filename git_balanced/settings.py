@@ -7,7 +7,6 @@ import re
 import tomllib
 from collections.abc import Callable
 from datetime import date, datetime, time
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
 
 SETTINGS_PATH = ".magnum/settings.toml"
@@ -361,7 +361,7 @@ def render_settings(*, check: str | None = None, setup: str | None = None, agent
         near = difflib.get_close_matches(name, AGENTS, n=1)
         hint = f"use --agent {near[0]}" if near else "use --agent " + " | ".join(AGENTS)
         raise UsageError(f"--agent {name} is not an agent; it must be one of {', '.join(AGENTS)}.", hint=hint)
-    template = resources.files("git_balanced").joinpath("templates/settings.toml").read_text("utf-8")
+    template = template_text("settings.toml")
     model = DEFAULT_MODELS.get(name)
     values = {
         "@SETUP@": f"setup = {toml_value(setup)}" if setup else '# setup = "pip install -e ."',

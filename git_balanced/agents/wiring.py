@@ -6,10 +6,10 @@ import json
 import re
 import shlex
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
 
 
@@ -21,7 +21,7 @@ def balanced_argv(local: bool = True) -> list[str]:
 def render(name: str, argv: list[str] | None = None) -> str:
     """A template of templates/ with `{balanced}` (a command line) or `{balanced_argv}` (a JSON list) filled."""
     argv = argv or balanced_argv()
-    text = resources.files("git_balanced").joinpath(f"templates/{name}").read_text(encoding="utf-8")
+    text = template_text(name)
     if name.endswith(".json"):
         text = text.replace("{balanced}", json.dumps(shlex.join(argv))[1:-1])
     return text.replace("{balanced_argv}", json.dumps(argv))

@@ -6,11 +6,11 @@ import contextlib
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from importlib import resources
 from typing import Any
 
 from git_balanced import jobs as jobs_mod
 from git_balanced.agents.shell import commit_message
+from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
@@ -32,7 +32,7 @@ def host_for(lead: Lead, machine: str) -> Host:
 
 def rules_for(job: Job, check: str | None) -> str:
     """The worker's instructions, from templates/worker.md."""
-    text = resources.files("git_balanced").joinpath("templates/worker.md").read_text(encoding="utf-8")
+    text = template_text("worker.md")
     f = job.f
     check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
         if check else ""

@@ -107,7 +107,8 @@ def install_hooks(root: Path) -> None:
         raise BalancedError(
             f"core.hooksPath is set to {value} (in the {scope} git config), so git would not run hooks "
             "installed by pre-commit; the balanced hooks were not installed.",
-            hint=f"{unset}, then run `git balanced init` again")
+            hint=f"{unset}, then run `git balanced init` again; or `git balanced init --hooks git` installs "
+                 f"plain git hooks in {value}")
     exe = _pre_commit_exe()
     cmd = [exe, "install", *(a for t in HOOK_TYPES for a in ("--hook-type", t))]
     res = proc.run(cmd, cwd=root, env=proc.no_git_env(), timeout=120)

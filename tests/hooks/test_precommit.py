@@ -246,7 +246,8 @@ def test_install_refuses_with_hooks_path_set(tmp_path: Path, scope: str) -> None
         install_hooks(repo)
     assert str(info.value).startswith(f"core.hooksPath is set to .githooks (in the {scope} git config)")
     assert info.value.hint == (f"git config --{scope} --unset-all core.hooksPath, "
-                               "then run `git balanced init` again")
+                               "then run `git balanced init` again; or `git balanced init --hooks git` "
+                               "installs plain git hooks in .githooks")
     assert not (repo / ".git" / "hooks" / "pre-push").exists(), "nothing installed"
 
 

@@ -1,0 +1,128 @@
+"""`git balanced init` in real repositories: the stack's setup and check taken from templates/settings/ when
+no --check is given (and said), and those commands run for real."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from git_balanced.bundled import template_text
+from git_balanced.settings import load_settings_text
+from tests.support.builders import git, make_repo
+from tests.support.cli import balanced
+
+STACK_FILES = {"python": "pyproject.toml", "node": "package.json", "go": "go.mod"}
+NAMES = {"python": "Python", "node": "Node.js", "go": "Go"}
+
+
+def stack_worktree(stack: str) -> dict[str, str]:
+    return tomllib.loads(template_text(f"settings/{stack}.toml"))["worktree"]
+
+
+def written(repo: Path) -> dict[str, str | None]:
+    settings = load_settings_text((repo / ".magnum" / "settings.toml").read_text(), "settings")
+    return {"setup": settings.worktree.setup, "check": settings.worktree.check}
+
+
+@pytest.mark.parametrize("stack", sorted(STACK_FILES))
+def test_a_known_stack_gets_its_setup_and_check(tmp_path: Path, stack: str) -> None:
+    marker = STACK_FILES[stack]
+    repo = make_repo(tmp_path / stack, {marker: "{}\n" if marker == "package.json" else "\n"})
+    r = balanced(repo, "init", "--hooks", "git")
+    want = stack_worktree(stack)
+    assert r.code == 0, r
+    assert r.out.startswith(f"Wrote .magnum/settings.toml with the {NAMES[stack]} setup and check "
+                            f"(from templates/settings/{stack}.toml, as {marker} is here):\n"
+                            f"  setup: {want['setup']}\n  check: {want['check']}\n"), r.out
+    assert written(repo) == want
+    text = (repo / ".magnum" / "settings.toml").read_text()
+    assert "[balanced]" in text and 'agent = "claude"' in text, "the rest of the commented template as ever"
+
+
+def test_check_given_takes_no_stack(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"pyproject.toml": "\n"})
+    r = balanced(repo, "init", "--hooks", "git", "--check", "make test")
+    assert r.code == 0 and r.out.startswith("Wrote .magnum/settings.toml.\n"), r
+    assert written(repo) == {"setup": None, "check": "make test"}
+
+
+def test_a_setup_given_keeps_the_stacks_check(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"go.mod": "module example.com/x\n"})
+    r = balanced(repo, "init", "--hooks", "git", "--setup", "make deps")
+    assert r.code == 0 and "  setup: make deps\n" in r.out, r
+    assert written(repo) == {"setup": "make deps", "check": stack_worktree("go")["check"]}
+
+
+def test_two_stacks_the_first_is_taken_and_said(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"package.json": "{}\n", "go.mod": "module example.com/x\n"})
+    r = balanced(repo, "init", "--hooks", "git")
+    assert r.code == 0 and "the Node.js setup and check (from templates/settings/node.toml, as package.json " \
+        "and go.mod are here, and package.json comes first):" in r.out, r
+    assert written(repo) == stack_worktree("node")
+
+
+def test_no_stack_leaves_the_commands_commented(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    r = balanced(repo, "init", "--hooks", "git")
+    assert r.code == 0 and r.out.startswith("Wrote .magnum/settings.toml.\n"), r
+    assert written(repo) == {"setup": None, "check": None}
+    assert '# check = "pytest -q"' in (repo / ".magnum" / "settings.toml").read_text()
+
+
+def test_existing_settings_are_kept_whatever_the_stack(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"pyproject.toml": "\n", ".magnum/settings.toml": '[worktree]\ncheck = "true"\n'})
+    r = balanced(repo, "init", "--hooks", "git")
+    assert r.code == 0 and r.out.startswith("Kept .magnum/settings.toml as it is.\n"), r
+    assert written(repo) == {"setup": None, "check": "true"}
+
+
+def checked(repo: Path) -> str:
+    """Commit the settings init wrote, approve them, and run the check for real; its output."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "git balanced settings")
+    assert balanced(repo, "allow", "--yes").code == 0
+    r = balanced(repo, "check")
+    assert r.code == 0, r
+    return r.out + r.err
+
+
+def test_the_node_commands_run(tmp_path: Path) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("needs npm")
+    package = {"name": "sum", "version": "1.0.0", "private": True, "scripts": {"test": "node test.js"}}
+    lock = {"name": "sum", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
+            "packages": {"": {"name": "sum", "version": "1.0.0"}}}
+    repo = make_repo(tmp_path / "sum", {
+        "package.json": json.dumps(package), "package-lock.json": json.dumps(lock), ".gitignore": "node_modules/\n",
+        "sum.js": "module.exports = (a, b) => a + b;\n",
+        "test.js": "require('assert').strictEqual(require('./sum.js')(1, 2), 3);\n"})
+    assert balanced(repo, "init", "--hooks", "git").code == 0
+    assert "Check passed on HEAD" in checked(repo)
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
+def test_the_go_commands_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "sum", {
+        "go.mod": "module example.com/sum\n\ngo 1.19\n",
+        "sum.go": "package sum\n\nfunc Sum(a, b int) int { return a + b }\n",
+        "sum_test.go": 'package sum\n\nimport "testing"\n\nfunc TestSum(t *testing.T) {\n'
+                       '\tif Sum(1, 2) != 3 {\n\t\tt.Fatal("1+2")\n\t}\n}\n'})
+    assert balanced(repo, "init", "--hooks", "git").code == 0
+    assert "Check passed on HEAD" in checked(repo)
+
+
+@pytest.mark.install
+def test_the_python_commands_run(tmp_path: Path) -> None:
+    """The setup makes a virtualenv in the copy and installs the project and pytest into it (slow: pip)."""
+    repo = make_repo(tmp_path / "pricing", {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+                          '[project]\nname = "pricing"\nversion = "0.1.0"\n',
+        ".gitignore": ".venv/\n",
+        "pricing/__init__.py": "def total(prices):\n    return sum(prices)\n",
+        "tests/test_total.py": "from pricing import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"})
+    assert balanced(repo, "init", "--hooks", "git").code == 0
+    assert "Check passed on HEAD" in checked(repo)

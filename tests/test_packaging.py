@@ -1,0 +1,110 @@
+"""What `pip install .` ships: every package, templates/ and hooks/ inside the wheel, the man page where
+`git balanced --help` finds it; checked by building and installing the wheel into a new virtualenv."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.builders import git, make_repo
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+SHIPPED_FOLDERS = {"git_balanced.templates": "templates", "git_balanced.hook_scripts": "hooks"}
+
+
+def test_every_package_is_listed() -> None:
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "git_balanced").rglob("__init__.py")}
+    listed = set(PYPROJECT["packages"])
+    assert listed - set(SHIPPED_FOLDERS) == found, "a package of git_balanced/ missing from (or extra in) " \
+        "[tool.setuptools] packages in pyproject.toml: the wheel would leave it out"
+    assert PYPROJECT["package-dir"] == SHIPPED_FOLDERS
+
+
+@pytest.mark.parametrize("package", sorted(SHIPPED_FOLDERS))
+def test_every_file_of_the_shipped_folders_is_package_data(package: str) -> None:
+    folder = ROOT / SHIPPED_FOLDERS[package]
+    patterns = PYPROJECT["package-data"][package]
+    tracked = git(ROOT, "ls-files", "--", SHIPPED_FOLDERS[package]).splitlines()
+    files = [Path(f).relative_to(SHIPPED_FOLDERS[package]).as_posix() for f in tracked]
+    assert files and all((folder / f).is_file() for f in files)
+    left_out = [f for f in files if f != "__init__.py" and not any(fnmatch.fnmatch(f, p) for p in patterns)]
+    assert left_out == [], f"add a pattern for these to [tool.setuptools.package-data] {package}"
+
+
+def source_copy(dest: Path) -> Path:
+    """The checkout's files as git sees them (tracked, and new ones not ignored), so a build leaves the
+    checkout itself alone."""
+    names = git(ROOT, "ls-files", "-co", "--exclude-standard").splitlines()
+    for name in names:
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def pip(*args: str, python: str = sys.executable) -> None:
+    cp = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", *args], capture_output=True, text=True)
+    assert cp.returncode == 0, f"pip {' '.join(args)} failed:\n{cp.stdout}\n{cp.stderr}"
+
+
+@pytest.mark.install
+def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path) -> None:
+    src = source_copy(tmp_path / "src")
+    pip("wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src))
+    wheel = next((tmp_path / "dist").glob("git_balanced-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+    for name in ("settings.toml", "worker.md", "lead.md", "plan.yaml", "settings/python.toml",
+                 "settings/node.toml", "settings/go.toml", "claude-settings.json", "pi-balanced.ts"):
+        assert f"git_balanced/templates/{name}" in infos, f"templates/{name} is in the wheel"
+    for name in ("pre-merge-commit", "pre-push"):
+        mode = infos[f"git_balanced/hook_scripts/{name}"].external_attr >> 16
+        assert mode & stat.S_IXUSR, f"hooks/{name} is in the wheel, executable"
+    assert any(n.endswith(".data/data/share/man/man1/git-balanced.1") for n in infos), "the man page"
+    assert not any("__pycache__" in n for n in infos)
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bindir = venv / "bin"
+    pip("install", "--no-deps", "-q", str(wheel), python=str(bindir / "python"))
+    site = Path(subprocess.run([bindir / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    # The dependencies come from this test's environment, after the new venv's own site-packages (a path
+    # a .pth file adds is searched, its own .pth files are not run: this environment's editable install
+    # of git balanced stays out).
+    (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+    env = dict(os.environ, PATH=os.pathsep.join([str(bindir), str(git_dir), "/usr/bin", "/bin"]),
+               MANPAGER="cat", PAGER="cat")
+
+    repo = make_repo(tmp_path / "shop", {"package.json": "{}\n"})
+    cp = subprocess.run(["git", "balanced", "init", "--hooks", "git"], cwd=repo, env=env, capture_output=True,
+                        text=True)
+    assert cp.returncode == 0 and "(from templates/settings/node.toml" in cp.stdout, cp.stdout + cp.stderr
+    assert (repo / ".git" / "hooks" / "pre-push").read_text() == (ROOT / "hooks" / "pre-push").read_text()
+    where = subprocess.run([str(bindir / "python"), "-c", "from git_balanced import bundled; "
+                            "print(bundled.template('worker.md')); print(bundled.hook_script('pre-push'))"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.stdout.splitlines() == [str(site / "git_balanced" / "templates" / "worker.md"),
+                                         str(site / "git_balanced" / "hook_scripts" / "pre-push")], where
+
+    page = venv / "share" / "man" / "man1" / "git-balanced.1"
+    assert page.read_text() == (ROOT / "man" / "git-balanced.1").read_text()
+    if shutil.which("man", path=env["PATH"]) is None:
+        pytest.skip("needs man(1) to show the page")
+    found = subprocess.run(["man", "-w", "git-balanced"], env=env, capture_output=True, text=True)
+    assert found.stdout.strip() == str(page), "man finds the page the wheel installed, beside its bin"
+    cp = subprocess.run(["git", "balanced", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert cp.returncode == 0 and "GIT-BALANCED(1)" in cp.stdout and "git balanced land" in cp.stdout, cp
