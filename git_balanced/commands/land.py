@@ -4,28 +4,26 @@ from __future__ import annotations
 
 from git_balanced import ui
 from git_balanced.errors import BalancedError
+from git_balanced.jobs import all_jobs
 from git_balanced.landing.candidates import LANDABLE, job_candidate, record
 from git_balanced.landing.queue import Candidate, Queue, Verdict
 from git_balanced.lead import Lead, open_lead
-from git_balanced.state import cache
 
 
 def resolve(lead: Lead, names: list[str], take_all: bool) -> list[Candidate]:
     """Candidates from job ids, worker branches or any local branch; `--all`: every finished worker."""
-    jobs = cache.read_all(lead.repo, "jobs")
-    by_branch = {j["fields"].get("branch"): (jid, j) for jid, j in jobs.items()
-                 if j["state"] in LANDABLE}
+    jobs = all_jobs(lead.repo)
+    by_branch = {j.branch: j for j in jobs.values() if j.state in LANDABLE}
     out: list[Candidate] = []
     if take_all:
-        for jid, j in sorted(jobs.items()):
-            if j["state"] == "finished" and (c := job_candidate(lead, jid, j)):
+        for j in sorted(jobs.values(), key=lambda j: j.id):
+            if j.state == "finished" and (c := job_candidate(lead, j)):
                 out.append(c)
     for name in names:
         if name in jobs:
-            c = job_candidate(lead, name, jobs[name])
+            c = job_candidate(lead, jobs[name])
         elif name.removeprefix("refs/heads/") in by_branch:
-            jid, j = by_branch[name.removeprefix("refs/heads/")]
-            c = job_candidate(lead, jid, j)
+            c = job_candidate(lead, by_branch[name.removeprefix("refs/heads/")])
         else:
             branch = name.removeprefix("refs/heads/")
             tip = lead.repo.read_ref(f"refs/heads/{branch}")

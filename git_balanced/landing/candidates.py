@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from git_balanced.channel.inbox import post
+from git_balanced.jobs import Job
 from git_balanced.landing.queue import Candidate, Verdict
 from git_balanced.lead import Lead
 from git_balanced.state import refs
@@ -12,14 +11,13 @@ from git_balanced.state import refs
 LANDABLE = ("finished", "held")
 
 
-def job_candidate(lead: Lead, job_id: str, job: dict[str, Any]) -> Candidate | None:
+def job_candidate(lead: Lead, job: Job) -> Candidate | None:
     """A finished job's branch as a candidate (its fetched copy when it ran on another machine)."""
-    f = job["fields"]
-    ref = f.get("fetched_ref") or f"refs/heads/{f.get('branch')}"
-    tip = lead.repo.read_ref(ref) or f.get("head")
+    branch = job.branch or job.id
+    tip = lead.repo.read_ref(job.fetched_ref or f"refs/heads/{job.branch}") or job.head
     if not tip:
         return None
-    return Candidate(branch=f.get("branch", job_id), tip=tip, job=job_id, info=f)
+    return Candidate(branch=branch, tip=tip, job=job.id, info=job.as_fields())
 
 
 def record(lead: Lead, verdicts: list[Verdict]) -> None:
