@@ -174,7 +174,7 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
             answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
-            error = exc.message.split("): ", 1)[-1] if "cannot be reached (" in exc.message else exc.message
+            error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
             for j in js:
                 out[j.id] = {"state": "unreachable", "error": error}
             continue
