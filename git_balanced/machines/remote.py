@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines import inventory, sessions
 from git_balanced.machines.hosts import earlier_work
@@ -285,12 +286,12 @@ class RemoteHost:
 
 
 # -- probing before placement -------------------------------------------------------------------------
-def mark_timeout(repo: Any, machine: str, why: str) -> None:
+def mark_timeout(repo: Repo, machine: str, why: str) -> None:
     """A machine that timed out is ineligible for placement for a while (kept in .git/balanced/)."""
     inventory.mark_unreachable(repo, machine, f"{why} at {time.strftime('%H:%M:%S')}")
 
 
-def probe(repo: Any, machines: list[str]) -> dict[str, str]:
+def probe(repo: Repo, machines: list[str]) -> dict[str, str]:
     """Which of `machines` cannot take work now, and why in words; all of them asked at once."""
     def one(machine: str) -> tuple[str, str]:
         def timed_out(why: str) -> str:
