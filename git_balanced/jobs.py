@@ -115,6 +115,7 @@ class Job(Folded):
     host_fetch: bool = False
     fetched_ref: str | None = None
     tail: str = ""
+    verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
     # paused for a plan's usage limit, moved, carried on
     reset_at: float | None = None
     resume_at: float | None = None

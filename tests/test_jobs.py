@@ -134,3 +134,18 @@ def test_a_pass_reads_the_jobs_again_only_after_a_phase_wrote(tmp_path: Path,
     finally:  # its worker must not outlive the test
         for j in real(Repo.discover(repo)).values():
             assert balanced(repo, "stop", j.id).code == 0
+
+
+def test_a_retry_after_a_conflict_keeps_the_pieces_paths(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    # Both start from the same tip and write src/x.txt: one lands, the other conflicts and goes again.
+    assert plan(repo, [piece("one", "echo one > src/x.txt", paths=["src/**"]),
+                       piece("two", "echo two > src/x.txt; echo two > src/y.txt", paths=["src/**"])],
+                "--start").code == 0
+    assert engine(repo, "--until-idle").code == 0
+    jobs = J.all_jobs(Repo.discover(repo)).values()
+    conflicted = [j for j in jobs if j.failure == "conflict"]
+    assert conflicted, [(j.piece, j.state, j.failure) for j in jobs]
+    again = next(j for j in jobs if j.previous == conflicted[0].id)
+    assert again.paths == ("src/**",), "the piece's paths, not the files it conflicted in"
+    assert again.state == "landed", (again.state, again.reason)

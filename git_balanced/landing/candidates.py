@@ -39,6 +39,6 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
             state, event = "failed", v.status
         if v.job:
             data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
-                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "paths": v.paths}
+                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
             refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)
         post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch)
