@@ -43,9 +43,9 @@ class Folded(BaseModel):
         own = cls.model_fields
         fields = folded["fields"]
         values = {k: v for k, v in fields.items() if k in own and k not in _FOLD_KEYS}
+        extra = {k: v for k, v in fields.items() if k not in values and not (k == "id" and v == name)}
         values.update(id=name, state=folded["state"] or cls.first_state, created=folded["created"] or 0.0,
-                      updated=folded["updated"] or 0.0,
-                      extra={k: v for k, v in fields.items() if k not in own})
+                      updated=folded["updated"] or 0.0, extra=extra)
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
