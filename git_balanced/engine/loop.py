@@ -25,6 +25,8 @@ Latest = dict[tuple[str, str], Job]
 
 
 class Engine:
+    """The lead's engine: one pass after another, each with a Context of its own; a Watcher for its workers."""
+
     def __init__(self, lead: Lead) -> None:
         self.lead = lead
         self.repo = lead.repo

@@ -21,6 +21,8 @@ from git_balanced.machines import accounts, inventory
 
 
 class Watcher:
+    """The running workers of one lead, looked at once a pass."""
+
     def __init__(self, lead: Lead) -> None:
         self.lead = lead
         self.repo = lead.repo
