@@ -100,6 +100,8 @@ def test_a_retry_through_the_engine_carries_the_listed_fields(tmp_path: Path) ->
                            key=lambda j: j.attempt)
     assert (first.state, second.state) == ("retried", "landed"), (first.state, second.state)
     assert first.failure and first.exit_code == 3, "the first attempt failed, and its job says how"
+    assert set(placed_data(repo, first.id)) - {"job", "placed_at", "run_no"} == set(CARRIED), \
+        "a piece's first job is placed with what a later one carries over"
     placed = placed_data(repo, second.id)
     took = set(placed) - {"job", "placed_at", "run_no", "previous", "retry_reason"}
     assert took == set(CARRIED), "what CARRIED lists, and nothing else of the first attempt"
