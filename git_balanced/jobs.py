@@ -1,10 +1,13 @@
-"""Jobs: one attempt at one piece. Their events, and the views the engine and the board take of them."""
+"""Jobs: one attempt at one piece, and the plans they come from. Their events, and the typed views the engine
+and the board take of them (state/ folds dicts; here they become named fields)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
@@ -14,58 +17,216 @@ from git_balanced.state.events import new_id
 LIVE = ("queued", "running", "paused", "finished", "checking")
 DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
 
+# What a new job of a piece takes from the one before it, when the engine or you try it again, or when it
+# moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
+CARRIED = ("plan", "piece", "task", "title", "plan_task", "agent", "model", "run", "paths", "budget_usd",
+           "machine", "why", "branch", "base", "lead", "after", "attempt")
 
-@dataclass(frozen=True)
-class Job:
+
+class Folded(BaseModel):
+    """A chain of events folded, with named fields. What this version does not know by name (written by
+    another version and shared through `sync`) stays in `extra`, so it is never lost on the way out."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: ClassVar[str] = "thing"
+    first_state: ClassVar[str] = ""
+
     id: str
     state: str
-    f: dict[str, Any]
-    created: float
-    updated: float
+    created: float = 0.0
+    updated: float = 0.0
+    extra: dict[str, Any] = Field(default_factory=dict)
 
-    @property
-    def piece(self) -> str:
-        return str(self.f.get("piece", ""))
+    @classmethod
+    def of(cls, name: str, folded: dict[str, Any]) -> Self:
+        """The typed view of one folded state (`state/fold.py`); an `id` in the events is the ref's name."""
+        own = cls.model_fields
+        fields = folded["fields"]
+        values = {k: v for k, v in fields.items() if k in own and k not in _FOLD_KEYS}
+        extra = {k: v for k, v in fields.items() if k not in values and not (k == "id" and v == name)}
+        values.update(id=name, state=folded["state"] or cls.first_state, created=folded["created"] or 0.0,
+                      updated=folded["updated"] or 0.0, extra=extra)
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            bad = ", ".join(sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
+            raise BalancedError(f"The {cls.kind} {name} has a field this version cannot read ({bad}).",
+                                hint=f"`git log refs/balanced/{cls.kind}s/{name}` shows what wrote it; a newer "
+                                     "git balanced may have: update this one.") from None
 
-    @property
-    def plan(self) -> str:
-        return str(self.f.get("plan", ""))
+    def as_fields(self) -> dict[str, Any]:
+        """The fields as its events wrote them: the ones they set, and the ones this version does not know."""
+        named = self.model_dump(include=self.model_fields_set - set(_FOLD_KEYS))
+        return {**named, **self.extra}
 
-    @property
-    def attempt(self) -> int:
-        return int(self.f.get("attempt", 1))
 
-    @property
-    def machine(self) -> str:
-        return str(self.f.get("machine", "local"))
+_FOLD_KEYS = ("id", "state", "created", "updated", "extra")
 
-    @property
-    def branch(self) -> str:
-        return str(self.f.get("branch", ""))
+
+class Job(Folded):
+    """One attempt at one piece, as its events (`refs/balanced/jobs/<id>`) left it."""
+
+    kind: ClassVar[str] = "job"
+    first_state: ClassVar[str] = "queued"
+
+    # placed: the piece, where it runs, and from what
+    job: str = ""
+    plan: str = ""
+    plan_task: str = ""
+    piece: str = ""
+    task: str = ""
+    title: str = ""
+    agent: str = "shell"
+    model: str | None = None
+    run: str | None = None
+    paths: tuple[str, ...] = ()
+    budget_usd: float | None = None
+    machine: str = "local"
+    why: str = ""
+    branch: str = ""
+    base: str | None = None
+    attempt: int = 1
+    lead: str = ""
+    after: tuple[str, ...] = ()
+    placed_at: float | None = None
+    run_no: int = 1
+    previous: str | None = None
+    retry_reason: str = ""
+    not_before: float = 0.0
+    moved_from: str | None = None
+    # started
+    pid: int | None = None
+    worktree: str = ""
+    started_at: float | None = None
+    # finished, or how it failed
+    exit_code: int | None = None
+    head: str | None = None
+    commits: int = 0
+    cost_usd: float | None = None
+    outcome: str = ""
+    summary: str = ""
+    seconds: float | None = None
+    dirty: bool = False
+    tokens: dict[str, Any] = Field(default_factory=dict)
+    windows: tuple[dict[str, Any], ...] = ()
+    failure: str = ""
+    reason: str = ""
+    budget_stopped: bool = False
+    host_fetch: bool = False
+    fetched_ref: str | None = None
+    tail: str = ""
+    verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
+    # paused for a plan's usage limit, moved, carried on
+    reset_at: float | None = None
+    resume_at: float | None = None
+    reset_known: bool = False
+    resume_note: str = ""
+    spent_before: float = 0.0
+    moved_to: str | None = None
+    # decided: tried again, given up, landed
+    decided: bool = False
+    next: str | None = None
+    final: str = ""
+    landed: str | None = None
+    landed_in: str = ""
+    # what the lead was told once, and questions
+    told_no_check: bool = False
+    told_dirty: bool = False
+    told_waiting: bool = False
+    told_reserve: str | None = None
+    waits_for: str = ""
+    asked: str | None = None
+    asked_text: str = ""
+    answered: str | None = None
+    answered_by: str | None = None
+    dismissed: bool = False
 
     @property
     def runner_key(self) -> str:
-        run = int(self.f.get("run_no", 1))
-        return self.id if run == 1 else f"{self.id}-r{run}"
+        return self.id if self.run_no == 1 else f"{self.id}-r{self.run_no}"
 
     @property
-    def dismissed(self) -> bool:
-        return bool(self.f.get("dismissed"))
+    def ever_asked(self) -> bool:
+        """Whether its worker asked its lead anything: `asked` is cleared once a question is answered, but set."""
+        return "asked" in self.model_fields_set
+
+    def carried(self) -> dict[str, Any]:
+        """The fields a new job of the same piece starts from (CARRIED), as this job has them."""
+        return {k: v for k, v in self.as_fields().items() if k in CARRIED}
+
+
+class StoredPiece(BaseModel):
+    """A piece as its plan was stored: the plan file's piece, with its branch and where it was placed."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    id: str
+    task: str
+    size: float = 1.0
+    after: tuple[str, ...] = ()
+    machine: str | None = None  # the machine the plan names, if it names one
+    agent: str = "shell"
+    model: str | None = None
+    run: str | None = None
+    paths: tuple[str, ...] = ()
+    budget_usd: float | None = None
+    branch: str
+    placed: str  # where placement put it when the plan was stored
+    why: str = ""
+    after_words: str = ""
+
+
+class StoredPlan(Folded):
+    """A plan, as its events (`refs/balanced/plans/<id>`) left it."""
+
+    kind: ClassVar[str] = "plan"
+    first_state: ClassVar[str] = "created"
+
+    task: str = ""
+    budget_usd: float | None = None
+    lead: str = ""
+    pieces: tuple[StoredPiece, ...] = ()
+    source: str = ""
+    started_by: str | None = None
+    moves: dict[str, str] = Field(default_factory=dict)  # piece -> why it moved to another agent
+    summary: str = ""
+
+    def piece(self, piece_id: str) -> StoredPiece | None:
+        return next((p for p in self.pieces if p.id == piece_id), None)
+
+
+# Typed jobs by id, with the folded state each was made from: the cache hands back the very same dict while a
+# ref is unchanged, so a job is typed once per change, not once per read (an engine reads them every pass).
+_TYPED: dict[str, tuple[dict[str, Any], Job]] = {}
+
+
+def _job(job_id: str, folded: dict[str, Any]) -> Job:
+    seen = _TYPED.get(job_id)
+    if seen is not None and seen[0] is folded:
+        return seen[1]
+    job = Job.of(job_id, folded)
+    _TYPED[job_id] = (folded, job)
+    return job
 
 
 def all_jobs(repo: Repo) -> dict[str, Job]:
     """Every job, folded (one ref listing; the cache folds only what changed)."""
-    out = {}
-    for jid, st in cache.read_all(repo, "jobs").items():
-        out[jid] = Job(jid, st["state"] or "queued", st["fields"], st["created"] or 0.0, st["updated"] or 0.0)
-    return out
+    return {jid: _job(jid, st) for jid, st in cache.read_all(repo, "jobs").items()}
 
 
 def one(repo: Repo, job_id: str) -> Job | None:
     st = cache.read_one(repo, "jobs", job_id)
-    if st is None:
-        return None
-    return Job(job_id, st["state"] or "queued", st["fields"], st["created"] or 0.0, st["updated"] or 0.0)
+    return None if st is None else Job.of(job_id, st)
+
+
+def all_plans(repo: Repo) -> dict[str, StoredPlan]:
+    """Every plan, folded."""
+    return {pid: StoredPlan.of(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
+
+
+def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
+    st = cache.read_one(repo, "plans", plan_id)
+    return None if st is None else StoredPlan.of(plan_id, st)
 
 
 def event(repo: Repo, job_id: str, name: str, subject: str, data: dict[str, Any] | None = None,
@@ -81,6 +242,14 @@ def place(repo: Repo, fields: dict[str, Any]) -> str:
     subject = f"{fields.get('piece')}: placed on {fields.get('machine')} (attempt {fields.get('attempt', 1)})"
     event(repo, jid, "placed", subject, fields, state="queued")
     return jid
+
+
+def by_machine(jobs: Iterable[Job]) -> dict[str, list[Job]]:
+    """Jobs grouped by the machine they run on, in the order given."""
+    out: dict[str, list[Job]] = {}
+    for j in jobs:
+        out.setdefault(j.machine, []).append(j)
+    return out
 
 
 def latest_by_piece(jobs: dict[str, Job]) -> dict[tuple[str, str], Job]:

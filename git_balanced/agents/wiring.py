@@ -6,11 +6,17 @@ import json
 import re
 import shlex
 import sys
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from git_balanced.agents.base import AgentRun
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
+
+if TYPE_CHECKING:
+    from git_balanced.jobs import Job
+    from git_balanced.lead import Lead
 
 
 def balanced_argv(local: bool = True) -> list[str]:
@@ -44,7 +50,7 @@ def codex_hook_args(argv: list[str] | None = None) -> list[str]:
     return args
 
 
-def with_hooks(agent: str, run: Any, local: bool) -> Any:
+def with_hooks(agent: str, run: AgentRun, local: bool) -> AgentRun:
     """A Codex or Pi worker's run with its hooks added before the task (their last argument): `-c hooks...`
     for Codex, the extension for Pi. Claude's come through the adapter's `settings_json`; others have none."""
     from dataclasses import replace
@@ -58,7 +64,7 @@ def with_hooks(agent: str, run: Any, local: bool) -> Any:
     return run
 
 
-def worker_env(lead: Any, job: Any, worktree: str, local: bool) -> dict[str, str]:
+def worker_env(lead: Lead, job: Job, worktree: str, local: bool) -> dict[str, str]:
     """What a worker's hooks and `git balanced ask` need to know: its job, its lead, the lead's settings."""
     from git_balanced.lead import settings_at
 
@@ -71,24 +77,23 @@ def worker_env(lead: Any, job: Any, worktree: str, local: bool) -> dict[str, str
     return env
 
 
-def guard_request(lead: Any, job: Any) -> dict[str, Any] | None:
+def guard_request(lead: Lead, job: Job, others: Collection[Job]) -> dict[str, Any] | None:
     """The guard for the runner to install (guard.py itself and its spec), or None for a piece without paths.
-    The spec names the globs of the other live pieces, so a refusal can say whose a path is."""
+    The spec names the globs of the other live pieces (of its plan, and of `others`, the jobs the caller
+    read), so a refusal can say whose a path is."""
     from git_balanced import jobs as J
-    from git_balanced.state import cache
 
-    paths = list(job.f.get("paths") or [])
+    paths = list(job.paths)
     if not paths:
         return None
     owners: dict[str, list[str]] = {}
-    plan = cache.read_one(lead.repo, "plans", job.plan) if job.plan else None
-    for piece in (plan or {}).get("fields", {}).get("pieces", []):
-        if piece.get("id") != job.piece and piece.get("paths"):
-            owners[str(piece["id"])] = list(piece["paths"])
-    for other in J.all_jobs(lead.repo).values():
-        if other.state in J.LIVE and other.piece != job.piece and other.f.get("paths") \
-                and other.f.get("lead") == job.f.get("lead"):
-            owners.setdefault(other.piece, list(other.f["paths"]))
+    plan = J.one_plan(lead.repo, job.plan) if job.plan else None
+    for piece in plan.pieces if plan else ():
+        if piece.id != job.piece and piece.paths:
+            owners[piece.id] = list(piece.paths)
+    for other in others:
+        if other.state in J.LIVE and other.piece != job.piece and other.paths and other.lead == job.lead:
+            owners.setdefault(other.piece, list(other.paths))
     script = Path(guard.__file__).read_text(encoding="utf-8")
     return {"script": script, "spec": {"piece": job.piece, "job": job.id, "paths": paths, "owners": owners}}
 

@@ -84,7 +84,7 @@ def ask(repo: Repo, job_id: str, text: str, *, kind: str = "question", tool: str
     if job is None:
         raise BalancedError(f"There is no job {job_id} in {repo.root}.",
                             hint="run `git balanced ask` from inside a worker that git balanced started.")
-    branch = lead_branch or str(job.f.get("lead") or "")
+    branch = lead_branch or job.lead
     if not branch:
         raise BalancedError(f"The job {job_id} names no lead's branch.", hint="this is a bug: please report it.")
     for qid, q in all_questions(repo).items():

@@ -40,9 +40,7 @@ def retry_command(name: str) -> int:
         raise BalancedError(f"{job.piece} was tried again already, as job {newest.id} ({newest.state}).",
                             hint=f"`git balanced retry {newest.id}` if that one failed too."
                             if newest.state in ("failed", "stopped", "lost") else "see `git balanced board`.")
-    keep = ("plan", "piece", "task", "plan_task", "title", "agent", "model", "run", "paths", "budget_usd",
-            "machine", "why", "branch", "lead", "after")
-    fields = {k: v for k, v in job.f.items() if k in keep}
+    fields = job.carried()
     fields.update(attempt=job.attempt + 1, previous=job.id, retry_reason="you asked for it",
                   base=lead.repo.rev_parse(lead.ref))
     # The old attempt's worktree holds the branch; the new attempt continues from its commits elsewhere.

@@ -7,6 +7,7 @@ from typing import Any
 from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.jobs import all_jobs
 from git_balanced.machines import inventory, seats, sshconfig
 from git_balanced.machines.inventory import LOCAL
 
@@ -31,7 +32,7 @@ def rows() -> list[dict[str, Any]]:
     repo = _repo()
     ticks = inventory.ticked(repo) if repo else set()
     ready = inventory.readiness(repo) if repo else {}
-    running = seats.running_counts(repo) if repo else {}
+    running = seats.running_counts(all_jobs(repo).values()) if repo else {}
     away = inventory.ineligible(repo) if repo else {}
     added = inventory.added()
 
@@ -105,7 +106,7 @@ def rm_command(name: str) -> int:
     """Forget an added machine; workers running there go on, and their jobs say where they ran."""
     inventory.remove(name)
     repo = _repo()
-    running = seats.running_counts(repo).get(name, 0) if repo else 0
+    running = seats.running_counts(all_jobs(repo).values()).get(name, 0) if repo else 0
     ui.say(f"Removed {name}." + (f" {running} workers placed there in this repository go on; the engine can no "
                                  "longer reach them." if running else ""))
     return 0

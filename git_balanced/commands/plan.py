@@ -6,9 +6,9 @@ from typing import Any
 
 from git_balanced import ui
 from git_balanced.errors import BalancedError
+from git_balanced.jobs import all_plans
 from git_balanced.lead import open_lead
 from git_balanced.plans.store import read_source, slug, start_plan, store
-from git_balanced.state import cache
 
 
 def show_plan(plan_id: str, data: dict[str, Any]) -> None:
@@ -48,10 +48,9 @@ def start_command(plan_id: str | None) -> int:
 
 def plans_command(*, as_json: bool) -> int:
     lead = open_lead()
-    plans = cache.read_all(lead.repo, "plans")
-    rows = [{"id": pid, "state": p["state"], "task": p["fields"].get("task"), "lead": p["fields"].get("lead"),
-             "pieces": len(p["fields"].get("pieces", [])), "budget_usd": p["fields"].get("budget_usd"),
-             "created": p["created"]} for pid, p in sorted(plans.items(), reverse=True)]
+    plans = all_plans(lead.repo)
+    rows = [{"id": pid, "state": p.state, "task": p.task, "lead": p.lead, "pieces": len(p.pieces),
+             "budget_usd": p.budget_usd, "created": p.created} for pid, p in sorted(plans.items(), reverse=True)]
     if as_json:
         ui.emit_json(rows)
         return 0

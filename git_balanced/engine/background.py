@@ -9,6 +9,7 @@ import time
 
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
+from git_balanced.jobs import Job, all_jobs
 from git_balanced.lead import Lead
 
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
@@ -94,7 +95,5 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     return 0
 
 
-def _jobs(lead: Lead) -> list:  # type: ignore[type-arg]
-    from git_balanced.jobs import all_jobs
-
+def _jobs(lead: Lead) -> list[Job]:
     return list(all_jobs(lead.repo).values())

@@ -22,6 +22,7 @@ from git_balanced.channel.questions import (
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
+from git_balanced.settings import Settings
 
 
 def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
@@ -36,7 +37,7 @@ def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
                 workers.mark_forwarded(lead, job, forward(lead.repo, job.id, asked))
         except BalancedError as exc:  # that machine, or that question, is tried again on the next pass
             ui.note(f"{job.piece}: its question waits for the next pass: {exc.message}")
-    asking = {job.id: job for job, _ in remote if "asked" in job.f}  # jobs that never asked have nothing due
+    asking = {job.id: job for job, _ in remote if job.ever_asked}  # jobs that never asked have nothing due
     for qid, q in sorted(all_questions(lead.repo).items()) if asking else []:
         f = q["fields"]
         due = [n for n in f.get("remote_ns") or [] if n not in (f.get("delivered") or [])]
@@ -73,7 +74,7 @@ def forward(repo: Repo, job_id: str, asked: list[dict[str, Any]]) -> list[int]:
     return done
 
 
-def engine_tick(lead: Lead, settings: Any) -> None:
+def engine_tick(lead: Lead, settings: Settings) -> None:
     """Unanswered for ask_timeout, a question comes to you too; one whose worker ended is closed."""
     timeout = float(settings.balanced.ask_timeout)
     now = time.time()

@@ -1,45 +1,41 @@
 """Watching workers: one status call per machine, how each run ended, and machines out of reach.
 
-A mixin of the Engine (engine.py): it reads and writes the same attributes (lead, repo, settings, say)."""
+The Engine (loop.py) holds one Watcher for its life: it keeps, across passes, since when each machine has
+been out of reach, and within a pass, the branches it fetched back."""
 
 from __future__ import annotations
 
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from git_balanced import jobs as J
-from git_balanced.engine import relay, workers
+from git_balanced.engine import limits, relay, workers
+from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.jobs import Job
+from git_balanced.lead import Lead
 from git_balanced.machines import accounts, inventory
 
-if TYPE_CHECKING:
-    from git_balanced.git import Repo
-    from git_balanced.lead import Lead
-    from git_balanced.settings import Settings
 
+class Watcher:
+    """The running workers of one lead, looked at once a pass."""
 
-class Watching:
-    lead: Lead
-    repo: Repo
-    settings: Settings
-    cmds: Any
-    unreachable_since: dict[str, float]
-    _since_path: Any
-    _fetched: dict[str, str | None]  # by job id: the branches _prefetch brought back this pass
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+        self.repo = lead.repo
+        # When each machine was first found out of reach, kept on disk so that `engine --once`, run again
+        # and again (from cron, say), still counts the time toward `lost_after`.
+        self._since_path = self.repo.state_dir / "out-of-reach.json"
+        self.unreachable_since: dict[str, float] = self._load_since()
+        self._fetched: dict[str, str | None] = {}  # by job id: the branches _prefetch brought back this pass
 
-    def say(self, text: str, **data: Any) -> None:
-        raise NotImplementedError
-
-    def _pause(self, j: Job, outcome: Any, data: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    def _watch(self, running: list[Job]) -> None:
+    def watch(self, ctx: Context, running: list[Job]) -> bool:
+        """Look at the running workers once; True when one of them ended (and its job says so now)."""
         if not running:
-            return
+            return False
         states = workers.statuses(self.lead, running)
         before = dict(self.unreachable_since)
         for j in running:  # a machine that answered is no longer on its way to being lost
@@ -48,23 +44,27 @@ class Watching:
         if before != self.unreachable_since:
             self._save_since()
         self._prefetch([j for j in running if states.get(j.id, {}).get("state") == "finished"], states)
+        ended = False
         for j in running:
             st = states.get(j.id, {"state": "missing"})
             if st["state"] == "finished":
                 try:
-                    self._finished(j, st["result"] or {})
+                    self._finished(ctx, j, st["result"] or {})
+                    ended = True
                 except BalancedError as exc:  # its log or its branch could not be read back: next pass
-                    self._unreachable(j, exc.message)
+                    ended = self._unreachable(ctx, j, exc.message) or ended
             elif st["state"] == "dead" or (st["state"] == "missing" and
-                                           time.time() - float(j.f.get("started_at", 0)) > 60):
+                                           time.time() - (j.started_at or 0.0) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
                         {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
-                self.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
+                ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
+                ended = True
             elif st["state"] == "unreachable":
-                self._unreachable(j, st.get("error", ""))
+                ended = self._unreachable(ctx, j, st.get("error", "")) or ended
         # Workers elsewhere cannot reach the lead: their questions and answers ride on this pass.
         relay.relay(self.lead, [(j, states[j.id]) for j in running
                                     if j.machine != "local" and states.get(j.id, {}).get("state") == "running"])
+        return ended
 
     def _load_since(self) -> dict[str, float]:
         try:
@@ -76,24 +76,26 @@ class Watching:
     def _save_since(self) -> None:
         write_json(self._since_path, self.unreachable_since)
 
-    def _unreachable(self, j: Job, error: str) -> None:
+    def _unreachable(self, ctx: Context, j: Job, error: str) -> bool:
+        """Count the time its machine is out of reach; True once that is long enough to call the job lost."""
         if j.machine not in self.unreachable_since:
             self.unreachable_since[j.machine] = time.time()
             self._save_since()
         first = self.unreachable_since[j.machine]
-        if time.time() - first < float(self.settings.balanced.lost_after):
-            return
+        if time.time() - first < float(ctx.settings.balanced.lost_after):
+            return False
         J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",
                 {"failure": "lost", "reason": f"{j.machine} could not be reached: {error}"}, state="lost")
-        self.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
-                 job=j.id)
+        ctx.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
+                job=j.id)
+        return True
 
-    def _finished(self, j: Job, result: dict[str, Any]) -> None:
+    def _finished(self, ctx: Context, j: Job, result: dict[str, Any]) -> None:
         outcome = workers.outcome_of(self.lead, j, result)
-        accounts.record(self.repo, str(j.f.get("agent")), j.machine, outcome.windows)
+        accounts.record(self.repo, j.agent, j.machine, outcome.windows)
         cost = outcome.cost_usd if outcome.cost_usd is not None else result.get("cost_usd")
-        if j.f.get("spent_before"):  # what its runs cost before a pause
-            cost = float(cost or 0) + float(j.f["spent_before"])
+        if j.spent_before:  # what its runs cost before a pause
+            cost = float(cost or 0) + j.spent_before
         commits = int(result.get("commits") or 0)
         data = {"exit_code": result.get("exit_code"), "head": result.get("head"), "commits": commits,
                 "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
@@ -104,10 +106,10 @@ class Watching:
         def fail(failure: str, reason: str, state: str = "failed") -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
                     {**data, "failure": failure, "reason": reason}, state=state)
-            self.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
-                     else f"{j.piece} did not finish: {reason}", job=j.id)
+            ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
+                    else f"{j.piece} did not finish: {reason}", job=j.id)
 
-        if self.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
+        if ctx.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
             inventory.mark_setup_done(self.repo, j.machine)
         if result.get("setup_failed"):
             fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
@@ -118,21 +120,21 @@ class Watching:
         elif result.get("stopped") and not result.get("stopped_by_budget"):
             fail("stopped", "it was stopped", state="stopped")
         elif outcome.kind == "usage_limit":
-            self._pause(j, outcome, data)
+            limits.pause(ctx, j, outcome, data, self.fetch_back)
         elif outcome.kind == "budget" or result.get("stopped_by_budget"):
             if commits:
-                self._fetch_back(j, data)
+                self.fetch_back(j, data)
                 J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
                         {**data, "budget_stopped": True, "host_fetch": True}, state="finished")
-                self.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
-                         job=j.id)
+                ctx.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
+                        job=j.id)
             else:
                 fail("budget", f"stopped at its budget{cost_words}", state="stopped")
         elif result.get("commit_error"):
             fail("guard" if "guard" in str(result["commit_error"]).lower() else "failed",
                  f"its commit was refused: {result['commit_error']}")
         elif outcome.kind == "success" and commits:
-            self._fetch_back(j, data)
+            self.fetch_back(j, data)
             J.event(self.repo, j.id, "finished",
                     f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
                     data, state="finished")
@@ -144,11 +146,9 @@ class Watching:
     def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
         """The branches of the workers that finished with commits on other machines: one `git fetch` per
         machine, the machines at once. What fails here is fetched again one by one, and says why then."""
-        self._fetched: dict[str, str | None] = {}
-        by_machine: dict[str, list[Job]] = {}
-        for j in finished:
-            if j.machine != "local" and int((states[j.id].get("result") or {}).get("commits") or 0):
-                by_machine.setdefault(j.machine, []).append(j)
+        self._fetched = {}
+        by_machine = J.by_machine(j for j in finished if j.machine != "local"
+                                  and int((states[j.id].get("result") or {}).get("commits") or 0))
 
         def fetch(machine: str, jobs: list[Job]) -> dict[str, str | None]:
             try:
@@ -163,7 +163,8 @@ class Watching:
                 for got in pool.map(lambda kv: fetch(*kv), by_machine.items()):
                     self._fetched.update(got)
 
-    def _fetch_back(self, j: Job, data: dict[str, Any]) -> None:
+    def fetch_back(self, j: Job, data: dict[str, Any]) -> None:
+        """Bring a finished worker's branch back from its machine (once a pass), and say where in `data`."""
         if j.machine == "local":
             return
         ref = self._fetched.get(j.id) or workers.host_for(self.lead, j.machine).fetch_back(j.branch)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from git_balanced import jobs as jobs_mod
+from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError
@@ -33,44 +34,44 @@ def host_for(lead: Lead, machine: str) -> Host:
 def rules_for(job: Job, check: str | None) -> str:
     """The worker's instructions, from templates/worker.md."""
     text = template_text("worker.md")
-    f = job.f
     check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
         if check else ""
-    paths = f.get("paths") or []
+    paths = job.paths
     paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
-    budget = f.get("budget_usd")
+    budget = job.budget_usd
     budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
-    return text.format(plan_task=f.get("plan_task", ""), piece=job.piece, task=f.get("task", ""),
+    return text.format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                        branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
 
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
-                  edit_without_asking: bool) -> dict[str, Any]:
+                  edit_without_asking: bool, others: Collection[Job]) -> dict[str, Any]:
+    """The runner's `start` request for a job; `others` are the jobs whose paths its guard names."""
     from git_balanced import agents
     from git_balanced.agents import wiring as agent_hooks
 
-    adapter = agents.get(str(job.f.get("agent", "shell")))
+    adapter = agents.get(job.agent)
     wt = host.worktree_path(job.id)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
     local = host.name == "local"
     kwargs: dict[str, Any] = {}
     if adapter.name == "shell":
-        kwargs["run"] = job.f.get("run")
+        kwargs["run"] = job.run
     if adapter.name == "claude":  # its hooks: the guard, and commands routed to the lead
         kwargs["settings_json"] = agent_hooks.claude_settings(agent_hooks.balanced_argv(local))
-    task = str(job.f.get("task", ""))
-    if job.f.get("resume_note"):
-        task = f"{task}\n\n{job.f['resume_note']}"
-    budget = job.f.get("budget_usd")
-    if budget is not None and job.f.get("spent_before"):  # a run after a pause gets what is left
-        budget = max(0.0, float(budget) - float(job.f["spent_before"]))
-    run = adapter.build(task=task, rules=rules_for(job, check), model=job.f.get("model"),
+    task = job.task
+    if job.resume_note:
+        task = f"{task}\n\n{job.resume_note}"
+    budget = job.budget_usd
+    if budget is not None and job.spent_before:  # a run after a pause gets what is left
+        budget = max(0.0, budget - job.spent_before)
+    run = adapter.build(task=task, rules=rules_for(job, check), model=job.model,
                         budget_usd=budget, worktree=wt, run_dir=run_dir,
                         edit_without_asking=edit_without_asking, **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
-    request = {
+    request: dict[str, Any] = {
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
-        "base": job.f.get("base"), "setup": setup, "argv": run.argv,
+        "base": job.base, "setup": setup, "argv": run.argv,
         "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
@@ -80,41 +81,40 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
 
         request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),
                        hook=agent_hooks.hook_rules())
-    guard = agent_hooks.guard_request(lead, job)
+    guard = agent_hooks.guard_request(lead, job, others)
     if guard:  # the runner makes it the worktree's pre-commit hook
         request["guard"] = guard
     return request
 
 
-def record_started(lead: Lead, job: Job, pid: Any, worktree: str) -> None:
+def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None:
     jobs_mod.event(lead.repo, job.id, "started",
-                   f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.f.get('agent')}"
-                   f"{', ' + str(job.f['model']) if job.f.get('model') else ''})",
+                   f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
+                   f"{', ' + job.model if job.model else ''})",
                    {"pid": pid, "worktree": worktree, "started_at": time.time()}, state="running")
 
 
-def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool) -> None:
+def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,
+          others: Collection[Job]) -> None:
     """Start a queued job's worker; if a crash left it started already, only record that."""
-    [(_, started)] = launch_many(lead, [job], setup, check, edit_without_asking)
+    [(_, started)] = launch_many(lead, [job], setup, check, edit_without_asking, others)
     if isinstance(started, BalancedError):
         raise started
     record_started(lead, job, *started)
 
 
 def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
-               edit_without_asking: bool) -> Iterator[tuple[Job, BalancedError | None]]:
+               edit_without_asking: bool, others: Collection[Job]) -> Iterator[tuple[Job, BalancedError | None]]:
     """Start several jobs' workers, the machines at once and each machine's in one round trip; yields each
     job once its start is recorded, machine by machine as they answer, with the error that kept it from
-    starting (or None)."""
+    starting (or None). `others` are the jobs whose paths their guards name."""
     if not jobs:
         return
-    by_machine: dict[str, list[Job]] = {}
-    for j in jobs:
-        by_machine.setdefault(j.machine, []).append(j)
+    by_machine = jobs_mod.by_machine(jobs)
     with ThreadPoolExecutor(max_workers=min(2 * len(by_machine), PARALLEL_STARTS)) as pool:
         for machine in by_machine:  # each machine's runner session opens while its base is pushed, not after
             pool.submit(_warm, lead, machine)
-        futures = [pool.submit(launch_many, lead, js, setup, check, edit_without_asking)
+        futures = [pool.submit(launch_many, lead, js, setup, check, edit_without_asking, others)
                    for js in by_machine.values()]
         for fut in as_completed(futures):  # a machine's starts are recorded while the others still go on
             for job, started in fut.result():
@@ -125,8 +125,8 @@ def start_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None
                 yield job, None
 
 
-def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None,
-                edit_without_asking: bool) -> list[tuple[Job, tuple[Any, str] | BalancedError]]:
+def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | None, edit_without_asking: bool,
+                others: Collection[Job]) -> list[tuple[Job, tuple[int | None, str] | BalancedError]]:
     """Push the bases of one machine's jobs there and start their runners with one request each, sent
     together: for each job, (pid, worktree) or the error that kept it from starting. Records nothing. No
     status call first: a push and a start are both safe to repeat (the runner answers a second start with
@@ -135,12 +135,12 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
         host = host_for(lead, jobs[0].machine)
     except BalancedError as exc:
         return [(j, exc) for j in jobs]
-    out: list[tuple[Job, tuple[Any, str] | BalancedError]] = []
+    out: list[tuple[Job, tuple[int | None, str] | BalancedError]] = []
     ready: list[tuple[Job, dict[str, Any]]] = []
     for i, j in enumerate(jobs):
         try:
-            host.prepare_base(j.branch, str(j.f.get("base")))
-            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking)))
+            host.prepare_base(j.branch, str(j.base))
+            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others)))
         except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
             return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
         except BalancedError as exc:
@@ -167,17 +167,14 @@ def _warm(lead: Lead, machine: str) -> None:
 
 def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
     """Every running job's runner state: one call per machine."""
-    by_machine: dict[str, list[Job]] = {}
-    for j in running:
-        by_machine.setdefault(j.machine, []).append(j)
     out: dict[str, dict[str, Any]] = {}
-    for machine, js in by_machine.items():
+    for machine, js in jobs_mod.by_machine(running).items():
         try:
             host = host_for(lead, machine)
             answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
-            error = exc.message.split("): ", 1)[-1] if "cannot be reached (" in exc.message else exc.message
+            error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
             for j in js:
                 out[j.id] = {"state": "unreachable", "error": error}
             continue
@@ -210,11 +207,11 @@ def read_log(lead: Lead, job: Job) -> str:
     return str(answer.get("data", ""))
 
 
-def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Any:
+def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Outcome:
     """The agent's outcome, read from its log by its adapter."""
     from git_balanced import agents
 
-    adapter = agents.get(str(job.f.get("agent", "shell")))
+    adapter = agents.get(job.agent)
     return adapter.outcome(read_log(lead, job), result.get("exit_code"))
 
 

@@ -13,12 +13,11 @@ LANDABLE = ("finished", "held")
 
 def job_candidate(lead: Lead, job: Job) -> Candidate | None:
     """A finished job's branch as a candidate (its fetched copy when it ran on another machine)."""
-    f = job.f
-    ref = f.get("fetched_ref") or f"refs/heads/{f.get('branch')}"
-    tip = lead.repo.read_ref(ref) or f.get("head")
+    branch = job.branch or job.id
+    tip = lead.repo.read_ref(job.fetched_ref or f"refs/heads/{job.branch}") or job.head
     if not tip:
         return None
-    return Candidate(branch=f.get("branch", job.id), tip=tip, job=job.id, info=f)
+    return Candidate(branch=branch, tip=tip, job=job.id, info=job.as_fields())
 
 
 def record(lead: Lead, verdicts: list[Verdict]) -> None:
@@ -40,6 +39,6 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
             state, event = "failed", v.status
         if v.job:
             data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
-                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "paths": v.paths}
+                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
             refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)
         post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch)

@@ -18,7 +18,9 @@ from typing import Any
 
 from git_balanced.files import write_json
 from git_balanced.git import Repo
+from git_balanced.lead import Lead
 from git_balanced.machines.placement import Placement, Seat, place
+from git_balanced.settings import Settings
 from git_balanced.ui import clock
 
 STATE_FILE = "accounts.json"
@@ -203,9 +205,9 @@ def place_with_room(repo: Repo, seats: list[Seat], *, agent: str, reserve: int, 
                                 f"there ({mine}; {theirs})")
 
 
-def configured_agents(settings: Any) -> list[str]:
+def configured_agents(settings: Settings) -> list[str]:
     """The agents the lead's settings name: `[balanced] agent` and every `[agents.<name>]` table written."""
-    names = [settings.balanced.agent]
+    names: list[str] = [settings.balanced.agent]
     for name in sorted(settings.agents.model_fields_set):
         if getattr(settings.agents, name, None) is not None and name not in names:
             names.append(name)
@@ -221,7 +223,7 @@ def installed(repo: Repo, agent: str, machine: str) -> bool:
     return agent in (readiness(repo).get(machine, {}).get("agents") or [])
 
 
-def other_agent(lead: Any, settings: Any, current: str, machine: str) -> tuple[str, str] | None:
+def other_agent(lead: Lead, settings: Settings, current: str, machine: str) -> tuple[str, str] | None:
     """Another agent with room on a ticked machine, for a piece whose agent must wait long: (agent, machine).
 
     The machine that ran the piece comes first: its branch and what the first agent did are there."""

@@ -118,7 +118,7 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str) -> Found:
     except NotReady as exc:
         found.why, found.hint = exc.why, exc.hint
     except MachineUnreachable as exc:
-        found.why, found.hint = f"it cannot be reached: {exc.message.split(': ', 1)[-1]}", exc.hint or ""
+        found.why, found.hint = f"it cannot be reached: {exc.detail or exc.message}", exc.hint or ""
     except BalancedError as exc:
         found.why, found.hint = exc.message, exc.hint or ""
     inventory.set_readiness(lead.repo, name, {**found.record, "ready": found.ready, "why": found.why})

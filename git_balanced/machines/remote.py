@@ -19,10 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines import inventory, sessions
 from git_balanced.machines.hosts import earlier_work
-from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport
+from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import runner
 from git_balanced.ui import clock
 
@@ -198,7 +199,8 @@ class RemoteHost:
     def _timed_out(self, action: str, timeout: float) -> MachineUnreachable:
         mark_timeout(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
         return MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
-                                  hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.")
+                                  hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.",
+                                  timed_out=True)
 
     def answered(self, action: str, answer: dict[str, Any]) -> dict[str, Any]:
         """The answer, unless it is a start the runner refused: that raises, saying why."""
@@ -273,28 +275,24 @@ class RemoteHost:
         env = self.transport.git_env()
         with self.transport.slot(GIT_TIMEOUT):  # git's ssh is a session like any other: it counts
             res = self.repo.run(*args, env=env, timeout=GIT_TIMEOUT)
-        if res.code == 124 or (res.code != 0 and _unreachable_text(res.err)):
-            if "timed out" in res.err:
+        if res.code == 124 or (res.code != 0 and ssh_failed(res.err)):
+            detail = res.err.strip().splitlines()[-1] if res.err.strip() else str(res.code)
+            exc = MachineUnreachable(f"Machine {self.name} cannot be reached (git {args[0]}): {detail}",
+                                     hint=f"try `ssh {self.alias} true`.", detail=detail,
+                                     timed_out=res.code == 124 or "timed out" in res.err)
+            if exc.timed_out:
                 mark_timeout(self.repo, self.name, "git could not reach it in time")
-            raise MachineUnreachable(f"Machine {self.name} cannot be reached (git {args[0]}): "
-                                     f"{res.err.strip().splitlines()[-1] if res.err.strip() else res.code}",
-                                     hint=f"try `ssh {self.alias} true`.")
+            raise exc
         return res
 
 
-def _unreachable_text(err: str) -> bool:
-    from git_balanced.machines.transport import _UNREACHABLE
-
-    return bool(_UNREACHABLE.search(err))
-
-
 # -- probing before placement -------------------------------------------------------------------------
-def mark_timeout(repo: Any, machine: str, why: str) -> None:
+def mark_timeout(repo: Repo, machine: str, why: str) -> None:
     """A machine that timed out is ineligible for placement for a while (kept in .git/balanced/)."""
     inventory.mark_unreachable(repo, machine, f"{why} at {clock(time.time(), seconds=True)}")
 
 
-def probe(repo: Any, machines: list[str]) -> dict[str, str]:
+def probe(repo: Repo, machines: list[str]) -> dict[str, str]:
     """Which of `machines` cannot take work now, and why in words; all of them asked at once."""
     def one(machine: str) -> tuple[str, str]:
         def timed_out(why: str) -> str:
@@ -306,8 +304,8 @@ def probe(repo: Any, machines: list[str]) -> dict[str, str]:
             started = time.monotonic()
             res = t.run(["true"], timeout=PROBE_TIMEOUT)
         except MachineUnreachable as exc:
-            why = exc.message.split(": ", 1)[-1]
-            if "timed out" in why:
+            why = exc.detail or exc.message
+            if exc.timed_out:
                 return machine, timed_out(f"it did not answer in time ({why})")
             return machine, f"it cannot be reached ({why})"
         except BalancedError as exc:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
-from git_balanced.git import Repo
+from git_balanced.jobs import Job, all_jobs, by_machine
+from git_balanced.lead import Lead
 from git_balanced.machines.inventory import LOCAL, added, ineligible, readiness, ticked
 from git_balanced.machines.placement import Seat
 
 
-def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
+def seats(lead: Lead, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
           probe: bool = True) -> list[Seat]:
     """Every machine as placement sees it: local always ready, others as `ready` left them.
 
@@ -18,7 +19,8 @@ def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str
     repo = lead.repo
     ticks = ticked(repo)
     ready = readiness(repo)
-    running = running if running is not None else running_counts(repo)
+    if running is None:
+        running = running_counts(all_jobs(repo).values())
     machines = added()
     away = {name: "it cannot be reached" for name in unreachable or set()}
     away |= {name: why for name, why in ineligible(repo).items() if name in machines}
@@ -38,12 +40,6 @@ def seats(lead: Any, running: dict[str, int] | None = None, unreachable: set[str
     return out
 
 
-def running_counts(repo: Repo) -> dict[str, int]:
-    """Queued and running jobs of this repository, per machine."""
-    from git_balanced.jobs import all_jobs
-
-    counts: dict[str, int] = {}
-    for j in all_jobs(repo).values():
-        if j.state in ("queued", "running"):
-            counts[j.machine] = counts.get(j.machine, 0) + 1
-    return counts
+def running_counts(jobs: Iterable[Job]) -> dict[str, int]:
+    """Queued and running jobs, per machine."""
+    return {m: len(js) for m, js in by_machine(j for j in jobs if j.state in ("queued", "running")).items()}

@@ -45,7 +45,18 @@ _UNREACHABLE = re.compile(
 
 
 class MachineUnreachable(BalancedError):
-    """SSH could not reach or log in to a machine: nothing ran there."""
+    """SSH could not reach or log in to a machine: nothing ran there. `detail` is what ssh (or git) said, when
+    it said something; `timed_out` is whether the machine did not answer in time, rather than refused."""
+
+    def __init__(self, message: str, hint: str | None = None, *, detail: str = "", timed_out: bool = False) -> None:
+        super().__init__(message, hint)
+        self.detail = detail
+        self.timed_out = timed_out
+
+
+def ssh_failed(err: str) -> bool:
+    """Whether ssh's own words in `err` say that it could not reach or log in to the machine."""
+    return _UNREACHABLE.search(err) is not None
 
 
 def validate_host(name: str) -> str:
@@ -190,6 +201,7 @@ class Transport:
         return MachineUnreachable(
             f"Machine {self.name} cannot be reached ({doing}): {detail}",
             hint=f"Try {where} true, or `git balanced machines` to see which machines answer.",
+            detail=detail, timed_out=res.code == 124 or "timed out" in detail,
         )
 
     # -- the master ------------------------------------------------------------------------------

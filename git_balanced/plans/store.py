@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced.errors import BalancedError
+from git_balanced.jobs import StoredPlan, all_plans
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.accounts import place_with_room
-from git_balanced.state import cache, refs
+from git_balanced.state import refs
 from git_balanced.state.events import new_id
 
 LIVE_PLANS = ("created", "started")
@@ -30,8 +31,9 @@ def read_source(source: str) -> tuple[str, str]:
             from None
 
 
-def live_plans(lead: Lead) -> dict[str, dict[str, Any]]:
-    return {pid: p for pid, p in cache.read_all(lead.repo, "plans").items() if p["state"] in LIVE_PLANS}
+def live_plans(lead: Lead) -> dict[str, StoredPlan]:
+    """The plans of this repository that have not ended."""
+    return {pid: p for pid, p in all_plans(lead.repo).items() if p.state in LIVE_PLANS}
 
 
 def _branch_for(piece: str, plan_id: str, taken: set[str]) -> str:
@@ -51,7 +53,7 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     all_seats = seats(lead)
     plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
     plan_id = new_id()
-    taken = {p["branch"] for lp in live_plans(lead).values() for p in lp["fields"].get("pieces", [])}
+    taken = {p.branch for lp in live_plans(lead).values() for p in lp.pieces}
     pieces = []
     for p in plan.pieces:
         where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
@@ -70,24 +72,24 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
 
 def start_plan(lead: Lead, plan_id: str | None) -> str:
     """Mark a plan started (the engine then starts its ready pieces); the newest plan by default."""
-    plans = cache.read_all(lead.repo, "plans")
+    plans = all_plans(lead.repo)
     if not plans:
         raise BalancedError("There is no plan to start.", hint="store one with `git balanced plan FILE`.")
     if plan_id is None:
-        plan_id = max((p for p in plans if plans[p]["state"] in LIVE_PLANS), default=None)
+        plan_id = max((p for p in plans if plans[p].state in LIVE_PLANS), default=None)
         if plan_id is None:
             raise BalancedError("Every plan has ended.", hint="store a new one with `git balanced plan FILE`.")
     hits = [p for p in plans if p.startswith(plan_id)]
     if len(hits) != 1:
         raise BalancedError(f"There is no single plan {plan_id!r}.", hint="see `git balanced plans`.")
     plan_id = hits[0]
-    state = plans[plan_id]["state"]
+    state = plans[plan_id].state
     if state not in LIVE_PLANS:
         raise BalancedError(f"Plan {plan_id} is {state}: there is nothing left to start.",
                             hint="see `git balanced board`; `git balanced retry JOB` tries a piece again.")
     if state == "created":
         refs.append(lead.repo, refs.ref_for("plans", plan_id), "started",
-                    f"Plan started: {plans[plan_id]['fields']['task']}", {"started_by": "lead"}, state="started")
+                    f"Plan started: {plans[plan_id].task}", {"started_by": "lead"}, state="started")
     lead.wake_engine()  # an engine asleep in the background looks now, not in half a minute
     return plan_id
 

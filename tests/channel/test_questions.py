@@ -109,8 +109,8 @@ def test_a_worker_asks_and_prints_the_answer(asking: Asking) -> None:
     assert ran.out.strip() == f"Answered {qid} (namer): Call it calc."
     asking.wait_state("landed")
     assert git(asking.root, "show", "main:answer.txt") == "Call it calc.", "ask printed the answer"
-    fields = all_jobs(asking.lead.repo)[asking.job()["id"]].f
-    assert (fields["asked"], fields["answered"], fields["answered_by"]) == (None, qid, "its lead")
+    job = all_jobs(asking.lead.repo)[asking.job()["id"]]
+    assert (job.asked, job.answered, job.answered_by) == (None, qid, "its lead")
     late = balanced(asking.root, "answer", qid, "No, call it abacus.")
     assert late.code == 1
     assert f"Too late: {qid} was not changed, as it was answered already" in late.err

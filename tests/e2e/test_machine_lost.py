@@ -76,9 +76,9 @@ def test_a_killed_machine_loses_its_workers_and_their_pieces_land_elsewhere(
     assert sorted(n["piece"] for n in notes) == [f"p{i}" for i in range(6)], "each piece landed once"
     jobs = jobs_of(repo)
     lost = [j for j in jobs if j.machine == "alpha"]
-    assert len(lost) == 2 and all(j.state == "retried" and j.f.get("failure") == "lost" for j in lost), lost
+    assert len(lost) == 2 and all(j.state == "retried" and j.failure == "lost" for j in lost), lost
     for j in lost:
-        again = next(x for x in jobs if x.f.get("previous") == j.id)
+        again = next(x for x in jobs if x.previous == j.id)
         assert again.attempt == 2 and again.machine in ("local", "beta") and again.state == "landed", again
         assert next(n for n in notes if n["piece"] == j.piece)["machine"] == again.machine
         history = git(repo, "log", "--format=%s", f"refs/balanced/jobs/{j.id}")
@@ -86,7 +86,7 @@ def test_a_killed_machine_loses_its_workers_and_their_pieces_land_elsewhere(
     inbox = balanced(repo, "inbox").out
     assert inbox.count("alpha could not be reached for a while, so its worker counts as lost") == 2, inbox
     for j in lost:
-        again = next(x for x in jobs if x.f.get("previous") == j.id)
+        again = next(x for x in jobs if x.previous == j.id)
         assert f"Tries again on another machine: attempt 2, {again.machine}: " in inbox, "the lead hears where"
     assert "Plan 'Lose a machine' is done: 6 landed" in inbox
 
@@ -127,8 +127,8 @@ def test_a_worker_that_comes_back_later_is_not_landed_twice(machines: Machines, 
     assert len(landings(repo)) == 6
     assert [j.state for j in jobs_of(repo) if j.machine == "alpha"] == ["retried", "retried"]
     # The queue's own guard: a branch whose commits are in the lead already says so, and nothing moves.
-    landed = next(j for j in jobs_of(repo) if j.f.get("previous") == lost[0].id)
-    source = landed.f.get("fetched_ref") or f"refs/heads/{landed.branch}"
+    landed = next(j for j in jobs_of(repo) if j.previous == lost[0].id)
+    source = landed.fetched_ref or f"refs/heads/{landed.branch}"
     git(repo, "branch", "again", source)
     ran = balanced(repo, "land", "again")
     assert ran.code == 0 and "already   again: everything on it is in main already" in ran.out, ran
@@ -161,7 +161,7 @@ def test_a_lost_piece_goes_on_elsewhere_from_what_it_had_brought_back(machines: 
     assert eng.returncode == 0, out
     jobs = jobs_of(repo)
     assert [(j.attempt, j.machine, j.state) for j in jobs][:2] == [(1, "alpha", "retried"), (2, "alpha", "retried")]
-    assert jobs[1].f.get("failure") == "lost" and jobs[2].attempt == 3 and jobs[2].machine != "alpha"
+    assert jobs[1].failure == "lost" and jobs[2].attempt == 3 and jobs[2].machine != "alpha"
     assert jobs[2].state == "landed", jobs[2]
     assert git(repo, "show", "main:a.txt") == "1" and git(repo, "show", "main:ok.txt") == "ok", \
         "the third attempt started from what the first had brought back"

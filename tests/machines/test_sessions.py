@@ -329,9 +329,10 @@ def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lea
     os.kill(serving, signal.SIGSTOP)
     try:
         started_at = time.monotonic()
-        with pytest.raises(MachineUnreachable, match="did not answer within 1 s"):
+        with pytest.raises(MachineUnreachable, match="did not answer within 1 s") as err:
             host.call("status", STATUS)
         assert time.monotonic() - started_at < 5
+        assert err.value.timed_out, "a session that timed out says so by the error's field"
     finally:
         os.kill(serving, signal.SIGCONT)
     assert host._pool().count == 0, "a session that did not answer is not used again"

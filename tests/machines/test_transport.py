@@ -125,6 +125,32 @@ def test_hanging_machine_fails_after_connect_timeout(machines: Machines) -> None
     assert "beta" in err.value.message
 
 
+def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
+        machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_balanced.git import Repo
+    from git_balanced.machines import inventory, remote
+
+    repo = Repo.discover(make_repo(tmp_path / "proj"))
+    machines.by_name("alpha").kill()
+    machines.by_name("beta").freeze()
+    with pytest.raises(MachineUnreachable) as refused:
+        Transport("alpha", connect_timeout=2).run(["true"])
+    with pytest.raises(MachineUnreachable) as hung:
+        Transport("beta", connect_timeout=2).run(["true"])
+    assert not refused.value.timed_out and "refused" in refused.value.detail.lower(), refused.value.detail
+    assert hung.value.timed_out, f"set where it was raised: {hung.value.message}"
+    assert hung.value.detail and hung.value.detail in hung.value.message, "what ssh said, without our words"
+    # A probe tells a machine that timed out from one that refused by the field, and keeps the first out of
+    # placement for a while. The transports it uses are the ones kept per process, with a short timeout here.
+    for name in ("alpha", "beta"):
+        inventory.add(name, None, "normal")
+        monkeypatch.setitem(remote._transports, (name, True), Transport(name, connect_timeout=2))
+    found = remote.probe(repo, ["alpha", "beta"])
+    assert found["alpha"] == f"it cannot be reached ({refused.value.detail})", found
+    assert found["beta"].startswith("it did not answer in time ("), found
+    assert "beta" in inventory.ineligible(repo) and "alpha" not in inventory.ineligible(repo)
+
+
 _CONCURRENT = """
 import json, sys, threading
 from git_balanced.machines.transport import Transport

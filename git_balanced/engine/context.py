@@ -1,0 +1,39 @@
+"""What one pass of the engine works with, handed to its parts (watching, limits) in place of the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from git_balanced.channel.inbox import post
+from git_balanced.git import Repo
+from git_balanced.lead import Lead, commands_of
+from git_balanced.settings import Settings
+from git_balanced.trust import Commands
+
+
+@dataclass(frozen=True)
+class Context:
+    """The lead, its settings as the pass read them at its start, and the lead's inbox to tell it things."""
+
+    lead: Lead
+    settings: Settings
+
+    @property
+    def repo(self) -> Repo:
+        return self.lead.repo
+
+    @property
+    def cmds(self) -> Commands:
+        return commands_of(self.settings)
+
+    def say(self, text: str, **data: Any) -> None:
+        """Post a line to the lead's inbox."""
+        post(self.repo, self.lead.branch, text, **data)
+
+    def default_model(self, agent: str) -> str | None:
+        """The model a new worker of `agent` starts on: the settings' own, else the first of its ladder."""
+        if agent == self.settings.balanced.agent and self.settings.balanced.model:
+            return self.settings.balanced.model
+        ladder = self.settings.ladder(agent) if agent != "shell" else ()
+        return ladder[0] if ladder else None
