@@ -261,16 +261,15 @@ def dismiss(job: str) -> int:
 @cli.command(short_help="Check and land finished workers or branches through the landing queue.")
 @click.argument("names", nargs=-1, metavar="[JOB|BRANCH]...")
 @click.option("--all", "take_all", is_flag=True, help="Every finished worker.")
-@click.option("--include-protected", is_flag=True,
-              help="Also land branches that change .magnum/ or the hooks' configuration.")
+@click.option("--yes", "--include-protected", "yes", is_flag=True,
+              help="Land the named branches even when they change protected paths (you looked at them).")
 @_json_opt
-def land(names: tuple[str, ...], take_all: bool, include_protected: bool, as_json: bool) -> int:
+def land(names: tuple[str, ...], take_all: bool, yes: bool, as_json: bool) -> int:
     """Merge the named branches onto the lead's branch, check the result once, and move the lead's branch
     only to a commit whose exact tree passed. A failing batch is bisected to land what passes."""
     from git_balanced.commands import land as land_cmd
 
-    return land_cmd.land_command(list(names), take_all=take_all, include_protected=include_protected,
-                                 as_json=as_json)
+    return land_cmd.land_command(list(names), take_all=take_all, include_protected=yes, as_json=as_json)
 
 
 # -- the lead and its workers ----------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
 
 Command = Annotated[StrictStr, AfterValidator(_not_blank)]
 Name = Annotated[StrictStr, AfterValidator(_not_blank)]
+PathGlob = Annotated[StrictStr, AfterValidator(_not_blank)]
 AtLeastOne = Annotated[StrictInt, Field(ge=1)]
 
 
@@ -63,6 +64,8 @@ class WorktreeSettings(_Table):
 
     setup: Command | None = Field(default=None, description="a command line (a non-empty string)")
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
+    protect: tuple[PathGlob, ...] = Field(
+        default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
 
 
 class BalancedSettings(_Table):

@@ -10,9 +10,9 @@ from git_balanced.landing.queue import Candidate, Queue, Verdict
 from git_balanced.lead import Lead, open_lead
 
 
-def resolve(lead: Lead, names: list[str], take_all: bool) -> list[Candidate]:
+def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> list[Candidate]:
     """Candidates from job ids (or unique prefixes of them), worker branches or any local branch; `--all`:
-    every finished worker."""
+    every finished worker. `yes` approves the protected paths of the ones named, never of `--all`'s."""
     jobs = J.all_jobs(lead.repo)
     out: list[Candidate] = []
     if take_all:
@@ -32,7 +32,11 @@ def resolve(lead: Lead, names: list[str], take_all: bool) -> list[Candidate]:
             raise BalancedError(f"Job {name} has no branch to land yet.", hint="see `git balanced board`.")
         if c.branch == lead.branch:
             raise BalancedError(f"{c.branch} is the lead's branch itself.", hint="name another branch to land.")
-        if all(x.branch != c.branch for x in out):
+        c.approved = yes
+        same = [x for x in out if x.branch == c.branch]
+        if same:
+            same[0].approved = yes
+        else:
             out.append(c)
     return out
 
@@ -49,15 +53,16 @@ def show(v: Verdict, lead: Lead) -> None:
 
 
 def land_command(names: list[str], *, take_all: bool, include_protected: bool, as_json: bool) -> int:
+    """Land what is named (`include_protected`: `--yes`, you looked at their protected paths) or finished."""
     lead = open_lead()
-    cands = resolve(lead, names, take_all)
+    cands = resolve(lead, names, take_all, yes=include_protected)
     if not cands:
         if as_json:
             ui.emit_json({"verdicts": [], "check_runs": 0})
         else:
             ui.say("Nothing to land." if take_all else "Name branches or jobs to land, or use --all.")
         return 0
-    q = Queue(lead, include_protected=include_protected)
+    q = Queue(lead)
     verdicts = q.run(cands)
     record(lead, verdicts)
     if as_json:

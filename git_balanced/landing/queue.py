@@ -18,13 +18,12 @@ from typing import Any
 from git_balanced import trust
 from git_balanced.errors import BalancedError
 from git_balanced.faults import crashpoint
-from git_balanced.landing import checks
+from git_balanced.landing import checks, protect
 from git_balanced.landing.bisect import search
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.settings import SETTINGS_PATH
 from git_balanced.state import notes
 
-PROTECTED = (".magnum/", ".pre-commit-config.yaml")
 MAX_LIMIT = 64
 FIRST_LIMIT = 32
 
@@ -38,6 +37,7 @@ class Candidate:
     job: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     set_aside: int = 0
+    approved: bool = False  # you named it with `land --yes`: its protected paths are yours to judge
 
     @property
     def label(self) -> str:
@@ -83,6 +83,7 @@ class Queue:
                                 hint="make a first commit, then land.")
         settings = settings_at(self.repo, tip)
         self.cmds = commands_of(settings)
+        self.protected = protect.rules(self.repo, settings)
         self.slots = slots or settings.balanced.check_slots
         self.check_runs = 0
         self.rounds = 0
@@ -172,18 +173,18 @@ class Queue:
                                          reason=f"everything on it is in {self.lead.branch} already"))
             return False
         base = repo.git("merge-base", lead_tip, c.tip)
-        touched = [p for p in repo.changed_paths(base, c.tip) if p.startswith(PROTECTED)]
+        touched = self.protected.touched(repo.changed_paths(base, c.tip))
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
                 self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
                                              reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
                 return False
-        if touched and not self.include_protected:
+        if touched and not (self.include_protected or c.approved):
             self.verdicts.append(Verdict(
-                c.branch, "held", c.job, paths=touched,
-                reason=f"it changes {', '.join(touched)}, which decides what lands, so it waits for you: "
-                       f"`git balanced land {c.branch} --include-protected`"))
+                c.branch, "held", c.job, paths=list(touched),
+                reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
+                       f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`"))
             return False
         m = repo.merge_tree(lead_tip, c.tip)
         if not m.clean:

@@ -55,7 +55,7 @@ def test_preflight_spends_no_check(tmp_path: Path, sealed: Path) -> None:
     assert r.code == 1
     assert "conflict  clash: it conflicts with main in src/shared.txt" in r.out
     assert "already   empty" in r.out
-    assert "held      settings" in r.out and "--include-protected" in r.out
+    assert "held      settings" in r.out and "git balanced land settings --yes" in r.out
     assert check_runs(sealed) == 0, "nothing was checked"
     assert balanced(repo, "land", "nosuch").err.startswith("error: There is no job or local branch")
 
@@ -63,7 +63,7 @@ def test_preflight_spends_no_check(tmp_path: Path, sealed: Path) -> None:
 def test_protected_branch_lands_on_your_word(tmp_path: Path, sealed: Path) -> None:
     repo = project(tmp_path)
     branch(repo, "settings", {".magnum/settings.toml": '[worktree]\ncheck = "false"\n'})
-    r = balanced(repo, "land", "settings", "--include-protected")
+    r = balanced(repo, "land", "settings", "--yes")
     assert r.code == 0 and "landed    settings" in r.out, r
     assert check_runs(sealed) == 1, "checked by the lead's committed command, not the branch's `false`"
 

@@ -1,0 +1,142 @@
+"""Protected paths (DESIGN §6.4): what decides landing, or runs as the lead's own code when it checks.
+
+A branch that changes one is held for you, not landed: `.magnum/`, the hooks' configuration, a file the
+setup or check command names, and what `[worktree] protect` lists. The rules come from the lead's committed
+settings, never from the branch being landed, so a branch cannot unprotect what it changes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from git_balanced.git import Repo
+from git_balanced.settings import Settings
+from git_balanced.shipped.guard import matches
+
+SETTINGS_DIR = ".magnum/"
+HOOKS_CONFIG = ".pre-commit-config.yaml"
+# Runners whose recipe lives in a file of the repository: `make check` runs what the Makefile says, so
+# rewriting that file rewrites the check as surely as rewriting `check.sh` does.
+RECIPES = {
+    "make": ("GNUmakefile", "makefile", "Makefile"),
+    "just": ("justfile", "Justfile", ".justfile"),
+    "npm": ("package.json",), "pnpm": ("package.json",), "yarn": ("package.json",),
+    "tox": ("tox.ini",),
+    "nox": ("noxfile.py",),
+}
+# Shell words that are never paths: operators and redirections split off by shlex.
+_OPERATORS = set("&|;()<>")
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What is protected at the lead's tip, each with the words that say why."""
+
+    named: dict[str, str] = field(default_factory=dict)  # exact path -> why
+    folders: dict[str, str] = field(default_factory=dict)  # `folder/` -> why
+    globs: tuple[str, ...] = ()
+
+    def why(self, path: str) -> str | None:
+        """Why `path` is protected, or None when it is not."""
+        if path in self.named:
+            return self.named[path]
+        for folder, why in self.folders.items():
+            if path.startswith(folder):
+                return why
+        hit = next((g for g in self.globs if matches(path, [g])), None)
+        return f"under `protect` ({hit})" if hit else None
+
+    def touched(self, paths: list[str]) -> dict[str, str]:
+        """The protected paths among `paths`, each with why, in their order."""
+        return {p: w for p in paths if (w := self.why(p)) is not None}
+
+
+def rules(repo: Repo, settings: Settings) -> Rules:
+    """The protected paths of the lead, from its committed `settings` and its hooks folder."""
+    folders = {SETTINGS_DIR: "git balanced's settings"}
+    hooks = _tracked_hooks_folder(repo)
+    if hooks:
+        folders[hooks] = "the git hooks (core.hooksPath)"
+    named = {HOOKS_CONFIG: "the hooks' configuration"}
+    for which, cmd in (("setup", settings.worktree.setup), ("check", settings.worktree.check)):
+        for path in command_files(cmd or ""):
+            named.setdefault(path, f"named by the {which} command")
+    return Rules(named, folders, tuple(settings.worktree.protect))
+
+
+def command_files(cmd: str, depth: int = 0) -> list[str]:
+    """Every word of a shell command line that could be a path inside the repository (relative, no `..`),
+    and the recipe file of a runner such as `make`. A word holding spaces (`sh -c "sh check.sh"`) is read
+    as a command line again."""
+    words = _words(cmd)
+    out: list[str] = []
+    first = True
+    for w in words:
+        if w and set(w) <= _OPERATORS:
+            first = True
+            continue
+        if first and "=" in w and not w.startswith("-") and w.split("=", 1)[0].isidentifier():
+            continue  # `VAR=value cmd`: still before the command word
+        if first and os.path.basename(w) in RECIPES:
+            out.extend(RECIPES[os.path.basename(w)])
+        first = False
+        value = w.split("=", 1)[1] if w.startswith("-") and "=" in w else w
+        if any(c.isspace() for c in value) and depth < 2:
+            out.extend(command_files(value, depth + 1))
+            continue
+        path = _as_path(value)
+        if path:
+            out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def _words(cmd: str) -> list[str]:
+    lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    lex.commenters = ""
+    try:
+        return list(lex)
+    except ValueError:  # an unclosed quote: the shell would refuse it too; take the plain words
+        return cmd.split()
+
+
+def _as_path(word: str) -> str | None:
+    p = word
+    while p.startswith("./"):
+        p = p[2:]
+    if not p or p.startswith(("/", "-", "~", "$")) or "\0" in p:
+        return None
+    norm = os.path.normpath(p)
+    if norm == "." or norm.startswith(".."):
+        return None
+    return norm.replace(os.sep, "/")
+
+
+def _tracked_hooks_folder(repo: Repo) -> str | None:
+    """core.hooksPath as a folder of the working tree (`.githooks/`), when the hooks live there, committed."""
+    res = repo.run("config", "--get", "core.hooksPath")
+    value = res.out.strip() if res.ok else ""
+    if not value:
+        return None
+    where = os.path.realpath(os.path.join(repo.root, os.path.expanduser(value)))
+    root = os.path.realpath(repo.root)
+    rel = os.path.relpath(where, root)
+    if rel == "." or rel.startswith(".."):
+        return None
+    common = os.path.realpath(repo.common_dir)
+    if where == common or where.startswith(common + os.sep):
+        return None
+    return rel.replace(os.sep, "/").rstrip("/") + "/"
+
+
+def words(touched: dict[str, str]) -> str:
+    """`check.sh (named by the check command) and tests/a.py (under `protect` (tests/**))`, the first few."""
+    items = [f"{p} ({why})" for p, why in touched.items()]
+    shown = items[:SHOWN]
+    more = len(items) - len(shown)
+    if more:
+        return ", ".join(shown) + f" and {more} more"
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
