@@ -79,8 +79,17 @@ def ship_command(*, yes: bool) -> int:
             return 1
     res = lead.repo.run(*step[1:])
     if res.code != 0:
-        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{ui.tail(res.err or res.out)}",
-                            hint=f"see what {r.remote} said above, then `git balanced ship` again.")
+        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
+                            hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")
     inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
     ui.say(f"Pushed {r.branch} to {r.upstream}: {r.summary}.")
     return 0
+
+
+def _said(out: str, err: str, most: int = 40) -> str:
+    """What a refused push printed: a pre-push hook's own words (pre-commit prints them on stdout) before
+    git's, every line of both up to `most`, so the reason is never cut off by git's last lines."""
+    lines = (out.rstrip() + "\n" + err.rstrip()).strip("\n").splitlines()
+    if len(lines) > most:
+        lines = lines[:most // 2] + [f"… {len(lines) - most} lines …"] + lines[-(most // 2):]
+    return "\n".join("    " + x for x in lines)

@@ -27,6 +27,10 @@ _NAMES = {
     "pre-merge-commit": "check a merge into the lead's branch (git balanced)",
     "pre-push": "push only checked commits (git balanced)",
 }
+# What a hook without `stages:` runs on. Without this key pre-commit runs such a hook on every hook type
+# installed, and `init` installs pre-merge-commit and pre-push: a repository's own commit-time hooks would
+# start running on merges and pushes. The names are pre-commit's since 3.2.
+DEFAULT_STAGES = ("pre-commit",)
 # The layout of a new file, and of an existing one whose layout cannot be guessed: `  - repo: local`.
 _DEFAULT_INDENT = (2, 4, 2)
 
@@ -72,8 +76,19 @@ def add_balanced_hooks(root: Path) -> bool:
                             hint=f"make `repos:` in {path} a list of repos")
     owner, present = _existing(repos)
     missing = [h for h in balanced_hooks() if h["id"] not in present]
-    if not missing:
+    staged = _default_stages(data)
+    if not missing and not staged:
         return False
+    if missing:
+        _add_hooks(repos, owner, missing)
+    out = io.StringIO()
+    yaml.dump(data, out)
+    _write(path, head + out.getvalue(), newline)
+    return True
+
+
+def _add_hooks(repos: CommentedSeq, owner: CommentedMap | None, missing: list[dict[str, Any]]) -> None:
+    """The missing balanced hooks, in the local entry that holds the others or in a new one at the end."""
     if owner is not None:
         owner["hooks"].extend(_hook_map(h) for h in missing)
     else:
@@ -89,9 +104,16 @@ def add_balanced_hooks(root: Path) -> bool:
             last = entry["hooks"][-1]
             token = CommentToken("\n" + tail, CommentMark(0), None)
             last.ca.items[list(last)[-1]] = [None, None, token, None]
-    out = io.StringIO()
-    yaml.dump(data, out)
-    _write(path, head + out.getvalue(), newline)
+
+
+def _default_stages(data: CommentedMap) -> bool:
+    """Give the file a `default_stages: [pre-commit]` before `repos:` when it has none (one of the user's
+    own is kept as it is); True when it was added."""
+    if "default_stages" in data:
+        return False
+    stages = CommentedSeq(DEFAULT_STAGES)
+    stages.fa.set_flow_style()
+    data.insert(list(data).index("repos"), "default_stages", stages)
     return True
 
 

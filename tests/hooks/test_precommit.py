@@ -148,6 +148,7 @@ repos:
 
 def test_hooks_used_by_reference_count_as_present(tmp_path: Path) -> None:
     original = """\
+default_stages: [pre-commit]
 repos:
   - repo: https://example.com/git-balanced
     rev: v0.1.0
@@ -158,19 +159,39 @@ repos:
     config(tmp_path).write_text(original)
     assert add_balanced_hooks(tmp_path) is False
     assert config(tmp_path).read_text() == original
+    config(tmp_path).write_text(original.replace("default_stages: [pre-commit]\n", ""))
+    assert add_balanced_hooks(tmp_path) is True, "an older init's file gets default_stages"
+    assert config(tmp_path).read_text() == original
+
+
+def test_stage_less_hooks_stay_on_commit(tmp_path: Path) -> None:
+    """pre-commit gives a hook without `stages:` the top-level default_stages (all stages without it)."""
+    add_balanced_hooks(tmp_path)
+    assert load_config(str(config(tmp_path)))["default_stages"] == ["pre-commit"]
+    text = config(tmp_path).read_text()
+    assert text.startswith("default_stages: [pre-commit]\nrepos:\n"), text
+
+
+def test_the_users_own_default_stages_are_kept(tmp_path: Path) -> None:
+    original = "# ours\ndefault_stages: [pre-commit, pre-push]  # on purpose\nrepos: []\n"
+    config(tmp_path).write_text(original)
+    assert add_balanced_hooks(tmp_path) is True
+    text = config(tmp_path).read_text()
+    assert text.startswith(original[:-len("repos: []\n")]), text
+    assert load_config(str(config(tmp_path)))["default_stages"] == ["pre-commit", "pre-push"]
 
 
 def test_line_endings_and_comment_only_files_are_kept(tmp_path: Path) -> None:
     config(tmp_path).write_bytes(b"# team config\r\nrepos:\r\n  - repo: local\r\n    hooks: []\r\n")
     add_balanced_hooks(tmp_path)
     data = config(tmp_path).read_bytes()
-    assert data.startswith(b"# team config\r\nrepos:\r\n")
+    assert data.startswith(b"# team config\r\ndefault_stages: [pre-commit]\r\nrepos:\r\n")
     assert b"\n" not in data.replace(b"\r\n", b""), "every line ends in CRLF"
     other = tmp_path / "other"
     other.mkdir()
     config(other).write_text("# nothing yet\n")
     add_balanced_hooks(other)
-    assert config(other).read_text().startswith("# nothing yet\nrepos:\n")
+    assert config(other).read_text().startswith("# nothing yet\ndefault_stages: [pre-commit]\nrepos:\n")
     assert ids_in(config(other)) == list(HOOK_IDS)
 
 
