@@ -150,8 +150,17 @@ def test_key_in_the_wrong_table_names_where_it_belongs() -> None:
 
 def test_unknown_key_without_a_near_miss() -> None:
     err = fails("[worktree]\nzzz = 1\n")
-    assert str(err) == f"{SRC}: unknown key `worktree.zzz`. Known keys in [worktree]: setup, check."
+    assert str(err) == f"{SRC}: unknown key `worktree.zzz`. Known keys in [worktree]: setup, check, protect."
     assert err.hint == f"in {SRC}, remove `worktree.zzz`"
+
+
+def test_protect_is_a_list_of_globs() -> None:
+    assert load_settings_text('[worktree]\nprotect = ["tests/**", "conftest.py"]\n', SRC).worktree.protect == (
+        "tests/**", "conftest.py")
+    err = fails('[worktree]\nprotect = "tests/**"\n')
+    assert str(err) == (f'{SRC}: `worktree.protect` is "tests/**" (a string), but it must be a list of path globs '
+                        '(non-empty strings), such as ["tests/**"].')
+    assert "`worktree.protect` item 2 is 3 (a number)" in str(fails('[worktree]\nprotect = ["a", 3]\n'))
 
 
 def test_unknown_agent_table() -> None:

@@ -47,7 +47,7 @@ class Rules:
             if path.startswith(folder):
                 return why
         hit = next((g for g in self.globs if matches(path, [g])), None)
-        return f"under `protect` ({hit})" if hit else None
+        return f"matched by `protect` {hit}" if hit else None
 
     def touched(self, paths: list[str]) -> dict[str, str]:
         """The protected paths among `paths`, each with why, in their order."""
@@ -133,7 +133,7 @@ def _tracked_hooks_folder(repo: Repo) -> str | None:
 
 
 def words(touched: dict[str, str]) -> str:
-    """`check.sh (named by the check command) and tests/a.py (under `protect` (tests/**))`, the first few."""
+    """`check.sh (named by the check command) and tests/a.py (matched by `protect` tests/**)`, the first few."""
     items = [f"{p} ({why})" for p, why in touched.items()]
     shown = items[:SHOWN]
     more = len(items) - len(shown)

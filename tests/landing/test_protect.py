@@ -47,7 +47,7 @@ KINDS = [
     (".pre-commit-config.yaml", "repos: []\n", "the hooks' configuration"),
     ("check.sh", "exit 0\n", "named by the check command"),
     ("Makefile", "setup:\n\t@echo changed\n", "named by the setup command"),
-    ("tests/test_base.sh", "exit 0\n", "under `protect` (tests/**)"),
+    ("tests/test_base.sh", "exit 0\n", "matched by `protect` tests/**"),
     (".githooks/pre-push", "#!/bin/sh\nexit 0 # silenced\n", "the git hooks (core.hooksPath)"),
 ]
 
