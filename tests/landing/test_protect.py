@@ -65,7 +65,8 @@ def test_each_kind_of_protected_path_is_held_then_lands_on_your_word(tmp_path: P
     assert git(repo, "rev-parse", "main") == before and check_runs(sealed) == 0, "held: nothing ran, nothing moved"
     v = lands(repo, "touchy", "--yes")
     assert v["status"] == "landed", v
-    assert check_runs(sealed) == 1 or path == "check.sh", "the check ran before the branch moved"
+    # the check ran before the branch moved (the rewritten check.sh is `exit 0`, which counts no run)
+    assert check_runs(sealed) == (0 if path == "check.sh" else 1)
     assert landed_subjects(repo)[0] == "Land touchy"
 
 
@@ -144,7 +145,7 @@ def test_a_wrong_protect_type_is_one_clear_error(tmp_path: Path) -> None:
                                             "make", "test"]),
     ("./run-tests --config=ci/conf.ini 2>&1 | tee out.log", ["run-tests", "ci/conf.ini", "2", "1", "tee",
                                                              "out.log"]),
-    ("CI=1 bash -c 'sh ./a/../b.sh'", ["bash", "-c", "sh", "b.sh"][0:1] + ["sh", "b.sh"]),
+    ("CI=1 bash -c 'sh ./a/../b.sh'", ["bash", "sh", "b.sh"]),
     ("cat /etc/passwd ../up $HOME/x ~/y .", ["cat"]),
 ])
 def test_the_words_a_command_names(cmd: str, files: list[str]) -> None:
