@@ -54,15 +54,16 @@ class Rules:
         return {p: w for p in paths if (w := self.why(p)) is not None}
 
 
-def rules(repo: Repo, settings: Settings) -> Rules:
-    """The protected paths of the lead, from its committed `settings` and its hooks folder."""
+def rules(repo: Repo, settings: Settings, tip: str) -> Rules:
+    """The protected paths of the lead at `tip`, from its committed `settings` and its hooks folder."""
     folders = {SETTINGS_DIR: "git balanced's settings"}
     hooks = _tracked_hooks_folder(repo)
     if hooks:
         folders[hooks] = "the git hooks (core.hooksPath)"
     named = {HOOKS_CONFIG: "the hooks' configuration"}
     for which, cmd in (("setup", settings.worktree.setup), ("check", settings.worktree.check)):
-        for path in command_files(cmd or ""):
+        # Only files the lead has: `test -f ok.txt` names a file a branch may rightly add.
+        for path in _tracked(repo, tip, command_files(cmd or "")):
             named.setdefault(path, f"named by the {which} command")
     return Rules(named, folders, tuple(settings.worktree.protect))
 
@@ -91,6 +92,15 @@ def command_files(cmd: str, depth: int = 0) -> list[str]:
         if path:
             out.append(path)
     return list(dict.fromkeys(out))
+
+
+def _tracked(repo: Repo, tip: str, paths: list[str]) -> list[str]:
+    """Those of `paths` that are files in the tree of `tip`."""
+    if not paths:
+        return []
+    out = repo.git("ls-tree", "-z", "--full-tree", tip, "--", *paths)
+    have = {entry.split("\t", 1)[1] for entry in out.split("\0") if "\t" in entry and " blob " in entry}
+    return [p for p in paths if p in have]
 
 
 def _words(cmd: str) -> list[str]:

@@ -83,7 +83,7 @@ class Queue:
                                 hint="make a first commit, then land.")
         settings = settings_at(self.repo, tip)
         self.cmds = commands_of(settings)
-        self.protected = protect.rules(self.repo, settings)
+        self.protected = protect.rules(self.repo, settings, tip)
         self.slots = slots or settings.balanced.check_slots
         self.check_runs = 0
         self.rounds = 0

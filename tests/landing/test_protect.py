@@ -152,11 +152,16 @@ def test_the_words_a_command_names(cmd: str, files: list[str]) -> None:
     assert command_files(cmd) == files
 
 
-def test_a_branch_that_adds_the_named_script_is_held(tmp_path: Path) -> None:
-    repo = guarded(tmp_path, SETTINGS.replace("sh check.sh", "sh ci/check.sh || sh check.sh"))
-    branch(repo, "newcheck", {"ci/check.sh": "exit 0\n"})
-    v = lands(repo, "newcheck")
-    assert v["status"] == "held" and v["paths"] == ["ci/check.sh"], v
+def test_a_file_the_check_only_looks_for_may_be_added(tmp_path: Path) -> None:
+    """Only files the lead has are protected: `test -f ok.txt` names a file a branch may rightly add."""
+    repo = guarded(tmp_path, SETTINGS.replace("sh check.sh", "sh check.sh && test -f ok.txt"))
+    commit(repo, {"ok.txt": "ok\n"}, "ok")
+    branch(repo, "edits-ok", {"ok.txt": "still ok\n"})
+    assert lands(repo, "edits-ok")["status"] == "held"
+    repo2 = guarded(tmp_path / "two", SETTINGS.replace("sh check.sh", "sh check.sh; test -f ok.txt"))
+    branch(repo2, "adds-ok", {"ok.txt": "ok\n"})
+    v = lands(repo2, "adds-ok")
+    assert v["status"] == "landed", v
 
 
 def test_plain_changes_land_without_asking(tmp_path: Path, sealed: Path) -> None:
