@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
+from tests.support.cli import forget_process_state
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +44,10 @@ def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
 
 
 @pytest.fixture(autouse=True)
-def _sessions_closed() -> Iterator[None]:
-    """Runner sessions a test opened end with it (they keep the HOME they were opened in)."""
+def _process_state_dropped() -> Iterator[None]:
+    """Runner sessions, transports and caches a test made end with it (a session keeps the HOME it was
+    opened in), and the test ends in the folder it began in."""
+    here = os.getcwd()
     yield
-    from git_balanced.machines import sessions
-
-    sessions.close_all()
+    forget_process_state()
+    os.chdir(here)

@@ -13,6 +13,7 @@ import pytest
 
 from git_balanced.agents import NAMES, get
 from git_balanced.agents.base import KINDS, Outcome
+from git_balanced.agents.claude import reset_time as claude_reset_time
 from git_balanced.agents.codex import CodexAdapter, reset_time
 from git_balanced.agents.prices import FALLBACK, PRICES, meter_prices, price
 from git_balanced.errors import BalancedError
@@ -79,6 +80,82 @@ def test_claude_usage_limit_reads_reset_and_window() -> None:
     assert o.reset_at == reset
     assert o.windows == [{"type": "five_hour", "used_percent": 100.0, "resets_at": reset}]
     assert o.summary.startswith("You've hit your 5-hour limit")
+
+
+def _claude_refusal(keep: object) -> str:
+    """The captured refusal without its rate_limit_event (the CLI drops it for a reset already past), its
+    other events passed through `keep`, which may drop or change them."""
+    out = []
+    for line in (STREAMS / "claude-usage-limit.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["type"] != "rate_limit_event":
+            kept = keep(event)  # type: ignore[operator]
+            if kept is not None:
+                out.append(json.dumps(kept))
+    return "\n".join(out) + "\n"
+
+
+def test_claude_usage_limit_without_its_event_takes_the_reset_of_the_refused_answer() -> None:
+    o = get("claude").outcome(_claude_refusal(lambda e: e), 1)
+    assert o.kind == "usage_limit", o
+    assert o.reset_at == 1795944789, "api_error_params.rate_limit_info.resetsAt, to the second"
+    assert o.summary.startswith("You've hit your 5-hour limit")
+
+
+def test_claude_usage_limit_in_words_alone_reads_the_reset_from_them() -> None:
+    # An assistant error and a result with none of the typed fields: only the words say it was the limit.
+    typed = ("api_error", "api_error_params", "api_error_status", "api_error_type")
+
+    def plain(event: dict) -> dict:
+        event = {k: v for k, v in event.items() if k not in typed}
+        text = "You've hit your 5-hour limit · resets 10:50am (UTC)"
+        if event["type"] == "assistant":
+            event["message"]["content"] = [{"type": "text", "text": text}]
+            event["timestamp"] = "2026-12-02T10:20:31.000Z"
+        if event["type"] == "result":
+            event["result"] = text
+        return event
+
+    o = get("claude").outcome(_claude_refusal(plain), 1)
+    assert o.kind == "usage_limit", o
+    assert o.reset_at == dt.datetime(2026, 12, 2, 10, 50, tzinfo=dt.UTC).timestamp(), \
+        "the time it names, the next one after the refusal"
+
+
+def test_claude_success_that_quotes_a_limit_is_a_success() -> None:
+    def quoting(event: dict) -> dict:
+        if event["type"] == "result":
+            return {**event, "result": "The CLI prints: You've hit your 5-hour limit · resets 10am (UTC)",
+                    "is_error": False}
+        return event
+
+    stream = (STREAMS / "claude-success.jsonl").read_text().splitlines()
+    o = get("claude").outcome("\n".join(json.dumps(quoting(json.loads(x))) for x in stream), 0)
+    assert o.kind == "success", o
+
+
+@pytest.mark.parametrize(("text", "now", "expected"), [
+    # A time alone is the next such time after the refusal; the minute it names counts as not yet past.
+    ("resets 4:47am (UTC)", "2026-12-02T04:10:00+00:00", "2026-12-02T04:47:00+00:00"),
+    ("resets 4:47am (UTC)", "2026-12-02T04:47:39+00:00", "2026-12-02T04:47:00+00:00"),
+    ("resets 4:47am (UTC)", "2026-12-02T04:49:00+00:00", "2026-12-03T04:47:00+00:00"),
+    ("resets 10pm (UTC)", "2026-12-02T12:00:00+00:00", "2026-12-02T22:00:00+00:00"),
+    ("resets 12am (UTC)", "2026-12-02T12:00:00+00:00", "2026-12-03T00:00:00+00:00"),
+    ("resets 9:30am (Europe/Paris)", "2026-12-02T07:00:00+00:00", "2026-12-02T08:30:00+00:00"),
+    # More than a day away, the CLI names the date, and the year when it is not this one.
+    ("resets Dec 3, 9:30pm (UTC)", "2026-12-01T12:00:00+00:00", "2026-12-03T21:30:00+00:00"),
+    ("resets Jan 4, 2027, 10am (UTC)", "2026-12-30T12:00:00+00:00", "2027-01-04T10:00:00+00:00"),
+])
+def test_claude_reads_the_reset_its_words_name(text: str, now: str, expected: str) -> None:
+    got = claude_reset_time(f"You've hit your weekly limit · {text}", dt.datetime.fromisoformat(now).timestamp())
+    assert got == dt.datetime.fromisoformat(expected).timestamp(), (text, now)
+
+
+def test_claude_words_without_a_reset_give_none() -> None:
+    assert claude_reset_time("You've hit your session limit") is None
+    o = get("claude").outcome(_claude_refusal(
+        lambda e: {**e, "result": "You've hit your session limit", "api_error_params": None}), 1)
+    assert o.kind == "usage_limit" and o.reset_at is None, "the engine then waits its default and tries again"
 
 
 def test_claude_budget_keeps_what_it_spent() -> None:

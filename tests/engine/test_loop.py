@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
+from tests.support.wait import wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -134,7 +136,11 @@ def test_one_engine_per_repository(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     r = balanced(repo, "engine", "--detach")
     assert r.code == 0 and "background" in r.out, r
-    time.sleep(0.5)
+    pid = re.search(r"\(pid (\d+)\)", r.out)
+    assert pid, r.out
+    # The engine writes its pid once it holds the lock.
+    wait_for_file(repo / ".git" / "balanced" / "engine.pid", 30, "the background engine to take the lock")
+    assert (repo / ".git" / "balanced" / "engine.pid").read_text().strip() == pid[1]
     second = engine(repo, "--once")
     assert second.code == 1 and "An engine runs for this repository already" in second.err
     stop = balanced(repo, "engine", "--stop")
