@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import agent_home
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
 from tests.support.cli import forget_process_state
 
@@ -51,3 +52,9 @@ def _process_state_dropped() -> Iterator[None]:
     yield
     forget_process_state()
     os.chdir(here)
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> str:
+    """The folder of the real agent CLIs (installed when missing); a test that asks for it is an `agents` test."""
+    return agent_home.installed_bin()

@@ -16,13 +16,10 @@ from git_balanced.engine.limits import RESUME_NOTE
 from git_balanced.git import Repo
 from git_balanced.machines import accounts
 from git_balanced.ui import clock
-from tests.e2e import test_real_agents as e2e
 from tests.support.builders import git
 from tests.support.model_server import say, usage_limit
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
-from tests.e2e.test_real_agents import AGENTS, agent_piece, bodies, commit_turn, real_agents, rows
-
-agent_bin = e2e.agent_bin  # the same fixture: installs the CLIs, and fails the test if it cannot
+from tests.support.real_agents import AGENTS, agent_piece, bodies, commit_turn, real_agents, rows
 
 
 def _until(repo: Path, done: object, seconds: float = 120) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
-from tests.support.wait import wait_for_file, wait_until
+from tests.support.wait import wait_for_file
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:

@@ -23,38 +23,8 @@ from git_balanced.lead import open_lead
 from tests.support import agent_home
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
+from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, run_shell, say, write_file
-
-SESSION = "77dca979-a16d-4399-8ceb-7bceb54d53b6"
-
-
-def claude_bash(cwd: Path, command: str) -> dict:
-    """Claude Code 2.1's PreToolUse input for a Bash call, as captured."""
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "acceptEdits",
-            "effort": {"level": "medium"}, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "Run a command"}, "tool_use_id": "toolu_000004"}
-
-
-def claude_prompt(cwd: Path) -> dict:
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "default",
-            "hook_event_name": "UserPromptSubmit", "prompt": "What is new?"}
-
-
-def claude_stop(cwd: Path, active: bool = False) -> dict:
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "default",
-            "effort": {"level": "medium"}, "hook_event_name": "Stop", "stop_hook_active": active,
-            "last_assistant_message": "Done.", "background_tasks": [], "session_crons": []}
-
-
-def codex_stop(cwd: Path) -> dict:
-    """Codex 0.171's Stop input, as captured."""
-    return {"session_id": "01a2263d-af1b-7f82-964f-90c475cc9ec7", "turn_id": "01a2263d-af30-7b02-8398-bf8773eef8ca",
-            "transcript_path": "/home/ada/.codex/sessions/rollout.jsonl", "cwd": str(cwd),
-            "hook_event_name": "Stop", "model": "gpt-5.5", "permission_mode": "bypassPermissions",
-            "stop_hook_active": False, "last_assistant_message": "Done one."}
 
 
 def hook(cwd: Path, name: str, payload: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -195,14 +165,6 @@ def test_codex_hook_args_are_toml_overrides() -> None:
 
 
 # -- the real Claude Code ---------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def agent_bin() -> str:
-    cp = subprocess.run(["bash", str(agent_home.INSTALL)], capture_output=True, text=True, timeout=600)
-    if cp.returncode != 0:
-        pytest.fail(f"the agent CLIs could not be installed:\n{cp.stdout}\n{cp.stderr}")
-    return str(agent_home.AGENTS / "node_modules" / ".bin")
-
-
 def run_claude(tmp_path: Path, agent_bin: str, tree: Path, settings: str, turns: list, env: dict[str, str]
                ) -> tuple[str, ModelServer]:
     settings_file = tmp_path / "settings.json"

@@ -16,14 +16,11 @@ from git_balanced.machines import seats as seats_mod
 from git_balanced.machines.placement import Seat
 from git_balanced.settings import load_settings_text
 from git_balanced.ui import clock
-from tests.e2e import test_real_agents as e2e
 from tests.support.builders import commit, make_repo
 from tests.support.cli import balanced
 from tests.support.model_server import say
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
-from tests.e2e.test_real_agents import agent_piece, commit_turn, real_agents
-
-agent_bin = e2e.agent_bin  # the same fixture: installs the CLIs, and fails the test if it cannot
+from tests.support.real_agents import agent_piece, commit_turn, real_agents
 
 
 def test_an_account_past_the_reserve_takes_no_new_worker(tmp_path: Path, agent_bin: str,
