@@ -9,9 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import agent_home
+from tests.support import agent_home, sshd
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
 from tests.support.cli import forget_process_state
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the real agent CLIs is an `agents` test (`make test-fast` leaves those out)."""
+    for item in items:
+        if "agent_bin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.agents)
+
+
+@pytest.fixture(autouse=True)
+def _sshd_only_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a test marked `sshd` may start sshd machines, so `make test-fast` never waits for one."""
+    if request.node.get_closest_marker("sshd") is None:
+        def refused(*args: object, **kwargs: object) -> sshd.Machines:
+            pytest.fail("this test starts sshd machines: mark it @pytest.mark.sshd")
+
+        monkeypatch.setattr(sshd, "start_machines", refused)
 
 
 @pytest.fixture(autouse=True)

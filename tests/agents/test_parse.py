@@ -1,5 +1,5 @@
 """The adapters read the event streams captured from the real CLIs (tests/fixtures/streams/, refreshed by
-tests/test_agents_real.py), and build the command lines DESIGN §5 gives."""
+tests/e2e/test_agents_real.py), and build the command lines DESIGN §5 gives."""
 
 from __future__ import annotations
 

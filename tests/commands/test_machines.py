@@ -33,6 +33,7 @@ def _rows(repo: Path) -> dict[str, dict]:
     return {r["name"]: r for r in json.loads(ran.out)}
 
 
+@pytest.mark.sshd
 def test_inventory_reads_the_ssh_config_through_include(machines: Machines, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "proj")
     rows = _rows(repo)
@@ -136,6 +137,7 @@ def test_explicit_machines_never_fall_back_and_unreachable_ones_are_skipped() ->
     assert place(lonely).machine == "local", "local is the fallback"
 
 
+@pytest.mark.sshd
 def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
         machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo_path = make_repo(tmp_path / "proj")

@@ -17,6 +17,8 @@ from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead
 
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
+
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\nlost_after = 1\n'
 
 

@@ -23,6 +23,8 @@ from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead
 
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
+
 CHECK = """\
 #!/bin/sh
 # Every f<N>.txt holds N: a piece that wrote the wrong thing fails here.

@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.channel import questions
 from git_balanced.channel.inbox import entries
@@ -126,6 +128,7 @@ CHECK = '#!/bin/sh\n# The port is the one the lead gave.\n[ "$(cat src/port.txt)
 SETTINGS = '[worktree]\ncheck = "sh check.sh"\n\n[balanced]\nagent = "shell"\n'
 
 
+@pytest.mark.sshd
 def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha"]) as machines:
         repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", "check.sh": CHECK, "src/.keep": ""})

@@ -168,6 +168,7 @@ RUN = ("""printf '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input
        """grep -q '"permissionDecision": "allow"' src/decision.json && echo deployed > src/deployed.txt""")
 
 
+@pytest.mark.sshd
 def test_a_worker_on_an_ssh_machine_runs_a_command_the_lead_allowed(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha"]) as machines:
         repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", "check.sh": CHECK, "src/.keep": ""})

@@ -238,6 +238,7 @@ def started(path: Path) -> int:
     return path.read_text().count("x") if path.exists() else 0
 
 
+@pytest.mark.sshd
 def test_remote_requests_ride_one_session_and_one_python(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     pythons = count_pythons(alpha)
@@ -254,6 +255,7 @@ def test_remote_requests_ride_one_session_and_one_python(machines: Machines, pro
     assert started(pythons) == 1, "starts are requests of the same session: the workers fork from it"
 
 
+@pytest.mark.sshd
 def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(machines: Machines,
                                                                             project: Lead) -> None:
     alpha = machines.by_name("alpha")
@@ -267,6 +269,7 @@ def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(mac
     assert started(pythons) == 1, "what python3 printed first was passed over, and the session kept"
 
 
+@pytest.mark.sshd
 def test_a_machine_s_starts_go_in_one_message(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     pythons = count_pythons(alpha)
@@ -282,6 +285,7 @@ def test_a_machine_s_starts_go_in_one_message(machines: Machines, project: Lead)
     assert started(pythons) == 1, "six starts, a refused one and the status reads: one python3 there"
 
 
+@pytest.mark.sshd
 def test_without_the_shared_connection_each_request_is_its_own(machines: Machines, project: Lead,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     alpha = machines.by_name("alpha")
@@ -294,6 +298,7 @@ def test_without_the_shared_connection_each_request_is_its_own(machines: Machine
     assert (started(pythons), alpha.accepted() - before) == (3, 3), "a fresh ssh and a python3 per request"
 
 
+@pytest.mark.sshd
 def test_a_session_killed_there_is_replaced_and_nothing_is_lost(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
@@ -306,6 +311,7 @@ def test_a_session_killed_there_is_replaced_and_nothing_is_lost(machines: Machin
     assert wait_finished(host, ["k1"])["k1"]["result"]["commits"] == 1
 
 
+@pytest.mark.sshd
 def test_a_machine_killed_under_a_session_reads_as_unreachable(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
@@ -318,6 +324,7 @@ def test_a_machine_killed_under_a_session_reads_as_unreachable(machines: Machine
     assert (host._pool().count, host._pool().opening, host._pool().idle) == (0, 0, [])
 
 
+@pytest.mark.sshd
 def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lead,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     alpha = machines.by_name("alpha")
@@ -336,6 +343,7 @@ def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lea
     assert host._pool().count == 0, "a session that did not answer is not used again"
 
 
+@pytest.mark.sshd
 def test_sessions_hold_session_slots_and_free_them_when_closed(machines: Machines, project: Lead) -> None:
     host = RemoteHost(project, "alpha")
     pool = host._pool()

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.sshd import MACHINE_PYTHON, Machines, sshd_machines
 
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
+
 
 def ssh(machines: Machines, name: str, command: str) -> subprocess.CompletedProcess[str]:
     """Plain OpenSSH with the written config, independent of the package's transport."""
