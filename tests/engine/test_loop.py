@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
-from tests.support.wait import wait_for_file
+from tests.support.wait import Lines, wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -93,9 +93,8 @@ def test_a_killed_engine_resumes(tmp_path: Path) -> None:
     env = dict(os.environ)
     p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=repo, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline and not any(j["state"] == "running" for j in board(repo)["jobs"]):  # type: ignore
-        time.sleep(0.2)
+    wait_until(lambda: any(j["state"] == "running" for j in board(repo)["jobs"]), 30,  # type: ignore[union-attr]
+               "the engine to start a worker")
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert engine(repo, "--until-idle").code == 0
@@ -213,12 +212,9 @@ def test_landing_waits_while_your_changes_overlap(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     (repo / "src" / "a.txt").write_text("my own a\n")
     plan(repo, [piece("a", "echo theirs > src/a.txt")], "--start")
-    r = engine(repo, "--once")
-    for _ in range(40):
-        r = engine(repo, "--once")
-        if "Landing waits" in r.err:
-            break
-        time.sleep(0.25)
+    # Engine passes until the worker is done and its landing meets your change.
+    r = wait_until(lambda: (ran := engine(repo, "--once")).err.count("Landing waits") and ran, 60,
+                   "the landing to wait for your change", said=lambda: inbox_text(repo))
     assert "Landing waits" in r.err and "src/a.txt" in r.err, r.err
     assert (repo / "src" / "a.txt").read_text() == "my own a\n", "your file is kept"
     (repo / "src" / "a.txt").unlink()
@@ -276,9 +272,9 @@ def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
     balanced(repo, "start", plan_id)
     engine(repo, "--once")
     assert jobs_of(repo, "far")[0]["state"] == "running", "out of reach for a moment is not lost yet"
-    time.sleep(1.5)
-    engine(repo, "--once")
-    assert jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), jobs_of(repo, "far")
+    # Out of reach for longer than lost_after, across passes that each start afresh.
+    wait_until(lambda: engine(repo, "--once") and jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), 30,
+               "the machine out of reach to count as lost", said=lambda: jobs_of(repo, "far"))
     assert "could not be reached for a while" in inbox_text(repo)
 
 
@@ -344,14 +340,20 @@ def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
     r = Repo.discover(repo)
     post(r, "main", "first word")
     p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "inbox", "--follow"], cwd=repo,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout is not None
+    out = Lines(p.stdout)
     try:
-        time.sleep(1.5)
+        wait_until(lambda: any("first word" in x for x in out), 30, "what was there to be printed", said=out.copy)
         post(r, "main", "second word")
         post(r, "main", "third word")
-        time.sleep(2.5)
+        wait_until(lambda: any("third word" in x for x in out), 30, "the new messages", said=out.copy)
+        # One more message a later poll prints: by then any message printed twice would show.
+        post(r, "main", "fourth word")
+        wait_until(lambda: any("fourth word" in x for x in out), 30, "the last message", said=out.copy)
     finally:
         p.send_signal(signal.SIGINT)
-        out, _err = p.communicate(timeout=10)
-    lines = [x for x in out.splitlines() if "word" in x]
-    assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word"], out
+        p.wait(timeout=10)
+    assert out.ended.wait(10), "the follower's output ends with it"
+    lines = [x for x in out if "word" in x]
+    assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word", "fourth word"], out

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, run_shell, say, write_file
+from tests.support.wait import wait_until
 
 
 def hook(cwd: Path, name: str, payload: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -53,13 +53,9 @@ def ask_in_background(worktree: Path, payload: dict, env: dict[str, str]) -> tup
 
 def pending(repo: Path, timeout: float = 30) -> dict:
     lead = open_lead(str(repo))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        open_ones = [q for q in questions.all_questions(lead.repo).values() if q["state"] == "open"]
-        if open_ones:
-            return open_ones[0]["fields"]
-        time.sleep(0.1)
-    raise AssertionError("no question was asked")
+    open_ones = wait_until(lambda: [q for q in questions.all_questions(lead.repo).values() if q["state"] == "open"],
+                           timeout, "the hook to ask a question")
+    return open_ones[0]["fields"]
 
 
 @pytest.mark.parametrize("answer, decision, reason", [
@@ -78,10 +74,9 @@ def test_a_command_becomes_a_question_and_waits_for_the_answer(lead_repo: Path, 
     assert (q["text"], q["kind"], q["tool"]) == ("npm install left-pad", "command", "Bash")
     words = (f"orders-api asks to run ({q['qid']}): npm install left-pad · answer: git balanced answer {q['qid']} "
              "--allow|--deny [REASON]")
-    deadline = time.monotonic() + 30  # the question's own ref comes first, its words in the inbox a moment later
-    while words not in [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")]:
-        assert time.monotonic() < deadline, "the question never reached the inbox"
-        time.sleep(0.1)
+    # The question's own ref comes first, its words in the inbox a moment later.
+    wait_until(lambda: words in [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")], 30,
+               "the question in the inbox")
     assert t.is_alive(), "the hook waits for the lead"
     ran = balanced(lead_repo, "answer", q["qid"], *answer)
     assert ran.code == 0, ran.err

@@ -24,6 +24,7 @@ from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Tr
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead
+from tests.support.wait import gone, wait_until
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
 STATUS = {"jobs": ["nobody"], "runs_dir": RUNS_DIR}
@@ -82,13 +83,14 @@ def start_request(lead: Lead, host: LocalHost | RemoteHost, job: str, run: str) 
 
 
 def wait_finished(host: LocalHost | RemoteHost, jobs: list[str], timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        st = host.call("status", {"jobs": jobs, "runs_dir": RUNS_DIR})["jobs"]
-        if all(s["state"] == "finished" for s in st.values()):
-            return st
-        assert time.monotonic() < deadline, st
-        time.sleep(0.1)
+    def status() -> dict:
+        return host.call("status", {"jobs": jobs, "runs_dir": RUNS_DIR})["jobs"]
+
+    def finished() -> dict | None:
+        st = status()
+        return st if all(s["state"] == "finished" for s in st.values()) else None
+
+    return wait_until(finished, timeout, f"the jobs {jobs} to finish", said=status)
 
 
 def local_pool() -> sessions.Pool:
@@ -143,10 +145,8 @@ def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead
     host = LocalHost(lead.repo)
     # It shrugs off SIGTERM, so the runner waits its grace of 10 s, and the stop its 5, before it ends.
     host.call("start", start_request(lead, host, "slow", "trap '' TERM; while :; do sleep 0.1; done"))
-    deadline = time.monotonic() + 20
-    while not host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"]:
-        assert time.monotonic() < deadline, "the agent never started"
-        time.sleep(0.05)
+    wait_until(lambda: host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"],
+               20, "the agent to start")
     monkeypatch.setattr(hosts, "LOCAL_TIMEOUT", 0.5)
     with pytest.raises(BalancedError, match="The runner on this machine did not answer stop within 0 s"):
         host.call("stop", {"job": "slow", "runs_dir": RUNS_DIR, "wait": 5})
@@ -195,9 +195,7 @@ def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, monkeypatch:
     host.call("stop", {"job": "nobody", "runs_dir": RUNS_DIR})
     pool = local_pool()
     session = pool.idle[0]
-    deadline = time.monotonic() + 5
-    while pool.count and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: pool.count == 0, 5, "the idle session to close")
     assert pool.count == 0 and session.process.poll() is not None, "unused for IDLE seconds, it was closed"
 
 
@@ -305,7 +303,7 @@ def test_a_session_killed_there_is_replaced_and_nothing_is_lost(machines: Machin
     host.call("status", STATUS)
     serving = session_python(alpha)
     os.kill(serving, signal.SIGKILL)
-    time.sleep(0.2)
+    wait_until(lambda: gone(serving), 10, "the killed session's python to end")
     answer = host.call("start", start_request(project, host, "k1", "echo ok > ok.txt"))
     assert answer["pid"], "the request went as a one-off, then through a new session"
     assert wait_finished(host, ["k1"])["k1"]["result"]["commits"] == 1

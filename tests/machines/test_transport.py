@@ -23,6 +23,7 @@ from git_balanced.machines import transport
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, validate_host
 from tests.support.builders import git, make_repo
 from tests.support.sshd import Machines, sshd_machines
+from tests.support.wait import gone, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,7 +101,7 @@ def test_stale_master_is_rebuilt(machines: Machines, alpha: Transport) -> None:
     )
     old_pid = int(res.stderr.split("pid=")[1].split(")")[0])
     os.kill(old_pid, signal.SIGKILL)
-    time.sleep(0.1)
+    wait_until(lambda: gone(old_pid), 10, "the killed master to end")
     assert alpha._socket().exists(), "a killed master leaves its socket behind"
     assert not alpha.check(), "the leftover socket is seen as stale"
     assert alpha.run(["echo", "again"]).out == "again\n"

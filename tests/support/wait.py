@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import pytest
 
@@ -36,3 +37,28 @@ def wait_for_file(path: Path, timeout: float, what: str) -> str:
             return ""
 
     return wait_until(text, timeout, what)
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended; a zombie not reaped yet counts as ended (nothing of it runs)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return any(line.startswith("State:") and line.split()[1] == "Z" for line in status.splitlines())
+
+
+class Lines(list[str]):
+    """The lines a process writes to `stream`, gathered as they come by a thread (wait on them with
+    `wait_until`); `ended` is set once the stream is at its end."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__()
+        self.ended = threading.Event()
+
+        def gather() -> None:
+            for line in stream:
+                self.append(line.rstrip("\n"))
+            self.ended.set()
+
+        threading.Thread(target=gather, daemon=True).start()
