@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from git_balanced.lead import open_lead
 from git_balanced.shipped import guard, runner
 from tests.support.builders import commit, git, make_repo
 from tests.support.cli import balanced
+from tests.support.wait import wait_until
 
 SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**", "README.md"], "owners": {"api": ["src/**"]}}
 
@@ -133,13 +133,11 @@ def start(tmp_path: Path, repo: Path, job: str, run: str, spec: dict) -> dict:
     cp = subprocess.run([sys.executable, runner.__file__, "start"], input=json.dumps(req), capture_output=True,
                         text=True, timeout=60)
     assert cp.returncode == 0 and "error" not in json.loads(cp.stdout), cp.stdout + cp.stderr
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        st = runner.status({"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
-        if st["state"] == "finished":
-            return st["result"]
-        time.sleep(0.2)
-    raise AssertionError(f"{job} did not finish: {st}")
+    def status() -> dict:
+        return runner.status({"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
+
+    return wait_until(lambda: (st := status())["state"] == "finished" and st, 30, f"{job} to finish",
+                      said=status)["result"]
 
 
 def test_the_runners_commit_is_refused_with_the_reason(tmp_path: Path) -> None:
@@ -190,9 +188,7 @@ def test_a_refused_commit_fails_the_attempt_on_the_board(tmp_path: Path, monkeyp
     monkeypatch.chdir(repo)
     lead = open_lead(str(repo))
     engine = Engine(lead)
-    deadline = time.monotonic() + 90
-    while engine.pass_once() and time.monotonic() < deadline:
-        time.sleep(0.3)
+    wait_until(lambda: not engine.pass_once(), 90, "the engine to have nothing left to do", every=0.3)
     rows = [r for r in collect(lead)["jobs"] if r["piece"] == "docs"]
     assert [r["state"] for r in rows] == ["failed"], "the same command would write the same paths: no retry"
     assert "the guard refused its commit" in rows[0]["reason"], rows[0]
