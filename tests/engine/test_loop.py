@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
-from tests.support.wait import Lines, wait_for_file, wait_until
+from tests.support.wait import wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -330,30 +330,3 @@ def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> 
     assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
     pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
     assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"
-
-
-def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
-    from git_balanced.channel.inbox import post
-    from git_balanced.git import Repo
-
-    repo = lead_repo(tmp_path)
-    r = Repo.discover(repo)
-    post(r, "main", "first word")
-    p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "inbox", "--follow"], cwd=repo,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert p.stdout is not None
-    out = Lines(p.stdout)
-    try:
-        wait_until(lambda: any("first word" in x for x in out), 30, "what was there to be printed", said=out.copy)
-        post(r, "main", "second word")
-        post(r, "main", "third word")
-        wait_until(lambda: any("third word" in x for x in out), 30, "the new messages", said=out.copy)
-        # One more message a later poll prints: by then any message printed twice would show.
-        post(r, "main", "fourth word")
-        wait_until(lambda: any("fourth word" in x for x in out), 30, "the last message", said=out.copy)
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.wait(timeout=10)
-    assert out.ended.wait(10), "the follower's output ends with it"
-    lines = [x for x in out if "word" in x]
-    assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word", "fourth word"], out
