@@ -4,15 +4,12 @@ to another agent with room."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from git_balanced.agents.codex import CodexAdapter, reset_time
 from git_balanced.engine.limits import RESUME_NOTE
 from git_balanced.git import Repo
 from git_balanced.machines import accounts
@@ -113,40 +110,3 @@ def test_a_far_reset_moves_the_piece_to_another_agent(tmp_path: Path, agent_bin:
     assert codex_asked, "Codex did the rest"
     claude = accounts.windows(Repo.discover(str(repo)), "claude", "local")
     assert claude["limit"]["resets_at"] == pytest.approx(reset, abs=1), claude
-
-
-def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(accounts.ENV_MARGIN, raising=False)
-    monkeypatch.delenv(accounts.ENV_UNKNOWN, raising=False)
-    assert accounts.resume_margin() == 60.0, "a minute after the reset"
-    assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
-    monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
-    assert accounts.resume_margin() == 60.0
-
-
-def test_codex_names_the_minute_of_a_reset_later_this_minute() -> None:
-    # "try again at 7:40 AM" said at 7:40:39 means this very minute (the time is cut, not rounded), not
-    # tomorrow; said at 7:42 it means tomorrow.
-    now = datetime.now().astimezone().replace(hour=7, minute=40, second=39, microsecond=0)
-    this_minute = reset_time("You’ve hit your usage limit. … try again at 7:40 AM.", now.timestamp())
-    assert this_minute == now.replace(second=0).timestamp()
-    later = now.replace(minute=42)
-    tomorrow = reset_time("try again at 7:40 AM.", later.timestamp())
-    assert tomorrow == (now.replace(second=0) + timedelta(days=1)).timestamp()
-
-
-def test_codex_takes_the_exact_reset_from_its_windows() -> None:
-    # The meter's line carries the windows Codex wrote to its session file; the refusal's reset is the
-    # second of the full one, named the way Claude names its windows.
-    reset = 1_800_000_000
-    log = "\n".join(json.dumps(e) for e in [
-        {"type": "thread.started", "thread_id": "t"},
-        {"type": "error", "message": "You’ve hit your usage limit. … try again at 9:33 AM."},
-        {"type": "turn.failed", "error": {"message": "You’ve hit your usage limit. … try again at 9:33 AM."}},
-        {"type": "balanced.meter", "cost_usd": 0.0, "budget_usd": None, "over_budget": False, "tokens": {},
-         "windows": [{"type": "primary", "used_percent": 100.0, "window_minutes": 300, "resets_at": reset},
-                     {"type": "secondary", "used_percent": 40.0, "window_minutes": 10080,
-                      "resets_at": reset + 86400}]}])
-    out = CodexAdapter().outcome(log, 1)
-    assert out.kind == "usage_limit" and out.reset_at == reset
-    assert [(w["type"], w["used_percent"]) for w in out.windows] == [("five_hour", 100.0), ("seven_day", 40.0)]

@@ -149,3 +149,12 @@ def test_the_agents_a_piece_may_move_to(tmp_path: Path) -> None:
     more = load_settings_text('[balanced]\nagent = "shell"\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
                               '[agents.pi]\nmodels = ["scripted-coder"]\n', "s.toml")
     assert accounts.configured_agents(more) == ["codex", "pi"]
+
+
+def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(accounts.ENV_MARGIN, raising=False)
+    monkeypatch.delenv(accounts.ENV_UNKNOWN, raising=False)
+    assert accounts.resume_margin() == 60.0, "a minute after the reset"
+    assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
+    monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
+    assert accounts.resume_margin() == 60.0
