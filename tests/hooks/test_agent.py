@@ -143,13 +143,11 @@ def test_prompt_and_stop_hand_the_lead_its_unread_messages_once(lead_repo: Path)
 
 def test_lead_settings_are_printed_for_each_agent(lead_repo: Path) -> None:
     for agent, needle in (("claude", '"UserPromptSubmit"'), ("codex", '"Stop"'), ("pi", "before_agent_start")):
-        cp = subprocess.run(["git", "balanced", "hook", "lead-settings", agent], cwd=lead_repo, capture_output=True,
-                            text=True)
-        assert cp.returncode == 0 and needle in cp.stdout, cp.stderr
-        assert sys.executable in cp.stdout, "the hooks call this very installation"
-    bad = subprocess.run(["git", "balanced", "hook", "lead-settings", "vim"], cwd=lead_repo, capture_output=True,
-                         text=True)
-    assert bad.returncode == 1 and "There are no lead hooks for 'vim'" in bad.stderr
+        ran = balanced(lead_repo, "hook", "lead-settings", agent)
+        assert ran.code == 0 and needle in ran.out, ran.err
+        assert sys.executable in ran.out, "the hooks call this very installation"
+    bad = balanced(lead_repo, "hook", "lead-settings", "vim")
+    assert bad.code == 1 and "There are no lead hooks for 'vim'" in bad.err
 
 
 def test_codex_hook_args_are_toml_overrides() -> None:

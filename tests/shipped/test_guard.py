@@ -4,7 +4,6 @@ the JSON the real CLIs send) and at the commit (the pre-commit hook the runner i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from git_balanced.engine.loop import Engine
 from git_balanced.lead import open_lead
 from git_balanced.shipped import guard, runner
 from tests.support.builders import commit, git, make_repo
-from tests.support.cli import balanced
+from tests.support.cli import Ran, balanced
 from tests.support.wait import wait_until
 
 SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**", "README.md"], "owners": {"api": ["src/**"]}}
@@ -58,10 +57,9 @@ def test_refusals_of_absolute_paths(tmp_path: Path) -> None:
 
 
 # -- the edit: PreToolUse, through `git balanced hook pre-tool-use` -----------------------------------------
-def run_hook(cwd: Path, payload: dict, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, **env}
-    return subprocess.run(["git", "balanced", "hook", "pre-tool-use"], cwd=cwd, input=json.dumps(payload),
-                          capture_output=True, text=True, env=full, timeout=60)
+def run_hook(cwd: Path, payload: dict, env: dict[str, str]) -> Ran:
+    """`git balanced hook pre-tool-use` fed `payload`, as the agent runs it in its worktree."""
+    return balanced(cwd, "hook", "pre-tool-use", input=json.dumps(payload), env=env)
 
 
 @pytest.fixture
@@ -97,20 +95,20 @@ def test_the_hook_refuses_a_claude_edit_outside_the_paths(worker_dirs: tuple[Pat
     wt, run_dir = worker_dirs
     env = {"BALANCED_RUN_DIR": str(run_dir), "GIT_BALANCED_WORKTREE": str(wt), "GIT_BALANCED_JOB": "j1"}
     cp = run_hook(wt, claude_write(wt, "src/app.py"), env)
-    assert cp.returncode == 0, cp.stderr
-    out = json.loads(cp.stdout)["hookSpecificOutput"]
+    assert cp.code == 0, cp.err
+    out = json.loads(cp.out)["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "deny"
     assert "src/app.py belongs to the piece api, not to docs" in out["permissionDecisionReason"]
     ok = run_hook(wt, claude_write(wt, "docs/guide.md"), env)
-    assert ok.returncode == 0 and ok.stdout == "", "an edit inside the paths is left to the agent's permissions"
+    assert ok.code == 0 and ok.out == "", "an edit inside the paths is left to the agent's permissions"
 
 
 def test_the_hook_refuses_a_codex_patch_touching_another_piece(worker_dirs: tuple[Path, Path]) -> None:
     wt, run_dir = worker_dirs
     env = {"BALANCED_RUN_DIR": str(run_dir), "GIT_BALANCED_WORKTREE": str(wt), "GIT_BALANCED_JOB": "j1"}
     cp = run_hook(wt, codex_patch(wt, "src/api.py"), env)
-    out = json.loads(cp.stdout)["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny", cp.stdout
+    out = json.loads(cp.out)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", cp.out
     assert "src/api.py belongs to the piece api" in out["permissionDecisionReason"]
     assert "docs/ok.md" not in out["permissionDecisionReason"], "the path inside the paths is not named"
 
@@ -118,7 +116,7 @@ def test_the_hook_refuses_a_codex_patch_touching_another_piece(worker_dirs: tupl
 def test_without_a_guard_the_hook_says_nothing(tmp_path: Path) -> None:
     wt = make_repo(tmp_path / "wt")
     cp = run_hook(wt, claude_write(wt, "anything.txt"), {"GIT_BALANCED_WORKTREE": str(wt)})
-    assert cp.returncode == 0 and cp.stdout == "", cp.stderr
+    assert cp.code == 0 and cp.out == "", cp.err
 
 
 # -- the commit: the pre-commit hook in the worker's worktree ---------------------------------------------

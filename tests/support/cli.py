@@ -12,7 +12,7 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +25,12 @@ class Ran:
     err: str
 
 
-def balanced(cwd: Path, *args: str, input: str | None = None) -> Ran:
-    """`git balanced ARGS` in `cwd`, run in this process (the entry point the console script calls)."""
+def balanced(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str | None] | None = None) -> Ran:
+    """`git balanced ARGS` in `cwd`, run in this process (the entry point the console script calls), with
+    `env` added to its environment (None takes a variable away)."""
     from git_balanced.cli import main
 
-    with _as_a_process(cwd, input) as (out, err):
+    with _as_a_process(cwd, input, env or {}) as (out, err):
         code = main(list(args))
     return Ran(code, out.getvalue(), err.getvalue())
 
@@ -59,16 +60,22 @@ def forget_process_state() -> None:
 
 
 @contextmanager
-def _as_a_process(cwd: Path, input: str | None) -> Iterator[tuple[io.StringIO, io.StringIO]]:
+def _as_a_process(cwd: Path, input: str | None, more: Mapping[str, str | None]
+                  ) -> Iterator[tuple[io.StringIO, io.StringIO]]:
     """The folder, streams and environment of one command, given back as they were afterwards."""
     here = os.getcwd()
     env = dict(os.environ)
     streams = sys.stdin, sys.stdout, sys.stderr
     out, err = io.StringIO(), io.StringIO()
-    # Like a subprocess with stdin from /dev/null (or the text given): not a terminal, read to its end.
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
-    os.chdir(cwd)
     try:
+        for key, value in more.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        # Like a subprocess with stdin from /dev/null (or the text given): not a terminal, read to its end.
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
+        os.chdir(cwd)
         yield out, err
     finally:
         os.chdir(here)
