@@ -42,7 +42,8 @@ def plan(repo: Path, pieces: list[dict[str, object]], *args: str, task: str = "A
 
 
 def engine(repo: Path, *args: str, crash_at: str | None = None, timeout: float = 120) -> Ran:
-    """`git balanced engine ARGS` in the foreground: in this process, or a real one that `crash_at` kills."""
+    """`git balanced engine ARGS` in the foreground: in this process, or, with `crash_at`, in a real process that
+    dies at that point (within `timeout` seconds)."""
     if not crash_at:
         return balanced(repo, "engine", *args)
     env = dict(os.environ)
