@@ -134,6 +134,7 @@ def test_hanging_machine_fails_after_connect_timeout(machines: Machines) -> None
     assert "beta" in err.value.message
 
 
+@pytest.mark.sshd
 def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
         machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from git_balanced.git import Repo
