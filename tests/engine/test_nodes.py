@@ -3,6 +3,7 @@ and a job is taken over only when its owner's heartbeat has gone stale."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import time
@@ -21,7 +22,7 @@ from git_balanced.state.events import node_id
 from git_balanced.state.sync import sync
 from tests.support.builders import git, make_remote
 from tests.support.cli import balanced
-from tests.support.plans import inbox_text, lead_repo, piece, plan
+from tests.support.plans import inbox_text, lead_repo, piece
 
 
 class Clone:
@@ -42,11 +43,14 @@ class Clone:
             Engine(open_lead(str(self.path))).pass_once()
 
     def sync(self) -> None:
-        """Share state, and the lead's branch too, as people sharing a repository do with pull and push."""
         with self.here() as repo:
             sync(repo, "origin")
+
+    def share_main(self) -> None:
+        """The lead's branch too, as people sharing a repository do with pull and push."""
+        with self.here() as repo:
             git(self.path, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
-            repo.run("push", "-q", "origin", "main")  # refused when the other pushed first: next round
+            assert repo.run("push", "-q", "origin", "main").code == 0
 
     def node(self) -> str:
         with self.here() as repo:
@@ -57,9 +61,14 @@ class Clone:
             return J.all_jobs(repo)
 
     def plan(self, pieces: list[dict[str, object]]) -> None:
+        """`git balanced plan FILE --start`, in this process (the loop stores forty plans)."""
+        from git_balanced.cli import main
+
+        doc = self.home / "plan.json"
+        doc.write_text(json.dumps({"task": "A test plan", "pieces": pieces}))
         with self.here():
-            r = plan(self.path, pieces, "--start")
-        assert r.code == 0, r
+            self.mp.chdir(self.path)
+            assert main(["plan", str(doc), "--start"]) == 0
 
 
 def monkeypatch_home(mp: pytest.MonkeyPatch, home: Path) -> None:
@@ -105,7 +114,7 @@ def board_view(c: Clone) -> dict[str, tuple[str, str, str | None]]:
 
 
 def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = two_clones(tmp_path, monkeypatch, extra="cap = 1\n")
+    a, b = two_clones(tmp_path, monkeypatch, extra="cap = 2\n")
     rng = random.Random(14)
     pieces: list[str] = []
     started_by: dict[str, set[str]] = {}
@@ -127,6 +136,7 @@ def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path, 
         until(f"round {rnd} to land", 30, step)
     for c in (a, b, a, b):
         c.sync()
+        c.share_main()
     assert board_view(a) == board_view(b), "both clones fold every job the same"
     for c in (a, b):
         landed = landed_by_piece(c)
