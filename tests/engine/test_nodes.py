@@ -113,7 +113,8 @@ def board_view(c: Clone) -> dict[str, tuple[str, str, str | None]]:
     return {jid: (j.piece, j.state, j.node or None) for jid, j in c.jobs().items()}
 
 
-def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = two_clones(tmp_path, monkeypatch, extra="cap = 2\n")
     rng = random.Random(14)
     pieces: list[str] = []
@@ -123,7 +124,7 @@ def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path, 
         pieces += names
         (a, b)[rnd % 2].plan([piece(n, f"echo {n} > src/{n}.txt") for n in names])
 
-        def step() -> bool:
+        def step(names: list[str] = names) -> bool:
             for c in rng.sample([a, b], 2):  # who syncs and passes first changes every time
                 c.sync()
                 c.engine_pass()
