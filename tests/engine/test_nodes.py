@@ -191,6 +191,8 @@ def test_two_clones_that_start_one_job_offline_fold_to_one_owner(tmp_path: Path,
     for c in (a, b, a, b):
         c.sync()
         c.engine_pass()
+    for c in (a, b, a):
+        c.share_main()
     for c in (a, b):
         landed = landed_by_piece(c)
         assert len(landed["second"]) == 1 and len(landed["first"]) == 1, landed
@@ -245,6 +247,7 @@ def test_a_job_is_taken_over_only_once_its_owner_is_silent(tmp_path: Path, monke
     assert f"slow: the engine on {b.node()} took it over; this clone stopped its own worker" in inbox(a)
     for c in (a, b, a):
         c.sync()
+        c.share_main()
     for c in (a, b):
         assert len(landed_by_piece(c)["slow"]) == 1
         assert len(git(c.path, "log", "--format=%H", "main", "--", "src/slow.txt").split()) == 1
