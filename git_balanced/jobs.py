@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache, refs
-from git_balanced.state.events import new_id
+from git_balanced.state.events import Event, new_id, node_id, write_event_commit
+from git_balanced.state.fold import JOB_RANK, fold
 
 LIVE = ("queued", "running", "paused", "finished", "checking")
 DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
@@ -94,7 +95,11 @@ class Job(Folded):
     retry_reason: str = ""
     not_before: float = 0.0
     moved_from: str | None = None
-    # started
+    # claimed and started: the node (clone) whose engine owns it, and the nodes whose claim came second
+    node: str = ""
+    claimed_at: float | None = None
+    lost_claims: tuple[str, ...] = ()
+    taken_from: str = ""
     pid: int | None = None
     worktree: str = ""
     started_at: float | None = None
@@ -188,6 +193,7 @@ class StoredPlan(Folded):
     pieces: tuple[StoredPiece, ...] = ()
     source: str = ""
     started_by: str | None = None
+    node: str = ""  # the clone whose engine places its pieces
     moves: dict[str, str] = Field(default_factory=dict)  # piece -> why it moved to another agent
     summary: str = ""
 
@@ -242,6 +248,37 @@ def place(repo: Repo, fields: dict[str, Any]) -> str:
     subject = f"{fields.get('piece')}: placed on {fields.get('machine')} (attempt {fields.get('attempt', 1)})"
     event(repo, jid, "placed", subject, fields, state="queued")
     return jid
+
+
+def mine(repo: Repo, job: Job) -> bool:
+    """Whether this clone's engine owns the job: it claimed it, or nobody has (a job placed and not yet
+    started, or one written before claims named their node)."""
+    return not job.node or job.node == node_id(repo)
+
+
+def claim(repo: Repo, job_id: str, event_name: str, subject: str, data: dict[str, Any] | None = None,
+          state: str | None = None, *, owner: str | None = None) -> str | None:
+    """Claim a job for this clone, compare-and-swap: the event goes on only while the job's chain, as it is at
+    that moment, is still `queued` and unclaimed (or, for a takeover, still owned by `owner`). Returns the
+    claim's commit, or None when another engine claimed it first."""
+    me = node_id(repo)
+    ref = refs.ref_for("jobs", job_id)
+    wanted = [owner] if owner else ["", me]
+
+    def build(tip: str | None) -> str | None:
+        if tip is None:
+            return None
+        folded = fold(refs.read_chain(repo, tip), JOB_RANK, owners=True)
+        if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != "queued"):
+            return None
+        body = {**(data or {}), "node": me, "claimed_at": time.time()}
+        if owner:
+            body["taken_from"] = owner
+        ev = Event(event=event_name, data=body, state=state, lamport=refs.lamport_of(repo, tip) + 1,
+                        node=me, time=time.time())
+        return write_event_commit(repo, ev, subject, [tip])
+
+    return refs.update_with_retry(repo, ref, build, f"balanced: {event_name}")
 
 
 def by_machine(jobs: Iterable[Job]) -> dict[str, list[Job]]:

@@ -82,6 +82,7 @@ class BalancedSettings(_Table):
     check_slots: AtLeastOne = Field(default=1, description="a whole number of checks run at once, at least 1")
     ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
     lost_after: AtLeastOne = Field(default=120, description="a whole number of seconds, at least 1")
+    takeover_after: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
 
     @model_validator(mode="before")
     @classmethod

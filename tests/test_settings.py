@@ -100,6 +100,12 @@ models = ["gpt-5-codex-mini", "gpt-5-codex"]
         False, True, 3, 90)
 
 
+def test_takeover_after_defaults_to_ten_minutes(tmp_path: Path) -> None:
+    assert load_settings(tmp_path).balanced.takeover_after == 600
+    write(tmp_path, "[balanced]\ntakeover_after = 90\n")
+    assert load_settings(tmp_path).balanced.takeover_after == 90
+
+
 def test_settings_are_frozen() -> None:
     s = Settings()
     with pytest.raises(ValidationError):
@@ -201,6 +207,10 @@ def test_wrong_types(text: str, shown: str) -> None:
      '`worktree.check` is "  ", but it must be a command line (a non-empty string).'),
     ("[agents.claude]\nmodels = []\n", "`agents.claude.models` is [], but it must be a non-empty list"),
     ("[agents.pi]\n", "`agents.pi.models` is missing; it must be a non-empty list of model names"),
+    ("[balanced]\ntakeover_after = 0\n",
+     "`balanced.takeover_after` is 0, but it must be a whole number of seconds, at least 1."),
+    ('[balanced]\ntakeover_after = "10m"\n',
+     '`balanced.takeover_after` is "10m" (a string), but it must be a whole number of seconds, at least 1.'),
 ])
 def test_values_outside_what_is_allowed(text: str, shown: str) -> None:
     message = str(fails(text))

@@ -17,7 +17,7 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
     out: list[Candidate] = []
     if take_all:
         for _, j in sorted(jobs.items()):
-            if j.state == "finished" and (c := job_candidate(lead, j)):
+            if j.state == "finished" and J.mine(lead.repo, j) and (c := job_candidate(lead, j)):
                 out.append(c)
     for name in names:
         branch = name.removeprefix("refs/heads/")
@@ -27,6 +27,7 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
             c = Candidate(branch=branch, tip=tip)
         else:
             job = job or J.by_prefix(jobs, name, or_branch=True)
+            _owned_here(lead, job)
             c = job_candidate(lead, job)
         if c is None:
             raise BalancedError(f"Job {name} has no branch to land yet.", hint="see `git balanced board`.")
@@ -39,6 +40,15 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
         else:
             out.append(c)
     return out
+
+
+def _owned_here(lead: Lead, job: J.Job) -> None:
+    """A job another clone's engine owns is landed there, not here (its landing is recorded by its owner)."""
+    if J.mine(lead.repo, job) or job.state == "landed":
+        return
+    raise BalancedError(f"Job {job.id} ({job.piece}) belongs to the engine on node {job.node}, another clone.",
+                        hint="land it on that clone; this one takes it over only once that engine has been "
+                             "silent for `takeover_after` (see `git balanced board`).")
 
 
 def show(v: Verdict, lead: Lead) -> None:

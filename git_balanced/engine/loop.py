@@ -11,6 +11,7 @@ from git_balanced import jobs as J
 from git_balanced import trust
 from git_balanced.engine import limits, workers
 from git_balanced.engine.context import Context
+from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError
@@ -31,6 +32,7 @@ class Engine:
         self.lead = lead
         self.repo = lead.repo
         self.watcher = Watcher(lead)
+        self.owners = Owners(lead)
         self.told: set[str] = set()
         self.waiting_for_machine: set[str] = set()
 
@@ -61,13 +63,20 @@ class Engine:
         Each phase works on the jobs as the phases before it left them: they are read at the start, and read
         again only after a phase wrote events."""
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))
+        self.owners.beat(ctx)
         plans = {pid: p for pid, p in J.all_plans(self.repo).items() if p.lead == self.lead.branch}
         everyone, jobs = self._read(plans)
-        wrote = self.watcher.watch(ctx, [j for j in jobs.values() if j.state == "running"])
-        wrote = limits.resume(ctx, [j for j in jobs.values() if j.state == "paused"], jobs.values()) or wrote
+        # Another clone's jobs are its own (after `sync` they are here too): only watched, landed or tried again
+        # by this engine once it took them over, when their engine went silent.
+        self.owners.release_lost(ctx, jobs.values())
+        if self.owners.take_over(ctx, jobs.values()):
+            everyone, jobs = self._read(plans)
+        mine = {jid: j for jid, j in jobs.items() if self.owners.mine(j)}
+        wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == "running"])
+        wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
-        if self._land(ctx, [j for j in jobs.values() if j.state == "finished"]):
+        if self._land(ctx, [j for j in jobs.values() if j.state == "finished" and self.owners.mine(j)]):
             everyone, jobs = self._read(plans)
         if self._decide(ctx, plans, J.latest_by_piece(jobs), everyone):
             everyone, jobs = self._read(plans)
@@ -79,7 +88,7 @@ class Engine:
         self._tick_others(ctx)
         # A piece that waits for the machine its plan names cannot move until you tick or ready it.
         live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
-                   for j in jobs.values())
+                   and self.owners.mine(j) for j in jobs.values())
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
@@ -134,7 +143,7 @@ class Engine:
         attempts = ctx.settings.balanced.attempts
         wrote = False
         for (_plan, piece), j in sorted(latest.items()):
-            if j.state not in FAILED or j.decided:
+            if j.state not in FAILED or j.decided or not self.owners.mine(j):
                 continue
             wrote = True
             failure = j.failure or j.state
@@ -189,7 +198,7 @@ class Engine:
         movable = placed = False
         tip = self.repo.rev_parse(self.lead.ref)
         for plan_id, plan in sorted(plans.items()):
-            if plan.state != "started":
+            if plan.state != "started" or not self._places(ctx, plan):
                 continue
             landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
             dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != "retried"}
@@ -213,9 +222,18 @@ class Engine:
                 movable = placed = True
         return movable, placed
 
+    def _places(self, ctx: Context, plan: StoredPlan) -> bool:
+        """Whether this clone places the plan's pieces: the clone that started it does, or, once its engine
+        went silent, any other (so two clones never place the same piece twice)."""
+        from git_balanced.state import nodes
+
+        if not plan.node or plan.node == self.owners.me:
+            return True
+        return nodes.silent_since(self.repo, plan.node, float(ctx.settings.balanced.takeover_after)) is not None
+
     def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job]) -> None:
         self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
-        running = sum(1 for j in jobs.values() if j.state == "running")
+        running = sum(1 for j in jobs.values() if j.state == "running" and self.owners.mine(j))
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []
         dirty: list[bool] = []  # asked of git once a pass, and only when a piece is about to start
@@ -226,6 +244,8 @@ class Engine:
                 continue
             if not self.allowed(ctx):
                 break
+            if not self.owners.claim(j):  # another engine, here or in another clone, starts it
+                continue
             if j.lead and not j.told_dirty:
                 if not dirty:
                     dirty.append(self.repo.current_branch() == self.lead.branch and bool(self.repo.status_paths()))

@@ -18,6 +18,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines.hosts import Host, LocalHost
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
+from git_balanced.state.events import node_id
 
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
@@ -91,7 +92,8 @@ def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None
     jobs_mod.event(lead.repo, job.id, "started",
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
                    f"{', ' + job.model if job.model else ''})",
-                   {"pid": pid, "worktree": worktree, "started_at": time.time()}, state="running")
+                   {"pid": pid, "worktree": worktree, "started_at": time.time(), "node": node_id(lead.repo)},
+                   state="running")
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,

@@ -12,7 +12,7 @@ from git_balanced.jobs import StoredPlan, all_plans
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.accounts import place_with_room
 from git_balanced.state import refs
-from git_balanced.state.events import new_id
+from git_balanced.state.events import new_id, node_id
 
 LIVE_PLANS = ("created", "started")
 
@@ -89,7 +89,8 @@ def start_plan(lead: Lead, plan_id: str | None) -> str:
                             hint="see `git balanced board`; `git balanced retry JOB` tries a piece again.")
     if state == "created":
         refs.append(lead.repo, refs.ref_for("plans", plan_id), "started",
-                    f"Plan started: {plans[plan_id].task}", {"started_by": "lead"}, state="started")
+                    f"Plan started: {plans[plan_id].task}", {"started_by": "lead", "node": node_id(lead.repo)},
+                    state="started")
     lead.wake_engine()  # an engine asleep in the background looks now, not in half a minute
     return plan_id
 

@@ -69,7 +69,7 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
         if entry and entry[0] == tip:
             state = entry[1]
         else:
-            state = fold(read_chain(repo, tip), rank)
+            state = fold(read_chain(repo, tip), rank, owners=kind == "jobs")
             changed = True
         fresh[ref] = [tip, state]
         out[ref[len(prefix):]] = state
@@ -84,4 +84,4 @@ def read_one(repo: Repo, kind: str, name: str) -> dict[str, Any] | None:
     tip = repo.read_ref(ref)
     if tip is None:
         return None
-    return fold(read_chain(repo, tip), RANKS.get(kind))
+    return fold(read_chain(repo, tip), RANKS.get(kind), owners=kind == "jobs")

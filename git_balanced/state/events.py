@@ -26,13 +26,22 @@ def new_id() -> str:
     return head + tail
 
 
+_NODES: dict[str, str] = {}  # by the file's path: a node name never changes once made
+
+
 def node_id(repo: Repo) -> str:
     """This clone's node name, made once and kept in `.git/balanced/node`."""
     path = repo.state_dir / "node"
+    known = _NODES.get(str(path))
+    if known:
+        return known
     try:
-        return path.read_text().strip()
+        node = path.read_text().strip()
     except FileNotFoundError:
-        pass
+        node = ""
+    if node:
+        _NODES[str(path)] = node
+        return node
     node = secrets.token_hex(4)
     tmp = path.with_suffix(f".{os.getpid()}")
     tmp.write_text(node + "\n")

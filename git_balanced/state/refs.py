@@ -23,7 +23,7 @@ def ref_for(kind: str, name: str) -> str:
     return f"refs/balanced/{kind}/{name}"
 
 
-def _lamport_of(repo: Repo, sha: str | None) -> int:
+def lamport_of(repo: Repo, sha: str | None) -> int:
     if not sha:
         return 0
     msg = repo.store[sha.encode()].message.decode(errors="replace")
@@ -55,7 +55,7 @@ def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] 
     built: list[Event] = []
 
     def build(tip: str | None) -> str:
-        built[:] = [Event(event=event, data=dict(data or {}), state=state, lamport=_lamport_of(repo, tip) + 1,
+        built[:] = [Event(event=event, data=dict(data or {}), state=state, lamport=lamport_of(repo, tip) + 1,
                           node=node, time=time.time())]
         return write_event_commit(repo, built[0], subject, [tip] if tip else [])
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from git_balanced.errors import BalancedError, StaleRef
+from git_balanced.files import write_atomic
 from git_balanced.git import Repo
+from git_balanced.state import nodes
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.notes import merge_notes_commit
 from git_balanced.state.refs import update_with_retry
@@ -45,6 +47,13 @@ def _fetch(repo: Repo, remote: str) -> dict[str, str]:
 
 
 def _merge_one(repo: Repo, ref: str, theirs: str, report: SyncReport) -> None:
+    if ref.startswith(nodes.NODES):  # a heartbeat is rewritten, never merged: its own node's copy is the one
+        if ref != nodes.node_ref(node_id(repo)):
+            mine = repo.read_ref(ref)
+            if mine != theirs and repo.cas_ref(ref, theirs, mine, message=f"balanced: sync from {report.remote}"):
+                report.fast_forwarded += 1
+        return
+
     def build(mine: str | None) -> str | None:
         if mine == theirs or (mine and repo.is_ancestor(theirs, mine)):
             return None
@@ -72,13 +81,18 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
         raise BalancedError(f"There is no remote named {remote!r}.",
                             hint="name one of `git remote`, or add it with `git remote add NAME URL`.")
     report = SyncReport(remote)
+    write_atomic(repo.state_dir / "sync-remote", remote + "\n")  # where the engine confirms its claims
+    own_beat = nodes.node_ref(node_id(repo))
     for _ in range(rounds):
         theirs = _fetch(repo, remote)
+        nodes.observe(repo, theirs)
         report.fetched = len(theirs)
         for ref, sha in theirs.items():
             _merge_one(repo, ref, sha, report)
         mine = {**repo.list_refs("refs/balanced/"), **{r: s for r in NOTES if (s := repo.read_ref(r))}}
-        todo = [f"{ref}:{ref}" for ref, sha in sorted(mine.items()) if theirs.get(ref) != sha]
+        # Each node pushes its own heartbeat only, with `+` as it is rewritten; others' are only read.
+        todo = [f"{'+' if ref == own_beat else ''}{ref}:{ref}" for ref, sha in sorted(mine.items())
+                if theirs.get(ref) != sha and (ref == own_beat or not ref.startswith(nodes.NODES))]
         if not todo:
             return report
         # State refs are not code: the repository's own pre-push hooks (linters, the balanced check gate)
@@ -91,3 +105,41 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
             raise BalancedError(f"Could not push state to {remote}: {res.err.strip() or res.out.strip()}",
                                 hint=f"check that you may push to {remote}.")
     raise BalancedError(f"{remote} kept moving while syncing.", hint="run `git balanced sync` again.")
+
+
+def shared_remote(repo: Repo) -> str | None:
+    """The remote this clone last synced with (None when it never did, so it shares its state with no one)."""
+    try:
+        remote = (repo.state_dir / "sync-remote").read_text().strip()
+    except FileNotFoundError:
+        return None
+    return remote if remote in repo.git("remote").split() else None
+
+
+def confirm(repo: Repo, ref: str, claim: str) -> bool | None:
+    """Make a claim (the commit `claim`, the tip of `ref`) hold across clones: push it to the shared remote
+    without `+`. True: the remote took it, so no other clone's claim came first. False: the remote had moved,
+    so the claim is taken back (the ref is brought to the remote's chain without it) for the fold to decide
+    on what the others wrote. None: no shared remote, or it could not be reached: the claim holds here, and
+    the fold settles it once the clones sync."""
+    remote = shared_remote(repo)
+    if remote is None:
+        return None
+    res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, f"{claim}:{ref}")
+    if res.code == 0:
+        return True
+    if "rejected" not in res.out and "rejected" not in res.err:
+        return None
+    got = repo.run("fetch", "--quiet", "--no-tags", remote, f"+{ref}:{_tracking(remote, ref)}")
+    theirs = repo.read_ref(_tracking(remote, ref)) if got.code == 0 else None
+    if theirs is None:
+        return None
+    parents = [p.decode() for p in repo.store[claim.encode()].parents]
+    before = parents[0] if parents else None
+    if before is None or repo.is_ancestor(before, theirs):
+        new = theirs
+    else:
+        ev = Event(event="merged", data={"remote": remote}, lamport=0, node=node_id(repo))
+        new = write_event_commit(repo, ev, f"Merge {ref[len('refs/balanced/'):]} from {remote}", [before, theirs])
+    repo.cas_ref(ref, new, claim, message=f"balanced: claim refused by {remote}")
+    return False

@@ -42,3 +42,41 @@ def test_ties_on_the_clock_fold_the_same_on_every_clone() -> None:
     one, other = _event(5, "failed", node="x", why="x"), _event(5, "stopped", node="y", why="y")
     assert fold([one, other], JOB_RANK) == fold([other, one], JOB_RANK)
     assert fold([other, one], JOB_RANK)["fields"]["why"] == "y"
+
+
+def _claim(name: str, node: str, lamport: int, sha: str, **data: object) -> Event:
+    return Event(event=name, data={"node": node, **data}, state="running" if name == "started" else None,
+                 lamport=lamport, node=node, sha=sha)
+
+
+def test_two_claims_fold_to_the_first_in_any_order() -> None:
+    placed = Event(event="placed", data={"piece": "p"}, state="queued", lamport=1, node="n1", sha="a")
+    first = _claim("claimed", "n1", 2, "b")
+    second = _claim("claimed", "n2", 2, "c")
+    finished = Event(event="finished", data={"head": "n2-head"}, state="finished", lamport=4, node="n2", sha="d")
+    events = [placed, first, second, _claim("started", "n2", 3, "e", pid=7), finished]
+    for order in (events, list(reversed(events))):
+        st = fold(order, JOB_RANK, owners=True)
+        assert st["fields"]["node"] == "n1" and st["fields"]["lost_claims"] == ["n2"]
+        assert st["state"] == "queued", "the loser's start and finish do not count"
+        assert "pid" not in st["fields"] and "head" not in st["fields"]
+
+
+def test_a_takeover_counts_only_from_the_owner_it_names() -> None:
+    placed = Event(event="placed", data={}, state="queued", lamport=1, node="n1", sha="a")
+    started = _claim("started", "n1", 2, "b")
+    wrong = Event(event="taken-over", data={"node": "n3", "taken_from": "n2"}, state="lost", lamport=3,
+                  node="n3", sha="c")
+    assert fold([placed, started, wrong], JOB_RANK, owners=True)["fields"]["node"] == "n1"
+    right = Event(event="taken-over", data={"node": "n2", "taken_from": "n1"}, state="lost", lamport=3,
+                  node="n2", sha="d")
+    late = Event(event="landed", data={"landed": "x"}, state="landed", lamport=4, node="n1", sha="e")
+    st = fold([placed, started, right, late], JOB_RANK, owners=True)
+    assert st["fields"]["node"] == "n2" and st["state"] == "lost", "the old owner's later landing does not count"
+
+
+def test_jobs_without_claims_fold_as_before() -> None:
+    events = [Event(event="placed", data={}, state="queued", lamport=1, node="n1", sha="a"),
+              Event(event="started", data={"pid": 1}, state="running", lamport=2, node="n1", sha="b"),
+              Event(event="landed", data={"landed": "x"}, state="landed", lamport=3, node="n2", sha="c")]
+    assert fold(events, JOB_RANK, owners=True) == fold(events, JOB_RANK)

@@ -1,0 +1,101 @@
+"""One engine per job across clones: this node's heartbeat, its claims on queued jobs, taking over a job whose
+owner went silent, and stopping a worker whose claim lost to another clone's (seen after `sync`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+
+from git_balanced import jobs as J
+from git_balanced.engine import workers
+from git_balanced.engine.context import Context
+from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
+from git_balanced.jobs import LIVE, Job
+from git_balanced.lead import Lead
+from git_balanced.state import nodes, refs, sync
+from git_balanced.state.events import node_id
+
+
+def beat_every(limit: float) -> float:
+    """How often the heartbeat is rewritten: often enough that a live engine never looks silent."""
+    return max(1.0, min(60.0, limit / 4))
+
+
+class Owners:
+    """What this clone's engine may do to a job, given which node owns it."""
+
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+        self.repo = lead.repo
+        self.me = node_id(self.repo)
+        self._released_path = self.repo.state_dir / "released.json"
+
+    def beat(self, ctx: Context) -> None:
+        """Say in the shared state that this node's engine is alive (a rewrite at most every few seconds)."""
+        nodes.beat(self.repo, beat_every(float(ctx.settings.balanced.takeover_after)))
+
+    def mine(self, j: Job) -> bool:
+        return J.mine(self.repo, j)
+
+    def claim(self, j: Job) -> bool:
+        """Claim a queued job before its worker starts; False when another engine (here or, through the shared
+        remote, in another clone) claimed it first."""
+        sha = J.claim(self.repo, j.id, "claimed", f"{j.piece}: claimed by the engine on {self.me}")
+        if sha is None:
+            return False
+        if sync.confirm(self.repo, refs.ref_for("jobs", j.id), sha) is False:
+            return False
+        fresh = J.one(self.repo, j.id)
+        return fresh is not None and fresh.node == self.me
+
+    def take_over(self, ctx: Context, jobs: Iterable[Job]) -> bool:
+        """Take over the live jobs whose owner's heartbeat is older than `takeover_after`: each is recorded as
+        lost by this node (which then tries it again), and the lead hears it. True when any was."""
+        limit = float(ctx.settings.balanced.takeover_after)
+        wrote = False
+        for j in jobs:
+            if j.state not in LIVE or self.mine(j):
+                continue
+            since = nodes.silent_since(self.repo, j.node, limit)
+            if since is None:
+                continue
+            words = (f"{j.piece}: its engine on {j.node} has been silent since "
+                     f"{time.strftime('%H:%M', time.localtime(since))}; this clone takes it over")
+            sha = J.claim(self.repo, j.id, "taken-over", words,
+                          {"failure": "taken_over", "reason": f"its engine on {j.node} went silent"}, state="lost",
+                          owner=j.node)
+            if sha is None or sync.confirm(self.repo, refs.ref_for("jobs", j.id), sha) is False:
+                continue
+            ctx.say(words, job=j.id)
+            wrote = True
+        return wrote
+
+    def release_lost(self, ctx: Context, jobs: Iterable[Job]) -> None:
+        """Stop this clone's worker of each job another clone's claim won, or another clone took over (as learnt
+        from `sync`), once."""
+        released = self._released()
+        changed = False
+        for j in jobs:
+            taken = j.taken_from == self.me and j.node != self.me
+            if (self.me not in j.lost_claims and not taken) or j.id in released:
+                continue
+            try:
+                workers.stop(self.lead, j)
+            except BalancedError:
+                pass  # nothing running here any more: the cleanup below is all there is to do
+            workers.cleanup(self.lead, j)
+            why = "took it over" if taken else "claimed it first"
+            ctx.say(f"{j.piece}: the engine on {j.node} {why}; this clone stopped its own worker", job=j.id)
+            released.add(j.id)
+            changed = True
+        if changed:
+            write_json(self._released_path, sorted(released))
+
+    def _released(self) -> set[str]:
+        try:
+            data = json.loads(self._released_path.read_text())
+        except (FileNotFoundError, ValueError):
+            return set()
+        return {str(x) for x in data} if isinstance(data, list) else set()
