@@ -140,6 +140,9 @@ class Engine:
                                                 and by_id[v.job].in_the_way == tuple(v.paths))]
         record(self.lead, verdicts)
         for v in verdicts:
+            if v.status == "in_the_way":
+                print(f"[balanced] {v.branch} waits: {v.reason}", file=sys.stderr, flush=True)
+        for v in verdicts:
             if v.status in ("landed", "already") and v.job in by_id:
                 workers.cleanup(self.lead, by_id[v.job])
         return bool(verdicts)

@@ -22,14 +22,17 @@ def unlanded(eng: Engine) -> list[str]:
         for piece in plan.pieces if plan else ():
             j = latest.get((pid, piece.id))
             if j is None:
+                why = next((t for t in sorted(eng.told) if t.startswith("Nothing starts")), "")
                 lines.append(f"{piece.id} never started: it comes after {', '.join(piece.after)}, "
-                             "which did not land" if piece.after else f"{piece.id} never started")
+                             "which did not land" if piece.after else f"{piece.id} never started. {why}".strip())
             elif j.state == "landed":
                 continue
             elif j.state == "held":
                 lines.append(f"{piece.id} is held for you: {j.reason} ({j.id})")
             elif j.state == "finished":
                 lines.append(f"{piece.id} waits: {eng.waits_for_you(ctx, j) or 'it has not landed yet'} ({j.id})")
+            elif j.id in eng.waiting_for_machine:
+                lines.append(f"{piece.id} waits for {j.machine}, the machine its plan names ({j.id})")
             elif j.state in ("failed", "stopped", "lost"):
                 lines.append(f"{piece.id} {j.state}: {j.reason or j.failure or j.state} ({j.id})")
             else:
