@@ -261,13 +261,13 @@ class Queue:
         hits = sorted(p for p in self.checkout if hit(p))
         if not hits:
             return False
-        what = ", ".join(self.checkout[p] for p in hits)
+        what, it = ", ".join(self.checkout[p] for p in hits), "them" if len(hits) > 1 else "it"
         self.verdicts.append(Verdict(
             c.branch, "in_the_way", c.job, paths=hits,
-            reason=f"{what} in the checkout of {self.lead.branch} is in the way: landing {c.branch} would "
-                   f"overwrite {'them' if len(hits) > 1 else 'it'}. Commit, move or remove "
-                   f"{'them' if len(hits) > 1 else 'it'}, and {c.branch} lands on the engine's next pass "
-                   f"(or `git balanced land {c.branch}`)"))
+            reason=f"{what} {'are' if len(hits) > 1 else 'is'} in the way: landing {c.branch} would overwrite "
+                   f"{it}. Commit, move or remove {it}; then " +
+                   (f"it lands on the engine's next pass, or with `git balanced land {c.branch}`" if c.job
+                    else f"run `git balanced land {c.branch}` again")))
         return True
 
     def _dirty_guard(self, tip: str, top: str) -> None:
