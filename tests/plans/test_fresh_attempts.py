@@ -91,3 +91,26 @@ def test_a_retry_goes_on_from_its_own_earlier_commits(tmp_path: Path) -> None:
     assert (repo / "src" / "first.txt").exists() and (repo / "src" / "second.txt").exists(), \
         "attempt 2 went on from attempt 1's commit"
 
+
+
+def test_a_retry_on_a_fresh_branch_takes_a_name_no_other_plan_holds(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    # Another plan, stored first, holds balanced/p-2 and balanced/q-2: the names a conflict's retry would take.
+    other = plan(repo, [piece("p-2", "echo p2 > src/p2.txt"), piece("q-2", "echo q2 > src/q2.txt")], "--json",
+                 task="other")
+    held = {p["branch"] for p in json.loads(other.out)["pieces"]}
+    assert held == {"balanced/p-2", "balanced/q-2"}, held
+    # Two pieces that write the same file: one lands, the other conflicts and tries again from the new tip.
+    plan(repo, [piece("p", "echo p > src/base.txt"), piece("q", "echo q > src/base.txt")], "--start")
+    r = engine(repo, "--until-idle")
+    assert r.code == 0, r
+    retried = [j for pid in ("p", "q") for j in jobs_of(repo, pid) if j["attempt"] == 2]
+    assert len(retried) == 1 and retried[0]["state"] == "landed", retried
+    assert retried[0]["branch"] not in held, "the retry's fresh branch is its own"
+    assert balanced(repo, "start", json.loads(other.out)["plan"]).code == 0
+    assert engine(repo, "--until-idle").code == 0
+    for pid, name in (("p-2", "p2"), ("q-2", "q2")):
+        [job] = jobs_of(repo, pid)
+        assert job["state"] == "landed" and job["branch"] == f"balanced/{pid}", job
+        assert git(repo, "ls-tree", "--name-only", str(job["branch"]), "src/").split() == \
+            ["src/base.txt", f"src/{name}.txt"], "its branch holds only its own work"
