@@ -121,6 +121,8 @@ class Job(Folded):
     fetched_ref: str | None = None
     tail: str = ""
     verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
+    in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there
+    in_the_way_why: str = ""
     # paused for a plan's usage limit, moved, carried on
     reset_at: float | None = None
     resume_at: float | None = None
@@ -326,3 +328,28 @@ def by_prefix(jobs: dict[str, Job], name: str, *, or_branch: bool = False) -> Jo
     shown = ", ".join(f"{j.id} ({j.piece}, {j.state})" for j in hits[:10]) + (", ..." if len(hits) > 10 else "")
     raise BalancedError(f"{name!r} is the start of {len(hits)} job ids: {shown}.",
                         hint="give more of the id, enough to name one job.")
+
+
+def used_branches(repo: Repo, jobs: Iterable[Job] = ()) -> set[str]:
+    """Every branch name that belongs to some work already: a branch here, one fetched back from a machine
+    (`refs/remotes/<machine>/<branch>`), any stored plan's piece, any of `jobs`. A new lineage takes none."""
+    names = {p.branch for plan in all_plans(repo).values() for p in plan.pieces} | {j.branch for j in jobs}
+    for ref in repo.list_refs("refs/heads/"):
+        names.add(ref.removeprefix("refs/heads/"))
+    for ref in repo.list_refs("refs/remotes/"):
+        parts = ref.split("/", 3)
+        if len(parts) == 4:
+            names.add(parts[3])
+    return names
+
+
+def unused_branch(wanted: str, taken: set[str], tag: str) -> str:
+    """`wanted`, or (when some other work holds it) a name made from it with `tag`, that nothing holds."""
+    if wanted not in taken:
+        return wanted
+    head, _, tail = wanted.rpartition("/")
+    for n in range(1, 1000):
+        name = f"{head}/{tag}-{tail}" if n == 1 else f"{head}/{tag}{n}-{tail}"
+        if name not in taken:
+            return name
+    raise BalancedError(f"Every branch name made from {wanted} is taken.", hint="delete old `balanced/` branches.")

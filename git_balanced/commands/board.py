@@ -38,7 +38,7 @@ def _reason(j: Job) -> str:
         started = j.started_at or j.updated
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == "finished":
-        return "finished, waiting for its check"
+        return j.in_the_way_why or "finished, waiting for its check"
     if j.state == "queued" and j.waits_for:
         return f"waits: {j.waits_for}"
     if j.state == "queued":
@@ -52,7 +52,7 @@ def job_row(j: Job) -> dict[str, Any]:
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
             "resume_at": j.resume_at if j.state == "paused" else None,
-            "dismissed": j.dismissed, "updated": j.updated}
+            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
 
 
 def collect(lead: Lead) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def collect(lead: Lead) -> dict[str, Any]:
     jobs = {jid: j for jid, j in all_jobs(lead.repo).items() if j.plan in plans}
     latest = latest_by_piece(jobs)
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
-    now = [r for r in rows if r["state"] == "held"]
+    now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
     now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
     nxt = []

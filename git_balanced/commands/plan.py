@@ -22,6 +22,8 @@ def show_plan(plan_id: str, data: dict[str, Any]) -> None:
         ui.say(f"  {p['id']:<{width}}  {where}{share}")
         if p["after_words"]:
             ui.say(f"  {'':<{width}}  then {p['why']}")
+        if p.get("branch_note"):
+            ui.say(f"  {'':<{width}}  {p['branch_note']}")
 
 
 def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import sys
 import time
 
 from git_balanced.engine.loop import Engine
@@ -81,18 +82,34 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         stop[0] = True
 
     old = signal.signal(signal.SIGTERM, on_term)
+    idle = False
     try:
         eng = Engine(lead)
         while not stop[0]:
             busy = eng.pass_once()
             if once or (until_idle and not busy):
+                idle = not busy
                 break
             running = any(j.state == "running" for j in _jobs(lead))
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop)
     finally:
         signal.signal(signal.SIGTERM, old)
         lock.release()
-    return 0
+    return _until_idle_code(eng) if until_idle and idle else 0
+
+
+def _until_idle_code(eng: Engine) -> int:
+    """0 when every piece this run saw landed; else 1, with each one that did not and why on stderr."""
+    from git_balanced.engine.outcome import unlanded
+
+    lines = unlanded(eng)
+    if not lines:
+        return 0
+    print("[balanced] Nothing else can move, and not every piece landed:", file=sys.stderr)
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    print("  `git balanced board` shows them; `git balanced inbox` says more.", file=sys.stderr, flush=True)
+    return 1
 
 
 def _jobs(lead: Lead) -> list[Job]:

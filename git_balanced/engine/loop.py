@@ -35,6 +35,8 @@ class Engine:
         self.owners = Owners(lead)
         self.told: set[str] = set()
         self.waiting_for_machine: set[str] = set()
+        self.landing_waits = ""  # why no landing could run this pass (your changes overlap, the check...)
+        self.seen: set[str] = set()  # the plans this run saw started: what its exit code speaks of
 
     def say_once(self, ctx: Context, text: str) -> None:
         """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
@@ -65,6 +67,7 @@ class Engine:
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))
         self.owners.beat(ctx)
         plans = {pid: p for pid, p in J.all_plans(self.repo).items() if p.lead == self.lead.branch}
+        self.seen.update(pid for pid, p in plans.items() if p.state == "started")
         everyone, jobs = self._read(plans)
         # Another clone's jobs are its own (after `sync` they are here too): only watched, landed or tried again
         # by this engine once it took them over, when their engine went silent.
@@ -86,9 +89,11 @@ class Engine:
         self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued"], jobs)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
-        # A piece that waits for the machine its plan names cannot move until you tick or ready it.
+        # A piece that waits for the machine its plan names cannot move until you tick or ready it, nor one
+        # that waits for you to land it or to clear the way in your checkout.
         live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
-                   and self.owners.mine(j) for j in jobs.values())
+                   and self.owners.mine(j)
+                   and not (j.state == "finished" and self.waits_for_you(ctx, j)) for j in jobs.values())
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
@@ -105,6 +110,13 @@ class Engine:
         relay.engine_tick(self.lead, ctx.settings)
 
     # -- landing -------------------------------------------------------------------------------------------
+    def waits_for_you(self, ctx: Context, j: Job) -> str:
+        """Why a finished job cannot land until you act (empty when it can): with no check set it waits for
+        `land`; your own files may be in its way; or no landing could run."""
+        if not ctx.cmds.check:
+            return f"it waits for `git balanced land {j.id}`, as no check is set"
+        return j.in_the_way_why or self.landing_waits
+
     def _land(self, ctx: Context, finished: list[Job]) -> bool:
         """Land what finished, through the queue; True when a job's events say something new."""
         if not finished:
@@ -128,10 +140,18 @@ class Engine:
             q = Queue(self.lead)
             verdicts = q.run(cands)
         except BalancedError as exc:  # your changes overlap, or the check is not approved: landing waits
-            self.say_once(ctx, f"Landing waits: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+            self.landing_waits = f"landing waits: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+            self.say_once(ctx, self.landing_waits[0].upper() + self.landing_waits[1:])
             return False
-        record(self.lead, verdicts)
+        self.landing_waits = ""
         by_id = {j.id: j for j in finished}
+        # A piece still in the way of the same files was told so already: once, not every pass.
+        verdicts = [v for v in verdicts if not (v.status == "in_the_way" and v.job in by_id
+                                                and by_id[v.job].in_the_way == tuple(v.paths))]
+        record(self.lead, verdicts)
+        for v in verdicts:
+            if v.status == "in_the_way":
+                print(f"[balanced] {v.branch} waits: {v.reason}", file=sys.stderr, flush=True)
         for v in verdicts:
             if v.status in ("landed", "already") and v.job in by_id:
                 workers.cleanup(self.lead, by_id[v.job])
@@ -167,8 +187,9 @@ class Engine:
             if d.changes.get("not_before_delay"):
                 fields["not_before"] = time.time() + d.changes["not_before_delay"]
             fields["base"] = self.repo.rev_parse(self.lead.ref)
-            if d.changes.get("fresh_branch"):
-                fields["branch"] = f"{j.branch}-{j.attempt + 1}"
+            if d.changes.get("fresh_branch"):  # one that no other work holds
+                fields["branch"] = J.unused_branch(f"{j.branch}-{j.attempt + 1}",
+                                                   J.used_branches(self.repo, everyone.values()), j.id[-6:])
             if d.changes.get("other_machine"):
                 fields["machine"], fields["why"] = self._other_machine(ctx, j, plans, everyone)
             workers.cleanup(self.lead, j)
@@ -212,12 +233,13 @@ class Engine:
                     continue
                 if not self.allowed(ctx):
                     return False, placed
+                branch = self._own_branch(ctx, plan_id, piece.id, piece.branch)
                 J.place(self.repo, {
                     "plan": plan_id, "plan_task": plan.task, "piece": piece.id, "task": piece.task,
                     "title": piece.task.splitlines()[0][:80], "agent": piece.agent,
                     "model": piece.model or ctx.default_model(piece.agent), "run": piece.run,
                     "paths": list(piece.paths), "budget_usd": piece.budget_usd,
-                    "machine": piece.placed, "why": piece.why, "branch": piece.branch, "base": tip,
+                    "machine": piece.placed, "why": piece.why, "branch": branch, "base": tip,
                     "attempt": 1, "lead": self.lead.branch, "after": list(piece.after)})
                 movable = placed = True
         return movable, placed
@@ -230,6 +252,18 @@ class Engine:
         if not plan.node or plan.node == self.owners.me:
             return True
         return nodes.silent_since(self.repo, plan.node, float(ctx.settings.balanced.takeover_after)) is not None
+
+    def _own_branch(self, ctx: Context, plan_id: str, piece: str, branch: str) -> str:
+        """The branch a piece's first attempt works on: its stored one, unless work of another lineage holds
+        it by now (a branch made after the plan was stored): then one of its own, and that one is kept."""
+        from git_balanced.machines.hosts import earlier_work
+
+        if not earlier_work(self.repo, branch):
+            return branch
+        own = J.unused_branch(branch, J.used_branches(self.repo, J.all_jobs(self.repo).values()), plan_id[-6:])
+        ctx.say(f"{piece}: {branch} holds work of another plan, which stays there; {piece} works on {own}",
+                plan=plan_id)
+        return own
 
     def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job]) -> None:
         self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts

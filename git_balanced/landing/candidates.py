@@ -34,11 +34,16 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
         elif v.status == "held":
             text = f"{v.branch} is held for you: {v.reason}"
             state, event = "held", "held"
+        elif v.status == "in_the_way":  # it stays finished, and lands once the files are out of the way
+            text = f"{v.branch} waits: {v.reason}"
+            state, event = None, "in-the-way"
         else:
             text = f"{v.branch} did not land: {v.reason}"
             state, event = "failed", v.status
         if v.job:
             data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
                 {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
+            if state is None:
+                data = {"in_the_way": v.paths, "in_the_way_why": v.reason}
             refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)
         post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch)

@@ -50,7 +50,7 @@ class Candidate:
 @dataclass
 class Verdict:
     branch: str
-    status: str  # landed | already | check_failed | conflict | held | refused
+    status: str  # landed | already | check_failed | conflict | held | refused | in_the_way
     job: str | None = None
     commit: str | None = None
     reason: str = ""
@@ -88,6 +88,7 @@ class Queue:
         self.check_runs = 0
         self.rounds = 0
         self.verdicts: list[Verdict] = []
+        self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
     # -- the run ------------------------------------------------------------------------------------------
     def run(self, candidates: list[Candidate]) -> list[Verdict]:
@@ -97,6 +98,7 @@ class Queue:
             if self.cmds.check:
                 trust.ensure_allowed(self.repo, self.cmds)
             pending = [c for c in candidates if self._preflight(c)]
+            self.checkout = self._checkout_changes()
             self._loop(pending)
         finally:
             os.close(lock_fd)
@@ -124,6 +126,8 @@ class Queue:
             room = max(0, limit - len(carry))
             batch, pending = carry + pending[:room], pending[room:]
             carry = []
+            if self.checkout:  # only a landing that would overwrite the lead's own files waits for them
+                batch = [c for c in batch if not self._in_the_way(tip, c)]
             chain, later = self._chain(tip, batch)
             if not chain:
                 pending = later + pending
@@ -227,6 +231,45 @@ class Queue:
             chain.append(Link(c, commit, m.tree))
             cur = commit
         return chain, later
+
+    def _checkout_changes(self) -> dict[str, str]:
+        """The lead's uncommitted and untracked files, when its checkout is on the lead's branch (a landing
+        moves that checkout); each with the words for it."""
+        if self.repo.current_branch() != self.lead.branch:
+            return {}
+        out = self.repo.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
+        found: dict[str, str] = {}
+        for item in out.split("\0"):
+            if len(item) > 3:
+                path = item[3:]
+                found[path] = f"your untracked file {path}" if item[:2] == "??" else \
+                    f"your uncommitted change to {path}"
+        return found
+
+    def _in_the_way(self, tip: str, c: Candidate) -> bool:
+        """Whether landing `c` on `tip` would write over the lead's own files; if so, it waits, saying which."""
+        m = self.repo.merge_tree(tip, c.tip)
+        if not m.clean:  # the chain names the conflict
+            return False
+        written = set(self.repo.changed_paths(tip, m.tree))
+        folders = {w.rsplit("/", k)[0] for w in written for k in range(1, w.count("/") + 1)}
+
+        def hit(path: str) -> bool:  # the same path, a file where a folder comes, or a folder where a file comes
+            parts = path.split("/")
+            return path in written or path in folders or any("/".join(parts[:k]) in written
+                                                             for k in range(1, len(parts)))
+
+        hits = sorted(p for p in self.checkout if hit(p))
+        if not hits:
+            return False
+        what, it = ", ".join(self.checkout[p] for p in hits), "them" if len(hits) > 1 else "it"
+        self.verdicts.append(Verdict(
+            c.branch, "in_the_way", c.job, paths=hits,
+            reason=f"{what} {'are' if len(hits) > 1 else 'is'} in the way: landing {c.branch} would overwrite "
+                   f"{it}. Commit, move or remove {it}; then " +
+                   (f"it lands on the engine's next pass, or with `git balanced land {c.branch}`" if c.job
+                    else f"run `git balanced land {c.branch}` again")))
+        return True
 
     def _dirty_guard(self, tip: str, top: str) -> None:
         """Refuse before any check runs when the lead's uncommitted changes overlap what would land."""

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from git_balanced.channel.inbox import post
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import StoredPlan, all_plans
+from git_balanced.jobs import StoredPlan, all_plans, unused_branch, used_branches
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.accounts import place_with_room
 from git_balanced.state import refs
@@ -37,8 +38,25 @@ def live_plans(lead: Lead) -> dict[str, StoredPlan]:
 
 
 def _branch_for(piece: str, plan_id: str, taken: set[str]) -> str:
-    name = f"balanced/{piece}"
-    return f"balanced/{plan_id[-6:]}-{piece}" if name in taken else name
+    """`balanced/<piece>`, or with the plan's short id when any other work holds that name (a live plan, an
+    ended one, a branch left here or fetched back): a branch belongs to one piece's attempts, never two."""
+    name = unused_branch(f"balanced/{piece}", taken, plan_id[-6:])
+    taken.add(name)
+    return name
+
+
+def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
+    """What the lead hears when an earlier plan's `balanced/<piece>` holds commits that never landed: it
+    stays where it is, and this plan's piece works on `branch`."""
+    old = f"balanced/{piece}"
+    tip = lead.repo.read_ref(f"refs/heads/{old}")
+    if branch == old or tip is None:
+        return None
+    n = int(lead.repo.git("rev-list", "--count", f"{lead.ref}..{tip}"))
+    if not n:
+        return None
+    return (f"{old} keeps {n} commit{'s' if n != 1 else ''} of an earlier plan that never landed; it stays "
+            f"there, and this plan's {piece} works on {branch}, from the tip of {lead.branch}")
 
 
 def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
@@ -53,7 +71,7 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     all_seats = seats(lead)
     plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
     plan_id = new_id()
-    taken = {p.branch for lp in live_plans(lead).values() for p in lp.pieces}
+    taken = used_branches(lead.repo)
     pieces = []
     for p in plan.pieces:
         where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
@@ -63,10 +81,17 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
             "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),
             "budget_usd": p.budget, "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
             "why": where.why, "after_words": describe_after(p)})
+        note = _left_behind(lead, p.id, str(pieces[-1]["branch"]))
+        if note:
+            pieces[-1]["branch_note"] = note
     data = {"id": plan_id, "task": plan.task, "budget_usd": plan.budget, "lead": lead.branch,
             "pieces": pieces, "source": source}
     refs.append(lead.repo, refs.ref_for("plans", plan_id), "created",
                 f"Plan: {plan.task} ({len(pieces)} pieces)", data, state="created")
+    for stored in pieces:
+        if stored.get("branch_note"):
+            post(lead.repo, lead.branch, str(stored["branch_note"]), kind="kept", plan=plan_id,
+                 branch=stored["branch"])
     return plan_id, data
 
 

@@ -167,7 +167,7 @@ def test_a_piece_names_its_agent_and_the_mode_follows_the_leads(tmp_path: Path, 
     with real_agents(monkeypatch, agent_bin, turns) as servers:
         repo = lead_repo(tmp_path, extra="workers_edit_without_asking = false\nattempts = 1\n")
         assert plan(repo, [agent_piece("codex", "codex"), agent_piece("claude", "claude")], "--start").code == 0
-        assert engine(repo, "--until-idle", timeout=240).code == 0
+        assert engine(repo, "--until-idle", timeout=240).code == 1, "both pieces fail, as meant"
         asked = {a: len(servers[a].main_requests()) for a in ("claude", "codex")}
     got = rows(repo)
     for a in ("claude", "codex"):

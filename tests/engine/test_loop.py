@@ -43,7 +43,8 @@ def test_a_piece_that_always_fails_ends_after_three_attempts(tmp_path: Path) -> 
     repo = lead_repo(tmp_path)
     before = git(repo, "rev-parse", "main")
     plan(repo, [piece("broken", "echo nope; exit 4")], "--start")
-    assert engine(repo, "--until-idle").code == 0
+    r = engine(repo, "--until-idle")
+    assert r.code == 1 and "broken failed: the command exited 4" in r.err, r
     rows = jobs_of(repo, "broken")
     assert [j["attempt"] for j in rows] == [1, 2, 3]
     assert [j["state"] for j in rows] == ["retried", "retried", "failed"]
@@ -199,8 +200,9 @@ def test_nothing_starts_before_the_check_is_allowed(tmp_path: Path) -> None:
     commit(repo, {".magnum/settings.toml": '[worktree]\ncheck = "true"\n[balanced]\nagent = "shell"\n'}, "new check")
     plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
     r = engine(repo, "--until-idle")
-    assert r.code == 0
+    assert r.code == 1, "the piece waits for you"
     assert "Nothing starts" in r.err and "git balanced allow" in r.err
+    assert "a never started. Nothing starts" in r.err, r.err
     assert jobs_of(repo, "a") == [], "no worker ran an unapproved command"
     assert "Nothing starts" in inbox_text(repo)
     balanced(repo, "allow", "--yes")
@@ -212,10 +214,10 @@ def test_landing_waits_while_your_changes_overlap(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     (repo / "src" / "a.txt").write_text("my own a\n")
     plan(repo, [piece("a", "echo theirs > src/a.txt")], "--start")
-    # Engine passes until the worker is done and its landing meets your change.
-    r = wait_until(lambda: (ran := engine(repo, "--once")).err.count("Landing waits") and ran, 60,
-                   "the landing to wait for your change", said=lambda: inbox_text(repo))
-    assert "Landing waits" in r.err and "src/a.txt" in r.err, r.err
+    # Engine passes until the worker is done and its landing meets your file.
+    r = wait_until(lambda: (ran := engine(repo, "--once")).err.count("balanced/a waits:") and ran, 60,
+                   "the landing to wait for your file", said=lambda: inbox_text(repo))
+    assert "balanced/a waits: your untracked file src/a.txt" in r.err, r.err
     assert (repo / "src" / "a.txt").read_text() == "my own a\n", "your file is kept"
     (repo / "src" / "a.txt").unlink()
     assert engine(repo, "--until-idle").code == 0
@@ -286,7 +288,9 @@ def test_until_idle_returns_while_a_piece_waits_for_its_named_machine(tmp_path: 
     assert balanced(repo, "machines", "add", "ghost").code == 0
     r = balanced(repo, "worker", "Far away", "--run", "echo x > src/x.txt", "--machine", "ghost")
     assert r.code == 0 and "it waits for that machine" in r.out, r
-    assert engine(repo, "--until-idle", timeout=60).code == 0, "nothing can move, so it returns"
+    r = engine(repo, "--until-idle", timeout=60)
+    assert r.code == 1, "nothing can move, so it returns, and the piece waits"
+    assert "far-away waits for ghost, the machine its plan names" in r.err, r.err
     assert [j["state"] for j in jobs_of(repo, "far-away")] == ["queued"]
     assert "waits for ghost, the machine its plan names" in inbox_text(repo)
 
@@ -309,7 +313,8 @@ def test_a_missing_agent_is_not_tried_again(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     assert shutil.which("codex") is None, "this test needs a PATH without codex"
     plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
-    assert engine(repo, "--until-idle").code == 0
+    r = engine(repo, "--until-idle")
+    assert r.code == 1 and "ai failed: " in r.err, r
     rows = jobs_of(repo, "ai")
     assert [j["state"] for j in rows] == ["failed"], "no attempt is spent on a command that is not there"
     assert "not installed on that machine" in str(rows[0]["reason"]) and ".." not in str(rows[0]["reason"])
