@@ -9,7 +9,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
+from tests.e2e.test_real_agents import agent_bin, real_agents  # noqa: F401  (a fixture, and the servers)
 from tests.support.builders import git
+from tests.support.model_server import run_shell, say
 from tests.support.plans import CHECK, engine, inbox_text, jobs_of, lead_repo, piece, plan
 
 HOOK_NAMES = ("pre-merge-commit", "pre-push", "post-checkout")
@@ -47,6 +51,13 @@ def assert_untouched(repo: Path, before: dict[str, object]) -> None:
         assert after[key] == before[key], f"the lead's {key} changed: {before[key]!r} -> {after[key]!r}"
 
 
+def worker_copy_moved(repo: Path, pid: str) -> None:
+    """The worker really ran its commands: in its copy, main and escape are its commit."""
+    [copy] = (Path(os.environ["HOME"]) / ".balanced" / "copies").glob("lead-*-workers")
+    tip = git(repo, "rev-parse", f"refs/heads/balanced/{pid}")
+    assert git(copy, "rev-parse", "refs/heads/main", "refs/heads/escape").split() == [tip, tip]
+
+
 def honest_piece_lands(repo: Path) -> None:
     assert plan(repo, [piece("honest", "echo fine > src/honest.txt")], "--start").code == 0
     r = engine(repo, "--until-idle")
@@ -75,6 +86,7 @@ def test_a_worker_that_moves_main_and_makes_a_branch_moves_only_its_copy(tmp_pat
     assert "landed in main" not in inbox_text(repo)
     assert git(repo, "show", "refs/heads/balanced/mover:src/bad.txt") == "BAD", \
         "the worker's branch, and only it, was fetched back"
+    worker_copy_moved(repo, "mover")
     honest_piece_lands(repo)
 
 
@@ -130,4 +142,27 @@ def test_a_test_that_moves_the_lead_from_the_check_is_put_back(tmp_path: Path) -
             for line in git(repo, "notes", "--ref", "balanced-checks", "list").splitlines()]
     assert any("The check's code moved the lead's escape, main; put back." in n for n in said), said
     assert not os.path.exists(repo / ".git" / "refs" / "heads" / "escape")
+    honest_piece_lands(repo)
+
+
+@pytest.mark.agents
+def test_a_real_claude_worker_that_moves_main_moves_only_its_copy(tmp_path: Path, agent_bin: str,  # noqa: F811
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    careless = run_shell("printf 'BAD\\n' > src/bad.txt && git add -A && git commit -q -m unchecked && "
+                         "git update-ref refs/heads/main HEAD && git branch escape && git log --oneline -1 main")
+    turns = {"claude": [careless, say("I moved main to my commit.")]}
+    with real_agents(monkeypatch, agent_bin, turns) as servers:
+        repo = careful_lead(tmp_path)
+        before = snapshot(repo)
+        assert plan(repo, [{"id": "claude-mover", "task": "Write src/bad.txt.", "agent": "claude"}],
+                    "--start", budget=1.0).code == 0
+        ran = engine(repo, "--until-idle", timeout=240)
+        assert servers["claude"].main_requests(), "the real Claude Code took its scripted turn"
+    assert ran.code == 0, ran
+    assert_untouched(repo, before)
+    [job] = jobs_of(repo, "claude-mover")
+    assert job["state"] == "failed", (job, inbox_text(repo))
+    assert "its check failed" in inbox_text(repo)
+    assert git(repo, "show", "refs/heads/balanced/claude-mover:src/bad.txt") == "BAD"
+    worker_copy_moved(repo, "claude-mover")
     honest_piece_lands(repo)
