@@ -82,15 +82,15 @@ class Scratch:
         if not self.path.is_dir() or not (self.path / ".git").is_file():
             return False
         res = self.repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=self.path)
-        return res.code == 0 and Path(res.out.strip()).resolve() == copy.resolve()
+        return res.code == 0 and Path(res.out.strip()).resolve() == workcopy.git_dir(copy).resolve()
 
     def checkout(self, rev: str) -> Path:
         """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken."""
         copy = workcopy.ensure(self.repo, workcopy.CHECKS)
         if not self._valid(copy):
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
-            (copy / "balanced").mkdir(exist_ok=True)
-            fd = os.open(copy / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
+            fd = os.open(workcopy.git_dir(copy) / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 shutil.rmtree(self.path, ignore_errors=True)

@@ -1,9 +1,9 @@
 """This machine's copies of a lead repository: where local workers' worktrees, and the check's scratch
 worktrees, belong (DESIGN §5).
 
-A copy is a bare repository beside the worktrees, `~/.balanced/copies/<repository>-<hash>-<kind>`, that
-borrows the lead's objects through `objects/info/alternates` (what `git clone --shared` writes): made once,
-in milliseconds whatever the repository's size, and no checkout. Whatever runs in a worktree of a copy moves
+A copy is a repository with nothing checked out, `~/.balanced/copies/<repository>-<hash>-<kind>`, that
+borrows the lead's objects through `.git/objects/info/alternates` (what `git clone --shared` writes): made
+once, in milliseconds whatever the repository's size. Whatever runs in a worktree of a copy moves
 the copy's refs, notes, config and hooks, never the lead's. The lead sets the base (and an earlier attempt's
 branch) in the copy per job and fetches exactly the worker's branch back, as from an SSH machine.
 """
@@ -30,6 +30,11 @@ def path(repo: Repo, kind: str = WORKERS) -> Path:
     return home.parent.parent / "copies" / f"{home.name}-{kind}"
 
 
+def git_dir(copy: Path) -> Path:
+    """The copy's git folder, which its worktrees share."""
+    return copy / ".git"
+
+
 def ensure(repo: Repo, kind: str = WORKERS) -> Path:
     """The copy, made now if it is missing or broken (one maker at a time)."""
     where = path(repo, kind)
@@ -49,22 +54,23 @@ def ensure(repo: Repo, kind: str = WORKERS) -> Path:
 
 def _valid(where: Path, objects: str) -> bool:
     try:
-        borrowed = (where / "objects" / "info" / "alternates").read_text(encoding="utf-8").split("\n")
+        borrowed = (git_dir(where) / "objects" / "info" / "alternates").read_text(encoding="utf-8").split("\n")
     except OSError:
         return False
-    return objects in borrowed and (where / "HEAD").is_file()
+    return objects in borrowed and (git_dir(where) / "HEAD").is_file()
 
 
 def _make(repo: Repo, where: Path, objects: str) -> None:
     tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    # `clone --shared --bare --no-local`-like by hand: an empty bare repository that borrows every object of
-    # the lead, and none of its refs (a worker sees the base the lead gives it, and its own branch).
-    res = run_git(["init", "--bare", "-q", str(tmp)], cwd=repo.common_dir)
+    # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
+    # none of its refs (a worker sees the base the lead gives it, and its own branch). Not bare: a bare one's
+    # core.bare would make its worktrees bare too once the guard turns on extensions.worktreeConfig.
+    res = run_git(["init", "-q", str(tmp)], cwd=repo.common_dir)
     if res.code != 0:
         raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
                             hint=f"check that {where.parent} is writable.")
-    (tmp / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
+    (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     for key in CARRIED_CONFIG:
         value = repo.run("config", "--get", key)
         if value.code == 0 and value.out.strip():
@@ -86,17 +92,25 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
         git_in(copy, "config", "core.hooksPath", configured)
         return
     run_git(["config", "--unset-all", "core.hooksPath"], cwd=copy)
-    hooks = copy / "hooks"
-    shutil.rmtree(hooks, ignore_errors=True)
-    hooks.mkdir()
-    if not os.path.isdir(theirs):
-        return
-    for name in sorted(os.listdir(theirs)):
+    want: dict[str, bytes] = {}
+    for name in sorted(os.listdir(theirs)) if os.path.isdir(theirs) else []:
         src = os.path.join(theirs, name)
-        if name.endswith(".sample") or not os.path.isfile(src) or not os.access(src, os.X_OK):
+        if not name.endswith(".sample") and os.path.isfile(src) and os.access(src, os.X_OK):
+            want[name] = Path(src).read_bytes()
+    hooks = git_dir(copy) / "hooks"
+    hooks.mkdir(exist_ok=True)
+    # File by file, by rename, and only what differs: other workers may be committing through them now.
+    for name in os.listdir(hooks):
+        if name not in want and not name.endswith(".sample"):
+            (hooks / name).unlink(missing_ok=True)
+    for name, data in want.items():
+        target = hooks / name
+        if target.is_file() and target.read_bytes() == data and os.access(target, os.X_OK):
             continue
-        shutil.copyfile(src, hooks / name)
-        os.chmod(hooks / name, 0o755)
+        tmp = hooks / f".{name}.tmp{os.getpid()}"
+        tmp.write_bytes(data)
+        tmp.chmod(0o755)
+        os.replace(tmp, target)
 
 
 def git_in(copy: Path, *args: str) -> str:
