@@ -121,6 +121,9 @@ def test_a_worker_that_rewrites_the_hooks_rewrites_only_its_copys(tmp_path: Path
     hooks = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")) / "hooks"
     assert not (hooks / "pre-commit").exists()
     honest_piece_lands(repo)
+    [copy] = (Path(os.environ["HOME"]) / ".balanced" / "copies").glob("lead-*-workers")
+    theirs = {p.name: p.read_bytes() for p in (copy / ".git" / "hooks").iterdir() if not p.name.endswith(".sample")}
+    assert theirs == {p.name: p.read_bytes() for p in hooks.iterdir()}, "the next job got the lead's hooks back"
 
 
 def test_a_test_that_moves_the_lead_from_the_check_is_put_back(tmp_path: Path) -> None:
