@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_real_agents import agent_bin, real_agents  # noqa: F401  (a fixture, and the servers)
 from tests.support.builders import git
 from tests.support.model_server import run_shell, say
 from tests.support.plans import CHECK, engine, inbox_text, jobs_of, lead_repo, piece, plan
+from tests.support.real_agents import real_agents
 
 HOOK_NAMES = ("pre-merge-commit", "pre-push", "post-checkout")
 # A check that also runs the branch's own tests: each tests/*.sh, as a project's test runner would.
@@ -149,7 +149,7 @@ def test_a_test_that_moves_the_lead_from_the_check_is_put_back(tmp_path: Path) -
 
 
 @pytest.mark.agents
-def test_a_real_claude_worker_that_moves_main_moves_only_its_copy(tmp_path: Path, agent_bin: str,  # noqa: F811
+def test_a_real_claude_worker_that_moves_main_moves_only_its_copy(tmp_path: Path, agent_bin: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     careless = run_shell("printf 'BAD\\n' > src/bad.txt && git add -A && git commit -q -m unchecked && "
                          "git update-ref refs/heads/main HEAD && git branch escape && git log --oneline -1 main")
