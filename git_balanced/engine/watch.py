@@ -144,11 +144,12 @@ class Watcher:
             fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
 
     def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
-        """The branches of the workers that finished with commits on other machines: one `git fetch` per
-        machine, the machines at once. What fails here is fetched again one by one, and says why then."""
+        """The branches of the workers that finished with commits: one `git fetch` per machine (this one's
+        from its worker copy), the machines at once. What fails here is fetched again one by one, and says
+        why then. A local branch is fetched whatever the outcome, so a failed attempt's work is kept here."""
         self._fetched = {}
-        by_machine = J.by_machine(j for j in finished if j.machine != "local"
-                                  and int((states[j.id].get("result") or {}).get("commits") or 0))
+        by_machine = J.by_machine(j for j in finished
+                                  if int((states[j.id].get("result") or {}).get("commits") or 0))
 
         def fetch(machine: str, jobs: list[Job]) -> dict[str, str | None]:
             try:
@@ -165,8 +166,6 @@ class Watcher:
 
     def fetch_back(self, j: Job, data: dict[str, Any]) -> None:
         """Bring a finished worker's branch back from its machine (once a pass), and say where in `data`."""
-        if j.machine == "local":
-            return
         ref = self._fetched.get(j.id) or workers.host_for(self.lead, j.machine).fetch_back(j.branch)
-        if ref:
+        if ref and j.machine != "local":  # a local branch comes back to its own name, where landing looks
             data["fetched_ref"] = ref

@@ -14,6 +14,7 @@ from typing import Any
 from git_balanced import proc
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
 TAIL_LINES = 30
@@ -55,7 +56,9 @@ def cached(repo: Repo, tree: str, command: str) -> CheckResult | None:
 
 
 class Scratch:
-    """A scratch worktree outside `.git`, reused between checks; locked while in use."""
+    """A scratch worktree outside `.git`, reused between checks; locked while in use. It belongs to the
+    check's copy of the repository (machines/workcopy.py), not to the lead's: the code the check runs (the
+    branch's own tests) cannot move the lead's refs, notes or hooks through it."""
 
     def __init__(self, repo: Repo, name: str = "check") -> None:
         self.repo = repo
@@ -74,20 +77,26 @@ class Scratch:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def _valid(self) -> bool:
-        res = self.repo.run("rev-parse", "--git-dir", cwd=self.path) if self.path.is_dir() else None
-        return bool(res and res.code == 0 and (self.path / ".git").is_file())
+    def _valid(self, copy: Path) -> bool:
+        """A worktree of the copy (one of the lead's own, from before the copies, is made again)."""
+        if not self.path.is_dir() or not (self.path / ".git").is_file():
+            return False
+        res = self.repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=self.path)
+        return res.code == 0 and Path(res.out.strip()).resolve() == workcopy.git_dir(copy).resolve()
 
     def checkout(self, rev: str) -> Path:
         """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken."""
-        if not self._valid():
+        copy = workcopy.ensure(self.repo, workcopy.CHECKS)
+        if not self._valid(copy):
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
-            fd = os.open(self.repo.state_dir / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
+            fd = os.open(workcopy.git_dir(copy) / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 shutil.rmtree(self.path, ignore_errors=True)
-                self.repo.run("worktree", "prune")
-                self.repo.git("worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
+                self.repo.run("worktree", "prune")  # a scratch worktree of the lead's, from before the copies
+                workcopy.git_in(copy, "worktree", "prune")
+                workcopy.git_in(copy, "worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
             finally:
                 os.close(fd)
         else:
@@ -111,10 +120,13 @@ class Scratch:
         return res
 
 
-def run_in(scratch: Scratch, tree: str, command: str, setup: str | None) -> CheckResult:
-    """Run setup (once) and the check in a scratch worktree already at the right commit; record it."""
+def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None) -> CheckResult:
+    """Run setup (once) and the check in a scratch worktree already at the right commit (`commit`); record
+    it. A branch or tag of the lead's that the check's code moved to what it checks is put back, and the
+    check fails: the lead's branch moves only by the lead, after the check."""
     repo = scratch.repo
     start = time.time()
+    before = repo.list_refs("refs/heads/") | repo.list_refs("refs/tags/") if commit else {}
     res = scratch.ensure_setup(setup)
     if res is not None and res.code != 0:
         out, code = "setup failed:\n" + res.out, res.code
@@ -123,11 +135,29 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None) -> Chec
         env["GIT_BALANCED_CHECK"] = "1"
         r = proc.shell(command, cwd=scratch.path, env=env)
         out, code = r.out, r.code
+    if commit and (put_back := _put_back(repo, commit, before)):
+        out, code = f"{out.rstrip()}\nThe check's code moved the lead's {put_back}; put back.", code or 1
     tail = "\n".join(out.rstrip().splitlines()[-TAIL_LINES:])
     result = CheckResult(tree=tree, command=command, passed=code == 0, code=code,
                          seconds=round(time.time() - start, 3), tail=tail, at=time.time())
     notes.add_json(repo, notes.CHECKS, tree, result.record())
     return result
+
+
+def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
+    """The lead's branches and tags that now point at `commit` or a commit on top of it, which only the
+    checked code could have made (the lead moves its branch after the check), put back as they were;
+    their names in words, or ''."""
+    after = repo.list_refs("refs/heads/") | repo.list_refs("refs/tags/")
+    moved = [ref for ref, sha in after.items() if sha != before.get(ref)
+             and (sha == commit or repo.is_ancestor(commit, sha))]
+    for ref in moved:
+        old = before.get(ref)
+        if old:  # compare-and-swap both ways: a ref moved again meanwhile is left to whoever moved it
+            repo.run("update-ref", "-m", "balanced: put back what a check moved", ref, old, after[ref])
+        else:
+            repo.run("update-ref", "-d", ref, after[ref])
+    return ", ".join(r.removeprefix("refs/heads/") for r in moved)
 
 
 def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch: str = "check",
@@ -141,4 +171,4 @@ def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch:
         return hit
     with Scratch(repo, scratch) as s:
         s.checkout(commit)
-        return run_in(s, tree, command, setup)
+        return run_in(s, tree, command, setup, commit)

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from git_balanced import proc
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.machines import sessions
+from git_balanced.machines import sessions, workcopy
 from git_balanced.shipped import runner
 
 LOCAL_TIMEOUT = 120.0  # seconds for a runner action here (the longest, a stop, waits 5)
@@ -101,25 +101,26 @@ class LocalHost:
         sessions.pool(("local",), _open_local).warm(LOCAL_TIMEOUT)
 
     def repo_path(self) -> str:
-        return str(self.repo.root)
+        """The worker copy of this repository (workcopy.py): never the lead's own repository."""
+        return str(workcopy.ensure(self.repo))
 
     def worktree_path(self, job: str) -> str:
         return str(self.repo.worktrees_home() / job)
 
     def prepare_base(self, branch: str, base: str) -> None:
-        """Nothing to copy: the worker shares this repository's objects. A piece whose earlier attempt ran
-        on another machine goes on from what that one brought back: the branch starts there."""
-        if self.repo.read_ref(f"refs/heads/{branch}") is None:
-            earlier = earlier_work(self.repo, branch)
-            if earlier:
-                self.repo.cas_ref(f"refs/heads/{branch}", earlier, None, message="balanced: an earlier attempt")
+        """Make the base visible in the worker copy, with the lead's hooks, and start the branch there at
+        what an earlier attempt committed (here or on another machine, fetched back): as an SSH machine's
+        copy gets it pushed, without a push, since the copy borrows this repository's objects."""
+        copy = workcopy.ensure(self.repo)
+        workcopy.sync_hooks(self.repo, copy)
+        workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
 
     def fetch_back(self, branch: str) -> str | None:
-        """The worker's branch lives in this repository already."""
-        return self.repo.read_ref(f"refs/heads/{branch}")
+        """Fetch exactly the worker's branch from the copy into `refs/heads/<branch>`; the ref's name."""
+        return self.fetch_back_many([branch])[branch]
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        return {b: self.fetch_back(b) for b in branches}
+        return workcopy.fetch_branches(self.repo, workcopy.ensure(self.repo), branches)
 
 
 def earlier_work(repo: Repo, branch: str) -> str | None:
