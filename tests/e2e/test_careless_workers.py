@@ -161,7 +161,8 @@ def test_a_real_claude_worker_that_moves_main_moves_only_its_copy(tmp_path: Path
                     "--start", budget=1.0).code == 0
         ran = engine(repo, "--until-idle", timeout=240)
         assert servers["claude"].main_requests(), "the real Claude Code took its scripted turn"
-    assert ran.code == 0, ran
+    assert ran.code == 1 and "claude-mover failed: its check failed" in ran.err, \
+        "the engine returns once nothing can move, and says which piece did not land"
     assert_untouched(repo, before)
     [job] = jobs_of(repo, "claude-mover")
     assert job["state"] == "failed", (job, inbox_text(repo))
