@@ -281,6 +281,7 @@ class Queue:
                 "at": round(time.time(), 3)})
         crashpoint("after-notes")
         if repo.current_branch() == self.lead.branch:
+            repo.clear_stale_lock(self.lead.ref)  # git's merge would refuse a lock a killed process left
             r = repo.run("merge", "--ff-only", "--quiet", target.commit,
                          env={"GIT_REFLOG_ACTION": "balanced land"})
             if r.code != 0:
