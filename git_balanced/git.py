@@ -35,7 +35,7 @@ def lock_age(lock: Path) -> float | None:
         return None
 
 
-def remove_if_stale(lock: Path, guard: Path) -> float | None:
+def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | None:
     """Remove `lock` when it is older than STALE_LOCK_SECONDS; its age when removed, else None.
 
     Cleaners take `guard` (a flock) and look at the age again under it: two cleaners that both saw the same
@@ -54,6 +54,8 @@ def remove_if_stale(lock: Path, guard: Path) -> float | None:
         lock.unlink(missing_ok=True)
     finally:
         os.close(fd)
+    if not say:  # the caller lists what it removed
+        return age
     CLEARED.append((str(lock), age))
     ui.note(f"[balanced] Removed a stale lock, {lock}: {int(age)} seconds old, left by a git process that "
             "ended; no writer holds one that long.")

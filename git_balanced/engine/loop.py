@@ -77,6 +77,7 @@ class Engine:
         self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued"], jobs)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
+        self._tell_repairs(ctx)
         # A piece that waits for the machine its plan names cannot move until you tick or ready it.
         live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
                    for j in jobs.values())
@@ -94,6 +95,18 @@ class Engine:
 
         schedules.engine_tick(self.lead, ctx.settings)
         relay.engine_tick(self.lead, ctx.settings)
+
+    def _tell_repairs(self, ctx: Context) -> None:
+        """Tell the lead, once each, of the stale locks removed and the malformed refs skipped."""
+        from git_balanced import git
+        from git_balanced.state import health
+
+        while git.CLEARED:
+            path, age = git.CLEARED.pop(0)
+            ctx.say(f"Removed a stale lock, {path}: {int(age)} seconds old, left by a git process that ended.",
+                    lock=path)
+        for broken in health.untold(self.repo, health.seen()):
+            ctx.say(broken.words(), ref=broken.ref)
 
     # -- landing -------------------------------------------------------------------------------------------
     def _land(self, ctx: Context, finished: list[Job]) -> bool:

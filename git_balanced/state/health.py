@@ -55,6 +55,11 @@ def found(ref: str, tip: str, why: str) -> BrokenRef:
     return broken
 
 
+def mark_named(broken: list[BrokenRef]) -> None:
+    """Count these as named already: a caller that lists them needs no reader's line on stderr as well."""
+    _NAMED.update((b.ref, b.tip) for b in broken)
+
+
 def seen() -> list[BrokenRef]:
     """The malformed refs this process's readers skipped."""
     return sorted(_FOUND.values(), key=lambda b: b.ref)
