@@ -236,6 +236,16 @@ class Repo:
         """Remove the lock of `ref` if it is stale (see STALE_LOCK_SECONDS); True when one was removed."""
         return remove_if_stale(self.ref_lock(ref), self.state_dir / "locks.lock") is not None
 
+    def held_locks(self, ref: str) -> list[Path]:
+        """The locks a fast-forward of the checked-out `ref` takes (the ref's, and this checkout's HEAD's) that
+        a live git holds now; stale ones are removed first."""
+        held = []
+        for lock in (self.ref_lock(ref), self.git_dir / "HEAD.lock"):
+            remove_if_stale(lock, self.state_dir / "locks.lock")
+            if lock.exists():
+                held.append(lock)
+        return held
+
     def cas_ref(self, ref: str, new: str, old: str | None, message: str = "git balanced") -> bool:
         """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent). A stale
         lock on the ref is removed, and the swap tried again; a fresh one is a lost race."""
