@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.state import cache, health, refs
+from git_balanced.state import cache, refs
 from git_balanced.state.events import new_id
 
 LIVE = ("queued", "running", "paused", "finished", "checking")
@@ -210,15 +210,8 @@ def _job(job_id: str, folded: dict[str, Any]) -> Job:
 
 
 def all_jobs(repo: Repo) -> dict[str, Job]:
-    """Every job, folded (one ref listing; the cache folds only what changed); one whose fields this version
-    cannot read is skipped and named once, as a malformed ref is."""
-    out: dict[str, Job] = {}
-    for jid, st in cache.read_all(repo, "jobs").items():
-        try:
-            out[jid] = _job(jid, st)
-        except BalancedError as exc:
-            health.found(refs.ref_for("jobs", jid), "", exc.message)
-    return out
+    """Every job, folded (one ref listing; the cache folds only what changed)."""
+    return {jid: _job(jid, st) for jid, st in cache.read_all(repo, "jobs").items()}
 
 
 def one(repo: Repo, job_id: str) -> Job | None:
@@ -227,14 +220,8 @@ def one(repo: Repo, job_id: str) -> Job | None:
 
 
 def all_plans(repo: Repo) -> dict[str, StoredPlan]:
-    """Every plan, folded; one this version cannot read is skipped and named once."""
-    out: dict[str, StoredPlan] = {}
-    for pid, st in cache.read_all(repo, "plans").items():
-        try:
-            out[pid] = StoredPlan.of(pid, st)
-        except BalancedError as exc:
-            health.found(refs.ref_for("plans", pid), "", exc.message)
-    return out
+    """Every plan, folded."""
+    return {pid: StoredPlan.of(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
 
 
 def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:

@@ -9,7 +9,7 @@ from typing import Any
 from git_balanced import trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, remove_if_stale
-from git_balanced.jobs import all_jobs, all_plans
+from git_balanced.jobs import all_jobs
 from git_balanced.machines import leftovers
 from git_balanced.machines.leftovers import Leftover
 from git_balanced.state import health
@@ -43,8 +43,9 @@ def gather(repo: Repo) -> Findings:
     """Everything the doctor looks at, in this repository and in this machine's worker folders."""
     scanned = health.scan(repo)
     health.mark_named(scanned)  # listed below: no need for the readers' own line on stderr as well
+    # A job this version cannot read stops the doctor as it stops the engine: without knowing which jobs run,
+    # it cannot tell a leftover worktree from a live one.
     jobs = all_jobs(repo)
-    all_plans(repo)  # a plan this version cannot read is named by the reading, as a job is
     by_ref = {b.ref: b for b in scanned}
     for b in health.seen():
         by_ref.setdefault(b.ref, b)

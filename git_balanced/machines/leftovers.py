@@ -48,10 +48,17 @@ def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
         if not path.is_dir() or path.name.startswith("scratch-"):
             continue  # the landing's scratch worktrees are reused, not left over
         live, whose = _about(jobs, path.name)
-        if live:
+        if live or _running(path.name):
             continue
         out.append(_worktree(repo, path, whose))
     return out
+
+
+def _running(key: str) -> bool:
+    """Whether a worker process of that name still runs here, whatever the refs say (or fail to say)."""
+    runs = os.path.expanduser(runner.RUNS_DIR)
+    answer = runner.ACTIONS["status"]({"jobs": [key], "runs_dir": runs})["jobs"][key]
+    return bool(answer.get("state") == "running")
 
 
 def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
@@ -125,8 +132,7 @@ def _run_folders(jobs: dict[str, Job]) -> list[Leftover]:
         job = jobs.get(job_id)
         if job is None or job.state in LIVE or not path.is_dir():
             continue
-        state = runner.ACTIONS["status"]({"jobs": [path.name], "runs_dir": str(runs)})["jobs"][path.name]["state"]
-        if state == "running":
+        if _running(path.name):
             continue  # its process still runs, whatever the job's events say
         out.append(Leftover("run folder", str(path), f"the run folder of job {job.id} ({job.piece}, {job.state}): "
                             "its log and result", f"rm -rf {path}"))
