@@ -168,3 +168,17 @@ def test_malformed_refs_are_named_once_and_everything_else_lands(tmp_path: Path)
     text = inbox_text(repo)
     for ref in bad:
         assert text.count(f"{ref} is malformed") == 1, f"{ref} is told to the lead once, over two engine runs"
+
+
+def test_a_write_waits_for_a_young_lock_to_go_stale_and_goes_through(tmp_path: Path) -> None:
+    from git_balanced.state import refs
+
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    ref = refs.ref_for("jobs", "j1")
+    # Left by a writer killed a moment ago: too young to remove, and nobody will ever let go of it.
+    lock = _stale_lock(repo.ref_lock(ref), age=STALE_LOCK_SECONDS - 3)
+    started = time.monotonic()
+    ev = refs.append(repo, ref, "placed", "j1: placed", {"piece": "p"}, state="queued")
+    took = time.monotonic() - started
+    assert repo.read_ref(ref) == ev.sha and not lock.exists(), "written once the lock went stale"
+    assert 2 < took < 30, f"it waited for the lock to age, not for ever ({took:.1f}s)"
