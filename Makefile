@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test test-fast venv lint bench clean
 
 $(STAMP): pyproject.toml man/git-balanced.1
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 	bash scripts/ensure-sshd.sh
 	bash scripts/install-agents.sh
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 2 --dist loadfile
+
+# The edit-test loop: every test but those that start sshd machines or run the real agent CLIs.
+test-fast: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 2 --dist loadfile -m "not sshd and not agents"
 
 lint: $(STAMP)
 	$(BIN)/ruff check git_balanced tests bench

@@ -9,7 +9,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import agent_home, sshd
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
+from tests.support.cli import forget_process_state
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the real agent CLIs is an `agents` test (`make test-fast` leaves those out)."""
+    for item in items:
+        if "agent_bin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.agents)
+
+
+@pytest.fixture(autouse=True)
+def _sshd_only_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a test marked `sshd` may start sshd machines, so `make test-fast` never waits for one."""
+    if request.node.get_closest_marker("sshd") is None:
+        def refused(*args: object, **kwargs: object) -> sshd.Machines:
+            pytest.fail("this test starts sshd machines: mark it @pytest.mark.sshd")
+
+        monkeypatch.setattr(sshd, "start_machines", refused)
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +62,16 @@ def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
 
 
 @pytest.fixture(autouse=True)
-def _sessions_closed() -> Iterator[None]:
-    """Runner sessions a test opened end with it (they keep the HOME they were opened in)."""
+def _process_state_dropped() -> Iterator[None]:
+    """Runner sessions, transports and caches a test made end with it (a session keeps the HOME it was
+    opened in), and the test ends in the folder it began in."""
+    here = os.getcwd()
     yield
-    from git_balanced.machines import sessions
+    forget_process_state()
+    os.chdir(here)
 
-    sessions.close_all()
+
+@pytest.fixture(scope="session")
+def agent_bin() -> str:
+    """The folder of the real agent CLIs (installed when missing); a test that asks for it is an `agents` test."""
+    return agent_home.installed_bin()

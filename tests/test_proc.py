@@ -1,16 +1,20 @@
-"""The one process helper (git_balanced/proc.py): results, never an exception for an exit code, and timeouts
-that end everything the command started."""
+"""The one process helper (git_balanced/proc.py), with real processes: results, never an exception for an exit
+code; timeouts that end everything the command started; detached starts; the GIT_* variables a hook must not
+pass on."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from git_balanced import proc
 from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware
+from tests.support.wait import gone, wait_for_file
 
 # Starts a child that would outlive the shell, writes its pid, then waits: the pipes stay open while it lives.
 SPAWNS = 'echo started; echo oops >&2; sleep 60 & echo $! > "{pids}"; wait'
@@ -67,3 +71,24 @@ def test_the_hot_paths_start_without_plumbum() -> None:
             "git_balanced.machines.sessions, git_balanced.engine.loop; print('plumbum' in sys.modules)")
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert cp.stdout.strip() == "False", cp.stdout + cp.stderr
+
+
+def test_spawn_detached_returns_at_once_and_the_process_has_its_own_session(tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    code = "import os, time; print(os.getsid(0), flush=True); time.sleep(30)"
+    pid = proc.spawn_detached([sys.executable, "-c", code], cwd=tmp_path, log=log)
+    try:
+        sid = int(wait_for_file(log, 30, "the detached process to write its session").split()[0])
+        assert sid == pid and sid != os.getsid(0), "a session of its own: the caller's Ctrl-C does not reach it"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        with suppress(ChildProcessError):  # subprocess may have reaped it already
+            os.waitpid(pid, 0)
+    assert gone(pid)
+
+
+def test_no_git_env_drops_what_points_at_a_repository_and_keeps_identity() -> None:
+    env = {"GIT_DIR": "/elsewhere/.git", "GIT_INDEX_FILE": "/elsewhere/index", "GIT_AUTHOR_NAME": "Ada",
+           "GIT_SSH_COMMAND": "ssh -F cfg", "HOME": "/home/ada", "PATH": "/bin"}
+    assert proc.no_git_env(env) == {"GIT_AUTHOR_NAME": "Ada", "GIT_SSH_COMMAND": "ssh -F cfg", "HOME": "/home/ada",
+                                    "PATH": "/bin"}

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+import time
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.files import json_objects
 
@@ -13,6 +18,11 @@ SETTINGS_FILE = "claude-settings.json"
 
 SIGNIN_ERRORS = {"authentication_failed", "oauth_org_not_allowed", "billing_error"}
 SIGNIN_TEXTS = ("Not logged in", "Invalid API key")
+# The refusal of a plan's limit in words, "You've hit your 5-hour limit · resets 10:50am (UTC)": the CLI
+# leaves out its rate_limit_event when the reset it was told has passed by the time it reads it.
+LIMIT_TEXT = re.compile(r"You(?:'|’)ve hit your [^·\n]*limit")
+RESETS = re.compile(r"resets (?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}),? (?:(?P<year>\d{4}),? )?)?"
+                    r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s?(?P<ampm>[ap]m)(?: \((?P<tz>[^)]+)\))?", re.IGNORECASE)
 
 
 class ClaudeAdapter:
@@ -41,7 +51,8 @@ class ClaudeAdapter:
         return AgentRun(argv=argv, env={"DISABLE_AUTOUPDATER": "1"}, files=files, meter=None)
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
-        """Read the result event, the rate-limit events and API errors of a stream-json log."""
+        """Read the result event, the rate-limit events and API errors of a stream-json log; a refusal for the
+        plan's limit is one even without its rate_limit_event (by its typed error, or by its words)."""
         evs = json_objects(log_text)
         windows, rejected = _windows(evs)
         result = next((e for e in reversed(evs) if e.get("type") == "result"), None)
@@ -61,6 +72,10 @@ class ClaudeAdapter:
         subtype = result.get("subtype")
         if rejected is not None:
             return done("usage_limit", rejected)
+        said = text or _content_text(api_error)
+        if "usage_limit_reached" in (result.get("api_error"), (api_error or {}).get("api_error")) \
+                or (result.get("is_error") and LIMIT_TEXT.search(said)):
+            return done("usage_limit", _refused_until(api_error) or reset_time(said, _when(api_error)))
         if subtype == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted":
             return done("budget")
         if subtype == "error_max_turns" or result.get("terminal_reason") == "max_turns":
@@ -98,6 +113,55 @@ def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:
         if info.get("status") == "rejected" and info.get("resetsAt"):
             rejected = float(info["resetsAt"])
     return list(seen.values()), rejected
+
+
+def _refused_until(api_error: dict | None) -> float | None:
+    """The reset the refused request's own answer gave (`api_error_params.rate_limit_info.resetsAt`)."""
+    params = (api_error or {}).get("api_error_params") or {}
+    reset = (params.get("rate_limit_info") or {}).get("resetsAt") if isinstance(params, dict) else None
+    return float(reset) if isinstance(reset, (int, float)) else None
+
+
+def _content_text(event: dict | None) -> str:
+    content = ((event or {}).get("message") or {}).get("content") or []
+    return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+
+
+def _when(event: dict | None) -> float | None:
+    """The moment an event was written (its ISO `timestamp`), or None."""
+    stamp = (event or {}).get("timestamp")
+    try:
+        return dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() if stamp else None
+    except ValueError:
+        return None
+
+
+def reset_time(text: str, now: float | None = None) -> float | None:
+    """The epoch time of "resets 10:50am (UTC)" or "resets Dec 3, 9am (Europe/Paris)": a time alone is the
+    next such time after `now` (the refusal's moment), counting the minute it names as not yet past."""
+    m = RESETS.search(text)
+    if not m:
+        return None
+    try:
+        zone: dt.tzinfo | None = ZoneInfo(m["tz"]) if m["tz"] else None
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = None
+    current = dt.datetime.fromtimestamp(time.time() if now is None else now, zone).astimezone(zone)
+    hour = int(m["h"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)
+    minute = int(m["m"] or 0)
+    if m["mon"]:
+        try:
+            month = dt.datetime.strptime(m["mon"], "%b").month
+            when = current.replace(year=int(m["year"] or current.year), month=month, day=int(m["day"]),
+                                   hour=hour, minute=minute, second=0, microsecond=0)
+        except ValueError:
+            return None
+        return when.timestamp()
+    when = current.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    # The CLI cuts the seconds off: a reset named for this very minute is this minute, not tomorrow.
+    if when <= current - dt.timedelta(minutes=1):
+        when += dt.timedelta(days=1)
+    return when.timestamp()
 
 
 def _tokens(usage: dict) -> dict:

@@ -3,11 +3,9 @@ engine, and the lead answers, passes, or lets it time out to you."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from git_balanced.jobs import all_jobs
 from git_balanced.lead import Lead, open_lead
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.wait import wait_until
 
 SETTINGS = '[worktree]\ncheck = "true"\n[balanced]\nagent = "shell"\nask_timeout = {timeout}\n'
 
@@ -36,13 +35,10 @@ class Asking:
 
     def question(self, timeout: float = 30) -> dict:
         """The first question in the lead's inbox, once it is there."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            asked = [e for e in entries(self.lead.repo, self.lead.branch) if e.get("kind") == "question"]
-            if asked:
-                return asked[0]
-            time.sleep(0.2)
-        raise AssertionError("no question reached the inbox:\n" + self.log())
+        def asked() -> list[dict]:
+            return [e for e in entries(self.lead.repo, self.lead.branch) if e.get("kind") == "question"]
+
+        return wait_until(asked, timeout, "a question in the inbox", said=self.log)[0]
 
     def job(self) -> dict:
         rows = collect(self.lead)["jobs"]
@@ -50,13 +46,8 @@ class Asking:
         return rows[0]
 
     def wait_state(self, state: str, timeout: float = 60) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            row = self.job()
-            if row["state"] == state:
-                return row
-            time.sleep(0.2)
-        raise AssertionError(f"the job never became {state}: {self.job()}\n{self.log()}")
+        return wait_until(lambda: (row := self.job())["state"] == state and row, timeout, f"the job to be {state}",
+                          said=lambda: f"{self.job()}\n{self.log()}")
 
     def log(self) -> str:
         path = self.lead.repo.state_dir / "engine-test.log"
@@ -121,12 +112,8 @@ def test_a_worker_asks_and_prints_the_answer(asking: Asking) -> None:
 def test_unanswered_it_comes_to_you_too(asking_briefly: Asking) -> None:
     q = asking_briefly.question()
     qid = q["qid"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        now = collect(asking_briefly.lead)["now"]
-        if any(item.get("qid") == qid for item in now):
-            break
-        time.sleep(0.2)
+    wait_until(lambda: any(item.get("qid") == qid for item in collect(asking_briefly.lead)["now"]), 30,
+               "the unanswered question to come to you")
     board = render(collect(asking_briefly.lead))
     assert f"? namer asks: Which name should the module have? · git balanced answer {qid} TEXT" in board, board
     said = [e["text"] for e in entries(asking_briefly.lead.repo, asking_briefly.lead.branch)]
@@ -155,9 +142,7 @@ def test_the_lead_passes_a_question_to_you(asking: Asking) -> None:
 def test_a_question_of_a_stopped_worker_is_closed(asking: Asking) -> None:
     qid = asking.question()["qid"]
     assert balanced(asking.root, "stop", asking.job()["id"]).code == 0
-    deadline = time.monotonic() + 30
-    while questions.find(asking.lead.repo, qid)["state"] != "closed" and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: questions.find(asking.lead.repo, qid)["state"] == "closed", 30, "the question to close")
     q = questions.find(asking.lead.repo, qid)
     assert q["state"] == "closed" and q["fields"]["closed_reason"].startswith("its worker "), q
     late = balanced(asking.root, "answer", qid, "calc")
@@ -180,7 +165,5 @@ def test_ask_outside_a_worker_says_what_it_is_for(tmp_path: Path) -> None:
     ran = balanced(repo, "ask", "Anyone there?")
     assert ran.code == 1
     assert "`git balanced ask` is for workers, and GIT_BALANCED_JOB is not set here." in ran.err
-    env_less = {k: v for k, v in os.environ.items() if k != "GIT_BALANCED_LEAD"}
-    cp = subprocess.run(["git", "balanced", "ask", "Anyone?"], cwd=repo, capture_output=True, text=True,
-                        env={**env_less, "GIT_BALANCED_JOB": "1m8k0000000000x"})
-    assert cp.returncode == 1 and "GIT_BALANCED_LEAD is not set" in cp.stderr
+    ran = balanced(repo, "ask", "Anyone?", env={"GIT_BALANCED_LEAD": None, "GIT_BALANCED_JOB": "1m8k0000000000x"})
+    assert ran.code == 1 and "GIT_BALANCED_LEAD is not set" in ran.err

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from git_balanced.engine.loop import Engine
 from git_balanced.lead import Lead, open_lead
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
+from tests.support.wait import wait_until
 
 
 @pytest.fixture
@@ -145,9 +145,7 @@ def test_a_running_engine_fires_a_due_schedule(lead: Lead, monkeypatch: pytest.M
     proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=lead.repo.root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not said(lead):
-            time.sleep(0.2)
+        wait_until(lambda: said(lead), 30, "the engine to post the due schedule")
     finally:
         proc.terminate()
         out = proc.communicate(timeout=30)[0].decode()

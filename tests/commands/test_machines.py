@@ -16,7 +16,7 @@ from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines import inventory, remote
 from git_balanced.machines import seats as seats_mod
-from git_balanced.machines.placement import Seat, place
+from git_balanced.machines.placement import place
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines
@@ -34,6 +34,7 @@ def _rows(repo: Path) -> dict[str, dict]:
     return {r["name"]: r for r in json.loads(ran.out)}
 
 
+@pytest.mark.sshd
 def test_inventory_reads_the_ssh_config_through_include(machines: Machines, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "proj")
     rows = _rows(repo)
@@ -110,33 +111,9 @@ def test_strange_host_names_are_refused_and_nothing_runs(sealed: Path, tmp_path:
     assert not marker.exists()
 
 
-# -- placement ------------------------------------------------------------------------------------------------
-def test_placing_a_plan_spreads_its_pieces_and_says_why() -> None:
-    seats = [Seat("local"), Seat("alpha"), Seat("beta", preference="prefer")]
-    picks = [place(seats) for _ in range(6)]
-    assert [p.machine for p in picks] == ["beta", "local", "alpha", "beta", "beta", "local"], \
-        "(load + 1) / weight: beta weighs twice as much as the others, so it takes half"
-    assert picks[0].why == "beta: you prefer it (0 agents running there)"
-    assert picks[1].why == "local: fewest agents running there (0), first of equals", "ties: lower load, local"
-    assert picks[2].why == "alpha: fewest agents running there (0)"
-    assert [s.recent for s in seats] == [2, 1, 3], "every pick counts as a recent placement"
 
 
-def test_explicit_machines_never_fall_back_and_unreachable_ones_are_skipped() -> None:
-    seats = [Seat("local"), Seat("alpha", reachable=False, why_not="it did not answer within 5 s"),
-             Seat("beta", ticked=False), Seat("gamma", preference="manual-only")]
-    p = place(seats, explicit="alpha")
-    assert p.machine == "alpha" and p.why == "alpha: named by the plan, but it did not answer within 5 s; it " \
-                                             "waits for that machine"
-    assert place(seats, explicit="beta").why == "beta: named by the plan, but it is not ticked; it waits for " \
-                                                "that machine"
-    assert place(seats, explicit="gamma").machine == "gamma", "manual-only takes explicit pieces"
-    p = place(seats)
-    assert p.machine == "local" and "alpha is skipped: it did not answer within 5 s" in p.why, p.why
-    lonely = [Seat("local", ticked=False), Seat("alpha", ready=False)]
-    assert place(lonely).machine == "local", "local is the fallback"
-
-
+@pytest.mark.sshd
 def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
         machines: Machines, tmp_path: Path, mocker: MockerFixture) -> None:
     repo_path = make_repo(tmp_path / "proj")

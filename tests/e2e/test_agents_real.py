@@ -39,15 +39,6 @@ SHOWN_TREE = "/home/ada/work/tree"  # the worktree path as the captures show it
 SHOWN_HOME = "/home/ada"
 
 
-@pytest.fixture(scope="session")
-def agent_bin() -> str:
-    """The folder of the installed CLIs; installs the pinned versions when they are missing."""
-    cp = subprocess.run(["bash", str(agent_home.INSTALL)], capture_output=True, text=True, timeout=600)
-    if cp.returncode != 0:
-        pytest.fail(f"the agent CLIs could not be installed:\n{cp.stdout}\n{cp.stderr}")
-    return str(agent_home.AGENTS / "node_modules" / ".bin")
-
-
 @dataclass
 class Ran:
     log: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,9 @@ from git_balanced.jobs import Job, all_jobs
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead
+from tests.support.wait import wait_until
+
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\nlost_after = 1\n'
 
@@ -43,10 +45,8 @@ def engine(repo: Path) -> subprocess.Popen[str]:
 
 def wait_running_on(m: Machine, jobs: int) -> None:
     """Until `jobs` workers there have started their agent (their run folders hold an agent pid)."""
-    deadline = time.monotonic() + 30
-    while len(list((m.home / ".balanced" / "runs").glob("*/agent_pid"))) < jobs:
-        assert time.monotonic() < deadline, f"the workers on {m.name} never started"
-        time.sleep(0.05)
+    wait_until(lambda: len(list((m.home / ".balanced" / "runs").glob("*/agent_pid"))) >= jobs, 30,
+               f"{jobs} workers on {m.name} to start their agent")
 
 
 def landings(repo: Path) -> list[dict]:
@@ -113,10 +113,7 @@ def test_a_worker_that_comes_back_later_is_not_landed_twice(machines: Machines, 
     assert sorted(n["piece"] for n in landings(repo)) == [f"p{i}" for i in range(6)]
     lost = [j for j in jobs_of(repo) if j.machine == "alpha"]
     results = [alpha.home / ".balanced" / "runs" / j.id / "result.json" for j in lost]
-    deadline = time.monotonic() + 30
-    while not all(r.exists() for r in results):
-        assert time.monotonic() < deadline, "the cut-off workers finish on their own"
-        time.sleep(0.1)
+    wait_until(lambda: all(r.exists() for r in results), 30, "the cut-off workers to finish on their own")
     assert all(json.loads(r.read_text())["commits"] == 1 for r in results), "they committed their work there"
 
     tip = git(repo, "rev-parse", "main")
@@ -149,11 +146,12 @@ def test_a_lost_piece_goes_on_elsewhere_from_what_it_had_brought_back(machines: 
     assert " alpha: " in balanced(repo, "plan", str(tmp_path / "plan.yaml"), "--start").out
     eng = engine(repo)
     try:
-        deadline = time.monotonic() + 30
-        while not any(Path(f"/proc/{pid}/comm").read_text().strip() == "sleep" for pid in alpha.processes()
-                      if Path(f"/proc/{pid}/comm").exists()):
-            assert time.monotonic() < deadline and eng.poll() is None, "attempt 2 never hung on alpha"
-            time.sleep(0.05)
+        def hung() -> bool:
+            assert eng.poll() is None, "the engine ended before attempt 2 hung on alpha"
+            return any(Path(f"/proc/{pid}/comm").read_text().strip() == "sleep" for pid in alpha.processes()
+                       if Path(f"/proc/{pid}/comm").exists())
+
+        wait_until(hung, 30, "attempt 2 to hang on alpha")
         alpha.kill()
         out, _ = eng.communicate(timeout=60)
     finally:

@@ -4,36 +4,32 @@ to another agent with room."""
 
 from __future__ import annotations
 
-import json
 import time
-from datetime import datetime, timedelta
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from git_balanced.agents.codex import CodexAdapter, reset_time
 from git_balanced.engine.limits import RESUME_NOTE
 from git_balanced.git import Repo
 from git_balanced.machines import accounts
 from git_balanced.ui import clock
-from tests.e2e import test_real_agents as e2e
-from tests.e2e.test_real_agents import AGENTS, agent_piece, bodies, commit_turn, real_agents, rows
 from tests.support.builders import git
 from tests.support.model_server import say, usage_limit
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
+from tests.support.real_agents import AGENTS, agent_piece, bodies, commit_turn, real_agents, rows
+from tests.support.wait import wait_until
 
-agent_bin = e2e.agent_bin  # the same fixture: installs the CLIs, and fails the test if it cannot
 
-
-def _until(repo: Path, done: object, seconds: float = 120) -> None:
+def _passes_until(repo: Path, done: Callable[[], bool], seconds: float = 120) -> None:
     """Run single engine passes until `done()` holds, so the test sees each state between passes."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert engine(repo, "--once").code == 0
-        if done():  # type: ignore[operator]
-            return
-        time.sleep(0.3)
-    pytest.fail(f"not reached within {seconds} s; the board: {board(repo)}\n{inbox_text(repo)}")
+    def one_pass() -> bool:
+        ran = engine(repo, "--once")
+        assert ran.code == 0, ran
+        return done()
+
+    wait_until(one_pass, seconds, "the engine's passes to get there", every=0.3,
+               said=lambda: f"the board: {board(repo)}\n{inbox_text(repo)}")
 
 
 def test_each_agents_usage_limit_pauses_and_it_carries_on(tmp_path: Path, agent_bin: str,
@@ -46,13 +42,19 @@ def test_each_agents_usage_limit_pauses_and_it_carries_on(tmp_path: Path, agent_
         monkeypatch.setenv(accounts.ENV_UNKNOWN, "6")  # an hour for Pi, made six seconds
         repo = lead_repo(tmp_path)
         assert plan(repo, [agent_piece(a, a) for a in AGENTS], "--start", budget=3.0).code == 0
-        _until(repo, lambda: all(r["state"] in ("paused", "landed") for r in board(repo)["jobs"])
-               and len(board(repo)["jobs"]) == 3)
-        paused = rows(repo)
+        # Each worker's pause as a pass leaves it: a slow machine may see one carry on before the next pauses.
+        paused: dict[str, dict[str, object]] = {}
+
+        def all_paused() -> bool:
+            for a, row in rows(repo).items():
+                if row["state"] == "paused":
+                    paused.setdefault(a, row)
+            return len(paused) == len(AGENTS)
+
+        _passes_until(repo, all_paused)
         text = inbox_text(repo)
         for a in AGENTS:
             row = paused[a]
-            assert row["state"] == "paused", (a, row, text)
             assert row["attempt"] == 1
             goes_on = float(row["resume_at"])  # type: ignore[arg-type]
             assert f"goes on at {clock(goes_on)}" in str(row["reason"]), row
@@ -60,8 +62,11 @@ def test_each_agents_usage_limit_pauses_and_it_carries_on(tmp_path: Path, agent_
             assert f"{a} reached its plan's usage limit. It pauses until the limit resets at {clock(reset)}" \
                 in text, text
             # The reset the agent reported, to the second (Codex's message names only the minute: its
-            # session file has the second), and the resume a margin after it.
-            assert float(paused[a]["resume_at"]) == pytest.approx(reset + 1, abs=1.5), (a, paused[a])
+            # session file has the second), and the resume a margin after it; a slow machine may be past the
+            # reset by the time the agent is refused, and then it goes on a margin after the pause.
+            paused_at = float(paused[a]["updated"])  # type: ignore[arg-type]
+            assert float(paused[a]["resume_at"]) == pytest.approx(max(reset, paused_at) + 1, abs=1.5), \
+                (a, paused[a])
         assert "pi reached its plan's usage limit. Pi does not say when the limit resets, so it pauses until" \
             in text, text
         assert engine(repo, "--until-idle", timeout=240).code == 0
@@ -105,40 +110,3 @@ def test_a_far_reset_moves_the_piece_to_another_agent(tmp_path: Path, agent_bin:
     assert codex_asked, "Codex did the rest"
     claude = accounts.windows(Repo.discover(str(repo)), "claude", "local")
     assert claude["limit"]["resets_at"] == pytest.approx(reset, abs=1), claude
-
-
-def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(accounts.ENV_MARGIN, raising=False)
-    monkeypatch.delenv(accounts.ENV_UNKNOWN, raising=False)
-    assert accounts.resume_margin() == 60.0, "a minute after the reset"
-    assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
-    monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
-    assert accounts.resume_margin() == 60.0
-
-
-def test_codex_names_the_minute_of_a_reset_later_this_minute() -> None:
-    # "try again at 7:40 AM" said at 7:40:39 means this very minute (the time is cut, not rounded), not
-    # tomorrow; said at 7:42 it means tomorrow.
-    now = datetime.now().astimezone().replace(hour=7, minute=40, second=39, microsecond=0)
-    this_minute = reset_time("You’ve hit your usage limit. … try again at 7:40 AM.", now.timestamp())
-    assert this_minute == now.replace(second=0).timestamp()
-    later = now.replace(minute=42)
-    tomorrow = reset_time("try again at 7:40 AM.", later.timestamp())
-    assert tomorrow == (now.replace(second=0) + timedelta(days=1)).timestamp()
-
-
-def test_codex_takes_the_exact_reset_from_its_windows() -> None:
-    # The meter's line carries the windows Codex wrote to its session file; the refusal's reset is the
-    # second of the full one, named the way Claude names its windows.
-    reset = 1_800_000_000
-    log = "\n".join(json.dumps(e) for e in [
-        {"type": "thread.started", "thread_id": "t"},
-        {"type": "error", "message": "You’ve hit your usage limit. … try again at 9:33 AM."},
-        {"type": "turn.failed", "error": {"message": "You’ve hit your usage limit. … try again at 9:33 AM."}},
-        {"type": "balanced.meter", "cost_usd": 0.0, "budget_usd": None, "over_budget": False, "tokens": {},
-         "windows": [{"type": "primary", "used_percent": 100.0, "window_minutes": 300, "resets_at": reset},
-                     {"type": "secondary", "used_percent": 40.0, "window_minutes": 10080,
-                      "resets_at": reset + 86400}]}])
-    out = CodexAdapter().outcome(log, 1)
-    assert out.kind == "usage_limit" and out.reset_at == reset
-    assert [(w["type"], w["used_percent"]) for w in out.windows] == [("five_hour", 100.0), ("seven_day", 40.0)]

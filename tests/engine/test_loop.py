@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
+from tests.support.wait import wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -91,9 +93,8 @@ def test_a_killed_engine_resumes(tmp_path: Path) -> None:
     env = dict(os.environ)
     p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=repo, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline and not any(j["state"] == "running" for j in board(repo)["jobs"]):  # type: ignore
-        time.sleep(0.2)
+    wait_until(lambda: any(j["state"] == "running" for j in board(repo)["jobs"]), 30,  # type: ignore[union-attr]
+               "the engine to start a worker")
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert engine(repo, "--until-idle").code == 0
@@ -134,7 +135,11 @@ def test_one_engine_per_repository(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     r = balanced(repo, "engine", "--detach")
     assert r.code == 0 and "background" in r.out, r
-    time.sleep(0.5)
+    pid = re.search(r"\(pid (\d+)\)", r.out)
+    assert pid, r.out
+    # The engine writes its pid once it holds the lock.
+    wait_for_file(repo / ".git" / "balanced" / "engine.pid", 30, "the background engine to take the lock")
+    assert (repo / ".git" / "balanced" / "engine.pid").read_text().strip() == pid[1]
     second = engine(repo, "--once")
     assert second.code == 1 and "An engine runs for this repository already" in second.err
     stop = balanced(repo, "engine", "--stop")
@@ -207,12 +212,9 @@ def test_landing_waits_while_your_changes_overlap(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     (repo / "src" / "a.txt").write_text("my own a\n")
     plan(repo, [piece("a", "echo theirs > src/a.txt")], "--start")
-    r = engine(repo, "--once")
-    for _ in range(40):
-        r = engine(repo, "--once")
-        if "Landing waits" in r.err:
-            break
-        time.sleep(0.25)
+    # Engine passes until the worker is done and its landing meets your change.
+    r = wait_until(lambda: (ran := engine(repo, "--once")).err.count("Landing waits") and ran, 60,
+                   "the landing to wait for your change", said=lambda: inbox_text(repo))
     assert "Landing waits" in r.err and "src/a.txt" in r.err, r.err
     assert (repo / "src" / "a.txt").read_text() == "my own a\n", "your file is kept"
     (repo / "src" / "a.txt").unlink()
@@ -270,9 +272,9 @@ def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
     balanced(repo, "start", plan_id)
     engine(repo, "--once")
     assert jobs_of(repo, "far")[0]["state"] == "running", "out of reach for a moment is not lost yet"
-    time.sleep(1.5)
-    engine(repo, "--once")
-    assert jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), jobs_of(repo, "far")
+    # Out of reach for longer than lost_after, across passes that each start afresh.
+    wait_until(lambda: engine(repo, "--once") and jobs_of(repo, "far")[0]["state"] in ("lost", "retried"), 30,
+               "the machine out of reach to count as lost", said=lambda: jobs_of(repo, "far"))
     assert "could not be reached for a while" in inbox_text(repo)
 
 
@@ -328,24 +330,3 @@ def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> 
     assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
     pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
     assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"
-
-
-def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
-    from git_balanced.channel.inbox import post
-    from git_balanced.git import Repo
-
-    repo = lead_repo(tmp_path)
-    r = Repo.discover(repo)
-    post(r, "main", "first word")
-    p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "inbox", "--follow"], cwd=repo,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(1.5)
-        post(r, "main", "second word")
-        post(r, "main", "third word")
-        time.sleep(2.5)
-    finally:
-        p.send_signal(signal.SIGINT)
-        out, _err = p.communicate(timeout=10)
-    lines = [x for x in out.splitlines() if "word" in x]
-    assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word"], out

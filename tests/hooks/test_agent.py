@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,38 +22,9 @@ from git_balanced.lead import open_lead
 from tests.support import agent_home
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
+from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, run_shell, say, write_file
-
-SESSION = "77dca979-a16d-4399-8ceb-7bceb54d53b6"
-
-
-def claude_bash(cwd: Path, command: str) -> dict:
-    """Claude Code 2.1's PreToolUse input for a Bash call, as captured."""
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "acceptEdits",
-            "effort": {"level": "medium"}, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "Run a command"}, "tool_use_id": "toolu_000004"}
-
-
-def claude_prompt(cwd: Path) -> dict:
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "default",
-            "hook_event_name": "UserPromptSubmit", "prompt": "What is new?"}
-
-
-def claude_stop(cwd: Path, active: bool = False) -> dict:
-    return {"session_id": SESSION, "transcript_path": f"/home/ada/.claude/projects/x/{SESSION}.jsonl",
-            "cwd": str(cwd), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e", "permission_mode": "default",
-            "effort": {"level": "medium"}, "hook_event_name": "Stop", "stop_hook_active": active,
-            "last_assistant_message": "Done.", "background_tasks": [], "session_crons": []}
-
-
-def codex_stop(cwd: Path) -> dict:
-    """Codex 0.171's Stop input, as captured."""
-    return {"session_id": "01a2263d-af1b-7f82-964f-90c475cc9ec7", "turn_id": "01a2263d-af30-7b02-8398-bf8773eef8ca",
-            "transcript_path": "/home/ada/.codex/sessions/rollout.jsonl", "cwd": str(cwd),
-            "hook_event_name": "Stop", "model": "gpt-5.5", "permission_mode": "bypassPermissions",
-            "stop_hook_active": False, "last_assistant_message": "Done one."}
+from tests.support.wait import wait_until
 
 
 def hook(cwd: Path, name: str, payload: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -83,13 +53,9 @@ def ask_in_background(worktree: Path, payload: dict, env: dict[str, str]) -> tup
 
 def pending(repo: Path, timeout: float = 30) -> dict:
     lead = open_lead(str(repo))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        open_ones = [q for q in questions.all_questions(lead.repo).values() if q["state"] == "open"]
-        if open_ones:
-            return open_ones[0]["fields"]
-        time.sleep(0.1)
-    raise AssertionError("no question was asked")
+    open_ones = wait_until(lambda: [q for q in questions.all_questions(lead.repo).values() if q["state"] == "open"],
+                           timeout, "the hook to ask a question")
+    return open_ones[0]["fields"]
 
 
 @pytest.mark.parametrize("answer, decision, reason", [
@@ -108,10 +74,9 @@ def test_a_command_becomes_a_question_and_waits_for_the_answer(lead_repo: Path, 
     assert (q["text"], q["kind"], q["tool"]) == ("npm install left-pad", "command", "Bash")
     words = (f"orders-api asks to run ({q['qid']}): npm install left-pad · answer: git balanced answer {q['qid']} "
              "--allow|--deny [REASON]")
-    deadline = time.monotonic() + 30  # the question's own ref comes first, its words in the inbox a moment later
-    while words not in [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")]:
-        assert time.monotonic() < deadline, "the question never reached the inbox"
-        time.sleep(0.1)
+    # The question's own ref comes first, its words in the inbox a moment later.
+    wait_until(lambda: words in [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")], 30,
+               "the question in the inbox")
     assert t.is_alive(), "the hook waits for the lead"
     ran = balanced(lead_repo, "answer", q["qid"], *answer)
     assert ran.code == 0, ran.err
@@ -178,13 +143,11 @@ def test_prompt_and_stop_hand_the_lead_its_unread_messages_once(lead_repo: Path)
 
 def test_lead_settings_are_printed_for_each_agent(lead_repo: Path) -> None:
     for agent, needle in (("claude", '"UserPromptSubmit"'), ("codex", '"Stop"'), ("pi", "before_agent_start")):
-        cp = subprocess.run(["git", "balanced", "hook", "lead-settings", agent], cwd=lead_repo, capture_output=True,
-                            text=True)
-        assert cp.returncode == 0 and needle in cp.stdout, cp.stderr
-        assert sys.executable in cp.stdout, "the hooks call this very installation"
-    bad = subprocess.run(["git", "balanced", "hook", "lead-settings", "vim"], cwd=lead_repo, capture_output=True,
-                         text=True)
-    assert bad.returncode == 1 and "There are no lead hooks for 'vim'" in bad.stderr
+        ran = balanced(lead_repo, "hook", "lead-settings", agent)
+        assert ran.code == 0 and needle in ran.out, ran.err
+        assert sys.executable in ran.out, "the hooks call this very installation"
+    bad = balanced(lead_repo, "hook", "lead-settings", "vim")
+    assert bad.code == 1 and "There are no lead hooks for 'vim'" in bad.err
 
 
 def test_codex_hook_args_are_toml_overrides() -> None:
@@ -195,14 +158,6 @@ def test_codex_hook_args_are_toml_overrides() -> None:
 
 
 # -- the real Claude Code ---------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def agent_bin() -> str:
-    cp = subprocess.run(["bash", str(agent_home.INSTALL)], capture_output=True, text=True, timeout=600)
-    if cp.returncode != 0:
-        pytest.fail(f"the agent CLIs could not be installed:\n{cp.stdout}\n{cp.stderr}")
-    return str(agent_home.AGENTS / "node_modules" / ".bin")
-
-
 def run_claude(tmp_path: Path, agent_bin: str, tree: Path, settings: str, turns: list, env: dict[str, str]
                ) -> tuple[str, ModelServer]:
     settings_file = tmp_path / "settings.json"

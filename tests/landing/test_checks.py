@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.support.builders import commit, git, make_repo
-from tests.support.cli import balanced, balanced_here
+from tests.support.cli import balanced
 
 CHECK = 'test -f ok.txt && echo checked >> "$HOME/check-runs"'
 
@@ -96,20 +94,18 @@ def test_setup_runs_once_per_scratch_worktree(tmp_path: Path, sealed: Path) -> N
     assert (sealed / "setup-runs").read_text().count("s") == 1, "setup ran once for the scratch worktree"
 
 
-def test_check_bad_rev_and_no_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_bad_rev_and_no_check(tmp_path: Path) -> None:
     repo = _project(tmp_path)
     balanced(repo, "allow", "--yes")
-    r = balanced_here(repo, "check", "nope", capsys=capsys, monkeypatch=monkeypatch)
+    r = balanced(repo, "check", "nope")
     assert r.code == 1 and "'nope' names no commit" in r.err
     bare = make_repo(tmp_path / "plain")
-    r = balanced_here(bare, "check", capsys=capsys, monkeypatch=monkeypatch)
+    r = balanced(bare, "check")
     assert r.code == 1 and "no check command" in r.err
 
 
-def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                          monkeypatch: pytest.MonkeyPatch) -> None:
-    r = balanced_here(tmp_path, "check", capsys=capsys, monkeypatch=monkeypatch)
+def test_not_a_repository(tmp_path: Path) -> None:
+    r = balanced(tmp_path, "check")
     assert r.code == 1 and "not inside a git repository" in r.err and "hint:" in r.err
 
 

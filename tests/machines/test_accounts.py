@@ -16,14 +16,11 @@ from git_balanced.machines import seats as seats_mod
 from git_balanced.machines.placement import Seat
 from git_balanced.settings import load_settings_text
 from git_balanced.ui import clock
-from tests.e2e import test_real_agents as e2e
-from tests.e2e.test_real_agents import agent_piece, commit_turn, real_agents
 from tests.support.builders import commit, make_repo
 from tests.support.cli import balanced
 from tests.support.model_server import say
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, plan
-
-agent_bin = e2e.agent_bin  # the same fixture: installs the CLIs, and fails the test if it cannot
+from tests.support.real_agents import agent_piece, commit_turn, real_agents
 
 
 def test_an_account_past_the_reserve_takes_no_new_worker(tmp_path: Path, agent_bin: str,
@@ -152,3 +149,12 @@ def test_the_agents_a_piece_may_move_to(tmp_path: Path) -> None:
     more = load_settings_text('[balanced]\nagent = "shell"\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
                               '[agents.pi]\nmodels = ["scripted-coder"]\n', "s.toml")
     assert accounts.configured_agents(more) == ["codex", "pi"]
+
+
+def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(accounts.ENV_MARGIN, raising=False)
+    monkeypatch.delenv(accounts.ENV_UNKNOWN, raising=False)
+    assert accounts.resume_margin() == 60.0, "a minute after the reset"
+    assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
+    monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
+    assert accounts.resume_margin() == 60.0

@@ -13,6 +13,8 @@ from tests.support.builders import commit, git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines
 
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
+
 SHELL = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
 
 

@@ -7,9 +7,9 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+import pytest
 
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.channel import questions
@@ -19,25 +19,11 @@ from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import background_engine
-from tests.support.runner_calls import call
+from tests.support.runner_calls import call, status_of
 from tests.support.sshd import sshd_machines, wire_lead
+from tests.support.wait import wait_until
 
 BRANCH = "balanced/asker"
-
-
-def status_of(runs: Path, job: str) -> dict:
-    return call("status", {"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
-
-
-def until(what: str, probe: Callable[[], Any], timeout: float = 20) -> Any:
-    """Poll `probe` until it returns something true; that value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def start_asker(tmp_path: Path, run: str, **extra: object) -> tuple[Path, Path]:
@@ -56,7 +42,7 @@ def start_asker(tmp_path: Path, run: str, **extra: object) -> tuple[Path, Path]:
 
 def test_the_runners_ask_stores_the_question_and_prints_the_answer(tmp_path: Path) -> None:
     repo, runs = start_asker(tmp_path, 'git balanced ask "Which port?" > port.txt', ask_timeout=600)
-    st = until("the question", lambda: status_of(runs, "j1").get("questions"))
+    st = wait_until(lambda: status_of(runs, "j1").get("questions"), 20, "the question")
     assert [(q["n"], q["text"]) for q in st] == [(1, "Which port?")], st
     asked = json.loads((runs / "j1" / "questions" / "1.json").read_text())
     assert asked["text"] == "Which port?" and asked["asked_at"] > 0
@@ -66,7 +52,7 @@ def test_the_runners_ask_stores_the_question_and_prints_the_answer(tmp_path: Pat
     assert status_of(runs, "j1")["state"] == "running", "the worker waits for its answer"
     answered = call("answer", {"job": "j1", "runs_dir": str(runs), "n": 1, "text": "8080", "decision": None})
     assert answered == {"job": "j1", "n": 1, "answered": True}
-    st = until("the worker's end", lambda: (s := status_of(runs, "j1"))["state"] == "finished" and s)
+    st = wait_until(lambda: (s := status_of(runs, "j1"))["state"] == "finished" and s, 20, "the worker's end")
     assert st["result"]["exit_code"] == 0 and st["result"]["commits"] == 1, st
     assert git(repo, "show", f"{BRANCH}:port.txt") == "8080", "ask printed the lead's answer"
     assert "Asked the lead (question 1 of this worker)" in st["log_tail"]
@@ -75,7 +61,7 @@ def test_the_runners_ask_stores_the_question_and_prints_the_answer(tmp_path: Pat
 
 def test_runner_refuses_answers_to_questions_never_asked(tmp_path: Path) -> None:
     _, runs = start_asker(tmp_path, 'git balanced ask "Which port?" > port.txt; echo done')
-    until("the question", lambda: status_of(runs, "j1").get("questions"))
+    wait_until(lambda: status_of(runs, "j1").get("questions"), 20, "the question")
     for req, words in [({"n": 2, "text": "x"}, "the job j1 asked no question 2"),
                        ({"n": 0, "text": "x"}, "a question's number must be a whole number from 1, not 0"),
                        ({"n": 1, "text": "x", "decision": "maybe"}, "must be allow, deny or null, not 'maybe'"),
@@ -84,7 +70,7 @@ def test_runner_refuses_answers_to_questions_never_asked(tmp_path: Path) -> None
         got = call(action, {"job": "j1", "runs_dir": str(runs), **req})
         assert words in got.get("error", ""), (req, got)
     call("answer", {"job": "j1", "runs_dir": str(runs), "n": 1, "text": "no port", "decision": "deny"})
-    st = until("the worker's end", lambda: (s := status_of(runs, "j1"))["state"] == "finished" and s)
+    st = wait_until(lambda: (s := status_of(runs, "j1"))["state"] == "finished" and s, 20, "the worker's end")
     assert st["result"]["exit_code"] == 0, "`;` goes on after a denied ask"
 
 
@@ -99,7 +85,7 @@ def test_the_script_answers_a_deny_with_its_reason_and_exit_1(tmp_path: Path) ->
     assert os.access(path, os.X_OK)
     p = subprocess.Popen([str(path), "ask", "May I drop the table?"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    until("the question file", lambda: (tmp_path / "run" / "questions" / "1.json").exists())
+    wait_until(lambda: (tmp_path / "run" / "questions" / "1.json").exists(), 20, "the question file")
     (tmp_path / "run" / "answers").mkdir()
     (tmp_path / "run" / "answers" / "1.json").write_text(json.dumps({"text": "keep it", "decision": "deny"}))
     out, err = p.communicate(timeout=10)
@@ -142,6 +128,7 @@ CHECK = '#!/bin/sh\n# The port is the one the lead gave.\n[ "$(cat src/port.txt)
 SETTINGS = '[worktree]\ncheck = "sh check.sh"\n\n[balanced]\nagent = "shell"\n'
 
 
+@pytest.mark.sshd
 def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha"]) as machines:
         repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", "check.sh": CHECK, "src/.keep": ""})
@@ -154,12 +141,12 @@ def test_a_worker_on_an_ssh_machine_asks_and_its_answer_lands(tmp_path: Path) ->
         log = tmp_path / "engine.log"
         with background_engine(repo, log, "--until-idle") as engine:
             lead = open_lead(str(repo))
-            asked = until("the question in the lead's inbox", lambda: [
-                e for e in entries(lead.repo, "main") if e.get("kind") == "question"], timeout=30)
+            asked = wait_until(lambda: [e for e in entries(lead.repo, "main") if e.get("kind") == "question"], 30,
+                               "the question in the lead's inbox")
             qid = asked[0]["qid"]
             assert asked[0]["text"] == f"porter asks ({qid}): Which port? · answer: git balanced answer {qid} TEXT"
-            ns = until("the question's number there", lambda: (questions.find(lead.repo, qid) or {})
-                       .get("fields", {}).get("remote_ns"))
+            ns = wait_until(lambda: (questions.find(lead.repo, qid) or {}).get("fields", {}).get("remote_ns"), 20,
+                            "the question's number there")
             assert ns == [1], "the question remembers the number it has on alpha"
             ran = balanced(repo, "answer", qid, "8080")
             assert ran.code == 0 and ran.out.strip() == f"Answered {qid} (porter): 8080", ran

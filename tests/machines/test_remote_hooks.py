@@ -18,12 +18,13 @@ from git_balanced.engine import relay
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
 from git_balanced.shipped import guard, runner
-from tests.hooks.test_agent import claude_bash
-from tests.machines.test_remote_ask import call, status_of, until
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.hook_inputs import claude_bash
 from tests.support.plans import background_engine
+from tests.support.runner_calls import call, status_of
 from tests.support.sshd import sshd_machines, wire_lead
+from tests.support.wait import wait_until
 
 SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**"], "owners": {"api": ["src/**"]}}
 
@@ -125,7 +126,7 @@ def test_a_command_travels_to_the_lead_and_its_allow_or_deny_comes_back(tmp_path
         with open(payload) as stdin:
             worker = subprocess.Popen([str(script), "hook", "pre-tool-use"], stdin=stdin, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True, env=env)
-        asked = until("the question in the runner's status", lambda: status_of(runs, key).get("questions"))
+        asked = wait_until(lambda: status_of(runs, key).get("questions"), 20, "the question in the runner's status")
         assert [(q["text"], q["kind"], q["tool"]) for q in asked] == [("make deploy", "command", "Bash")], asked
         job = J.one(lead.repo, jid)
         relay.relay(lead, [(job, {"questions": asked})])  # the engine's pass: carried to the inbox
@@ -167,6 +168,7 @@ RUN = ("""printf '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input
        """grep -q '"permissionDecision": "allow"' src/decision.json && echo deployed > src/deployed.txt""")
 
 
+@pytest.mark.sshd
 def test_a_worker_on_an_ssh_machine_runs_a_command_the_lead_allowed(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha"]) as machines:
         repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", "check.sh": CHECK, "src/.keep": ""})
@@ -178,8 +180,8 @@ def test_a_worker_on_an_ssh_machine_runs_a_command_the_lead_allowed(tmp_path: Pa
         log = tmp_path / "engine.log"
         with background_engine(repo, log, "--until-idle") as engine:
             lead = open_lead(str(repo))
-            asked = until("the command in the lead's inbox", lambda: [
-                e for e in entries(lead.repo, "main") if e.get("kind") == "question"], timeout=30)
+            asked = wait_until(lambda: [e for e in entries(lead.repo, "main") if e.get("kind") == "question"], 30,
+                               "the command in the lead's inbox")
             qid = asked[0]["qid"]
             assert asked[0]["text"] == (f"deployer asks to run ({qid}): make deploy · answer: git balanced answer "
                                         f"{qid} --allow|--deny [REASON]")

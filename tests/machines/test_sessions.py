@@ -25,6 +25,7 @@ from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Tr
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead
+from tests.support.wait import gone, wait_until
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
 STATUS = {"jobs": ["nobody"], "runs_dir": RUNS_DIR}
@@ -83,13 +84,14 @@ def start_request(lead: Lead, host: LocalHost | RemoteHost, job: str, run: str) 
 
 
 def wait_finished(host: LocalHost | RemoteHost, jobs: list[str], timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        st = host.call("status", {"jobs": jobs, "runs_dir": RUNS_DIR})["jobs"]
-        if all(s["state"] == "finished" for s in st.values()):
-            return st
-        assert time.monotonic() < deadline, st
-        time.sleep(0.1)
+    def status() -> dict:
+        return host.call("status", {"jobs": jobs, "runs_dir": RUNS_DIR})["jobs"]
+
+    def finished() -> dict | None:
+        st = status()
+        return st if all(s["state"] == "finished" for s in st.values()) else None
+
+    return wait_until(finished, timeout, f"the jobs {jobs} to finish", said=status)
 
 
 def local_pool() -> sessions.Pool:
@@ -143,10 +145,8 @@ def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead
     host = LocalHost(lead.repo)
     # It shrugs off SIGTERM, so the runner waits its grace of 10 s, and the stop its 5, before it ends.
     host.call("start", start_request(lead, host, "slow", "trap '' TERM; while :; do sleep 0.1; done"))
-    deadline = time.monotonic() + 20
-    while not host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"]:
-        assert time.monotonic() < deadline, "the agent never started"
-        time.sleep(0.05)
+    wait_until(lambda: host.call("status", {"jobs": ["slow"], "runs_dir": RUNS_DIR})["jobs"]["slow"]["agent_alive"],
+               20, "the agent to start")
     mocker.patch.object(hosts, "LOCAL_TIMEOUT", 0.5)
     with pytest.raises(BalancedError, match="The runner on this machine did not answer stop within 0 s"):
         host.call("stop", {"job": "slow", "runs_dir": RUNS_DIR, "wait": 5})
@@ -196,9 +196,7 @@ def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, mocker: Mock
     host.call("stop", {"job": "nobody", "runs_dir": RUNS_DIR})
     pool = local_pool()
     session = pool.idle[0]
-    deadline = time.monotonic() + 5
-    while pool.count and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: pool.count == 0, 5, "the idle session to close")
     assert pool.count == 0 and session.process.poll() is not None, "unused for IDLE seconds, it was closed"
     assert timer.call_count >= 1, "by the idle timer, not by the runner ending on its own"
 
@@ -240,6 +238,7 @@ def started(path: Path) -> int:
     return path.read_text().count("x") if path.exists() else 0
 
 
+@pytest.mark.sshd
 def test_remote_requests_ride_one_session_and_one_python(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     pythons = count_pythons(alpha)
@@ -256,6 +255,7 @@ def test_remote_requests_ride_one_session_and_one_python(machines: Machines, pro
     assert started(pythons) == 1, "starts are requests of the same session: the workers fork from it"
 
 
+@pytest.mark.sshd
 def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(machines: Machines,
                                                                             project: Lead) -> None:
     alpha = machines.by_name("alpha")
@@ -269,6 +269,7 @@ def test_a_machine_that_prints_before_the_runner_starts_still_gets_a_session(mac
     assert started(pythons) == 1, "what python3 printed first was passed over, and the session kept"
 
 
+@pytest.mark.sshd
 def test_a_machine_s_starts_go_in_one_message(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     pythons = count_pythons(alpha)
@@ -284,6 +285,7 @@ def test_a_machine_s_starts_go_in_one_message(machines: Machines, project: Lead)
     assert started(pythons) == 1, "six starts, a refused one and the status reads: one python3 there"
 
 
+@pytest.mark.sshd
 def test_without_the_shared_connection_each_request_is_its_own(machines: Machines, project: Lead,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     alpha = machines.by_name("alpha")
@@ -296,18 +298,20 @@ def test_without_the_shared_connection_each_request_is_its_own(machines: Machine
     assert (started(pythons), alpha.accepted() - before) == (3, 3), "a fresh ssh and a python3 per request"
 
 
+@pytest.mark.sshd
 def test_a_session_killed_there_is_replaced_and_nothing_is_lost(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
     host.call("status", STATUS)
     serving = session_python(alpha)
     os.kill(serving, signal.SIGKILL)
-    time.sleep(0.2)
+    wait_until(lambda: gone(serving), 10, "the killed session's python to end")
     answer = host.call("start", start_request(project, host, "k1", "echo ok > ok.txt"))
     assert answer["pid"], "the request went as a one-off, then through a new session"
     assert wait_finished(host, ["k1"])["k1"]["result"]["commits"] == 1
 
 
+@pytest.mark.sshd
 def test_a_machine_killed_under_a_session_reads_as_unreachable(machines: Machines, project: Lead) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
@@ -320,6 +324,7 @@ def test_a_machine_killed_under_a_session_reads_as_unreachable(machines: Machine
     assert (host._pool().count, host._pool().opening, host._pool().idle) == (0, 0, [])
 
 
+@pytest.mark.sshd
 def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lead, mocker: MockerFixture) -> None:
     alpha = machines.by_name("alpha")
     host = RemoteHost(project, "alpha")
@@ -338,6 +343,7 @@ def test_a_frozen_machine_times_the_session_out(machines: Machines, project: Lea
     assert host._pool().count == 0, "a session that did not answer is not used again"
 
 
+@pytest.mark.sshd
 def test_sessions_hold_session_slots_and_free_them_when_closed(machines: Machines, project: Lead) -> None:
     host = RemoteHost(project, "alpha")
     pool = host._pool()

@@ -19,6 +19,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.sshd
 def test_inventory_of_the_harness_follows_include_and_connects(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha", "beta"]) as ms:
         hosts = sshconfig.inventory()

@@ -23,6 +23,7 @@ from git_balanced.machines import transport
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, validate_host
 from tests.support.builders import git, make_repo
 from tests.support.sshd import Machines, sshd_machines
+from tests.support.wait import gone, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +41,7 @@ def alpha(machines: Machines) -> Iterator[Transport]:
     t.close()
 
 
+@pytest.mark.sshd
 def test_runs_a_command_on_two_machines_each_as_its_own_user(machines: Machines) -> None:
     for m in machines:
         t = Transport(m.name)
@@ -51,6 +53,7 @@ def test_runs_a_command_on_two_machines_each_as_its_own_user(machines: Machines)
         assert res.out.split() == [m.user, str(m.home)], f"{m.name} runs as its own user in its own home"
 
 
+@pytest.mark.sshd
 def test_remote_exit_code_and_streams_come_back(alpha: Transport) -> None:
     res = alpha.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
     assert (res.code, res.out, res.err) == (3, "out\n", "err\n")
@@ -58,6 +61,7 @@ def test_remote_exit_code_and_streams_come_back(alpha: Transport) -> None:
     assert alpha.run(["sh", "-c", "exit 255"]).code == 255
 
 
+@pytest.mark.sshd
 def test_second_command_reuses_the_master(machines: Machines, alpha: Transport) -> None:
     for _ in range(5):
         assert alpha.run(["true"]).ok
@@ -69,6 +73,7 @@ def test_second_command_reuses_the_master(machines: Machines, alpha: Transport) 
     assert machines.by_name("alpha").accepted() == 1
 
 
+@pytest.mark.sshd
 def test_without_multiplexing_every_command_connects(machines: Machines) -> None:
     t = Transport("beta", multiplex=False)
     for _ in range(3):
@@ -77,6 +82,7 @@ def test_without_multiplexing_every_command_connects(machines: Machines) -> None
     assert machines.by_name("beta").accepted() == 3
 
 
+@pytest.mark.sshd
 def test_close_ends_the_master_and_the_next_command_opens_one(machines: Machines, alpha: Transport) -> None:
     assert alpha.run(["true"]).ok
     alpha.close()
@@ -86,6 +92,7 @@ def test_close_ends_the_master_and_the_next_command_opens_one(machines: Machines
     assert machines.by_name("alpha").accepted() == 2
 
 
+@pytest.mark.sshd
 def test_stale_master_is_rebuilt(machines: Machines, alpha: Transport) -> None:
     assert alpha.run(["true"]).ok
     res = subprocess.run(
@@ -94,7 +101,7 @@ def test_stale_master_is_rebuilt(machines: Machines, alpha: Transport) -> None:
     )
     old_pid = int(res.stderr.split("pid=")[1].split(")")[0])
     os.kill(old_pid, signal.SIGKILL)
-    time.sleep(0.1)
+    wait_until(lambda: gone(old_pid), 10, "the killed master to end")
     assert alpha._socket().exists(), "a killed master leaves its socket behind"
     assert not alpha.check(), "the leftover socket is seen as stale"
     assert alpha.run(["echo", "again"]).out == "again\n"
@@ -102,6 +109,7 @@ def test_stale_master_is_rebuilt(machines: Machines, alpha: Transport) -> None:
     assert machines.by_name("alpha").accepted() == 2
 
 
+@pytest.mark.sshd
 def test_killed_machine_fails_fast_with_a_clear_error(machines: Machines, alpha: Transport) -> None:
     assert alpha.run(["true"]).ok
     machines.by_name("alpha").kill()
@@ -114,6 +122,7 @@ def test_killed_machine_fails_fast_with_a_clear_error(machines: Machines, alpha:
     assert Transport("beta").run(["true"]).ok, "the other machine is unaffected"
 
 
+@pytest.mark.sshd
 def test_hanging_machine_fails_after_connect_timeout(machines: Machines) -> None:
     machines.by_name("beta").freeze()
     t = Transport("beta", connect_timeout=2)
@@ -125,6 +134,7 @@ def test_hanging_machine_fails_after_connect_timeout(machines: Machines) -> None
     assert "beta" in err.value.message
 
 
+@pytest.mark.sshd
 def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
         machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from git_balanced.git import Repo
@@ -165,6 +175,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.sshd
 def test_at_most_six_sessions_per_host_across_threads_and_processes(alpha: Transport) -> None:
     assert alpha.run(["true"]).ok  # the master is up, so the burst measures sessions, not connecting
     slow = "import time; a = time.time(); time.sleep(1.2); print(a, time.time())"
@@ -215,6 +226,7 @@ PAYLOADS = [
 ]
 
 
+@pytest.mark.sshd
 def test_arguments_are_never_interpreted_on_either_side(
     machines: Machines, alpha: Transport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -233,6 +245,7 @@ def test_arguments_are_never_interpreted_on_either_side(
     assert left == [], f"no injected command ran: {left}"
 
 
+@pytest.mark.sshd
 def test_plumbum_commands_go_through_the_same_master_quoted_and_in_slots(
     machines: Machines, alpha: Transport, tmp_path: Path
 ) -> None:
@@ -259,6 +272,7 @@ def test_plumbum_commands_go_through_the_same_master_quoted_and_in_slots(
     assert len(held) == MAX_SESSIONS - 2 and alpha.take_slot(wait=False), "its two slots are free again"
 
 
+@pytest.mark.sshd
 @pytest.mark.parametrize("multiplex", [True, False])
 def test_plumbum_on_a_dead_machine_is_an_unreachable_machine(machines: Machines, multiplex: bool) -> None:
     t = Transport("alpha", multiplex=multiplex)
@@ -271,6 +285,7 @@ def test_plumbum_on_a_dead_machine_is_an_unreachable_machine(machines: Machines,
     t.close()
 
 
+@pytest.mark.sshd
 def test_run_python_carries_script_and_data_on_stdin(alpha: Transport) -> None:
     script = textwrap.dedent("""
         import hashlib, sys
@@ -286,12 +301,14 @@ def test_run_python_carries_script_and_data_on_stdin(alpha: Transport) -> None:
     assert "print(" not in ps.out, "the script is not on the command line"
 
 
+@pytest.mark.sshd
 def test_a_command_that_runs_too_long_is_stopped(alpha: Transport) -> None:
     started = time.monotonic()
     res = alpha.run(["sleep", "30"], timeout=1)
     assert res.code == 124 and time.monotonic() - started < 5
 
 
+@pytest.mark.sshd
 def test_git_push_and_fetch_go_through_the_same_master(
     machines: Machines, alpha: Transport, tmp_path: Path
 ) -> None:
@@ -346,6 +363,7 @@ def test_strange_user_or_hostname_from_the_config_is_refused(sealed: Path, tmp_p
     assert not marker.exists()
 
 
+@pytest.mark.sshd
 def test_user_at_host_names_are_accepted(machines: Machines) -> None:
     m = machines.by_name("alpha")
     t = Transport(f"{m.user}@alpha")

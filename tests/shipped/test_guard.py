@@ -4,10 +4,8 @@ the JSON the real CLIs send) and at the commit (the pre-commit hook the runner i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,8 @@ from git_balanced.engine.loop import Engine
 from git_balanced.lead import open_lead
 from git_balanced.shipped import guard, runner
 from tests.support.builders import commit, git, make_repo
-from tests.support.cli import balanced
+from tests.support.cli import Ran, balanced
+from tests.support.wait import wait_until
 
 SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**", "README.md"], "owners": {"api": ["src/**"]}}
 
@@ -58,10 +57,9 @@ def test_refusals_of_absolute_paths(tmp_path: Path) -> None:
 
 
 # -- the edit: PreToolUse, through `git balanced hook pre-tool-use` -----------------------------------------
-def run_hook(cwd: Path, payload: dict, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, **env}
-    return subprocess.run(["git", "balanced", "hook", "pre-tool-use"], cwd=cwd, input=json.dumps(payload),
-                          capture_output=True, text=True, env=full, timeout=60)
+def run_hook(cwd: Path, payload: dict, env: dict[str, str]) -> Ran:
+    """`git balanced hook pre-tool-use` fed `payload`, as the agent runs it in its worktree."""
+    return balanced(cwd, "hook", "pre-tool-use", input=json.dumps(payload), env=env)
 
 
 @pytest.fixture
@@ -97,20 +95,20 @@ def test_the_hook_refuses_a_claude_edit_outside_the_paths(worker_dirs: tuple[Pat
     wt, run_dir = worker_dirs
     env = {"BALANCED_RUN_DIR": str(run_dir), "GIT_BALANCED_WORKTREE": str(wt), "GIT_BALANCED_JOB": "j1"}
     cp = run_hook(wt, claude_write(wt, "src/app.py"), env)
-    assert cp.returncode == 0, cp.stderr
-    out = json.loads(cp.stdout)["hookSpecificOutput"]
+    assert cp.code == 0, cp.err
+    out = json.loads(cp.out)["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "deny"
     assert "src/app.py belongs to the piece api, not to docs" in out["permissionDecisionReason"]
     ok = run_hook(wt, claude_write(wt, "docs/guide.md"), env)
-    assert ok.returncode == 0 and ok.stdout == "", "an edit inside the paths is left to the agent's permissions"
+    assert ok.code == 0 and ok.out == "", "an edit inside the paths is left to the agent's permissions"
 
 
 def test_the_hook_refuses_a_codex_patch_touching_another_piece(worker_dirs: tuple[Path, Path]) -> None:
     wt, run_dir = worker_dirs
     env = {"BALANCED_RUN_DIR": str(run_dir), "GIT_BALANCED_WORKTREE": str(wt), "GIT_BALANCED_JOB": "j1"}
     cp = run_hook(wt, codex_patch(wt, "src/api.py"), env)
-    out = json.loads(cp.stdout)["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny", cp.stdout
+    out = json.loads(cp.out)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", cp.out
     assert "src/api.py belongs to the piece api" in out["permissionDecisionReason"]
     assert "docs/ok.md" not in out["permissionDecisionReason"], "the path inside the paths is not named"
 
@@ -118,7 +116,7 @@ def test_the_hook_refuses_a_codex_patch_touching_another_piece(worker_dirs: tupl
 def test_without_a_guard_the_hook_says_nothing(tmp_path: Path) -> None:
     wt = make_repo(tmp_path / "wt")
     cp = run_hook(wt, claude_write(wt, "anything.txt"), {"GIT_BALANCED_WORKTREE": str(wt)})
-    assert cp.returncode == 0 and cp.stdout == "", cp.stderr
+    assert cp.code == 0 and cp.out == "", cp.err
 
 
 # -- the commit: the pre-commit hook in the worker's worktree ---------------------------------------------
@@ -133,13 +131,11 @@ def start(tmp_path: Path, repo: Path, job: str, run: str, spec: dict) -> dict:
     cp = subprocess.run([sys.executable, runner.__file__, "start"], input=json.dumps(req), capture_output=True,
                         text=True, timeout=60)
     assert cp.returncode == 0 and "error" not in json.loads(cp.stdout), cp.stdout + cp.stderr
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        st = runner.status({"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
-        if st["state"] == "finished":
-            return st["result"]
-        time.sleep(0.2)
-    raise AssertionError(f"{job} did not finish: {st}")
+    def status() -> dict:
+        return runner.status({"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
+
+    return wait_until(lambda: (st := status())["state"] == "finished" and st, 30, f"{job} to finish",
+                      said=status)["result"]
 
 
 def test_the_runners_commit_is_refused_with_the_reason(tmp_path: Path) -> None:
@@ -190,9 +186,7 @@ def test_a_refused_commit_fails_the_attempt_on_the_board(tmp_path: Path, monkeyp
     monkeypatch.chdir(repo)
     lead = open_lead(str(repo))
     engine = Engine(lead)
-    deadline = time.monotonic() + 90
-    while engine.pass_once() and time.monotonic() < deadline:
-        time.sleep(0.3)
+    wait_until(lambda: not engine.pass_once(), 90, "the engine to have nothing left to do", every=0.3)
     rows = [r for r in collect(lead)["jobs"] if r["piece"] == "docs"]
     assert [r["state"] for r in rows] == ["failed"], "the same command would write the same paths: no retry"
     assert "the guard refused its commit" in rows[0]["reason"], rows[0]

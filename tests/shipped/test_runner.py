@@ -18,20 +18,19 @@ from git_balanced.errors import BalancedError
 from git_balanced.machines.transport import BOOTSTRAP
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
-from tests.support.runner_calls import RUNNER, call
+from tests.support.runner_calls import RUNNER, call, status_of
+from tests.support.wait import wait_for_file, wait_until
 
 BRANCH = "balanced/piece"
 
 
 def wait_for(job: str, runs: Path, states: tuple[str, ...] = ("finished",), timeout: float = 30) -> dict:
     """Poll `status` until the job is in one of `states`; its status entry."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = call("status", {"jobs": [job], "runs_dir": str(runs)})["jobs"][job]
-        if st["state"] in states:
-            return st
-        assert time.monotonic() < deadline, f"{job} stayed {st['state']}; log:\n{st['log_tail']}"
-        time.sleep(0.2)
+    def status() -> dict:
+        return status_of(runs, job)
+
+    return wait_until(lambda: (st := status())["state"] in states and st, timeout, f"{job} to be {' or '.join(states)}",
+                      said=status)
 
 
 @pytest.fixture
@@ -132,10 +131,7 @@ def test_stop_during_setup_ends_the_setup_and_never_starts_the_agent(tmp_path: P
                                                                      lead: tuple[Path, str]) -> None:
     runs = tmp_path / "runs"
     call("start", request(tmp_path, lead, "s3", "touch agent-ran", setup="echo setting up; sleep 30"))
-    deadline = time.monotonic() + 10
-    while "setting up" not in wait_for("s3", runs, ("running",))["log_tail"]:
-        assert time.monotonic() < deadline, "setup never started"
-        time.sleep(0.1)
+    wait_until(lambda: "setting up" in wait_for("s3", runs, ("running",))["log_tail"], 10, "the setup to start")
     res = call("stop", {"job": "s3", "runs_dir": str(runs), "wait": 10})["result"]
     assert res["stopped"] and res["signal"] == signal.SIGTERM and not res["setup_failed"], res
     assert res["exit_code"] is None and not (tmp_path / "worktrees" / "s3" / "agent-ran").exists()
@@ -170,9 +166,7 @@ def test_status_answers_for_several_jobs_in_one_call(tmp_path: Path, lead: tuple
     wait_for("done", runs)
     wait_for("killed", runs, ("running",))
     os.kill(killed["pid"], signal.SIGKILL)  # the runner killed hard: no result.json will ever come
-    deadline = time.monotonic() + 10
-    while runner._alive(killed["pid"]) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: not runner._alive(killed["pid"]), 10, "the killed runner to end")
 
     jobs = call("status", {"jobs": ["done", "busy", "killed", "never"], "runs_dir": str(runs)})["jobs"]
     assert jobs["done"]["state"] == "finished" and jobs["done"]["result"]["exit_code"] == 0
@@ -196,7 +190,7 @@ def test_stop_ends_the_agent_with_sigterm(tmp_path: Path, lead: tuple[Path, str]
     runs = tmp_path / "runs"
     call("start", request(tmp_path, lead, "st1", "echo partial > p.txt; sleep 30"))
     wait_for("st1", runs, ("running",))
-    time.sleep(0.5)
+    wait_for_file(tmp_path / "worktrees" / "st1" / "p.txt", 10, "the agent to write its file")
     answer = call("stop", {"job": "st1", "runs_dir": str(runs), "wait": 10})
     assert answer["state"] == "finished", answer
     res = answer["result"]
@@ -211,8 +205,8 @@ def test_stop_kills_an_agent_that_ignores_sigterm_after_the_grace(tmp_path: Path
     runs = tmp_path / "runs"
     # An ignored signal stays ignored across exec, so sleep ignores SIGTERM too.
     call("start", request(tmp_path, lead, "st2", "trap '' TERM; echo ready; sleep 30", grace=1))
-    wait_for("st2", runs, ("running",))
-    time.sleep(0.5)
+    # Its trap is set once it says so.
+    wait_until(lambda: "ready" in wait_for("st2", runs, ("running",))["log_tail"], 10, "the agent to be ready")
     started = time.monotonic()
     res = call("stop", {"job": "st2", "runs_dir": str(runs), "wait": 15})["result"]
     assert res is not None and res["signal"] == signal.SIGKILL, res

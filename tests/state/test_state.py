@@ -1,4 +1,5 @@
-"""State in refs: event chains, compare-and-swap under contention, fold, cache, notes and sync."""
+"""State in refs: event chains and their ids, and compare-and-swap under contention (fold, cache and sync have
+their own files)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from pathlib import Path
 from git_balanced.git import Repo
 from git_balanced.state import cache, notes, refs
 from git_balanced.state.events import new_id
-from git_balanced.state.fold import JOB_RANK, fold
-from git_balanced.state.sync import sync
-from tests.support.builders import commit, git, make_remote, make_repo
+from tests.support.builders import commit, git, make_repo
 
 WRITER = """
 import sys
@@ -49,14 +48,6 @@ def test_ids_sort_by_time() -> None:
     time.sleep(0.002)
     b = new_id()
     assert a < b and len(a) == 15
-
-
-def test_states_only_move_forward(tmp_path: Path) -> None:
-    repo = Repo.discover(make_repo(tmp_path / "r"))
-    ref = refs.ref_for("jobs", "j1")
-    for st in ("queued", "running", "landed", "failed", "running"):
-        refs.append(repo, ref, st, f"j1 {st}", state=st)
-    assert fold(refs.events_of(repo, ref), JOB_RANK)["state"] == "landed", "a landed job stays landed"
 
 
 def _writers(repo: Path, shared: bool) -> None:
@@ -107,7 +98,6 @@ def test_a_writer_that_loses_the_race_builds_again_on_the_new_tip(tmp_path: Path
     assert refs.update_with_retry(repo, ref, lambda tip: None, "test") is None
     assert git(path, "rev-parse", ref) == mine, "a build that declines leaves the ref alone"
 
-
 def test_eight_writers_to_one_note_lose_no_line(tmp_path: Path) -> None:
     path = make_repo(tmp_path / "r")
     head = git(path, "rev-parse", "HEAD")
@@ -118,61 +108,6 @@ def test_eight_writers_to_one_note_lose_no_line(tmp_path: Path) -> None:
     assert all(p.wait(timeout=240) == 0 for p in procs), "every writer finished"
     got = notes.read_json(Repo.discover(path), notes.LANDINGS, head)
     assert sorted((r["writer"], r["i"]) for r in got) == [(str(w), i) for w in range(8) for i in range(10)]
-
-
-def test_cache_is_keyed_by_tip(tmp_path: Path) -> None:
-    repo = Repo.discover(make_repo(tmp_path / "r"))
-    refs.append(repo, "refs/balanced/jobs/a", "placed", "a placed", state="queued")
-    assert cache.read_all(repo, "jobs")["a"]["state"] == "queued"
-    refs.append(repo, "refs/balanced/jobs/a", "started", "a started", state="running")
-    assert cache.read_all(repo, "jobs")["a"]["state"] == "running", "a moved tip is never served stale"
-    git(repo.root, "update-ref", "-d", "refs/balanced/jobs/a")
-    assert cache.read_all(repo, "jobs") == {}, "a deleted ref leaves the cache"
-
-
-def test_two_clones_sync_to_the_same_state(tmp_path: Path) -> None:
-    a = make_repo(tmp_path / "a")
-    bare = make_remote(tmp_path, a)
-    git(tmp_path, "clone", "-q", str(bare), "b")
-    b = tmp_path / "b"
-    ra, rb = Repo.discover(a), Repo.discover(b)
-    ref = "refs/balanced/jobs/j1"
-    refs.append(ra, ref, "placed", "j1 placed", {"piece": "p"}, state="queued")
-    sync(ra, "origin")
-    sync(rb, "origin")
-    refs.append(ra, ref, "started", "j1 started on a", {"machine": "a"}, state="running")
-    refs.append(rb, ref, "landed", "j1 landed from b", {"landed": "abc"}, state="landed")
-    sync(ra, "origin")
-    sync(rb, "origin")
-    sync(ra, "origin")
-    sa, sb = cache.read_one(ra, "jobs", "j1"), cache.read_one(rb, "jobs", "j1")
-    assert sa is not None and sb is not None
-    assert sa["state"] == sb["state"] == "landed"
-    assert sa["fields"] == sb["fields"] == {"piece": "p", "machine": "a", "landed": "abc"}
-    assert ra.read_ref(ref) == rb.read_ref(ref), "both clones end on the same merge commit"
-    parents = git(a, "log", "-1", "--format=%P", ref).split()
-    assert len(parents) == 2, "diverged chains were joined by a merge commit"
-
-
-def test_notes_merge_keeps_both_lines(tmp_path: Path) -> None:
-    a = make_repo(tmp_path / "a")
-    bare = make_remote(tmp_path, a)
-    git(tmp_path, "clone", "-q", str(bare), "b")
-    b = tmp_path / "b"
-    ra, rb = Repo.discover(a), Repo.discover(b)
-    head = ra.rev_parse("HEAD")
-    assert head
-    notes.add_json(ra, notes.LANDINGS, head, {"from": "a"})
-    notes.add_json(rb, notes.LANDINGS, head, {"from": "b"})
-    sync(ra, "origin")
-    sync(rb, "origin")
-    sync(ra, "origin")
-    for r in (ra, rb):
-        got = notes.read_json(r, notes.LANDINGS, head)
-        assert sorted(x["from"] for x in got) == ["a", "b"], "both clones' lines kept"
-    shown = git(b, "log", "-1", "--notes=balanced", "--format=%N", head)
-    assert '"from": "a"' in shown and '"from": "b"' in shown, "git itself reads the merged note"
-
 
 def test_landing_notes_are_read_along_first_parents(tmp_path: Path) -> None:
     path = make_repo(tmp_path / "r")

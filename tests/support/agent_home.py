@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = Path(os.environ.get("GIT_BALANCED_AGENTS", ROOT / ".cache" / "agents"))
@@ -22,6 +25,19 @@ PI_PROVIDER = "scripted"
 PI_MODEL = "scripted-coder"
 # Pi prices what it is told (USD per million tokens); the tests check the sum it reports.
 PI_COST = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+
+
+def installed_bin() -> str:
+    """The folder of the installed CLIs; installs the pinned versions when missing, and FAILS the test if it
+    cannot (a real agent test never passes by skipping)."""
+    cp = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=900)
+    if cp.returncode != 0:
+        pytest.fail(f"the agent CLIs could not be installed, so the real agents cannot be tested:\n"
+                    f"{cp.stdout}\n{cp.stderr}")
+    found = AGENTS / "node_modules" / ".bin"
+    for cli in ("claude", "codex", "pi"):
+        assert (found / cli).exists(), f"{cli} is missing from {found} after the install"
+    return str(found)
 
 
 def _base(home: Path) -> dict[str, str]:

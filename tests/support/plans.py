@@ -42,9 +42,12 @@ def plan(repo: Path, pieces: list[dict[str, object]], *args: str, task: str = "A
 
 
 def engine(repo: Path, *args: str, crash_at: str | None = None, timeout: float = 120) -> Ran:
+    """`git balanced engine ARGS` in the foreground: in this process, or, with `crash_at`, in a real process that
+    dies at that point (within `timeout` seconds)."""
+    if not crash_at:
+        return balanced(repo, "engine", *args)
     env = dict(os.environ)
-    if crash_at:
-        env["GIT_BALANCED_CRASH_AT"] = crash_at
+    env["GIT_BALANCED_CRASH_AT"] = crash_at
     cp = subprocess.run([sys.executable, "-m", "git_balanced.cli", "engine", *args], cwd=repo, env=env,
                         capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return Ran(cp.returncode, cp.stdout, cp.stderr)

@@ -20,3 +20,8 @@ def call(action: str, request: dict) -> dict:
     lines = cp.stdout.splitlines()
     assert len(lines) == 1, f"one JSON line is the whole answer, got {cp.stdout!r}"
     return json.loads(lines[0])
+
+
+def status_of(runs: Path, job: str) -> dict:
+    """The runner's status of one job in the run folders under `runs`."""
+    return call("status", {"jobs": [job], "runs_dir": str(runs)})["jobs"][job]

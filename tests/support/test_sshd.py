@@ -6,12 +6,14 @@ import os
 import pwd
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.sshd import MACHINE_PYTHON, Machines, sshd_machines
+from tests.support.wait import wait_until
+
+pytestmark = pytest.mark.sshd  # every test here starts sshd machines
 
 
 def ssh(machines: Machines, name: str, command: str) -> subprocess.CompletedProcess[str]:
@@ -52,8 +54,7 @@ def test_stop_removes_users_homes_and_processes(tmp_path: Path) -> None:
         # A detached process of the machine, as a worker would be, outlives the SSH session.
         res = ssh(ms, "alpha", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo started")
         assert res.stdout.strip() == "started"
-        time.sleep(0.2)
-        assert m.processes(), "the detached sleep belongs to the machine"
+        wait_until(m.processes, 10, "the detached sleep to count as the machine's")
         sshd_pid = m.pid
     assert not m.alive() and not Path(f"/proc/{sshd_pid}").exists()
     assert m.processes() == []
@@ -66,14 +67,12 @@ def test_stop_removes_users_homes_and_processes(tmp_path: Path) -> None:
 def test_kill_ends_the_machine_at_once(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["alpha", "beta"]) as ms:
         ssh(ms, "alpha", "setsid sleep 300 </dev/null >/dev/null 2>&1 &")
-        time.sleep(0.2)
+        wait_until(ms.by_name("alpha").processes, 10, "the detached sleep to run")
         session = subprocess.Popen(
             ["ssh", "-F", str(ms.config), "-o", "BatchMode=yes", "alpha", "sleep 300"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while ms.by_name("alpha").accepted() < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: ms.by_name("alpha").accepted() >= 2, 10, "the second session to be let in")
         ms.by_name("alpha").kill()
         assert ms.by_name("alpha").processes() == []
         assert session.wait(timeout=5) == 255, "an open session is cut when its machine dies"

@@ -13,7 +13,7 @@ from pytest_mock import MockerFixture
 from git_balanced.cli import cli, main, manpage
 from tests.support.cli import balanced
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_command_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,56 @@
+"""What follows a failed attempt: the next attempt and how it differs, or why there is none."""
+
+from __future__ import annotations
+
+import pytest
+
+from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Decision, decide
+
+
+def _decide(failure: str, attempt: int = 1, *, agent: str = "claude", model: str | None = "haiku",
+            stronger: str | None = "sonnet", left: float | None = None) -> Decision:
+    return decide(failure, attempt, 3, agent, model, stronger, "j1", "main", left)
+
+
+def test_each_failure_tries_again_in_its_own_way() -> None:
+    cases = {
+        "check_failed": ("Tries again with a stronger model: attempt 2 on sonnet", {"model": "sonnet"}),
+        "conflict": ("Tries again from the new tip of main: attempt 2", {"fresh_branch": True}),
+        "transient": ("Tries again in a minute: attempt 2", {"not_before_delay": TRANSIENT_PAUSE}),
+        "lost": ("Tries again on another machine: attempt 2", {"other_machine": True}),
+        "failed": ("Tries again: attempt 2", {}),
+    }
+    for failure, (words, changes) in cases.items():
+        d = _decide(failure)
+        assert (d.retry, d.words, d.changes) == (True, words, changes), failure
+
+
+def test_a_failed_check_on_the_strongest_model_tries_it_again() -> None:
+    d = _decide("check_failed", model="sonnet", stronger="sonnet")
+    assert (d.words, d.changes) == ("Tries again: attempt 2 on sonnet", {})
+    assert _decide("check_failed", agent="shell", model=None, stronger=None).words == "Tries again: attempt 2"
+
+
+@pytest.mark.parametrize("failure", sorted(NOT_RETRIED))
+def test_what_another_attempt_cannot_mend_is_not_tried_again(failure: str) -> None:
+    d = _decide(failure)
+    assert not d.retry and d.changes == {}
+    assert d.words.startswith("Not tried again: ") and "{job}" not in d.words, d.words
+
+
+def test_the_last_attempt_is_the_last() -> None:
+    d = _decide("failed", attempt=3)
+    assert (d.retry, d.words) == (False, "Not tried again: that was attempt 3 of 3")
+
+
+def test_the_next_attempt_gets_what_is_left_of_the_budget_and_none_when_it_is_spent() -> None:
+    d = _decide("failed", left=0.25)
+    assert d.words == "Tries again: attempt 2, with $0.25 of its budget left" and d.changes == {"budget_usd": 0.25}
+    spent = _decide("failed", left=0.0)
+    assert not spent.retry and spent.words == "Not tried again: it spent its budget"
+
+
+def test_a_shell_piece_the_guard_refused_would_write_the_same_paths_again() -> None:
+    d = _decide("guard", agent="shell", model=None, stronger=None)
+    assert not d.retry and "the same command would write the same paths" in d.words
+    assert _decide("guard").retry, "an agent may write other paths on its next attempt"

@@ -1,0 +1,64 @@
+"""Waiting on another process: poll for the event or the file it makes, with a deadline, never a fixed sleep."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TypeVar
+
+import pytest
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, every: float = 0.05,
+               said: Callable[[], object] | None = None) -> T:
+    """Poll `predicate` until it returns a true value, and return that value; after `timeout` seconds fail
+    the test saying that `what` did not happen, with `said()` (what there was to see) when given."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            seen = f"\n{said()}" if said is not None else ""
+            pytest.fail(f"waited {timeout:g} s for {what}, in vain{seen}")
+        time.sleep(every)
+
+
+def wait_for_file(path: Path, timeout: float, what: str) -> str:
+    """Wait until the file at `path` exists and holds something; return its text."""
+    def text() -> str:
+        try:
+            return path.read_text()
+        except FileNotFoundError:
+            return ""
+
+    return wait_until(text, timeout, what)
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended; a zombie not reaped yet counts as ended (nothing of it runs)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return any(line.startswith("State:") and line.split()[1] == "Z" for line in status.splitlines())
+
+
+class Lines(list[str]):
+    """The lines a process writes to `stream`, gathered as they come by a thread (wait on them with
+    `wait_until`); `ended` is set once the stream is at its end."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__()
+        self.ended = threading.Event()
+
+        def gather() -> None:
+            for line in stream:
+                self.append(line.rstrip("\n"))
+            self.ended.set()
+
+        threading.Thread(target=gather, daemon=True).start()

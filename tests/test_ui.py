@@ -1,0 +1,48 @@
+"""What the user sees: words on stdout, notes on stderr, JSON on stdout, and times as the lead reads them."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from git_balanced import ui
+
+
+def test_words_go_to_stdout_and_notes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    ui.say("Landed f1.")
+    ui.note("Checking f1…")
+    ui.say()
+    got = capsys.readouterr()
+    assert (got.out, got.err) == ("Landed f1.\n\n", "Checking f1…\n")
+
+
+def test_json_is_sorted_readable_and_takes_what_json_does_not(capsys: pytest.CaptureFixture[str]) -> None:
+    ui.emit_json({"b": 1, "a": "é", "where": Path("/srv/lead")})
+    out = capsys.readouterr().out
+    assert out.startswith('{\n  "a": "é",'), "sorted keys, indented, not escaped"
+    assert json.loads(out) == {"a": "é", "b": 1, "where": "/srv/lead"} and out.endswith("}\n")
+
+
+def test_tail_keeps_the_last_lines_indented() -> None:
+    text = "\n".join(f"line {i}" for i in range(1, 21)) + "\n\n"
+    assert ui.tail(text, 2) == "    line 19\n    line 20"
+    assert ui.tail("one", indent="> ") == "> one"
+
+
+def test_clock_is_the_local_hour_and_minute() -> None:
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Europe/Berlin"
+    time.tzset()
+    try:
+        assert ui.clock(1_800_000_000) == "09:00", "2027-01-15 08:00 UTC is 09:00 in Berlin"
+        assert ui.clock(1_800_000_000 + 59) == "09:00", "the minute is cut, not rounded"
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()  # the next test reads local time as it was
