@@ -6,22 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from git_balanced.git import STALE_LOCK_SECONDS, Repo
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import background_engine, board, engine, inbox_text, lead_repo, piece, plan
+from tests.support.wait import wait_until
 
 TEN_MINUTES = 600
-
-
-def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
-        time.sleep(0.05)
 
 
 def _stale_lock(path: Path, age: float = TEN_MINUTES) -> Path:
@@ -86,7 +79,7 @@ def _hold_ref_lock(repo: Path, ref: str, new: str) -> subprocess.Popen[str]:
     assert holder.stdin is not None
     holder.stdin.write(f"start\nupdate {ref} {new}\nprepare\n")
     holder.stdin.flush()
-    _wait(lambda: (repo / ".git" / f"{ref}.lock").exists(), 10, f"git to lock {ref}")
+    wait_until(lambda: (repo / ".git" / f"{ref}.lock").exists(), 10, f"git to lock {ref}")
     return holder
 
 
@@ -119,13 +112,13 @@ def test_the_engine_waits_for_a_live_lock_on_the_lead_branch_and_lands_after(tmp
     log = tmp_path / "engine.log"
     with background_engine(repo, log, "--until-idle") as eng:
         try:
-            _wait(lambda: "Landing waits" in log.read_text(), 120, "the landing to wait for the lock")
+            wait_until(lambda: "Landing waits" in log.read_text(), 120, "the landing to wait for the lock")
             assert holder.poll() is None and (repo / ".git" / "refs" / "heads" / "main.lock").exists(), \
                 "the user's git still holds its lock"
             assert git(repo, "rev-parse", "main") == before
         finally:
             assert _end(holder, "abort") == 0
-        _wait(lambda: eng.poll() is not None, 120, "the engine to land and stop")
+        wait_until(lambda: eng.poll() is not None, 120, "the engine to land and stop")
     assert eng.returncode == 0, log.read_text()
     assert _landed(repo) == {"gamma": "landed"}
     assert "Traceback" not in log.read_text()
