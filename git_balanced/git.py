@@ -23,9 +23,6 @@ ZERO = "0" * 40
 # this was left by a process that ended (killed, or its machine went down) and will never be released.
 STALE_LOCK_SECONDS = 60.0
 
-# The stale locks this process removed, (lock path, age in seconds): the engine tells its lead about them.
-CLEARED: list[tuple[str, float]] = []
-
 
 def lock_age(lock: Path) -> float | None:
     """How many seconds ago a lock file was last written, or None when there is none."""
@@ -56,7 +53,6 @@ def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | Non
         os.close(fd)
     if not say:  # the caller lists what it removed
         return age
-    CLEARED.append((str(lock), age))
     ui.note(f"[balanced] Removed a stale lock, {lock}: {int(age)} seconds old, left by a git process that "
             "ended; no writer holds one that long.")
     return age
@@ -101,6 +97,8 @@ class Repo:
         self.git_dir = git_dir
         self.common_dir = common_dir
         self.bare = bare
+        # The stale locks removed through this object, (lock path, age in seconds): the engine tells its lead.
+        self.cleared: list[tuple[str, float]] = []
 
     @classmethod
     def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Repo:
@@ -234,14 +232,20 @@ class Repo:
 
     def clear_stale_lock(self, ref: str) -> bool:
         """Remove the lock of `ref` if it is stale (see STALE_LOCK_SECONDS); True when one was removed."""
-        return remove_if_stale(self.ref_lock(ref), self.state_dir / "locks.lock") is not None
+        return self._clear(self.ref_lock(ref))
+
+    def _clear(self, lock: Path) -> bool:
+        age = remove_if_stale(lock, self.state_dir / "locks.lock")
+        if age is not None:
+            self.cleared.append((str(lock), age))
+        return age is not None
 
     def held_locks(self, ref: str) -> list[Path]:
         """The locks a fast-forward of the checked-out `ref` takes (the ref's, and this checkout's HEAD's) that
         a live git holds now; stale ones are removed first."""
         held = []
         for lock in (self.ref_lock(ref), self.git_dir / "HEAD.lock"):
-            remove_if_stale(lock, self.state_dir / "locks.lock")
+            self._clear(lock)
             if lock.exists():
                 held.append(lock)
         return held

@@ -42,12 +42,12 @@ class Findings:
 def gather(repo: Repo) -> Findings:
     """Everything the doctor looks at, in this repository and in this machine's worker folders."""
     scanned = health.scan(repo)
-    health.mark_named(scanned)  # listed below: no need for the readers' own line on stderr as well
+    health.mark_named(repo, scanned)  # listed below: no need for the readers' own line on stderr as well
     # A job this version cannot read stops the doctor as it stops the engine: without knowing which jobs run,
     # it cannot tell a leftover worktree from a live one.
     jobs = all_jobs(repo)
     by_ref = {b.ref: b for b in scanned}
-    for b in health.seen():
+    for b in health.seen(repo):
         by_ref.setdefault(b.ref, b)
     branch = repo.current_branch()
     locks = health.stale_locks(repo, f"refs/heads/{branch}" if branch else None)

@@ -98,14 +98,13 @@ class Engine:
 
     def _tell_repairs(self, ctx: Context) -> None:
         """Tell the lead, once each, of the stale locks removed and the malformed refs skipped."""
-        from git_balanced import git
         from git_balanced.state import health
 
-        while git.CLEARED:
-            path, age = git.CLEARED.pop(0)
+        while self.repo.cleared:
+            path, age = self.repo.cleared.pop(0)
             ctx.say(f"Removed a stale lock, {path}: {int(age)} seconds old, left by a git process that ended.",
                     lock=path)
-        for broken in health.untold(self.repo, health.seen()):
+        for broken in health.untold(self.repo, health.seen(self.repo)):
             ctx.say(broken.words(), ref=broken.ref)
 
     # -- landing -------------------------------------------------------------------------------------------

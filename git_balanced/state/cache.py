@@ -78,7 +78,7 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
             if why:
                 # One malformed ref must not stop the readers of every other: it is skipped and named once.
                 _BROKEN[(ref, tip)] = why
-                health.found(ref, tip, why)
+                health.found(repo, ref, tip, why)
                 continue
             state = fold(events, rank)
             changed = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from git_balanced import ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
@@ -40,29 +41,31 @@ class BrokenRef:
                 f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")
 
 
-# What this process found, by ref; and which (ref, tip) it named on stderr already: readers look every pass.
-_FOUND: dict[str, BrokenRef] = {}
-_NAMED: set[tuple[str, str]] = set()
+# What the readers of one Repo object (one command, or one engine run) found, by ref; and which (ref, tip)
+# they named on stderr already: readers look every pass.
+_FOUND: WeakKeyDictionary[Repo, dict[str, BrokenRef]] = WeakKeyDictionary()
+_NAMED: WeakKeyDictionary[Repo, set[tuple[str, str]]] = WeakKeyDictionary()
 
 
-def found(ref: str, tip: str, why: str) -> BrokenRef:
-    """Record a malformed ref that a reader skipped, and name it on stderr once in this process."""
+def found(repo: Repo, ref: str, tip: str, why: str) -> BrokenRef:
+    """Record a malformed ref that a reader skipped, and name it on stderr once for this Repo object."""
     broken = BrokenRef(ref, tip, why)
-    _FOUND[ref] = broken
-    if (ref, tip) not in _NAMED:
-        _NAMED.add((ref, tip))
+    _FOUND.setdefault(repo, {})[ref] = broken
+    named = _NAMED.setdefault(repo, set())
+    if (ref, tip) not in named:
+        named.add((ref, tip))
         ui.note(f"[balanced] {broken.words()}")
     return broken
 
 
-def mark_named(broken: list[BrokenRef]) -> None:
+def mark_named(repo: Repo, broken: list[BrokenRef]) -> None:
     """Count these as named already: a caller that lists them needs no reader's line on stderr as well."""
-    _NAMED.update((b.ref, b.tip) for b in broken)
+    _NAMED.setdefault(repo, set()).update((b.ref, b.tip) for b in broken)
 
 
-def seen() -> list[BrokenRef]:
-    """The malformed refs this process's readers skipped."""
-    return sorted(_FOUND.values(), key=lambda b: b.ref)
+def seen(repo: Repo) -> list[BrokenRef]:
+    """The malformed refs the readers of this Repo object skipped."""
+    return sorted(_FOUND.get(repo, {}).values(), key=lambda b: b.ref)
 
 
 def bad_name(kind: str, name: str) -> str | None:
