@@ -385,6 +385,19 @@ def log_(limit: int, as_json: bool) -> int:
     return log.log_command(limit=limit, as_json=as_json)
 
 
+@cli.command(short_help="Stale locks, malformed state refs, leftover worktrees: listed, removed with --fix.")
+@click.option("--fix", "do_fix", is_flag=True, help="Remove what is listed to remove (asks first).")
+@click.option("--yes", is_flag=True, help="With --fix: remove without asking.")
+@_json_opt
+def doctor(do_fix: bool, yes: bool, as_json: bool) -> int:
+    """List malformed refs under refs/balanced/, stale ref locks, and the worktrees and run folders of done
+    jobs, each with the command that removes it; --fix removes them. A worktree with uncommitted changes or
+    commits on no branch is listed and kept."""
+    from git_balanced.commands import doctor as doctor_cmd
+
+    return doctor_cmd.doctor_command(do_fix=do_fix, yes=yes, as_json=as_json)
+
+
 # -- plumbing -----------------------------------------------------------------------------------------------
 @cli.command(short_help="The entry point that installed git and agent hooks call.")
 @click.argument("name")

@@ -11,13 +11,51 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import proc
+from git_balanced import proc, ui
 from git_balanced.errors import GitError, NotARepository
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo as DulwichRepo
 
 ZERO = "0" * 40
+
+# A writer holds a ref's `.lock` for the milliseconds it takes to write 41 bytes and rename them; one older than
+# this was left by a process that ended (killed, or its machine went down) and will never be released.
+STALE_LOCK_SECONDS = 60.0
+
+
+def lock_age(lock: Path) -> float | None:
+    """How many seconds ago a lock file was last written, or None when there is none."""
+    try:
+        return max(0.0, time.time() - lock.stat().st_mtime)
+    except FileNotFoundError:
+        return None
+
+
+def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | None:
+    """Remove `lock` when it is older than STALE_LOCK_SECONDS; its age when removed, else None.
+
+    Cleaners take `guard` (a flock) and look at the age again under it: two cleaners that both saw the same
+    stale lock must not have the second remove the fresh lock a live writer took after the first removed it."""
+    import fcntl
+
+    age = lock_age(lock)
+    if age is None or age < STALE_LOCK_SECONDS:
+        return None
+    fd = os.open(guard, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        age = lock_age(lock)
+        if age is None or age < STALE_LOCK_SECONDS:
+            return None
+        lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+    if not say:  # the caller lists what it removed
+        return age
+    ui.note(f"[balanced] Removed a stale lock, {lock}: {int(age)} seconds old, left by a git process that "
+            "ended; no writer holds one that long.")
+    return age
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -59,6 +97,8 @@ class Repo:
         self.git_dir = git_dir
         self.common_dir = common_dir
         self.bare = bare
+        # The stale locks removed through this object, (lock path, age in seconds): the engine tells its lead.
+        self.cleared: list[tuple[str, float]] = []
 
     @classmethod
     def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Repo:
@@ -186,8 +226,33 @@ class Repo:
         except KeyError:
             return None
 
+    def ref_lock(self, ref: str) -> Path:
+        """The `.lock` file git and dulwich create next to a loose ref while they write it."""
+        return self.common_dir / f"{ref}.lock"
+
+    def clear_stale_lock(self, ref: str) -> bool:
+        """Remove the lock of `ref` if it is stale (see STALE_LOCK_SECONDS); True when one was removed."""
+        return self._clear(self.ref_lock(ref))
+
+    def _clear(self, lock: Path) -> bool:
+        age = remove_if_stale(lock, self.state_dir / "locks.lock")
+        if age is not None:
+            self.cleared.append((str(lock), age))
+        return age is not None
+
+    def held_locks(self, ref: str) -> list[Path]:
+        """The locks a fast-forward of the checked-out `ref` takes (the ref's, and this checkout's HEAD's) that
+        a live git holds now; stale ones are removed first."""
+        held = []
+        for lock in (self.ref_lock(ref), self.git_dir / "HEAD.lock"):
+            self._clear(lock)
+            if lock.exists():
+                held.append(lock)
+        return held
+
     def cas_ref(self, ref: str, new: str, old: str | None, message: str = "git balanced") -> bool:
-        """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent)."""
+        """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent). A stale
+        lock on the ref is removed, and the swap tried again; a fresh one is a lost race."""
         from dulwich.file import FileLocked
 
         refs = self._refs
@@ -199,6 +264,8 @@ class Repo:
             return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), committer=who,
                                            message=message.encode()))
         except FileLocked:
+            if self.clear_stale_lock(ref):
+                return self.cas_ref(ref, new, old, message)
             return False  # another writer holds the lock: the same as losing the race
 
     def ref_names(self, prefix: str) -> list[str]:

@@ -89,6 +89,7 @@ class Engine:
         self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued"], jobs)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
+        self._tell_repairs(ctx)
         # A piece that waits for the machine its plan names cannot move until you tick or ready it, nor one
         # that waits for you to land it or to clear the way in your checkout.
         live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
@@ -108,6 +109,17 @@ class Engine:
 
         schedules.engine_tick(self.lead, ctx.settings)
         relay.engine_tick(self.lead, ctx.settings)
+
+    def _tell_repairs(self, ctx: Context) -> None:
+        """Tell the lead, once each, of the stale locks removed and the malformed refs skipped."""
+        from git_balanced.state import health
+
+        while self.repo.cleared:
+            path, age = self.repo.cleared.pop(0)
+            ctx.say(f"Removed a stale lock, {path}: {int(age)} seconds old, left by a git process that ended.",
+                    lock=path)
+        for broken in health.untold(self.repo, health.seen(self.repo)):
+            ctx.say(broken.words(), ref=broken.ref)
 
     # -- landing -------------------------------------------------------------------------------------------
     def waits_for_you(self, ctx: Context, j: Job) -> str:

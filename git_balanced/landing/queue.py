@@ -312,6 +312,15 @@ class Queue:
         """Note each landed merge, then move the lead's branch (compare-and-swap) and its checkout."""
         repo = self.repo
         target = links[-1]
+        checked_out = repo.current_branch() == self.lead.branch
+        if checked_out:
+            # A merge that finds the branch locked has moved the files already when it fails: the checkout would
+            # hold the landing and the branch not. So a live lock means wait; a stale one is removed.
+            held = repo.held_locks(self.lead.ref)
+            if held:
+                raise BalancedError(f"Another git command is writing {self.lead.branch} ({held[0]} exists), so "
+                                    "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
+                                    "is removed once it is a minute old.")
         res = checks.cached(repo, target.tree, self.cmds.check) if self.cmds.check else None
         for link in links:
             info = link.cand.info
@@ -324,7 +333,7 @@ class Queue:
                 "into": self.lead.branch,
                 "at": round(time.time(), 3)})
         crashpoint("after-notes")
-        if repo.current_branch() == self.lead.branch:
+        if checked_out:
             r = repo.run("merge", "--ff-only", "--quiet", target.commit,
                          env={"GIT_REFLOG_ACTION": "balanced land"})
             if r.code != 0:

@@ -6,10 +6,11 @@ import json
 import os
 from typing import Any
 
+from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
+from git_balanced.state import health
 from git_balanced.state.fold import RANKS, fold
-from git_balanced.state.refs import read_chain
 
 
 def _path(repo: Repo, kind: str) -> str:
@@ -21,6 +22,9 @@ def _path(repo: Repo, kind: str) -> str:
 # The cache file as this process last read or wrote it, by path and (mtime, size): an engine reads every
 # job several times a pass, and parsing 10,000 jobs' JSON each time would be most of its cost.
 _MEMO: dict[str, tuple[tuple[int, int], dict[str, list[Any]]]] = {}
+
+# Malformed refs this process met, by (ref, tip), with why: read once, not on every pass.
+_BROKEN: dict[tuple[str, str], str] = {}
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
@@ -63,17 +67,24 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
     rank = RANKS.get(kind)
     out: dict[str, dict[str, Any]] = {}
     fresh: dict[str, list[Any]] = {}
-    changed = len(cached) != len(tips)
+    changed = False
     for ref, tip in tips.items():
         entry = cached.get(ref)
         if entry and entry[0] == tip:
             state = entry[1]
         else:
-            state = fold(read_chain(repo, tip), rank, owners=kind == "jobs")
+            broken = _BROKEN.get((ref, tip))
+            events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
+            if why:
+                # One malformed ref must not stop the readers of every other: it is skipped and named once.
+                _BROKEN[(ref, tip)] = why
+                health.found(repo, ref, tip, why)
+                continue
+            state = fold(events, rank, owners=kind == "jobs")
             changed = True
         fresh[ref] = [tip, state]
         out[ref[len(prefix):]] = state
-    if use_cache and changed:
+    if use_cache and (changed or len(cached) != len(fresh)):
         _save(path, fresh)
     return out
 
@@ -84,4 +95,9 @@ def read_one(repo: Repo, kind: str, name: str) -> dict[str, Any] | None:
     tip = repo.read_ref(ref)
     if tip is None:
         return None
-    return fold(read_chain(repo, tip), RANKS.get(kind), owners=kind == "jobs")
+    events, why = health.chain_of(repo, kind, name, tip)
+    if why:
+        broken = health.BrokenRef(ref, tip, why)
+        raise BalancedError(f"{ref} is malformed ({why}).",
+                            hint=f"`git balanced doctor --fix` removes it (or: {broken.fix}).")
+    return fold(events, RANKS.get(kind), owners=kind == "jobs")

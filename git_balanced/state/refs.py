@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from git_balanced.errors import StaleRef
-from git_balanced.git import Repo
+from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import Event, node_id, read_event, write_event_commit
 
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
@@ -37,15 +37,34 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
                       tries: int = MAX_TRIES) -> str | None:
     """Point `ref` at the commit `build(tip)` makes, compare-and-swap on that tip; when another writer moved the
     ref first, wait a jittered moment and build again on its new tip. None when `build` declines (returns None)."""
-    for attempt in range(tries):
+    attempt = 0
+    while attempt < tries:
         tip = repo.read_ref(ref)
         new = build(tip)
         if new is None:
             return None
         if repo.cas_ref(ref, new, tip, message=message):
             return new
-        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))
+        if not _waited_for_lock(repo, ref):
+            attempt += 1
+            time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))
     raise StaleRef(f"could not update {ref} after {tries} tries")
+
+
+def _waited_for_lock(repo: Repo, ref: str) -> bool:
+    """Wait while the ref's lock is there and young: a live writer lets go of it in a moment, and the lock of
+    one that was killed goes stale (and `cas_ref` removes it) within STALE_LOCK_SECONDS. Not a lost race, so
+    it does not count as a try. True when there was a lock to wait for."""
+    lock = repo.ref_lock(ref)
+    start = time.monotonic()
+    waited = False
+    while (spent := time.monotonic() - start) < STALE_LOCK_SECONDS + 5:
+        age = lock_age(lock)
+        if age is None or age >= STALE_LOCK_SECONDS:
+            return waited
+        waited = True
+        time.sleep(0.002 if spent < 0.2 else 0.05)
+    return False  # a lock that never ages (its clock is wrong): count the try, so the loop still ends
 
 
 def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] | None = None,

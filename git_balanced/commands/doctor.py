@@ -1,0 +1,146 @@
+"""`git balanced doctor`: malformed state refs, stale ref locks and what workers left behind, listed with the
+command that removes each; `--fix` removes them (never a worktree that holds work nothing else keeps)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_balanced import trust, ui
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo, remove_if_stale
+from git_balanced.jobs import all_jobs
+from git_balanced.machines import leftovers
+from git_balanced.machines.leftovers import Leftover
+from git_balanced.state import health
+from git_balanced.state.health import BrokenRef, StaleLock
+
+
+@dataclass
+class Findings:
+    refs: list[BrokenRef]
+    locks: list[StaleLock]
+    left: list[Leftover]
+    removed: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def removable(self) -> int:
+        return len(self.refs) + len(self.locks) + sum(1 for x in self.left if not x.kept)
+
+    @property
+    def kept(self) -> list[Leftover]:
+        return [x for x in self.left if x.kept]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"malformed_refs": [{"ref": b.ref, "tip": b.tip, "why": b.why, "fix": b.fix} for b in self.refs],
+                "stale_locks": [{"path": str(lk.path), "ref": lk.ref, "age_seconds": round(lk.age), "fix": lk.fix}
+                                for lk in self.locks],
+                "leftovers": [x.as_json() for x in self.left], "removed": self.removed, "not_removed": self.failed}
+
+
+def gather(repo: Repo) -> Findings:
+    """Everything the doctor looks at, in this repository and in this machine's worker folders."""
+    scanned = health.scan(repo)
+    health.mark_named(repo, scanned)  # listed below: no need for the readers' own line on stderr as well
+    # A job this version cannot read stops the doctor as it stops the engine: without knowing which jobs run,
+    # it cannot tell a leftover worktree from a live one.
+    jobs = all_jobs(repo)
+    by_ref = {b.ref: b for b in scanned}
+    for b in health.seen(repo):
+        by_ref.setdefault(b.ref, b)
+    branch = repo.current_branch()
+    locks = health.stale_locks(repo, f"refs/heads/{branch}" if branch else None)
+    return Findings(sorted(by_ref.values(), key=lambda b: b.ref), locks, leftovers.find(repo, jobs))
+
+
+def _age(seconds: float) -> str:
+    return f"{int(seconds // 60)} minutes" if seconds >= 120 else f"{int(seconds)} seconds"
+
+
+def show(f: Findings) -> None:
+    """The findings in words, each with the command that removes it (or, when kept, the one to look at it)."""
+    if f.refs:
+        ui.say("Malformed refs (every reader skips them):")
+        for b in f.refs:
+            ui.say(f"  {b.ref}: {b.why}")
+            ui.say(f"      remove: {b.fix}")
+    if f.locks:
+        ui.say("Stale locks (left by a git process that ended; no writer holds one that long):")
+        for lk in f.locks:
+            ui.say(f"  {lk.path}: the lock of {lk.ref}, {_age(lk.age)} old")
+            ui.say(f"      remove: {lk.fix}")
+    removable = [x for x in f.left if not x.kept]
+    if removable:
+        ui.say("Left behind by workers whose jobs are done:")
+        for x in removable:
+            ui.say(f"  {x.path}: {x.what}")
+            ui.say(f"      remove: {x.fix}")
+    if f.kept:
+        ui.say("Kept, as they hold work (look, and remove them yourself if you do not need it):")
+        for x in f.kept:
+            ui.say(f"  {x.path}: {x.what}; {x.kept}")
+            ui.say(f"      look: {x.fix}")
+
+
+def fix(repo: Repo, f: Findings) -> None:
+    """Remove what was found and may be removed; record what was and what could not be."""
+    for b in f.refs:
+        tip = b.tip or repo.read_ref(b.ref) or ""
+        res = repo.run("update-ref", "-d", b.ref, *([tip] if tip else []))
+        _done(f, b.ref, None if res.code == 0 else res.err.strip() or "git update-ref failed")
+    for lk in f.locks:
+        gone = remove_if_stale(lk.path, repo.state_dir / "locks.lock", say=False) is not None or not lk.path.exists()
+        _done(f, str(lk.path), None if gone else "it is no longer stale: a live git process holds it now")
+    for x in f.left:
+        if not x.kept:
+            _done(f, x.path, leftovers.remove(repo, x))
+
+
+def _done(f: Findings, what: str, error: str | None) -> None:
+    if error is None:
+        f.removed.append(what)
+    else:
+        f.failed.append({"what": what, "why": error})
+
+
+def doctor_command(*, do_fix: bool, yes: bool, as_json: bool) -> int:
+    """List (and with `do_fix`, remove) what is stale or broken; 0 when nothing is left to see to."""
+    repo = Repo.discover()
+    f = gather(repo)
+    if not do_fix:
+        if as_json:
+            ui.emit_json(f.as_json())
+        elif not (f.removable or f.kept):
+            ui.say("Nothing to repair: no malformed refs, no stale locks, nothing left behind by workers.")
+        else:
+            show(f)
+            if f.removable:
+                ui.say(f"`git balanced doctor --fix` removes the {f.removable} listed to remove.")
+        return 1 if f.removable or f.kept else 0
+    if f.removable and not yes:
+        if not as_json:
+            show(f)
+        if not trust.interactive():
+            raise BalancedError(f"Nothing was removed: there is no terminal to ask on, and --yes was not given "
+                                f"({f.removable} to remove).",
+                                hint="run `git balanced doctor --fix --yes` to remove them, or the commands listed "
+                                     "by `git balanced doctor` one by one.")
+        if input(f"Remove these {f.removable}? [y/N] ").strip().lower() not in ("y", "yes"):
+            ui.say("Nothing was removed.")
+            return 1
+    fix(repo, f)
+    if as_json:
+        ui.emit_json(f.as_json())
+    else:
+        for what in f.removed:
+            ui.say(f"removed  {what}")
+        for bad in f.failed:
+            ui.say(f"kept     {bad['what']}: {bad['why']}")
+        for x in f.kept:
+            ui.say(f"kept     {x.path}: {x.kept} (look: {x.fix})")
+        if not (f.removed or f.failed or f.kept):
+            ui.say("Nothing to repair: no malformed refs, no stale locks, nothing left behind by workers.")
+        elif f.removed:
+            ui.say(f"Removed {len(f.removed)}.")
+    return 1 if f.failed or f.kept else 0

@@ -1,0 +1,160 @@
+"""What workers on this machine left behind once their jobs were done: worktrees, run folders, and worktree
+registrations whose folder is gone. Each is listed with what it is and the command that removes it; one that
+holds work nothing else keeps (uncommitted changes, commits on no branch) is listed and kept."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_balanced.git import Repo
+from git_balanced.jobs import LIVE, Job
+from git_balanced.shipped import runner
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """One thing left behind; `kept` says why it stays (and `fix` is then the command to look at it)."""
+
+    kind: str  # worktree, run folder, registration
+    path: str
+    what: str
+    fix: str
+    kept: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path, "what": self.what, "fix": self.fix, "kept": self.kept}
+
+
+def find(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
+    """Every leftover of this repository's workers on this machine."""
+    return _worktrees(repo, jobs) + _registrations(repo) + _run_folders(jobs)
+
+
+def _about(jobs: dict[str, Job], name: str) -> tuple[bool, str]:
+    """Whether the job named `name` still needs its things, and words for whose they are."""
+    job = jobs.get(name)
+    if job is None:
+        return False, "of no job this repository knows"
+    return job.state in LIVE, f"of job {job.id} ({job.piece}, {job.state})"
+
+
+def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
+    home = repo.worktrees_home()
+    out = []
+    for path in sorted(home.iterdir()):
+        if not path.is_dir() or path.name.startswith("scratch-"):
+            continue  # the landing's scratch worktrees are reused, not left over
+        live, whose = _about(jobs, path.name)
+        if live or _running(path.name):
+            continue
+        out.append(_worktree(repo, path, whose))
+    return out
+
+
+def _running(key: str) -> bool:
+    """Whether a worker process of that name still runs here, whatever the refs say (or fail to say)."""
+    runs = os.path.expanduser(runner.RUNS_DIR)
+    answer = runner.ACTIONS["status"]({"jobs": [key], "runs_dir": runs})["jobs"][key]
+    return bool(answer.get("state") == "running")
+
+
+def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
+    look = f"git -C {path} status"
+    if not (path / ".git").exists():
+        if any(path.iterdir()):
+            return Leftover("worktree", str(path), f"a folder {whose} that holds files but no git checkout",
+                            f"ls -la {path}", kept="it holds files, and is no checkout git could restore them from")
+        return Leftover("worktree", str(path), f"an empty folder {whose}", f"rmdir {path}")
+    status = repo.run("status", "--porcelain", "--untracked-files=normal", cwd=path)
+    if status.code != 0:
+        return Leftover("worktree", str(path), f"a worktree {whose} git cannot read", look,
+                        kept=f"git status failed there: {status.err.strip()[:200]}")
+    if status.out.strip():
+        n = len(status.out.splitlines())
+        return Leftover("worktree", str(path), f"the worktree {whose}", look,
+                        kept=f"{n} uncommitted change{'s' if n != 1 else ''} in it")
+    head = repo.run("rev-parse", "--verify", "--quiet", "HEAD", cwd=path).out.strip()
+    branch = repo.run("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path).out.strip()
+    mine = _linked_here(repo, path)
+    if head and not (mine and branch) and not _kept_by_a_ref(repo, head):
+        return Leftover("worktree", str(path), f"the worktree {whose}", f"git -C {path} log -3",
+                        kept=f"its commit {head[:12]} is on no branch of this repository")
+    if not mine:  # a copy of its own: every branch in it must be kept here too, or its commits go with it
+        tips = repo.run("for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads/", cwd=path).out
+        for sha, _, name in (line.partition(" ") for line in tips.splitlines()):
+            if not _kept_by_a_ref(repo, sha):
+                return Leftover("worktree", str(path), f"the copy {whose}", f"git -C {path} log -3 {name}",
+                                kept=f"its branch {name} has commits this repository does not keep")
+    on = f", on {branch} (the branch stays)" if branch else ""
+    fix = f"git worktree remove {path}" if mine else f"rm -rf {path}"
+    return Leftover("worktree", str(path), f"the worktree {whose}{on}", fix)
+
+
+def _linked_here(repo: Repo, path: Path) -> bool:
+    """Whether `path` is a linked worktree of this repository (not a copy of its own)."""
+    res = repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path)
+    return res.code == 0 and Path(res.out.strip()).resolve() == repo.common_dir.resolve()
+
+
+def _kept_by_a_ref(repo: Repo, sha: str) -> bool:
+    """Whether a branch, tag or remote branch of this repository holds `sha` (it is gone from here otherwise)."""
+    res = repo.run("for-each-ref", "--count=1", "--contains", sha, "refs/heads/", "refs/remotes/", "refs/tags/")
+    return res.code == 0 and bool(res.out.strip())
+
+
+def _registrations(repo: Repo) -> list[Leftover]:
+    """Worktree registrations in `.git/worktrees/` whose folder is gone (what `git worktree prune` removes)."""
+    res = repo.run("worktree", "prune", "--dry-run", "--verbose")
+    out = []
+    for line in (res.out + res.err).splitlines():
+        # "Removing worktrees/NAME: gitdir file points to non-existent location"
+        if not line.startswith("Removing "):
+            continue
+        where, _, why = line[len("Removing "):].partition(": ")
+        out.append(Leftover("registration", str(repo.common_dir / where),
+                            f"a worktree registration whose folder is gone ({why.strip() or 'stale'})",
+                            "git worktree prune"))
+    return out
+
+
+def _run_folders(jobs: dict[str, Job]) -> list[Leftover]:
+    """The run folders (`~/.balanced/runs/<job>`) of this repository's jobs that are done. Folders of jobs
+    this repository does not know are left alone: they may be another repository's."""
+    runs = Path(os.path.expanduser(runner.RUNS_DIR))
+    if not runs.is_dir():
+        return []
+    out = []
+    for path in sorted(runs.iterdir()):
+        job_id = path.name.split("-r", 1)[0]
+        job = jobs.get(job_id)
+        if job is None or job.state in LIVE or not path.is_dir():
+            continue
+        if _running(path.name):
+            continue  # its process still runs, whatever the job's events say
+        out.append(Leftover("run folder", str(path), f"the run folder of job {job.id} ({job.piece}, {job.state}): "
+                            "its log and result", f"rm -rf {path}"))
+    return out
+
+
+def remove(repo: Repo, item: Leftover) -> str | None:
+    """Remove one leftover that is not kept; None when done, else what stopped it."""
+    if item.kept:
+        return item.kept
+    if item.kind == "registration":
+        res = repo.run("worktree", "prune")
+        return None if res.code == 0 else res.err.strip() or res.out.strip()
+    path = Path(item.path)
+    if item.kind == "worktree" and item.fix.startswith("git worktree remove"):
+        res = repo.run("worktree", "remove", str(path))  # no --force: git refuses if anything changed since
+        return None if res.code == 0 else res.err.strip() or res.out.strip()
+    if item.fix.startswith("rmdir"):
+        try:
+            path.rmdir()
+        except OSError as exc:
+            return str(exc)
+        return None
+    shutil.rmtree(path, ignore_errors=True)
+    return None if not path.exists() else f"{path} is still there"
