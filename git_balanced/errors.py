@@ -17,6 +17,10 @@ class BalancedError(Exception):
         return self.message
 
 
+class LandingBusy(BalancedError):
+    """Another git command holds the lead's branch: the landing waits for it, not for you."""
+
+
 class UsageError(BalancedError):
     """Wrong usage of a command (exit 2)."""
 

@@ -14,7 +14,7 @@ from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
 from git_balanced.engine.watch import Watcher
-from git_balanced.errors import BalancedError
+from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
@@ -154,6 +154,8 @@ class Engine:
         except BalancedError as exc:  # your changes overlap, or the check is not approved: landing waits
             self.landing_waits = f"landing waits: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
             self.say_once(ctx, self.landing_waits[0].upper() + self.landing_waits[1:])
+            if isinstance(exc, LandingBusy):  # a git command of yours holds the branch: gone in a moment
+                self.landing_waits = ""
             return False
         self.landing_waits = ""
         by_id = {j.id: j for j in finished}

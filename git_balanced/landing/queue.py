@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_balanced import trust
-from git_balanced.errors import BalancedError
+from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.landing import checks, protect
 from git_balanced.landing.bisect import search
@@ -318,7 +318,7 @@ class Queue:
             # hold the landing and the branch not. So a live lock means wait; a stale one is removed.
             held = repo.held_locks(self.lead.ref)
             if held:
-                raise BalancedError(f"Another git command is writing {self.lead.branch} ({held[0]} exists), so "
+                raise LandingBusy(f"Another git command is writing {self.lead.branch} ({held[0]} exists), so "
                                     "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
                                     "is removed once it is a minute old.")
         res = checks.cached(repo, target.tree, self.cmds.check) if self.cmds.check else None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from git_balanced.git import Repo
 from git_balanced.jobs import LIVE, Job
+from git_balanced.machines import workcopy
 from git_balanced.shipped import runner
 
 
@@ -89,14 +90,25 @@ def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
                 return Leftover("worktree", str(path), f"the copy {whose}", f"git -C {path} log -3 {name}",
                                 kept=f"its branch {name} has commits this repository does not keep")
     on = f", on {branch} (the branch stays)" if branch else ""
-    fix = f"git worktree remove {path}" if mine else f"rm -rf {path}"
+    copy = workcopy.path(repo)  # a worker on this machine works in a worktree of the worker copy
+    if mine:
+        fix = f"git worktree remove {path}"
+    elif _linked_to(repo, path, workcopy.git_dir(copy)):
+        fix = f"git -C {copy} worktree remove {path}"
+    else:
+        fix = f"rm -rf {path}"
     return Leftover("worktree", str(path), f"the worktree {whose}{on}", fix)
 
 
 def _linked_here(repo: Repo, path: Path) -> bool:
     """Whether `path` is a linked worktree of this repository (not a copy of its own)."""
+    return _linked_to(repo, path, repo.common_dir)
+
+
+def _linked_to(repo: Repo, path: Path, common_dir: Path) -> bool:
+    """Whether `path` is a worktree whose git folder is `common_dir`."""
     res = repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path)
-    return res.code == 0 and Path(res.out.strip()).resolve() == repo.common_dir.resolve()
+    return res.code == 0 and Path(res.out.strip()).resolve() == common_dir.resolve()
 
 
 def _kept_by_a_ref(repo: Repo, sha: str) -> bool:
@@ -147,8 +159,10 @@ def remove(repo: Repo, item: Leftover) -> str | None:
         res = repo.run("worktree", "prune")
         return None if res.code == 0 else res.err.strip() or res.out.strip()
     path = Path(item.path)
-    if item.kind == "worktree" and item.fix.startswith("git worktree remove"):
-        res = repo.run("worktree", "remove", str(path))  # no --force: git refuses if anything changed since
+    if item.kind == "worktree" and item.fix.startswith(("git worktree remove", "git -C ")):
+        # no --force: git refuses if anything changed since; a worker's worktree is the worker copy's
+        where = workcopy.path(repo) if item.fix.startswith("git -C ") else None
+        res = repo.run("worktree", "remove", str(path), cwd=where)
         return None if res.code == 0 else res.err.strip() or res.out.strip()
     if item.fix.startswith("rmdir"):
         try:

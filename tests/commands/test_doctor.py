@@ -31,7 +31,7 @@ def _worktree_of(repo: Path, job_id: str) -> Path:
 def _failed_job(repo: Path) -> str:
     """A plan whose one piece fails its check every attempt: its last worktree and run folder stay."""
     assert plan(repo, [piece("nope", "echo BAD > src/bad.txt")], "--start").code == 0
-    assert engine(repo, "--until-idle").code == 0
+    assert engine(repo, "--until-idle").code == 1, "a piece failed"
     rows = [j for j in board(repo)["jobs"] if j["piece"] == "nope"]  # type: ignore[index]
     last = max(rows, key=lambda j: j["attempt"])
     assert last["state"] == "failed", rows
@@ -82,7 +82,8 @@ def test_doctor_lists_each_kind_and_fix_removes_them_but_keeps_work(tmp_path: Pa
     assert f"remove: git update-ref -d refs/balanced/jobs/bad {blob}" in r.out
     assert f"{lock}: the lock of refs/notes/balanced, 10 minutes old" in r.out
     assert f"{worktree}: the worktree of job {job} (nope, failed), on balanced/nope (the branch stays)" in r.out
-    assert f"remove: git worktree remove {worktree}" in r.out
+    copy = Path(os.environ["HOME"]) / ".balanced" / "copies" / f"{Path(worktree).parent.name}-workers"
+    assert f"remove: git -C {copy} worktree remove {worktree}" in r.out, "a worktree of the worker copy"
     assert f"{runs}: the run folder of job {job}" in r.out
     assert "a worktree registration whose folder is gone" in r.out and "remove: git worktree prune" in r.out
     assert f"{dirty}: the worktree of no job this repository knows" in r.out and "1 uncommitted change" in r.out
