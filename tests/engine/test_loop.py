@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+from git_balanced.engine.background import EngineLock
+from git_balanced.lead import open_lead
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
-from tests.support.wait import wait_for_file, wait_until
+from tests.support.wait import holders, wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -98,6 +100,11 @@ def test_a_killed_engine_resumes(tmp_path: Path) -> None:
                "the engine to start a worker")
     p.send_signal(signal.SIGKILL)
     p.wait()
+    # The kernel lets the lock go once no process has the file open: wait for that, naming who holds it if
+    # it lasts (the next engine follows at once, without a process's start-up to hide a moment's delay).
+    lock = EngineLock(open_lead(str(repo)))
+    wait_until(lambda: lock.holder() is None, 30, "the killed engine's lock to be let go",
+               said=lambda: holders(lock.path))
     assert engine(repo, "--until-idle").code == 0
     for name in ("slow", "quick"):
         rows = jobs_of(repo, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -62,3 +63,16 @@ class Lines(list[str]):
             self.ended.set()
 
         threading.Thread(target=gather, daemon=True).start()
+
+
+def holders(path: Path) -> list[str]:
+    """The processes that have `path` open, each as `pid command line` (to say who holds a lock)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd")):
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"{pid} {cmd.strip()}")
+        except OSError:  # gone meanwhile, or not ours to look at
+            continue
+    return found
