@@ -13,20 +13,10 @@ from contextlib import suppress
 from pathlib import Path
 
 from git_balanced import proc
-from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware
-from tests.support.wait import gone, wait_for_file
+from tests.support.wait import gone, wait_for_file, wait_until
 
 # Starts a child that would outlive the shell, writes its pid, then waits: the pipes stay open while it lives.
 SPAWNS = 'echo started; echo oops >&2; sleep 60 & echo $! > "{pids}"; wait'
-
-
-def gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while process_alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_run_returns_code_and_both_streams_whatever_the_exit(tmp_path: Path) -> None:
@@ -46,7 +36,8 @@ def test_a_timeout_kills_the_whole_process_group_and_keeps_what_came(tmp_path: P
     assert time.monotonic() - started < 5, "it returned at the timeout, not when the child's sleep ended"
     assert res.code == 124 and res.out == "started\n", res
     assert res.err == "oops\n\ntimed out after 1 seconds", res
-    assert gone_within(int(pids.read_text()), 5), "the command's own child was killed with it"
+    child = int(pids.read_text())
+    wait_until(lambda: gone(child), 5, "the command's own child to be killed with it")
 
 
 def test_shell_merges_output_and_its_timeout_kills_the_group_too(tmp_path: Path) -> None:
@@ -54,7 +45,8 @@ def test_shell_merges_output_and_its_timeout_kills_the_group_too(tmp_path: Path)
     pids = tmp_path / "pids"
     res = proc.shell(SPAWNS.format(pids=pids), cwd=tmp_path, timeout=1)
     assert res.code == 124 and res.out == "started\noops\n\ntimed out after 1 seconds" and res.err == "", res
-    assert gone_within(int(pids.read_text()), 5), "the command's own child was killed with it"
+    child = int(pids.read_text())
+    wait_until(lambda: gone(child), 5, "the command's own child to be killed with it")
 
 
 def test_only_a_command_with_a_timeout_gets_a_process_group_of_its_own() -> None:

@@ -7,7 +7,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from git_balanced.state.sync import sync
 from tests.support.builders import git, make_remote
 from tests.support.cli import balanced
 from tests.support.plans import inbox_text, lead_repo, piece
+from tests.support.wait import wait_until
 
 
 class Clone:
@@ -87,14 +88,6 @@ def two_clones(tmp: Path, mp: pytest.MonkeyPatch, extra: str = "") -> tuple[Clon
     return a, b
 
 
-def until(what: str, seconds: float, step: Callable[[], bool]) -> None:
-    """Run `step` again and again until it says True; fail naming `what` after `seconds`."""
-    end = time.monotonic() + seconds
-    while not step():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def inbox(c: Clone) -> str:
     """The lead's inbox on a clone, one line a message ("" while it has none)."""
     with c.here() as repo:
@@ -134,7 +127,7 @@ def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path,
             landed = landed_by_piece(a)
             return all(n in landed for n in names)
 
-        until(f"round {rnd} to land", 30, step)
+        wait_until(step, 30, f"round {rnd} to land")
     for c in (a, b, a, b):
         c.sync()
         c.share_main()
@@ -177,7 +170,7 @@ def test_two_clones_that_start_one_job_offline_fold_to_one_owner(tmp_path: Path,
         b.engine_pass()  # b claims `second` and starts it: it cannot ask the remote
         assert b.jobs()[second.id].node == b.node()
         gate.touch()
-        until("first to land on a", 20, lambda: (a.engine_pass(), a.jobs()[second.id].state == "running")[1])
+        wait_until(lambda: (a.engine_pass(), a.jobs()[second.id].state == "running")[1], 20, "first to land on a")
         assert a.jobs()[second.id].node == a.node(), "both clones started it, each believing it owns it"
     for c in (a, b, a):
         c.sync()
@@ -187,7 +180,8 @@ def test_two_clones_that_start_one_job_offline_fold_to_one_owner(tmp_path: Path,
     assert loser.jobs()[second.id].lost_claims == (loser.node(),)
     loser.engine_pass()
     assert f"second: the engine on {owner} claimed it first; this clone stopped its own worker" in inbox(loser)
-    until("second to land on its owner", 20, lambda: (winner.engine_pass(), "second" in landed_by_piece(winner))[1])
+    wait_until(lambda: (winner.engine_pass(), "second" in landed_by_piece(winner))[1],
+               20, "second to land on its owner")
     for c in (a, b, a, b):
         c.sync()
         c.engine_pass()
@@ -235,12 +229,12 @@ def test_a_job_is_taken_over_only_once_its_owner_is_silent(tmp_path: Path, monke
         b.engine_pass()
         return b.jobs()[job.id].node == b.node()
 
-    until("b to take the job over", 15, taken)
+    wait_until(taken, 15, "b to take the job over")
     text = inbox(b)
     assert re.search(rf"slow: its engine on {a.node()} has been silent since \d\d:\d\d; this clone takes it over",
                      text), text
     assert b.jobs()[job.id].state in ("lost", "retried") and b.jobs()[job.id].taken_from == a.node()
-    until("slow to land on b", 20, lambda: (b.sync(), b.engine_pass(), "slow" in landed_by_piece(b))[2])
+    wait_until(lambda: (b.sync(), b.engine_pass(), "slow" in landed_by_piece(b))[2], 20, "slow to land on b")
     # a comes back: it learns the job was taken over, stops its own worker, and lands nothing.
     a.sync()
     a.engine_pass()
@@ -267,4 +261,4 @@ def test_land_refuses_a_job_another_clone_owns(tmp_path: Path, monkeypatch: pyte
     assert r.code == 1 and f"belongs to the engine on node {a.node()}" in r.err, r
     assert "Traceback" not in r.err
     gate.touch()
-    until("held to land on a", 20, lambda: (a.engine_pass(), "held" in landed_by_piece(a))[1])
+    wait_until(lambda: (a.engine_pass(), "held" in landed_by_piece(a))[1], 20, "held to land on a")
