@@ -268,6 +268,16 @@ class Repo:
                 return self.cas_ref(ref, new, old, message)
             return False  # another writer holds the lock: the same as losing the race
 
+    def cas_ref_delete(self, ref: str, old: str) -> bool:
+        """Remove `ref` only if it still points at `old`; False when another writer moved it first."""
+        from dulwich.file import FileLocked
+
+        try:
+            return bool(self._refs.remove_if_equals(ref.encode(), old.encode(), committer=self.identity_line.encode(),
+                                                    message=b"git balanced"))
+        except FileLocked:
+            return False
+
     def ref_names(self, prefix: str) -> list[str]:
         """The names of the refs under `prefix` (a folder, ending in /), read in-process: for a few refs,
         where starting `git for-each-ref` would cost more than the reading."""

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_balanced import ui
 from git_balanced.git import Repo
-from git_balanced.state import refs
+from git_balanced.state import health, refs
+from git_balanced.state.events import read_event
+
+# Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
+# and `git balanced doctor` lists it there.
+SET_ASIDE = "refs/balanced/broken/"
 
 
 def inbox_ref(branch: str) -> str:
@@ -15,6 +21,7 @@ def inbox_ref(branch: str) -> str:
 
 def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", **data: Any) -> str:
     """Tell the lead something; returns the entry's id (its commit)."""
+    _set_aside_if_malformed(repo, inbox_ref(lead_branch))
     ev = refs.append(repo, inbox_ref(lead_branch), kind, text, {"text": text, "kind": kind, **data})
     return ev.sha
 
@@ -27,7 +34,11 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     if tip is None or (known is not None and tip in known):
         return []
     out = []
-    events = refs.read_chain(repo, tip, known)
+    try:
+        events = refs.read_chain(repo, tip, known)
+    except health.UNREADABLE as exc:
+        health.found(repo, inbox_ref(branch), tip, health.why_unreadable(repo, tip, exc))
+        return []
     if known is not None:
         known.update(ev.sha for ev in events)
         known.add(tip)
@@ -38,3 +49,24 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     out.sort(key=lambda e: (e["time"], e["sha"]))
     return out
 
+
+
+def _set_aside_if_malformed(repo: Repo, ref: str) -> None:
+    """A message must reach the lead even when its inbox ref was broken (pointed at a blob, a missing object, a
+    commit that holds no event): the old tip moves to `refs/balanced/broken/inbox/...`, named once, and the
+    inbox starts a new chain. Only the tip is read, so a long inbox costs nothing more per post."""
+    tip = repo.read_ref(ref)
+    if tip is None:
+        return
+    try:
+        ev, parents = read_event(repo, tip)
+        if ev is not None or parents:
+            return
+        why = "its commit holds no event.json"
+    except health.UNREADABLE as exc:
+        why = health.why_unreadable(repo, tip, exc)
+    kept = SET_ASIDE + ref[len("refs/balanced/"):]
+    if repo.cas_ref(kept, tip, repo.read_ref(kept), message="balanced: set aside a malformed inbox") \
+            and repo.cas_ref_delete(ref, tip):
+        ui.note(f"[balanced] {ref} was malformed ({why}); its old tip is kept as {kept} and a new inbox started. "
+                f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")

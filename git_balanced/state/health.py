@@ -83,13 +83,14 @@ def chain_of(repo: Repo, kind: str, name: str, tip: str) -> tuple[list[Event], s
     try:
         events = read_chain(repo, tip)
     except UNREADABLE as exc:
-        return [], _why(repo, tip, exc)
+        return [], why_unreadable(repo, tip, exc)
     if not events:
         return [], "its commits hold no event.json"
     return events, None
 
 
-def _why(repo: Repo, tip: str, exc: Exception) -> str:
+def why_unreadable(repo: Repo, tip: str, exc: Exception) -> str:
+    """Why the chain at `tip` cannot be read, in words."""
     try:
         kind = repo.store[tip.encode()].type_name.decode()
     except KeyError:
@@ -105,6 +106,9 @@ def scan(repo: Repo) -> list[BrokenRef]:
     out = []
     for ref, tip in repo.list_refs("refs/balanced/").items():
         parts = ref.split("/", 3)
+        if parts[2:3] == ["broken"]:
+            out.append(BrokenRef(ref, tip, "an old tip of a malformed ref, set aside so that writing could go on"))
+            continue
         if len(parts) < 4 or parts[2] not in KINDS:
             continue  # not a kind this version writes: another version's, left alone
         _events, why = chain_of(repo, parts[2], parts[3], tip)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from git_balanced.channel.inbox import entries, inbox_ref, post
 from git_balanced.git import Repo
@@ -71,3 +74,27 @@ def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
     assert out.ended.wait(10), "the follower's output ends with it"
     lines = [x for x in out if "word" in x]
     assert [x.split("  ", 1)[1] for x in lines] == ["first word", "second word", "third word", "fourth word"], out
+
+
+def test_a_malformed_inbox_ref_is_set_aside_and_the_message_still_reaches_the_lead(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = lead_repo(tmp_path)
+    repo = Repo.discover(path)
+    junk = git(path, "hash-object", "-w", "--stdin", input="not an event\n").strip()
+    git(path, "update-ref", inbox_ref("main"), junk)
+    res = balanced(path, "inbox")
+    assert res.code == 0 and "Traceback" not in res.err, res.err
+    assert "refs/balanced/inbox/main is malformed (it points at a blob, not a commit)" in res.err, res.err
+    post(repo, "main", "the check passed")
+    said = capsys.readouterr().err
+    assert "its old tip is kept as refs/balanced/broken/inbox/main and a new inbox started" in said, said
+    assert [e["text"] for e in entries(Repo.discover(path), "main")] == ["the check passed"]
+    kept = "refs/balanced/broken/inbox/main"
+    assert git(path, "rev-parse", kept).strip() == junk, "the old tip is kept, not lost"
+    doctor = balanced(path, "doctor", "--json")
+    listed = {r["ref"]: r for r in json.loads(doctor.out)["malformed_refs"]}
+    assert kept in listed and listed[kept]["tip"] == junk, doctor.out
+    fixed = balanced(path, "doctor", "--fix", "--yes")
+    assert fixed.code == 0, fixed.err
+    assert git(path, "for-each-ref", "refs/balanced/broken/").strip() == ""
+    assert [e["text"] for e in entries(Repo.discover(path), "main")] == ["the check passed"]
