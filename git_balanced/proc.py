@@ -58,9 +58,10 @@ def run(
 
 
 def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None,
-          timeout: float | None = None) -> Result:
-    """Run a user's command line (setup, check, a shell piece) with `sh -c`, output merged."""
-    code, out, _ = _communicate(["sh", "-c", command], cwd, env, None, timeout, True, merge=True)
+          timeout: float | None = None, argv: Sequence[str] | None = None) -> Result:
+    """Run a user's command line (setup, check, a shell piece) with `sh -c`, output merged; `argv`, when
+    given, is the same command wrapped (see fence.py)."""
+    code, out, _ = _communicate(argv or ["sh", "-c", command], cwd, env, None, timeout, True, merge=True)
     if code is None:
         return Result(124, out + f"\ntimed out after {timeout} seconds", "")
     return Result(code, out, "")

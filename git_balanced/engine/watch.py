@@ -61,9 +61,9 @@ class Watcher:
                 ended = True
             elif st["state"] == "unreachable":
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
-        # Workers elsewhere cannot reach the lead: their questions and answers ride on this pass.
-        relay.relay(self.lead, [(j, states[j.id]) for j in running
-                                    if j.machine != "local" and states.get(j.id, {}).get("state") == "running"])
+        # Workers elsewhere, and fenced ones here, cannot write the lead: their questions and answers ride on this
+        # pass (a worker here that asks the lead directly leaves nothing in its runner's files to relay).
+        relay.relay(self.lead, [(j, states[j.id]) for j in running if states.get(j.id, {}).get("state") == "running"])
         return ended
 
     def _load_since(self) -> dict[str, float]:

@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from git_balanced import fence
 from git_balanced import jobs as jobs_mod
 from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
@@ -54,7 +55,9 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     adapter = agents.get(job.agent)
     wt = host.worktree_path(job.id)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
-    local = host.name == "local"
+    # A worker on this machine sees the lead's repository read-only where the fence works (machines/hosts.py):
+    # then it asks, and its hooks decide, through its runner's files, relayed by the engine as from elsewhere.
+    local = host.name == "local" and not fence.available()
     kwargs: dict[str, Any] = {}
     if adapter.name == "shell":
         kwargs["run"] = job.run
@@ -77,7 +80,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
-    if not local:  # no git balanced there: the runner's own script asks, and judges the agent's PreToolUse
+    if not local:  # no git balanced there (or no writing the lead): the runner's own script asks, and judges
         from git_balanced.lead import settings_at
 
         request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),

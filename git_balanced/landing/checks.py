@@ -6,12 +6,13 @@ import fcntl
 import hashlib
 import os
 import shutil
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from git_balanced import proc
+from git_balanced import fence, proc
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.machines import workcopy
@@ -104,6 +105,12 @@ class Scratch:
             self.repo.git("clean", "-ffdq", cwd=self.path)
         return self.path
 
+    def fenced(self, command: str) -> list[str] | None:
+        """`sh -c command` with the lead's repository (its `.git` and checkout) read-only, where this machine
+        allows it (fence.py): the code a check runs is the branch's, not the lead's."""
+        return fence.prefix_for([self.repo.common_dir, self.repo.root], ["sh", "-c", command],
+                                writable=[self.path, workcopy.path(self.repo, workcopy.CHECKS)])
+
     def marker(self) -> Path:
         return Path(self.repo.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=self.path)) / "balanced-setup"
 
@@ -114,7 +121,7 @@ class Scratch:
         marker = self.marker()
         if marker.exists() and marker.read_text().strip() == command_hash(setup):
             return None
-        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env())
+        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup))
         if res.code == 0:
             marker.write_text(command_hash(setup) + "\n")
         return res
@@ -127,21 +134,58 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
     repo = scratch.repo
     start = time.time()
     before = repo.list_refs("refs/heads/") | repo.list_refs("refs/tags/") if commit else {}
+    notes_before = repo.read_ref(notes.CHECKS)
     res = scratch.ensure_setup(setup)
     if res is not None and res.code != 0:
         out, code = "setup failed:\n" + res.out, res.code
     else:
         env = proc.no_git_env()
         env["GIT_BALANCED_CHECK"] = "1"
-        r = proc.shell(command, cwd=scratch.path, env=env)
+        r = proc.shell(command, cwd=scratch.path, env=env, argv=scratch.fenced(command))
         out, code = r.out, r.code
     if commit and (put_back := _put_back(repo, commit, before)):
         out, code = f"{out.rstrip()}\nThe check's code moved the lead's {put_back}; put back.", code or 1
+    if forged := _undo_foreign_results(repo, notes_before):
+        out, code = (f"{out.rstrip()}\nThe check's code wrote {forged} check result(s) into the lead's "
+                     f"{notes.CHECKS}; they were taken out, and do not count."), code or 1
     tail = "\n".join(out.rstrip().splitlines()[-TAIL_LINES:])
     result = CheckResult(tree=tree, command=command, passed=code == 0, code=code,
                          seconds=round(time.time() - start, 3), tail=tail, at=time.time())
-    notes.add_json(repo, notes.CHECKS, tree, result.record())
+    _record(repo, tree, result.record())
     return result
+
+
+# The check results this process wrote, by their notes commit: a result in the lead's notes that appeared while
+# a check ran and is not one of these was written by the checked code (where the fence is not available to
+# stop it), or by another process of the lead's, whose result is only a cache and is made again when needed.
+_OURS: dict[str, tuple[str, dict[str, Any]]] = {}
+_OURS_LOCK = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
+
+
+def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
+    with _OURS_LOCK:
+        _OURS[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
+
+
+def _undo_foreign_results(repo: Repo, before: str | None) -> int:
+    """Put the lead's check results back as they were before a check ran, keeping this process's own; how many
+    results written by others were taken out (0 when none were)."""
+    with _OURS_LOCK:
+        after = repo.read_ref(notes.CHECKS)
+        if after == before or after is None:
+            return 0
+        span = repo.git("rev-list", after, *([f"^{before}"] if before else [])).split()
+        foreign = [c for c in span if c not in _OURS]
+        if not foreign:
+            return 0
+        ours = [_OURS[c] for c in reversed(span) if c in _OURS]
+        if before is None:
+            repo.cas_ref_delete(notes.CHECKS, after)
+        else:
+            repo.cas_ref(notes.CHECKS, before, after, message="balanced: take out results the checked code wrote")
+        for tree, record in ours:
+            _record(repo, tree, record)
+        return len(foreign)
 
 
 def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:

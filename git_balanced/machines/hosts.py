@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, Protocol
 
-from git_balanced import proc
+from git_balanced import fence, proc
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.machines import sessions, workcopy
@@ -15,9 +15,16 @@ from git_balanced.shipped import runner
 LOCAL_TIMEOUT = 120.0  # seconds for a runner action here (the longest, a stop, waits 5)
 
 
-def _open_local() -> tuple[Any, None]:
-    """A runner session on this machine: a child process, no slot to hold."""
-    return proc.open_pipes([sys.executable, runner.__file__, "serve"]), None
+def _runner_argv(repo: Repo, action: str) -> list[str]:
+    """The runner on this machine, and so every worker it starts, with the lead's repository read-only where
+    this machine allows it (fence.py): a worker works in its copy, and has no business writing the lead's."""
+    return fence.lead_readonly(repo.common_dir, repo.root, [sys.executable, runner.__file__, action],
+                               writable=[repo.worktrees_home(), workcopy.path(repo)])
+
+
+def _local_pool(repo: Repo) -> sessions.Pool:
+    """The runner sessions of this machine for this repository (each fenced around its own lead)."""
+    return sessions.pool(("local", repo.identity), lambda: (proc.open_pipes(_runner_argv(repo, "serve")), None))
 
 
 class Host(Protocol):
@@ -60,10 +67,9 @@ class LocalHost:
         answers = answers or [None] * len(requests)
         return [a if a is not None else self._call_raw(action, r) for a, r in zip(answers, requests, strict=True)]
 
-    @staticmethod
-    def _through_session(ask: Any, action: str) -> Any:
+    def _through_session(self, ask: Any, action: str) -> Any:
         try:
-            return ask(sessions.pool(("local",), _open_local))
+            return ask(_local_pool(self.repo))
         except sessions.SessionTimeout:
             raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
                                 hint="`git balanced jobs` shows the job; the engine tries again.") from None
@@ -77,7 +83,7 @@ class LocalHost:
         answer = self._through_session(lambda p: p.call(action, request, LOCAL_TIMEOUT), action)
         if answer is not None:
             return dict(answer)
-        res = proc.run([sys.executable, runner.__file__, action], input=json.dumps(request))
+        res = proc.run(_runner_argv(self.repo, action), input=json.dumps(request))
         try:
             answer = json.loads(res.out.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -98,7 +104,7 @@ class LocalHost:
 
     def warm(self) -> None:
         """Open a runner session ahead of the starts it will serve."""
-        sessions.pool(("local",), _open_local).warm(LOCAL_TIMEOUT)
+        _local_pool(self.repo).warm(LOCAL_TIMEOUT)
 
     def repo_path(self) -> str:
         """The worker copy of this repository (workcopy.py): never the lead's own repository."""

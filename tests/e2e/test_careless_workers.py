@@ -126,9 +126,55 @@ def test_a_worker_that_rewrites_the_hooks_rewrites_only_its_copys(tmp_path: Path
     assert theirs == {p.name: p.read_bytes() for p in hooks.iterdir()}, "the next job got the lead's hooks back"
 
 
-def test_a_test_that_moves_the_lead_from_the_check_is_put_back(tmp_path: Path) -> None:
+def test_a_worker_that_writes_the_lead_by_its_path_is_refused(tmp_path: Path) -> None:
+    """The worker finds the lead's repository (its copy borrows the lead's objects, and says where) and writes
+    it by path: main, a branch, a hook, a check result. On this machine the runner and its workers see the
+    lead's repository read-only, so every write is refused."""
+    from git_balanced import fence
+
+    if not fence.available():
+        pytest.fail("this machine has unshare and runs as a user that may use namespaces: the fence must work")
+    repo = careful_lead(tmp_path)
+    lead = ('lead=$(dirname "$(cat "$(git rev-parse --git-common-dir)/objects/info/alternates")"); '
+            'echo "$lead" > found.txt; here=$(git rev-parse HEAD); ')
+    run = (lead + 'git --git-dir="$lead" update-ref refs/heads/main "$here" 2> refused.txt; '
+           'git --git-dir="$lead" branch escape "$here" 2>> refused.txt; '
+           'printf "#!/bin/sh\nexit 0\n" > "$lead/hooks/pre-push" 2>> refused.txt; '
+           'git --git-dir="$lead" notes --ref balanced-checks add -f -m pass "$here" 2>> refused.txt; '
+           'echo BAD > src/bad.txt; git add -A; git commit -qm tried')
+    job = run_careless(repo, "pathfinder", run)
+    assert job["state"] == "failed"
+    branch = "refs/heads/balanced/pathfinder"
+    assert git(repo, "show", f"{branch}:found.txt") == str(repo / ".git"), "it did find the lead's repository"
+    refused = git(repo, "show", f"{branch}:refused.txt")
+    assert refused.count("Read-only file system") >= 3, refused
+    honest_piece_lands(repo)
+
+
+FORGED = {"at": 9999999999.0, "code": 0, "command": RUN_TESTS,
+          "command_hash": hashlib.sha256(RUN_TESTS.encode()).hexdigest()[:16], "passed": True,
+          "result": "pass", "seconds": 0.1, "tail": "", "tree": "TREE"}
+
+
+@pytest.mark.parametrize("fence", ["fenced", "unfenced"])
+def test_a_test_that_writes_the_lead_by_path_is_refused_or_undone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fence: str) -> None:
+    """The branch's own test, run by the check, finds the lead's repository and writes it by path: it moves main,
+    makes a branch, and writes a passing check result (dated in the future, so that it would win) for the tree
+    it checks. Fenced, every write is refused by the file system; unfenced (a machine without namespaces), the
+    moved refs are put back, the forged result is taken out, and the check fails saying so."""
+    from git_balanced import fence as fencing
+    from git_balanced.git import Repo
+    from git_balanced.landing import checks
+
+    if fence == "unfenced":
+        monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    elif not fencing.available():
+        pytest.fail("this machine has unshare and runs as a user that may use namespaces: the fence must work")
     repo = careful_lead(tmp_path, check=RUN_TESTS)
     (repo / "check.sh").write_text(CHECK_SH)
+    note = tmp_path / "forged.json"
+    note.write_text(json.dumps(FORGED, sort_keys=True) + "\n")
     git(repo, "add", "check.sh")
     git(repo, "commit", "-qm", "the check runs the tests")
     from tests.support.cli import balanced
@@ -136,15 +182,30 @@ def test_a_test_that_moves_the_lead_from_the_check_is_put_back(tmp_path: Path) -
     assert balanced(repo, "allow", "--yes").code == 0
     # What the check checks is HEAD of its scratch worktree: the test puts it on the lead's main, by path.
     test = ("git update-ref refs/heads/main HEAD; git branch from-the-check; here=$(git rev-parse HEAD); "
-            f"git -C {repo} update-ref refs/heads/main $here; git -C {repo} branch escape $here; exit 0\n")
-    run = f"mkdir -p tests && printf '%s' '{test}' > tests/careless.sh"
+            f"git -C {repo} update-ref refs/heads/main $here; git -C {repo} branch escape $here; "
+            "t=$(git rev-parse HEAD^{tree}); "
+            f"sed s/TREE/$t/ {note} > $HOME/forged.note; "
+            f"git -C {repo} notes --ref balanced-checks add -f -F $HOME/forged.note $t; exit 0\n")
+    # The branch's tests then fail (tests/fails.sh runs after tests/careless.sh): its own check refuses it.
+    run = f"mkdir -p tests && printf '%s' '{test}' > tests/careless.sh && echo 'exit 1' > tests/fails.sh"
+    before_notes = set(git(repo, "notes", "--ref", "balanced-checks", "list").splitlines())
     job = run_careless(repo, "tester", run)
     assert job["state"] == "failed"
     assert "its check failed" in inbox_text(repo)
-    said = [git(repo, "notes", "--ref", "balanced-checks", "show", line.split()[1])
-            for line in git(repo, "notes", "--ref", "balanced-checks", "list").splitlines()]
-    assert any("The check's code moved the lead's escape, main; put back." in n for n in said), said
     assert not os.path.exists(repo / ".git" / "refs" / "heads" / "escape")
+    new_notes = set(git(repo, "notes", "--ref", "balanced-checks", "list").splitlines()) - before_notes
+    said = [git(repo, "notes", "--ref", "balanced-checks", "show", line.split()[1]) for line in new_notes]
+    assert said and all('"result": "pass"' not in n for n in said), said
+    if fence == "fenced":
+        assert any("Read-only file system" in n for n in said), said
+    else:
+        assert any("The check's code moved the lead's escape, main; put back." in n for n in said), said
+        assert any("The check's code wrote 1 check result(s) into the lead's refs/notes/balanced-checks; they "
+                   "were taken out, and do not count." in n for n in said), said
+    r = Repo.discover(repo)
+    for line in new_notes:
+        hit = checks.cached(r, line.split()[1], RUN_TESTS)
+        assert hit is not None and not hit.passed, "the lead's own result is the one that counts"
     honest_piece_lands(repo)
 
 

@@ -94,16 +94,16 @@ def wait_finished(host: LocalHost | RemoteHost, jobs: list[str], timeout: float 
     return wait_until(finished, timeout, f"the jobs {jobs} to finish", said=status)
 
 
-def local_pool() -> sessions.Pool:
-    from git_balanced.machines.hosts import _open_local
+def local_pool(lead: Lead) -> sessions.Pool:
+    from git_balanced.machines.hosts import _local_pool
 
-    return sessions.pool(("local",), _open_local)
+    return _local_pool(lead.repo)
 
 
 def test_local_starts_share_one_session_whose_workers_outlive_it(lead: Lead) -> None:
     host = LocalHost(lead.repo)
     pids = [host.call("start", start_request(lead, host, f"j{i}", f"echo {i} > f{i}.txt"))["pid"] for i in range(4)]
-    pool = local_pool()
+    pool = local_pool(lead)
     assert pool.count == 1, "four starts one after the other rode one session"
     session = pool.idle[0]
     sessions.close_all()
@@ -130,7 +130,7 @@ def test_a_session_opened_under_another_home_is_not_reused(lead: Lead, monkeypat
 def test_a_local_session_that_died_is_replaced(lead: Lead) -> None:
     host = LocalHost(lead.repo)
     host.call("stop", {"job": "nobody", "runs_dir": RUNS_DIR})
-    pool = local_pool()
+    pool = local_pool(lead)
     dead = pool.idle[0].process
     os.kill(dead.pid, signal.SIGKILL)
     dead.wait()
@@ -150,11 +150,11 @@ def test_a_local_runner_that_does_not_answer_in_time_is_a_plain_error(lead: Lead
     mocker.patch.object(hosts, "LOCAL_TIMEOUT", 0.5)
     with pytest.raises(BalancedError, match="The runner on this machine did not answer stop within 0 s"):
         host.call("stop", {"job": "slow", "runs_dir": RUNS_DIR, "wait": 5})
-    assert local_pool().count == 0, "the session that did not answer in time was not kept"
+    assert local_pool(lead).count == 0, "the session that did not answer in time was not kept"
 
 
 def test_a_second_session_opens_only_when_the_first_stays_busy(lead: Lead) -> None:
-    pool = local_pool()
+    pool = local_pool(lead)
     pool.warm(10)
     pool.warm(10)
     assert pool.count == 1, "warming twice opens one session"
@@ -173,7 +173,7 @@ def test_many_requests_go_at_once_and_come_back_in_order(lead: Lead) -> None:
     jobs = [f"m{i}" for i in range(5)]
     answers = host.call_many("start", [start_request(lead, host, j, f"echo {j} > {j}.txt") for j in jobs])
     assert [a["job"] for a in answers] == jobs and all(a["pid"] for a in answers), answers
-    assert local_pool().count == 1, "five starts in one message, through one session"
+    assert local_pool(lead).count == 1, "five starts in one message, through one session"
     st = wait_finished(host, jobs)
     assert all(st[j]["result"]["commits"] == 1 for j in jobs), st
 
@@ -194,7 +194,7 @@ def test_idle_sessions_are_closed_and_their_slots_freed(lead: Lead, mocker: Mock
     timer = mocker.spy(sessions.Pool, "_on_timer")
     host = LocalHost(lead.repo)
     host.call("stop", {"job": "nobody", "runs_dir": RUNS_DIR})
-    pool = local_pool()
+    pool = local_pool(lead)
     session = pool.idle[0]
     wait_until(lambda: pool.count == 0, 5, "the idle session to close")
     assert pool.count == 0 and session.process.poll() is not None, "unused for IDLE seconds, it was closed"
