@@ -290,24 +290,29 @@ def go_ahead(where: Lead | Repo | str | None, rid: str, text: str = "") -> dict[
     return _answer(lead, r["id"], ANSWERS["go-ahead"], {}, text=" ".join(text.split()))
 
 
-def waiting_line(r: dict[str, Any]) -> str:
-    """A row as the board shows it (without its number)."""
-    first = r["summary"].splitlines()[0] if r["summary"] else ""
+def shown(r: dict[str, Any], n: int) -> str:
+    """A waiting row as the board shows it, its number first: the summary, then what ships, the check, the
+    attachments and how to answer, on lines of their own."""
+    first, *more = (r["summary"] or "").splitlines() or [""]
+    pad = " " * (len(str(n)) + 5)  # under the words after `  N ▸ ` on the board
     if r["kind"] == "idea":
-        return f"✦ idea {r['id']}: {first} · git balanced go-ahead {r['id']} | not-now {r['id']}"
-    bits = [first]
-    ships = r.get("ships") or {}
-    if ships.get("summary"):
-        bits.append(f"ships {ships['summary']} to {ships.get('upstream')}")
-    elif ships.get("words"):
-        bits.append(str(ships["words"]))
-    check = r.get("check") or {}
-    if check.get("state"):
-        bits.append(f"check {check['state']}")
+        return f"{n} ✦ idea {r['id']}: {first}\n{pad}git balanced go-ahead {n} | correct TEXT {n} | not-now {n}"
+    lines = [f"{n} ▸ review {r['id']}: {first}"] + [pad + x for x in more[:3] if x.strip()]
+    ships, check = r.get("ships") or {}, r.get("check") or {}
+    bits = [f"ships {ships['summary']} to {ships.get('upstream')}" if ships.get("summary")
+            else str(ships.get("words") or "")]
+    if check.get("words"):
+        bits.append(f"check: {check['words']}")
+    lines.append(pad + " · ".join(b for b in bits if b))
     if r["attachments"]:
-        bits.append(f"{len(r['attachments'])} attached: " + ", ".join(a["name"] for a in r["attachments"]))
-    return (f"▸ review {r['id']}: " + " · ".join(bits)
-            + f" · git balanced ship | correct TEXT | not-now {r['id']}")
+        files = ", ".join(f"{a['name']} ({_size(int(a['bytes']))})" for a in r["attachments"])
+        lines.append(f"{pad}attached: {files}")
+    lines.append(f"{pad}git balanced ship {n} | correct TEXT {n} | not-now {n}")
+    return "\n".join(lines)
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.0f} kB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MB"
 
 
 def answer_many(where: Lead | Repo | str | None, names: list[str], decision: str,
