@@ -115,11 +115,15 @@ EDITS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "N
 PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.M)
 
 
+# Claude Code's tool that shows a plan and leaves plan mode: the plan goes to the lead as a question.
+PLANS = {"ExitPlanMode"}
+
+
 ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
 
 
 def hook_rules() -> dict[str, Any]:
     """What shipped/pretool.py judges a tool call by, here and (as `bin/hook.json`) on a machine without git
-    balanced: the reads, the edits and the field naming their path, a patch's paths, asking."""
+    balanced: the reads, the edits and the field naming their path, a patch's paths, asking, plans."""
     return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
-            "asking": ASKING.pattern}
+            "asking": ASKING.pattern, "plans": sorted(PLANS)}

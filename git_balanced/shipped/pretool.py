@@ -33,6 +33,43 @@ def lead_said(qid: str, verdict: Any, text: str) -> dict:
     return decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
 
 
+def plan_said(answer: dict) -> dict:
+    """The lead's answer to a worker's plan, in words for the worker: go ahead, or revise it and show it again."""
+    spec = answer.get("hookSpecificOutput") or {}
+    reason = str(spec.get("permissionDecisionReason") or "")
+    if spec.get("permissionDecision") == "allow":
+        return decision("allow", f"{reason} Your lead approved the plan: go ahead with it.")
+    return decision("deny", f"Your lead sent the plan back. {reason} Revise the plan and show it again.")
+
+
+PLAN_FILE = re.compile(r'"planFilePath":\s*"([^"]+)"')
+
+
+def plan_text(data: dict, tool_input: dict) -> str:
+    """The plan a worker shows: in the call's input, or (Claude Code 2.1) in the plan file its session was
+    told to write, named in its transcript."""
+    plan = str(tool_input.get("plan") or "").strip()
+    if plan:
+        return plan
+    path = plan_file(data)
+    try:
+        with open(path or "", encoding="utf-8", errors="replace") as f:
+            plan = f.read().strip()
+    except OSError:
+        pass
+    return plan or "(the worker showed no plan text)"
+
+
+def plan_file(data: dict) -> str | None:
+    """The plan file a Claude Code session in plan mode was told to write, named in its transcript, or None."""
+    try:
+        with open(str(data.get("transcript_path") or ""), encoding="utf-8", errors="replace") as f:
+            named = PLAN_FILE.findall(f.read())
+    except OSError:
+        return None
+    return os.path.normpath(named[-1]) if named else None
+
+
 def flag(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     return default if not raw else raw in ("1", "true", "yes", "on")
@@ -77,6 +114,8 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
     # whatever lead_allows_commands says: a worker never does what its lead could not do unasked.
     ask_lead = flag("GIT_BALANCED_ASK_COMMANDS", False) or held in ("ask", "edits")
     paths = edited_paths(rules, tool, tool_input, cwd)
+    if paths and tool in (rules.get("edits") or {}) and set(paths) == {plan_file(data)}:
+        return decision("allow", "Writing its plan, to show the lead, is always fine.")
     if paths is not None:
         spec = guard.load_spec(os.path.join(run_dir, "hooks")) if guard is not None and run_dir else None
         refused = guard.refusals_in(paths, worktree, spec) if spec else []
@@ -91,6 +130,8 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
         if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
             return None
         return ask(tool, ", ".join(paths), "edit")
+    if tool in (rules.get("plans") or []):  # a plan shown before the work starts: the lead approves or sends it back
+        return plan_said(ask(tool, plan_text(data, tool_input), "plan"))
     if tool in (rules.get("reads") or []):
         return None
     command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""

@@ -13,6 +13,7 @@ import pytest
 from git_balanced import jobs as J
 from git_balanced.agents import modes, wiring
 from git_balanced.channel import questions
+from git_balanced.channel.inbox import entries
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
 from tests.hooks.test_agent import a_job, ask_in_background, pending, run_claude, tool_results
@@ -140,3 +141,53 @@ def test_real_claude_worker_under_an_accept_edits_lead_cannot_run_an_unapproved_
     assert [(q["kind"], q["text"]) for q in asked] == [("command", "echo ran > ran.txt")]
     assert len(questions.all_questions(open_lead(str(lead_repo)).repo)) == 1, "only the command was a question"
     assert any("The lead denied it" in r and "nobody approved it" in r for r in tool_results(server))
+
+
+# -- worker plans ---------------------------------------------------------------------------------------------
+def test_a_workers_plan_goes_to_the_lead_which_sends_it_back_with_a_line(lead_repo: Path, tmp_path: Path) -> None:
+    worktree = make_repo(tmp_path / "wt")
+    env = worker_env(lead_repo, worktree)
+    # Claude Code 2.1 in plan mode: the plan is in the file its session was told to write (named in its
+    # transcript, as a real session's is), and ExitPlanMode's input is empty.
+    plan_file = tmp_path / "plans" / "do-the-piece-logical-lagoon.md"
+    plan_file.parent.mkdir()
+    plan = "1. Write notes.txt.\n2. Say why in it."
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps({"attachment": {"type": "plan_mode", "planFilePath": str(plan_file),
+                                                     "planExists": False}, "type": "attachment"}) + "\n")
+    base = {**claude_bash(worktree, ""), "permission_mode": "plan", "transcript_path": str(transcript)}
+    write = {**base, "tool_name": "Write", "tool_input": {"file_path": str(plan_file), "content": plan}}
+    out = json.loads(hook(worktree, "pre-tool-use", write, env).out)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "allow", "writing its plan file is always fine"
+    plan_file.write_text(plan + "\n")
+    t, got = ask_in_background(worktree, {**base, "tool_name": "ExitPlanMode", "tool_input": {}}, env)
+    q = pending(lead_repo)
+    assert (q["kind"], q["text"]) == ("plan", plan)
+    words = [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main") if e.get("kind") == "question"]
+    assert words == [f"orders-api shows its plan before it starts ({q['qid']}): {plan} · answer: git balanced "
+                     f"answer {q['qid']} --allow (go ahead) or --deny LINE (send it back with a line)"]
+    assert balanced(lead_repo, "answer", q["qid"], "--deny", "Say why in the file too.").code == 0
+    t.join(30)
+    out = json.loads(got[0].stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and out["permissionDecisionReason"] == (
+        f"Your lead sent the plan back. The lead denied it ({q['qid']}): Say why in the file too. Revise the plan "
+        "and show it again.")
+
+
+def test_a_plan_the_lead_approves_lets_the_worker_go_ahead(lead_repo: Path, tmp_path: Path) -> None:
+    worktree = make_repo(tmp_path / "wt")
+    env = worker_env(lead_repo, worktree)
+    exit_plan = {**claude_bash(worktree, ""), "permission_mode": "plan", "tool_name": "ExitPlanMode",
+                 "tool_input": {"plan": "1. Add the flag.\n2. Test it."}}
+    t, got = ask_in_background(worktree, exit_plan, env)
+    q = pending(lead_repo)
+    assert (q["kind"], q["text"]) == ("plan", "1. Add the flag.\n2. Test it.")
+    board = balanced(lead_repo, "board").out
+    assert "Now" not in board, "a plan waits on the lead, not on you, until it is passed on"
+    assert balanced(lead_repo, "pass", q["qid"]).code == 0
+    assert "1 ? orders-api shows its plan: 1. Add the flag." in balanced(lead_repo, "board").out
+    assert balanced(lead_repo, "answer", "--allow", "1").code == 0
+    t.join(30)
+    out = json.loads(got[0].stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "allow" and out["permissionDecisionReason"] == \
+        f"The lead allowed it ({q['qid']}). Your lead approved the plan: go ahead with it."
