@@ -204,13 +204,15 @@ def pick(lead: Lead, name: str | None, kinds: tuple[str, ...], verb: str) -> dic
                                 hint="`git balanced board` shows what each row takes.")
         return dict(item["row"])
     waiting = [r for r in rows(lead) if r["kind"] in kinds]
-    if len(waiting) == 1:
-        return waiting[0]
+    reviews = [r for r in waiting if r["kind"] == "review"]
+    if len(waiting) == 1 or (verb == "correct" and len(reviews) == 1):  # a correction is for the work first
+        return reviews[0] if verb == "correct" and reviews else waiting[0]
     if not waiting:
         raise BalancedError(f"Nothing under Now waits for `{verb}`.",
                             hint="`git balanced board` shows what waits on you.")
+    form = {"correct": "correct TEXT ID", "not-now": "not-now ID", "ship": "ship ID"}.get(verb, f"{verb} ID")
     raise BalancedError(f"{len(waiting)} rows wait for an answer: " + ", ".join(r["id"] for r in waiting) + ".",
-                        hint=f"name one: `git balanced {verb} ID` (or its number on the board).")
+                        hint=f"name one: `git balanced {form}` (ID: its number on the board, or its id).")
 
 
 def attachment(where: Lead | Repo | str | None, rid: str, name: str) -> bytes:
@@ -301,7 +303,10 @@ def shown(r: dict[str, Any], n: int) -> str:
     ships, check = r.get("ships") or {}, r.get("check") or {}
     bits = [f"ships {ships['summary']} to {ships.get('upstream')}" if ships.get("summary")
             else str(ships.get("words") or "")]
-    if check.get("words"):
+    if check.get("command"):  # the check as it was when the work was put to you
+        bits.append(f"check {check.get('state')} (`{check['command']}`, {float(check.get('seconds') or 0):.1f}s, "
+                    f"{clock(float(r.get('put_at') or 0))})")
+    elif check.get("words"):
         bits.append(f"check: {check['words']}")
     lines.append(pad + " · ".join(b for b in bits if b))
     if r["attachments"]:

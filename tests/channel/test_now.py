@@ -55,7 +55,7 @@ def test_put_to_you_is_a_row_under_now_with_what_ships_the_check_and_attachments
     assert now.attachment(lead.repo, row["id"], "shot.png") == shot.read_bytes()
     text = board(lead)
     assert text.startswith("Now\n  1 ▸ review " + row["id"] + ": Added the export button\n"), text
-    assert "ships 1 commit · 1 file · +2 \u22120 to origin/main · check: passed (`test ! -e broken.txt`" in text
+    assert "ships 1 commit · 1 file · +2 \u22120 to origin/main · check passed (`test ! -e broken.txt`, " in text
     assert "attached: shot.png (20 B)" in text and "git balanced ship 1 | correct TEXT 1 | not-now 1" in text
     data = json.loads(balanced(lead.repo.root, "board", "--json").out)
     assert data["now"][0]["n"] == 1 and data["now"][0]["row"]["attachments"][0]["name"] == "shot.png"
@@ -65,13 +65,16 @@ def test_put_to_you_is_a_row_under_now_with_what_ships_the_check_and_attachments
 
 def test_correct_sends_the_review_back_and_a_new_put_replaces_it(lead: Lead) -> None:
     first = put_to_you(lead.repo, "Added export")
+    idea = now.idea(lead.repo, "Cache the parsed config")
     ran = balanced(lead.repo.root, "correct", "Keep the old flag working")
     assert ran.code == 0, ran.err
     assert f"review {first['id']} goes back to the lead" in ran.out and "Corrected once" in ran.out
     assert now.row(lead, first["id"])["state"] == "corrected"
     assert heard(lead) == [f"The person corrected your review {first['id']} (Added export): Keep the old flag "
                            "working · fix it, then put the work to them again."]
-    assert "Now\n  Corrected once" in board(lead), "nothing waits on you, and the correction is counted"
+    assert now.row(lead, idea["id"])["state"] == "waiting", "a correction goes to the work, not to the idea"
+    assert "Now\n  1 ✦ idea" in board(lead) and "\n  Corrected once" in board(lead), "the correction is counted"
+    assert balanced(lead.repo.root, "not-now", idea["id"]).code == 0
     commit(lead.repo.root, {"flag.py": "OLD = True\n"}, "Keep the old flag")
     second = put_to_you(lead.repo, "Added export, old flag kept")
     third = put_to_you(lead.repo, "Added export, old flag kept, docs too")
