@@ -2,8 +2,9 @@
 than the lead may do itself.
 
 Claude Code and Codex both put `permission_mode` in a hook's input, in Claude Code's words (`default`,
-`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`); Pi has no modes, so its
-extension (templates/pi-balanced.ts) names one from the tools it was given. The lead's hooks record the
+`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read
+from its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the
+tools it was given. The lead's hooks record the
 mode they were handed; a worker started after goes by it, and a worker on this machine by the mode its lead
 is in at each tool call, whichever is stricter. A lead never seen in a session (you, on the command line)
 leaves workers to the settings, as before.
@@ -12,6 +13,7 @@ leaves workers to the settings, as before.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -48,6 +50,27 @@ WORKER_AGENTS = {
 }
 
 
+# Codex reports `bypassPermissions` whenever it never asks (every `codex exec`), whatever its sandbox: the
+# sandbox, which its session's rollout file records as `sandbox_policy`, is what still holds it back. A worker
+# of a sandboxed Codex lead is held as far: no writes, or no command the lead has not seen.
+FROM_SANDBOX = {"read-only": "read-only", "workspace-write": "edits", "danger-full-access": "free",
+                "external-sandbox": "edits"}
+SANDBOX = re.compile(r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"')
+TAIL_BYTES = 1 << 20  # the newest turn's context is near the end of the rollout
+
+
+def sandbox_of(data: dict[str, Any]) -> str | None:
+    """The sandbox of the Codex session whose hook input is `data`, from its rollout file, or None."""
+    try:
+        with open(str(data.get("transcript_path") or ""), "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - TAIL_BYTES))
+            found = SANDBOX.findall(f.read().decode("utf-8", errors="replace"))
+    except OSError:
+        return None
+    return found[-1] if found else None
+
+
 def level_of(mode: str | None) -> str | None:
     """The workers' level under a lead in `mode`; None for no mode (no lead session seen)."""
     if not mode:
@@ -81,15 +104,20 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
     mode = str(data.get("permission_mode") or "")
     if not mode:
         return None
-    rec = {"mode": mode, "agent": agent_of(data), "session": data.get("session_id"), "at": time.time(),
-           "level": level_of(mode)}
+    agent = agent_of(data)
+    sandbox = sandbox_of(data) if agent == "codex" else None
+    level = stricter(level_of(mode), FROM_SANDBOX.get(sandbox, "ask") if sandbox else None)
+    rec: dict[str, Any] = {"mode": mode, "agent": agent, "session": data.get("session_id"), "at": time.time(),
+                           "level": level}
+    if sandbox:
+        rec["sandbox"] = sandbox
     path = _path(repo, branch)
     try:
         old = json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
         old = None
-    if not old or (old.get("mode"), old.get("agent"), old.get("session")) != (rec["mode"], rec["agent"],
-                                                                               rec["session"]):
+    if not old or [old.get(k) for k in ("mode", "agent", "session", "level")] != \
+            [rec[k] for k in ("mode", "agent", "session", "level")]:
         write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
     return rec
 
@@ -106,4 +134,6 @@ def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
 def workers_level(repo: Repo, branch: str) -> str | None:
     """The level the lead of `branch` leaves its workers, or None when no lead session was recorded."""
     rec = recorded(repo, branch)
-    return level_of(str(rec["mode"])) if rec else None
+    if not rec:
+        return None
+    return stricter(level_of(str(rec["mode"])), rec.get("level") if rec.get("level") in LEVELS else None)

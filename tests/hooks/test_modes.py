@@ -5,6 +5,8 @@ a worker under a lead in "accept edits" cannot run a shell command nobody approv
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
 
@@ -17,10 +19,11 @@ from git_balanced.channel.inbox import entries
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
 from tests.hooks.test_agent import a_job, ask_in_background, pending, run_claude, tool_results
+from tests.support import agent_home
 from tests.support.builders import make_repo
 from tests.support.cli import Ran, balanced
 from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
-from tests.support.model_server import run_shell, say, write_file
+from tests.support.model_server import ModelServer, run_shell, say, write_file
 
 
 def hook(cwd: Path, name: str, payload: dict, env: dict[str, str] | None = None) -> Ran:
@@ -62,6 +65,37 @@ def test_the_leads_hooks_record_its_mode_and_agent(lead_repo: Path) -> None:
     no_mode = {"hook_event_name": "UserPromptSubmit", "cwd": str(lead_repo), "prompt": "hi"}
     assert hook(lead_repo, "user-prompt-submit", no_mode).code == 0
     assert modes.workers_level(lead.repo, "main") == "read-only", "an input without a mode changes nothing"
+
+
+def test_a_codex_leads_sandbox_holds_its_workers_too(lead_repo: Path, tmp_path: Path) -> None:
+    # `codex exec` reports bypassPermissions in any sandbox; its rollout records the sandbox (as Codex 0.171
+    # writes it in each turn's context).
+    rollout = tmp_path / "rollout.jsonl"
+    lead = open_lead(str(lead_repo))
+    for sandbox, level in (("workspace-write", "edits"), ("read-only", "read-only"), ("danger-full-access", "free")):
+        rollout.write_text(json.dumps({"type": "turn_context", "payload": {
+            "approval_policy": "never", "sandbox_policy": {"type": sandbox, "network_access": False}}},
+            separators=(",", ":")) + "\n")
+        assert hook(lead_repo, "stop", {**codex_stop(lead_repo), "transcript_path": str(rollout)}).code == 0
+        rec = modes.recorded(lead.repo, "main")
+        assert rec is not None and (rec["mode"], rec["sandbox"], rec["level"]) == ("bypassPermissions", sandbox, level)
+        assert modes.workers_level(lead.repo, "main") == level
+
+
+def test_real_pi_as_lead_names_its_mode_from_its_tools(tmp_path: Path, agent_bin: str, lead_repo: Path) -> None:
+    extension = tmp_path / "balanced.ts"
+    extension.write_text(agent_hooks.render("pi-balanced.ts"))
+    lead = open_lead(str(lead_repo))
+    for tools, mode in ((None, "bypassPermissions"), ("read,edit,write", "acceptEdits"), ("read,grep", "plan")):
+        with ModelServer([say("Ready.")]) as server:
+            full = agent_home.pi_env(Path(os.environ["HOME"]), server.url)
+            full["PATH"] = agent_bin + os.pathsep + full["PATH"]
+            argv = ["pi", "--mode", "json", "--provider", agent_home.PI_PROVIDER, "--model", agent_home.PI_MODEL,
+                    "--no-session", "-e", str(extension), *(["--tools", tools] if tools else []), "Hello."]
+            cp = subprocess.run(argv, cwd=lead_repo, env=full, stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=180)
+        rec = modes.recorded(lead.repo, "main")
+        assert rec is not None and (rec["agent"], rec["mode"]) == ("pi", mode), f"{rec}\n{cp.stdout[-2000:]}"
 
 
 def test_the_mapping_is_never_looser_than_the_lead() -> None:
