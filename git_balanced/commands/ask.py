@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from git_balanced import ui
 from git_balanced.channel import now
 from git_balanced.channel.questions import (
@@ -66,9 +68,14 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
     return 0
 
 
+ID_FORM = re.compile(r"[qri][23456789abcdefghjkmnpqrstvwxyz]{5}")  # a question's, a review's, an idea's id
+
+
 def _names_one(lead: Lead, name: str) -> bool:
-    """Whether `name` names something under Now or a question (else it is the reason after the ids)."""
-    return name.isdigit() or bool(lead.repo.read_ref(ref_of(name)) or lead.repo.read_ref(now.ref_of(name)))
+    """Whether `name` names something under Now or a question, or has an id's form (a mistyped id is refused,
+    never taken for the reason after the ids)."""
+    return name.isdigit() or bool(ID_FORM.fullmatch(name)) or bool(
+        lead.repo.read_ref(ref_of(name)) or lead.repo.read_ref(now.ref_of(name)))
 
 
 def _question(lead: Lead, name: str) -> str:

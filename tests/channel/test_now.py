@@ -138,6 +138,8 @@ def test_answer_allows_four_waiting_commands_with_one_command(lead: Lead) -> Non
     assert ran.out.splitlines() == [f"Answered {q} ({p}): allowed: fine by me"
                                     for q, p in zip(asked, ("api", "ui", "docs", "db"), strict=True)]
     assert all(questions.find(lead.repo, q)["state"] == "answered" for q in asked)
+    typo = balanced(lead.repo.root, "answer", "--allow", asked[0], "qzzzzz")
+    assert typo.code == 1 and "Nothing under Now is named qzzzzz." in typo.err, "a mistyped id is not a reason"
     again = balanced(lead.repo.root, "answer", "--deny", asked[0], asked[1])
     assert again.code == 1 and f"2 of 2 not answered:\n  {asked[0]}: Too late" in again.err
     one = balanced(lead.repo.root, "answer", "1", "yes")
