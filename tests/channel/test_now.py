@@ -110,12 +110,16 @@ def test_ship_answers_the_review_only_once_pushed(lead: Lead) -> None:
     refused = balanced(lead.repo.root, "ship", input="")
     assert refused.code == 1 and "Nothing was pushed" in refused.err
     assert now.row(lead, review["id"])["state"] == "waiting" and not heard(lead)
+    put_at = git(lead.repo.root, "rev-parse", "--short=7", "main")
+    commit(lead.repo.root, {"export.py": "def export():\n    return 2\n"}, "Export two")
     ran = balanced(lead.repo.root, "ship", "1", "--yes")
     assert ran.code == 0, ran.err
+    assert f"main moved since {review['id']} was put to you (it was {put_at}); what ships is what is shown above." \
+        in ran.out
     assert f"Answered {review['id']}: shipped" in ran.out
     assert git(lead.repo.root, "rev-parse", "origin/main") == git(lead.repo.root, "rev-parse", "main")
     assert heard(lead) == [f"The person shipped your review {review['id']} (Added export): pushed main to "
-                           "origin/main, 1 commit · 1 file · +2 \u22120."]
+                           "origin/main, 2 commits · 1 file · +2 \u22120."]
 
 
 def test_answer_allows_four_waiting_commands_with_one_command(lead: Lead) -> None:
