@@ -282,16 +282,16 @@ def ask(text: str) -> int:
     return ask.ask_command(text)
 
 
-@cli.command(short_help="Answer a worker's question.")
-@click.argument("qid", metavar="ID")
-@click.argument("text", required=False)
-@click.option("--allow", is_flag=True, help="Allow what was asked.")
-@click.option("--deny", is_flag=True, help="Deny what was asked.")
-def answer(qid: str, text: str | None, allow: bool, deny: bool) -> int:
-    """Answer question ID with TEXT, --allow or --deny; the first answer counts."""
+@cli.command(short_help="Answer a worker's question (or allow several at once).")
+@click.argument("args", nargs=-1, required=True, metavar="ID [TEXT] | ID... [REASON]")
+@click.option("--allow", is_flag=True, help="Allow what was asked (each ID named).")
+@click.option("--deny", is_flag=True, help="Deny what was asked (each ID named).")
+def answer(args: tuple[str, ...], allow: bool, deny: bool) -> int:
+    """Answer question ID with TEXT, --allow or --deny; the first answer counts. With --allow or --deny,
+    name several questions at once, by id or by their numbers under Now on the board."""
     from git_balanced.commands import ask
 
-    return ask.answer_command(qid, text, allow=allow, deny=deny)
+    return ask.answer_command(list(args), allow=allow, deny=deny)
 
 
 @cli.command(name="pass", short_help="Pass a worker's question on to you.")
@@ -312,22 +312,47 @@ def review(as_json: bool) -> int:
     return review_mod.review_command(as_json=as_json)
 
 
-@cli.command(short_help="Record a correction for the lead.")
+@cli.command(short_help="Send work back to the lead with a correction.")
 @click.argument("text")
-def correct(text: str) -> int:
-    """Record a correction; the board then says how often the lead was corrected."""
+@click.argument("row", required=False, metavar="[ID]")
+def correct(text: str, row: str | None) -> int:
+    """Record a correction; the board then says how often the lead was corrected. A review or idea waiting
+    under Now (ID, or the only one) goes back to the lead with it."""
     from git_balanced.commands import review as review_mod
 
-    return review_mod.correct_command(text)
+    return review_mod.correct_command(text, row)
 
 
 @cli.command(short_help="Push the lead's branch, only when you say so.")
+@click.argument("row", required=False, metavar="[ID]")
 @click.option("--yes", is_flag=True, help="Push without asking.")
-def ship(yes: bool) -> int:
-    """Show the steps, ask, and push the lead's branch to its upstream only on a yes."""
+def ship(row: str | None, yes: bool) -> int:
+    """Show the steps, ask, and push the lead's branch to its upstream only on a yes; the review waiting
+    under Now (ID, or the only one) is answered."""
     from git_balanced.commands import review as review_mod
 
-    return review_mod.ship_command(yes=yes)
+    return review_mod.ship_command(yes=yes, name=row)
+
+
+@cli.command(name="not-now", short_help="Decline a review or idea under Now, for now.")
+@click.argument("row", required=False, metavar="[ID]")
+@click.option("-m", "--reason", default="", metavar="TEXT", help="Why, for the lead.")
+def not_now(row: str | None, reason: str) -> int:
+    """Answer the review or idea ID (a number on the board or its id; default: the only one waiting) with
+    not now; the lead hears it."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.not_now_command(row, reason)
+
+
+@cli.command(name="go-ahead", short_help="Tell the lead to go ahead with its idea.")
+@click.argument("row", metavar="ID")
+@click.argument("text", required=False, default="")
+def go_ahead(row: str, text: str) -> int:
+    """Answer the lead's idea ID (a number on the board or its id) with go ahead, and TEXT if given."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.go_ahead_command(row, text)
 
 
 @cli.group(short_help="Schedules: tell the lead things at set times.")

@@ -28,6 +28,14 @@ function hook(name: string, input: Record<string, unknown>): Promise<any> {
   });
 }
 
+// Pi asks no permission for its tools, so the mode a lead's hooks report is named, in Claude Code's words, by
+// the tools it was given: bash runs unasked (bypassPermissions), edits alone (acceptEdits), reads only (plan).
+function mode(pi: any): string {
+  const tools: string[] = typeof pi.getActiveTools === "function" ? pi.getActiveTools() : [];
+  if (!tools.length || tools.includes("bash")) return "bypassPermissions";
+  return tools.includes("edit") || tools.includes("write") ? "acceptEdits" : "plan";
+}
+
 export default function (pi: any) {
   if (process.env.GIT_BALANCED_JOB) {
     pi.on("tool_call", async (event: any, ctx: any) => {
@@ -47,6 +55,7 @@ export default function (pi: any) {
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const out = await hook("user-prompt-submit", {
       hook_event_name: "UserPromptSubmit",
+      permission_mode: mode(pi),
       prompt: event.prompt,
       cwd: ctx?.cwd ?? process.cwd(),
     });
@@ -55,7 +64,7 @@ export default function (pi: any) {
     return undefined;
   });
   pi.on("agent_end", async (_event: any, ctx: any) => {
-    const out = await hook("stop", { hook_event_name: "Stop", stop_hook_active: false, cwd: ctx?.cwd ?? process.cwd() });
+    const out = await hook("stop", { hook_event_name: "Stop", permission_mode: mode(pi), stop_hook_active: false, cwd: ctx?.cwd ?? process.cwd() });
     if (out?.decision === "block" && out.reason) pi.sendUserMessage(out.reason, { deliverAs: "followUp" });
   });
 }

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
@@ -65,7 +66,8 @@ def with_hooks(agent: str, run: AgentRun, local: bool) -> AgentRun:
 
 
 def worker_env(lead: Lead, job: Job, worktree: str, local: bool) -> dict[str, str]:
-    """What a worker's hooks and `git balanced ask` need to know: its job, its lead, the lead's settings."""
+    """What a worker's hooks and `git balanced ask` need to know: its job, its lead, the lead's settings and
+    what the lead's own permission mode leaves the worker (agents/modes.py)."""
     from git_balanced.lead import settings_at
 
     settings = settings_at(lead.repo, lead.branch).balanced
@@ -74,6 +76,9 @@ def worker_env(lead: Lead, job: Job, worktree: str, local: bool) -> dict[str, st
            "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1" if settings.workers_edit_without_asking else "0"}
     if local:  # a worker elsewhere asks through its runner's own `git balanced` (runner.ASK_SHIM)
         env["GIT_BALANCED_LEAD"] = str(lead.repo.root)
+    level = modes.workers_level(lead.repo, lead.branch)
+    if level:  # the lead's own mode, as its hooks recorded it: the worker is held to no more than that
+        env["GIT_BALANCED_WORKER_MODE"] = level
     return env
 
 
@@ -110,11 +115,15 @@ EDITS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "N
 PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.M)
 
 
+# Claude Code's tool that shows a plan and leaves plan mode: the plan goes to the lead as a question.
+PLANS = {"ExitPlanMode"}
+
+
 ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
 
 
 def hook_rules() -> dict[str, Any]:
     """What shipped/pretool.py judges a tool call by, here and (as `bin/hook.json`) on a machine without git
-    balanced: the reads, the edits and the field naming their path, a patch's paths, asking."""
+    balanced: the reads, the edits and the field naming their path, a patch's paths, asking, plans."""
     return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
-            "asking": ASKING.pattern}
+            "asking": ASKING.pattern, "plans": sorted(PLANS)}

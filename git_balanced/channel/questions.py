@@ -103,6 +103,9 @@ def ask(repo: Repo, job_id: str, text: str, *, kind: str = "question", tool: str
     J.event(repo, job_id, "asked", f"{job.piece}: asked its lead ({qid})", {"asked": qid, "asked_text": text})
     if kind == "question":
         words = f"{job.piece} asks ({qid}): {text} · answer: git balanced answer {qid} TEXT"
+    elif kind == "plan":
+        words = (f"{job.piece} shows its plan before it starts ({qid}): {text} · answer: git balanced answer {qid} "
+                 "--allow (go ahead) or --deny LINE (send it back with a line)")
     else:
         words = (f"{job.piece} asks to {'edit' if kind == 'edit' else 'run'} ({qid}): {text} · answer: "
                  f"git balanced answer {qid} --allow|--deny [REASON]")
@@ -199,8 +202,9 @@ def board_items(lead: Lead) -> dict[str, list[dict[str, Any]]]:
         f = q["fields"]
         if f.get("lead") != lead.branch or q["state"] != "passed":
             continue
-        how = "TEXT" if f.get("kind") == "question" else "--allow|--deny [REASON]"
-        verb = {"question": "asks", "command": "asks to run", "edit": "asks to edit"}.get(str(f.get("kind")), "asks")
+        how = {"question": "TEXT", "plan": "--allow|--deny LINE"}.get(str(f.get("kind")), "--allow|--deny [REASON]")
+        verb = {"question": "asks", "command": "asks to run", "edit": "asks to edit",
+                "plan": "shows its plan"}.get(str(f.get("kind")), "asks")
         now.append({"text": f"? {f.get('piece')} {verb}: {f.get('text')} · git balanced answer {qid} {how}",
                     "qid": qid, "kind": "question"})
     return {"now": now}

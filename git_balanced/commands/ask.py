@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from git_balanced import ui
+from git_balanced.channel import now
 from git_balanced.channel.questions import (
     answer,
     ask,
@@ -10,12 +13,13 @@ from git_balanced.channel.questions import (
     known_question,
     late_answer,
     pass_on,
+    ref_of,
     shown_answer,
     wait,
     worker_context,
 )
 from git_balanced.errors import BalancedError, UsageError
-from git_balanced.lead import open_lead
+from git_balanced.lead import Lead, open_lead
 
 
 def ask_command(text: str) -> int:
@@ -31,16 +35,58 @@ def ask_command(text: str) -> int:
     return 0
 
 
-def answer_command(qid: str, text: str | None, *, allow: bool, deny: bool) -> int:
-    """Answer a question with text, or allow or deny what it asks (with an optional reason)."""
+def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
+    """Answer a question with text, or allow or deny what it asks (with an optional reason); with --allow
+    or --deny, several questions at once, each named by id or by its number on the board."""
+    first = args[0] if args else "ID"
     if allow and deny:
-        raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {qid} --deny \"REASON\"")
-    if not (allow or deny or (text and text.strip())):
-        raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {qid} \"TEXT\"")
+        raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {first} --deny \"REASON\"")
     lead = open_lead()
-    f = answer(lead.repo, qid, text, "allow" if allow else "deny" if deny else None)
-    ui.say(f"Answered {qid} ({f.get('piece')}): {shown_answer(f)}")
+    if not (allow or deny):
+        if len(args) > 2:
+            raise UsageError("One question takes one answer.", hint=f"quote it: git balanced answer {first} \"TEXT\"")
+        text = args[1] if len(args) == 2 else None
+        if not (text and text.strip()):
+            raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {first} \"TEXT\"")
+        f = answer(lead.repo, _question(lead, first), text, None)
+        ui.say(f"Answered {f['qid']} ({f.get('piece')}): {shown_answer(f)}")
+        return 0
+    decision = "allow" if allow else "deny"
+    names, reason = list(args), None
+    if len(names) > 1 and not _names_one(lead, names[-1]):
+        reason = names.pop()
+    if len(names) == 1:
+        f = answer(lead.repo, _question(lead, names[0]), reason, decision)
+        ui.say(f"Answered {f['qid']} ({f.get('piece')}): {shown_answer(f)}")
+        return 0
+    done, missed = now.answer_many(lead, names, decision, reason or "")
+    for f in done:
+        ui.say(f"Answered {f['qid']} ({f.get('piece')}): {shown_answer(f)}")
+    if missed:
+        raise BalancedError(f"{len(missed)} of {len(done) + len(missed)} not answered:\n"
+                            + "\n".join("  " + m for m in missed), hint="the first answer counts.")
     return 0
+
+
+ID_FORM = re.compile(r"[qri][23456789abcdefghjkmnpqrstvwxyz]{5}")  # a question's, a review's, an idea's id
+
+
+def _names_one(lead: Lead, name: str) -> bool:
+    """Whether `name` names something under Now or a question, or has an id's form (a mistyped id is refused,
+    never taken for the reason after the ids)."""
+    return name.isdigit() or bool(ID_FORM.fullmatch(name)) or bool(
+        lead.repo.read_ref(ref_of(name)) or lead.repo.read_ref(now.ref_of(name)))
+
+
+def _question(lead: Lead, name: str) -> str:
+    """The question id a board number names, or `name` itself."""
+    if not name.isdigit():
+        return name
+    item = now.resolve(lead, name)
+    if item["kind"] != "question":
+        raise BalancedError(f"{name} is {'a review' if item['kind'] == 'review' else 'an idea'}, not a worker's "
+                            "question.", hint="answer it with ship, correct, not-now or go-ahead.")
+    return str(item["id"])
 
 
 def pass_command(qid: str) -> int:

@@ -81,15 +81,32 @@ def collect(lead: Lead) -> dict[str, Any]:
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
     """What other parts add to the board: questions passed to you, corrections, the next schedule."""
-    from git_balanced.channel import questions, schedules
+    from git_balanced.channel import schedules
 
-    out: dict[str, list[dict[str, Any]]] = {}
-    for mod in (questions, schedules):
+    out: dict[str, list[dict[str, Any]]] = {"now": _numbered(lead)}
+    for mod in (schedules,):
         for key, items in mod.board_items(lead).items():
             out.setdefault(key, []).extend(items)
     line = corrections_line(lead)
     if line:
         out.setdefault("now", []).append({"text": line, "kind": "corrections"})
+    return out
+
+
+def _numbered(lead: Lead) -> list[dict[str, Any]]:
+    """What waits on your answer, numbered as `answer`, `ship`, `correct`, `not-now` and `go-ahead` name them:
+    questions passed to you, then what the lead put to you (reviews and ideas)."""
+    from git_balanced.channel import now, questions
+
+    asked = {q["qid"]: q for q in questions.board_items(lead)["now"]}
+    out = []
+    for item in now.numbered(lead):
+        n = item["n"]
+        if item["kind"] == "question":
+            q = asked.get(item["id"], {"text": f"? {item['id']}", "qid": item["id"], "kind": "question"})
+            out.append({**q, "n": n, "text": f"{n} {q['text']}"})
+        else:
+            out.append({"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)})
     return out
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from git_balanced import trust, ui
-from git_balanced.channel import inbox
+from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
 from git_balanced.landing.review import CORRECTIONS, Review, corrections, corrections_name, corrections_words, review
-from git_balanced.lead import open_lead
+from git_balanced.lead import Lead, open_lead
 from git_balanced.state import refs
 
 
@@ -38,25 +38,37 @@ def review_command(*, as_json: bool) -> int:
     return 1 if r.check.get("state") == "failed" else 0
 
 
-def correct_command(text: str) -> int:
-    """Record a correction of the lead; the lead hears it, and the board counts it."""
+def correct_command(text: str, name: str | None = None) -> int:
+    """Record a correction of the lead; the lead hears it, and the board counts it. A review or idea waiting
+    under Now (the one named, or the only one) goes back to the lead with it."""
     text = " ".join(text.split())
     if not text:
         raise BalancedError("A correction needs some text.", hint='git balanced correct "Ask before adding a '
                                                                   'dependency"')
     lead = open_lead()
+    row = now.pick(lead, name, ("review", "idea"), "correct") if name or now.rows(lead) else None
     ref = f"refs/balanced/{CORRECTIONS}/{corrections_name(lead.branch)}"
     refs.append(lead.repo, ref, "corrected", f"Corrected: {text}", {"text": text, "lead": lead.branch})
-    inbox.post(lead.repo, lead.branch, f"You were corrected: {text}", kind="correction")
-    ui.say(f"Recorded. {corrections_words(corrections(lead))}; the lead hears it in its inbox.")
+    if row is None:
+        inbox.post(lead.repo, lead.branch, f"You were corrected: {text}", kind="correction")
+        ui.say(f"Recorded. {corrections_words(corrections(lead))}; the lead hears it in its inbox.")
+        return 0
+    now.correct(lead, text, row["id"])
+    ui.say(f"Recorded. {corrections_words(corrections(lead))}; {row['kind']} {row['id']} goes back to the lead, "
+           "which hears it in its inbox and puts the work to you again once fixed.")
     return 0
 
 
-def ship_command(*, yes: bool) -> int:
-    """Show what would ship and the step, ask, and push only on a yes."""
+def ship_command(*, yes: bool, name: str | None = None) -> int:
+    """Show what would ship and the step, ask, and push only on a yes; a review waiting under Now (the one
+    named, or the only one) is answered `shipped` once pushed."""
     lead = open_lead()
+    waiting = now.pick(lead, name, ("review",), "ship") if name or _reviews(lead) else None
     r = review(lead)
     _show(r)
+    if waiting and waiting.get("commit") and waiting["commit"] != lead.repo.rev_parse(lead.branch):
+        ui.say(f"{r.branch} moved since {waiting['id']} was put to you (it was {str(waiting['commit'])[:7]}); "
+               "what ships is what is shown above.")
     if not r.commits:
         ui.say(f"Nothing to ship: {r.upstream} has everything {r.branch} has.")
         return 0
@@ -81,9 +93,17 @@ def ship_command(*, yes: bool) -> int:
     if res.code != 0:
         raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
                             hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")
-    inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
-    ui.say(f"Pushed {r.branch} to {r.upstream}: {r.summary}.")
+    if waiting:
+        now.ship(lead, waiting["id"], pushed=f"pushed {r.branch} to {r.upstream}, {r.summary}")
+    else:
+        inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
+    ui.say(f"Pushed {r.branch} to {r.upstream}: {r.summary}." + (f" Answered {waiting['id']}: shipped; the lead "
+                                                                  "hears it in its inbox." if waiting else ""))
     return 0
+
+
+def _reviews(lead: Lead) -> bool:
+    return any(r["kind"] == "review" for r in now.rows(lead))
 
 
 def _said(out: str, err: str, most: int = 40) -> str:

@@ -2,8 +2,10 @@
 Claude Code and Codex send on stdin (and Pi, through templates/pi-balanced.ts, in the same shape).
 
 - pre-tool-use (a worker's): the guard refuses an edit outside the piece's paths; with lead_allows_commands
-  on, any other tool call but a read becomes a question to the lead, and its answer allows or denies it.
-- user-prompt-submit and stop (a lead's): hand the lead the inbox messages it has not been handed yet.
+  on, or under a lead whose own mode asks before commands, any other tool call but a read becomes a question
+  to the lead, and its answer allows or denies it.
+- user-prompt-submit and stop (a lead's): record the lead's permission mode, and hand the lead the inbox
+  messages it has not been handed yet.
 The templates under templates/ wire these to each agent; `render` fills in how to call git balanced.
 """
 
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from git_balanced.agents import modes
 from git_balanced.agents.wiring import hook_rules, render
 from git_balanced.channel import inbox
 from git_balanced.errors import BalancedError
@@ -37,7 +40,27 @@ MAX_SHOWN = 30
 def pre_tool_use(data: dict[str, Any], repo: Repo | None = None) -> dict[str, Any] | None:
     """A worker's PreToolUse: the decision to print, or None to leave it to the agent's own permissions."""
     worktree = os.environ.get("GIT_BALANCED_WORKTREE") or (str(repo.root) if repo else os.getcwd())
-    return pretool.pre_tool_use(data, hook_rules(), worktree, guard, os.environ.get("BALANCED_RUN_DIR"), _ask_lead)
+    return pretool.pre_tool_use(data, hook_rules(), worktree, guard, os.environ.get("BALANCED_RUN_DIR"), _ask_lead,
+                                _lead_level_now())
+
+
+def _lead_level_now() -> str | None:
+    """What the lead's mode leaves its workers at this moment, read from the lead's repository when it is on
+    this machine: a lead that turned stricter since the worker started holds it to that at once."""
+    where, branch = os.environ.get("GIT_BALANCED_LEAD", "").strip(), os.environ.get("GIT_BALANCED_BRANCH", "")
+    if not where or not branch or not os.path.isdir(where):
+        return None
+    try:
+        return modes.workers_level(Repo.discover(where), branch)
+    except BalancedError:
+        return None
+
+
+def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
+    """Keep the permission mode a lead's hook was handed, for its workers (agents/modes.py)."""
+    branch = repo.current_branch()
+    if branch is not None and not os.environ.get("GIT_BALANCED_JOB"):  # a worker's own hooks are not a lead's
+        modes.record(repo, branch, data)
 
 
 def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
@@ -127,14 +150,14 @@ def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
 
 
 def user_prompt_submit_hook(repo: Repo, args: list[str]) -> int:
-    _input()
+    record_lead_mode(repo, _input())
     news = lead_news(repo)
     return _emit({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": news}}
                  if news else None)
 
 
 def stop_hook(repo: Repo, args: list[str]) -> int:
-    _input()
+    record_lead_mode(repo, _input())
     news = lead_news(repo)  # only new messages block, so a lead is never held in a loop by old ones
     return _emit({"decision": "block", "reason": news} if news else None)
 

@@ -2,9 +2,11 @@
 
 On the lead's machine `git balanced hook pre-tool-use` (hooks/agent.py) imports it; on another machine the
 runner writes this file next to its script (worker_shim.py, `{run_dir}/bin/`), which loads it from there.
-An edit outside the piece's paths is refused by the guard; with lead_allows_commands on, any other tool call
-but a read becomes a question to the lead (an edit too, unless workers edit without asking), and the lead's
-answer allows or denies it. Each caller says how the guard is found and how the lead is asked.
+An edit outside the piece's paths is refused by the guard; with lead_allows_commands on, or under a lead whose
+own mode asks before commands, any other tool call but a read becomes a question to the lead (an edit too,
+unless workers edit without asking and the lead's mode lets edits go ahead), and the lead's answer allows or
+denies it; under a lead in plan mode only reads go ahead. Each caller says how the guard is found and how
+the lead is asked.
 """
 
 from __future__ import annotations
@@ -31,6 +33,43 @@ def lead_said(qid: str, verdict: Any, text: str) -> dict:
     return decision("deny", f"The lead did not allow it, and answered ({qid}): {text}")
 
 
+def plan_said(answer: dict) -> dict:
+    """The lead's answer to a worker's plan, in words for the worker: go ahead, or revise it and show it again."""
+    spec = answer.get("hookSpecificOutput") or {}
+    reason = str(spec.get("permissionDecisionReason") or "")
+    if spec.get("permissionDecision") == "allow":
+        return decision("allow", f"{reason} Your lead approved the plan: go ahead with it.")
+    return decision("deny", f"Your lead sent the plan back. {reason} Revise the plan and show it again.")
+
+
+PLAN_FILE = re.compile(r'"planFilePath":\s*"([^"]+)"')
+
+
+def plan_text(data: dict, tool_input: dict) -> str:
+    """The plan a worker shows: in the call's input, or (Claude Code 2.1) in the plan file its session was
+    told to write, named in its transcript."""
+    plan = str(tool_input.get("plan") or "").strip()
+    if plan:
+        return plan
+    path = plan_file(data)
+    try:
+        with open(path or "", encoding="utf-8", errors="replace") as f:
+            plan = f.read().strip()
+    except OSError:
+        pass
+    return plan or "(the worker showed no plan text)"
+
+
+def plan_file(data: dict) -> str | None:
+    """The plan file a Claude Code session in plan mode was told to write, named in its transcript, or None."""
+    try:
+        with open(str(data.get("transcript_path") or ""), encoding="utf-8", errors="replace") as f:
+            named = PLAN_FILE.findall(f.read())
+    except OSError:
+        return None
+    return os.path.normpath(named[-1]) if named else None
+
+
 def flag(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     return default if not raw else raw in ("1", "true", "yes", "on")
@@ -49,31 +88,59 @@ def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str
     return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
 
 
+LEVELS = ("read-only", "ask", "edits", "free")  # as agents/modes.py: what the lead's mode leaves a worker
+
+
+def level(now: str | None = None) -> str | None:
+    """The stricter of the level the worker was started with (GIT_BALANCED_WORKER_MODE) and `now` (its
+    lead's mode at this call, where it can be read); None when neither is known."""
+    known = [lv for lv in (os.environ.get("GIT_BALANCED_WORKER_MODE", "").strip(), now) if lv in LEVELS]
+    return min(known, key=LEVELS.index) if known else None
+
+
 def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: str | None,
-                 ask: Callable[[str, str, str], dict]) -> dict | None:
+                 ask: Callable[[str, str, str], dict], lead_level: str | None = None) -> dict | None:
     """The decision on one tool call (the agent's PreToolUse JSON), or None to leave it to the agent's own
     permissions. `rules`: the agents' tool names
     (agents.wiring.hook_rules); `guard`: guard.py's module, whose spec is in `{run_dir}/hooks` (None: no
-    guard); `ask(tool, what, kind)`: the decision the lead's answer makes."""
+    guard); `ask(tool, what, kind)`: the decision the lead's answer makes; `lead_level`: what the lead's mode
+    leaves its workers right now, where the caller can read it."""
     tool = str(data.get("tool_name") or "")
     raw_input = data.get("tool_input")
     tool_input: dict = raw_input if isinstance(raw_input, dict) else {}
     cwd = str(data.get("cwd") or worktree)
-    ask_lead = flag("GIT_BALANCED_ASK_COMMANDS", False)
+    held = level(lead_level)
+    # A lead that asks before it runs a command (any mode but bypassPermissions) has its workers ask too,
+    # whatever lead_allows_commands says: a worker never does what its lead could not do unasked.
+    ask_lead = flag("GIT_BALANCED_ASK_COMMANDS", False) or held in ("ask", "edits")
     paths = edited_paths(rules, tool, tool_input, cwd)
+    if paths and tool in (rules.get("edits") or {}) and set(paths) == {plan_file(data)}:
+        return decision("allow", "Writing its plan, to show the lead, is always fine.")
     if paths is not None:
         spec = guard.load_spec(os.path.join(run_dir, "hooks")) if guard is not None and run_dir else None
         refused = guard.refusals_in(paths, worktree, spec) if spec else []
         if spec and refused:
             return decision("deny", "The guard refused this edit: {}. The piece {} may write only under {}.".format(
                 "; ".join(refused), spec.get("piece"), ", ".join(spec["paths"])))
+        if held == "read-only":
+            return decision("deny", "Your lead is in plan mode (read only), so its workers only read: "
+                                    "no edit, no command. Say what you would change instead.")
+        if held == "ask":
+            return ask(tool, ", ".join(paths), "edit")
         if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
             return None
         return ask(tool, ", ".join(paths), "edit")
-    if tool in (rules.get("reads") or []) or not ask_lead:
+    if tool in (rules.get("plans") or []):  # a plan shown before the work starts: the lead approves or sends it back
+        return plan_said(ask(tool, plan_text(data, tool_input), "plan"))
+    if tool in (rules.get("reads") or []):
         return None
     command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
     if command and re.match(rules.get("asking") or "(?!)", command):
         return None  # asking the lead is never itself a question
+    if held == "read-only":
+        return decision("deny", "Your lead is in plan mode (read only), so its workers only read: no edit, "
+                                "no command. Say what you would run instead.")
+    if not ask_lead:
+        return None
     what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
     return ask(tool, what, "command")

@@ -158,8 +158,8 @@ def test_codex_hook_args_are_toml_overrides() -> None:
 
 
 # -- the real Claude Code ---------------------------------------------------------------------------------------
-def run_claude(tmp_path: Path, agent_bin: str, tree: Path, settings: str, turns: list, env: dict[str, str]
-               ) -> tuple[str, ModelServer]:
+def run_claude(tmp_path: Path, agent_bin: str, tree: Path, settings: str, turns: list, env: dict[str, str],
+               mode: str = "acceptEdits", more: tuple[str, ...] = ()) -> tuple[str, ModelServer]:
     settings_file = tmp_path / "settings.json"
     settings_file.write_text(settings)
     with ModelServer(turns) as server:
@@ -167,8 +167,8 @@ def run_claude(tmp_path: Path, agent_bin: str, tree: Path, settings: str, turns:
         full.update(env)
         full["PATH"] = agent_bin + os.pathsep + full["PATH"]
         argv = ["claude", "-p", "Do the piece.", "--output-format", "stream-json", "--verbose", "--model", "sonnet",
-                "--permission-mode", "acceptEdits", "--allowedTools", "Bash,Read,Write,Edit",
-                "--settings", str(settings_file)]
+                "--permission-mode", mode, "--allowedTools", "Bash,Read,Write,Edit",
+                "--settings", str(settings_file), *more]
         cp = subprocess.run(argv, cwd=tree, env=full, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                             timeout=180)
     return cp.stdout + cp.stderr, server

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -30,7 +31,7 @@ class Usage:
 class Turn:
     """One scripted answer: a tool call, a final text, or a failure."""
 
-    kind: str  # "write" | "shell" | "text" | "limit" | "error" | "auth" | "hang"
+    kind: str  # "write" | "shell" | "tool" | "text" | "limit" | "error" | "auth" | "hang"
     path: str = ""
     content: str = ""
     command: str = ""
@@ -51,6 +52,12 @@ def write_file(path: str, content: str, usage: Usage | None = None) -> Turn:
 def run_shell(command: str, usage: Usage | None = None) -> Turn:
     """A tool call that runs a shell command."""
     return Turn("shell", command=command, usage=usage or Usage())
+
+
+def call_tool(name: str, args: dict[str, Any], usage: Usage | None = None) -> Turn:
+    """A call of the tool `name` with `args`: the offered tool of that name, or the one whose name ends in
+    `__NAME` (an MCP server's tool, such as `mcp__balanced__plan`)."""
+    return Turn("tool", command=name, content=json.dumps(args), usage=usage or Usage())
 
 
 def say(text: str, usage: Usage | None = None) -> Turn:
@@ -76,6 +83,11 @@ def unauthorized(times: int | None = None) -> Turn:
 def hang(seconds: float = 3600.0, times: int | None = None) -> Turn:
     """Accept the request and answer nothing for `seconds` (or until the server stops)."""
     return Turn("hang", seconds=seconds, times=times)
+
+
+def write_plan(content: str, usage: Usage | None = None) -> Turn:
+    """A Write of `content` to the plan file that Claude Code's plan mode names in the request."""
+    return Turn("plan", content=content, usage=usage or Usage())
 
 
 FAILURES = ("limit", "error", "auth", "hang")
@@ -175,8 +187,23 @@ def _patch(path: str, content: str) -> str:
     return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
 
 
+def _plan_file(body: dict) -> str:
+    """The plan file Claude Code's plan mode tells the model to write (`…/plans/<slug>.md`)."""
+    found = re.findall(r"create your plan at (/[^\s\\\"]+\.md)|plan file (?:exists )?at (/[^\s\\\"]+\.md)",
+                       json.dumps(body))
+    paths = [a or b for a, b in found]
+    assert paths, "no plan file is named in the request: is the agent in plan mode?"
+    return paths[-1]
+
+
 def _tool_names(body: dict) -> set[str]:
     return {t.get("name") or (t.get("function") or {}).get("name") or "" for t in body.get("tools") or []}
+
+
+def _offered(body: dict, name: str) -> str:
+    """The name under which the caller offers the tool `name` (MCP tools come prefixed with their server)."""
+    names = _tool_names(body)
+    return name if name in names else next((n for n in sorted(names) if n.endswith(f"__{name}")), name)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -334,12 +361,15 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"input_tokens": u.input, "output_tokens": 1, "cache_read_input_tokens": u.cached,
                       "cache_creation_input_tokens": 0}}}
         events: list[tuple[str | None, dict | str]] = [("message_start", start)]
+        if turn.kind == "plan":  # the plan file's path is the session's own, known only from its request
+            turn = Turn("write", path=_plan_file(body), content=turn.content, usage=turn.usage)
         if turn.kind == "text":
             block: dict = {"type": "text", "text": ""}
             delta: dict = {"type": "text_delta", "text": turn.text}
             stop = "end_turn"
         else:
             name, args = (("Write", {"file_path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else (_offered(body, turn.command), json.loads(turn.content)) if turn.kind == "tool"
                           else ("Bash", {"command": turn.command, "description": "Run a command"}))
             block = {"type": "tool_use", "id": self.owner.next_id("toolu"), "name": name, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
@@ -363,6 +393,10 @@ class _Handler(BaseHTTPRequestHandler):
             item: dict = {"type": "message", "role": "assistant", "id": self.owner.next_id("msg"),
                           "status": "completed",
                           "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+        elif turn.kind == "tool":
+            item = {"type": "function_call", "id": self.owner.next_id("fc"), "status": "completed",
+                    "call_id": self.owner.next_id("call"), "name": _offered(body, turn.command),
+                    "arguments": turn.content}
         elif turn.kind == "write" and "apply_patch" in names:
             item = {"type": "custom_tool_call", "id": self.owner.next_id("ctc"), "status": "completed",
                     "call_id": self.owner.next_id("call"), "name": "apply_patch",
@@ -402,6 +436,7 @@ class _Handler(BaseHTTPRequestHandler):
             events = [chunk({"role": "assistant", "content": turn.text}), chunk({}, "stop")]
         else:
             name, args = (("write", {"path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else (_offered(body, turn.command), json.loads(turn.content)) if turn.kind == "tool"
                           else ("bash", {"command": turn.command}))
             call = {"index": 0, "id": self.owner.next_id("call"), "type": "function",
                     "function": {"name": name, "arguments": json.dumps(args)}}

@@ -1,0 +1,139 @@
+"""The lead's permission mode, read from what its own hooks receive, and what it leaves its workers: never more
+than the lead may do itself.
+
+Claude Code and Codex both put `permission_mode` in a hook's input, in Claude Code's words (`default`,
+`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read
+from its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the
+tools it was given. The lead's hooks record the
+mode they were handed; a worker started after goes by it, and a worker on this machine by the mode its lead
+is in at each tool call, whichever is stricter. A lead never seen in a session (you, on the command line)
+leaves workers to the settings, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from git_balanced.files import write_atomic
+from git_balanced.git import Repo
+
+# What a worker may do on its own, strictest first. `read-only`: reads only, every other call refused;
+# `ask`: edits and commands each wait for the lead's yes; `edits`: edits go ahead (the guard still holds them
+# to the piece's paths), commands wait for the lead's yes; `free`: as the settings say.
+LEVELS = ("read-only", "ask", "edits", "free")
+
+# The lead's mode -> its workers' level. A mode this table does not know is taken as `ask`: the safe side.
+FROM_LEAD = {
+    "plan": "read-only",
+    "default": "ask", "manual": "ask", "dontAsk": "ask",
+    "acceptEdits": "edits", "auto": "edits",
+    "bypassPermissions": "free",
+}
+
+# What each worker's agent is held to at each level, for the table in docs/agents.md: the agent is started
+# as the settings say (agents/claude.py, codex.py, pi.py), and its PreToolUse hook (shipped/pretool.py)
+# holds each call to the level.
+WORKER_AGENTS = {
+    "read-only": {"claude": "plan: reads only", "codex": "read-only sandbox: reads only",
+                  "pi": "read, grep, find, ls only"},
+    "ask": {"claude": "default: each edit and Bash call asks the lead",
+            "codex": "on-request: each patch and shell command asks the lead",
+            "pi": "each edit, write and bash call asks the lead"},
+    "edits": {"claude": "acceptEdits: edits go ahead, each Bash call asks the lead",
+              "codex": "auto (workspace-write, never prompts): patches go ahead, each shell command asks the lead",
+              "pi": "edit and write go ahead, each bash call asks the lead"},
+    "free": {"claude": "acceptEdits with Bash allowed, as the settings say",
+             "codex": "auto (workspace-write), as the settings say", "pi": "every tool, as the settings say"},
+}
+
+
+# Codex reports `bypassPermissions` whenever it never asks (every `codex exec`), whatever its sandbox: the
+# sandbox, which its session's rollout file records as `sandbox_policy`, is what still holds it back. A worker
+# of a sandboxed Codex lead is held as far: no writes, or no command the lead has not seen.
+FROM_SANDBOX = {"read-only": "read-only", "workspace-write": "edits", "danger-full-access": "free",
+                "external-sandbox": "edits"}
+SANDBOX = re.compile(r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"')
+TAIL_BYTES = 1 << 20  # the newest turn's context is near the end of the rollout
+
+
+def sandbox_of(data: dict[str, Any]) -> str | None:
+    """The sandbox of the Codex session whose hook input is `data`, from its rollout file, or None."""
+    try:
+        with open(str(data.get("transcript_path") or ""), "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - TAIL_BYTES))
+            found = SANDBOX.findall(f.read().decode("utf-8", errors="replace"))
+    except OSError:
+        return None
+    return found[-1] if found else None
+
+
+def level_of(mode: str | None) -> str | None:
+    """The workers' level under a lead in `mode`; None for no mode (no lead session seen)."""
+    if not mode:
+        return None
+    return FROM_LEAD.get(mode, "ask")
+
+
+def stricter(*levels: str | None) -> str | None:
+    """The strictest of the levels given (None counts for nothing)."""
+    known = [lv for lv in levels if lv in LEVELS]
+    return min(known, key=LEVELS.index) if known else None
+
+
+def agent_of(data: dict[str, Any]) -> str:
+    """Which agent sent a hook's input: Pi's extension says so; Codex's carries a `turn_id`."""
+    said = str(data.get("agent") or "")
+    if said:
+        return said
+    return "codex" if "turn_id" in data else "claude"
+
+
+def _path(repo: Repo, branch: str) -> Any:
+    d = repo.state_dir / "lead-mode"
+    d.mkdir(exist_ok=True)
+    return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
+
+
+def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Keep the mode a lead's hook was handed (its input `data`), with its agent and session; None when the
+    input names no mode (then what was recorded before stands)."""
+    mode = str(data.get("permission_mode") or "")
+    if not mode:
+        return None
+    agent = agent_of(data)
+    sandbox = sandbox_of(data) if agent == "codex" else None
+    level = stricter(level_of(mode), FROM_SANDBOX.get(sandbox, "ask") if sandbox else None)
+    rec: dict[str, Any] = {"mode": mode, "agent": agent, "session": data.get("session_id"), "at": time.time(),
+                           "level": level}
+    if sandbox:
+        rec["sandbox"] = sandbox
+    path = _path(repo, branch)
+    try:
+        old = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        old = None
+    if not old or [old.get(k) for k in ("mode", "agent", "session", "level")] != \
+            [rec[k] for k in ("mode", "agent", "session", "level")]:
+        write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
+    return rec
+
+
+def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
+    """The lead's mode as its hooks last recorded it, or None."""
+    try:
+        rec = json.loads(_path(repo, branch).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("mode") else None
+
+
+def workers_level(repo: Repo, branch: str) -> str | None:
+    """The level the lead of `branch` leaves its workers, or None when no lead session was recorded."""
+    rec = recorded(repo, branch)
+    if not rec:
+        return None
+    return stricter(level_of(str(rec["mode"])), rec.get("level") if rec.get("level") in LEVELS else None)
