@@ -17,7 +17,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.machines import accounts, inventory
+from git_balanced.machines import accounts, agents_probe, inventory
 
 
 class Watcher:
@@ -116,6 +116,8 @@ class Watcher:
         elif result.get("error"):
             error = str(result["error"])
             missing = error.startswith("could not start") and "No such file" in error
+            if missing:  # what was known of that machine's agents is wrong: ask it again before placing there
+                agents_probe.forget(j.machine, j.agent)
             fail("not_installed" if missing else "crashed", error)
         elif result.get("stopped") and not result.get("stopped_by_budget"):
             fail("stopped", "it was stopped", state="stopped")

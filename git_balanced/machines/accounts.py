@@ -19,7 +19,7 @@ from typing import Any
 from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines.placement import Placement, Seat, place
+from git_balanced.machines.placement import Placement, Seat, able, place
 from git_balanced.settings import Settings
 from git_balanced.ui import clock
 
@@ -174,27 +174,23 @@ def _busy(s: Seat) -> tuple[float, int]:
     return ((s.load + 1) / max(s.weight, 1), s.load)
 
 
-def _able(s: Seat) -> bool:
-    return s.ticked and s.reachable and s.ready and s.preference != "manual-only"
-
-
 def place_with_room(repo: Repo, seats: list[Seat], *, agent: str, reserve: int, explicit: str | None = None,
                     cap: int = 10) -> Placement:
     """Placement (DESIGN §7), where among equally busy machines the account with more room wins."""
     if explicit or agent == "shell":
-        return place(seats, explicit=explicit, cap=cap)
-    able = [s for s in seats if _able(s)]
-    if not able:
-        return place(seats, cap=cap)
-    least = min(_busy(s) for s in able)
-    tied = [s for s in able if _busy(s) == least]
+        return place(seats, explicit=explicit, cap=cap, agent=agent)
+    fit = [s for s in seats if able(s, agent)]
+    if not fit:
+        return place(seats, cap=cap, agent=agent)
+    least = min(_busy(s) for s in fit)
+    tied = [s for s in fit if _busy(s) == least]
     rooms = {s.name: room(repo, agent, s.name, reserve) for s in tied}
     if len({(r.used, r.open) for r in rooms.values()}) < 2:
-        return place(seats, cap=cap)
+        return place(seats, cap=cap, agent=agent)
     best = min(tied, key=lambda s: (not rooms[s.name].open, rooms[s.name].used))
     others = [s for s in tied if s.name != best.name]
     # Placement picks among the rest with the others left out, and the pick counts in the full list.
-    p = place([s for s in seats if s.name not in {o.name for o in others}], cap=cap)
+    p = place([s for s in seats if s.name not in {o.name for o in others}], cap=cap, agent=agent)
     for i, s in enumerate(seats):
         if s.name == p.machine:
             seats[i] = replace(s, recent=s.recent + 1)
@@ -232,7 +228,7 @@ def other_agent(lead: Lead, settings: Settings, current: str, machine: str) -> t
     names = [a for a in configured_agents(settings) if a != current]
     if not names:
         return None
-    machines = [machine] + [s.name for s in sorted(seats(lead), key=_busy) if _able(s) and s.name != machine]
+    machines = [machine] + [s.name for s in sorted(seats(lead), key=_busy) if able(s) and s.name != machine]
     for m in machines:
         for a in names:
             if installed(lead.repo, a, m) and refusal(lead.repo, a, m, settings.balanced.reserve) is None:
