@@ -158,7 +158,7 @@ def tick_command(names: list[str], *, on: bool) -> int:
                 ui.say(f"Added {name} from your SSH config ({address}, normal).")
     now = inventory.set_ticks(repo, names, on)
     ready = inventory.readiness(repo)
-    ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces fall back to local)'}.")
+    ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces wait for a ticked machine)'}.")
     unready = [n for n in names if on and n != LOCAL and not ready.get(n, {}).get("ready")]
     if unready:
         ui.say(f"Prepare {'it' if len(unready) == 1 else 'them'} with `git balanced ready {' '.join(unready)}`.")

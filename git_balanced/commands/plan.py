@@ -93,6 +93,6 @@ def worker_command(task: str, *, machine: str | None, agent: str | None, model: 
     plan_id, data = store(lead, json.dumps(doc), "worker", None)
     start_plan(lead, plan_id)
     p = data["pieces"][0]
-    ui.say(f"Worker for {p['id']} on {p['placed']} ({p['why']}), branch {p['branch']}. "
-           "`git balanced engine` runs it.")
+    where = f"on {p['placed']} ({p['why']})" if p["placed"] else f"waits, as {p['why']}"
+    ui.say(f"Worker for {p['id']} {where}, branch {p['branch']}. `git balanced engine` runs it.")
     return 0

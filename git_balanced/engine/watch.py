@@ -102,6 +102,11 @@ class Watcher:
                 "seconds": result.get("seconds"), "dirty": bool(result.get("dirty")), "tokens": outcome.tokens,
                 "windows": outcome.windows}
         cost_words = f", ${cost:.2f}" if cost else ""
+        if outcome.subagents.get("ran"):  # the lead hears how its worker's own helpers went
+            n, bad = outcome.subagents["ran"], outcome.subagents.get("failed", 0)
+            data["subagents"] = outcome.subagents
+            ctx.say(f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
+                    + (f", {bad} of which failed" if bad else ", none failed"), job=j.id)
 
         def fail(failure: str, reason: str, state: str = "failed") -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
