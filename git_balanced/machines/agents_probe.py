@@ -251,6 +251,14 @@ def facts_of(machine: str, agent: str, *, max_age: float = FRESH_SECONDS) -> dic
     return f if f and time.time() - float(f.get("at") or 0) < max_age else None
 
 
+def ask(machine: str, transport: Transport | None, agents: Sequence[str] = AGENTS, *,
+        path: Sequence[str] = ()) -> dict[str, Any]:
+    """Probe a machine now (after `ready` installed or signed in something) and keep what it said."""
+    facts = probe(transport, agents, path=path)
+    keep(machine, facts)
+    return facts
+
+
 def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str | None],
             path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """The facts of `agents` on each machine, probed (all machines at once) where what is kept is older than a
