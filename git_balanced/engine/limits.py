@@ -5,6 +5,7 @@ accounts.py."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -161,7 +162,7 @@ def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
         why = "it is set to manual only" if pref == "manual-only" else "it is not ticked"
     before = f"{j.machine}: {why}" if j.machine else ""
     J.event(ctx.repo, j.id, "noted", f"{j.piece}: placed on {found.machine}",
-            {"machine": found.machine, "why": found.why, "waits_for": ""})
+            {"machine": found.machine, "why": found.why, "waits_for": "", "waits_key": ""})
     ctx.say(f"{j.piece} goes to {found.machine}" + (f" ({before})" if before else "") + f": {found.why}",
             job=j.id)
     return Go(J.one(ctx.repo, j.id))
@@ -169,8 +170,9 @@ def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
 
 def _waits(ctx: Context, j: Job, why: str) -> Go:
     """The job waits for a machine that can run its agent; the lead hears why once."""
-    if j.waits_for != why:
-        J.event(ctx.repo, j.id, "noted", f"{j.piece}: waits", {"waits_for": why})
+    key = re.sub(r"\d{1,2}:\d{2}(:\d{2})?", "", why)  # "skipped until 10:42:07" changes every pass: not news
+    if j.extra.get("waits_key") != key:
+        J.event(ctx.repo, j.id, "noted", f"{j.piece}: waits", {"waits_for": why, "waits_key": key})
         ctx.say(f"{j.piece} waits: {why}", job=j.id)
     return Go(None, idle=True)
 
