@@ -74,6 +74,9 @@ def collect(lead: Lead) -> dict[str, Any]:
                             "words": piece.after_words or ("waits for `git balanced start`"
                                                            if p.state == "created" else "about to start"),
                             "machine": piece.placed})
+    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
+    nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
+             "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": [{"id": pid, "task": p.task, "state": p.state} for pid, p in plans.items()]}
@@ -119,8 +122,8 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                 lines.append(f"  {r['text']}")
             else:
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {r['reason']}  ({r['id']})")
-    rows = data["jobs"]
-    if rows:
+    rows = [r for r in data["jobs"] if not (r["state"] == "queued" and r["reason"].startswith("waits"))]
+    if rows:  # a queued piece that waits is under Next
         lines.append("Running")
         done = [r for r in rows if r["state"] in DONE]
         live = [r for r in rows if r["state"] not in DONE]
