@@ -333,7 +333,8 @@ def install_agents(t: Transport, f: Facts, todo: list[str], say: Callable[[str],
         sent = [send(t, p) for p in files]
     # A native binary's package goes in under the name its agent asks for (Codex's is an alias).
     sources = [f"{name}@file:{path}" if name else path for (_, name), path in zip(wanted, sent, strict=True)]
-    res = _npm(t, _install_args(prefix, sources, offline=True))
+    # Its own cache for these, removed with them: what was copied is not kept twice there.
+    res = _npm(t, _install_args(prefix, sources, offline=True) + ["--cache", f"{home}/{PACKS}/npm-cache"])
     _remove_packs(t)
     if not res.ok:
         raise CannotInstall(f"installing {described(todo)} from the packages copied there failed: {_last(res)}",

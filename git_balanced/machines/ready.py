@@ -184,30 +184,30 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
         except install.CannotInstall as exc:
             raise NotReady(exc.why, exc.hint) from None
         got = _look(lead, t, name, alias)
+    found.record = _record(got, alias)
+    if not got.get("git"):
+        raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
+                       f"install git on {name}, then `git balanced ready {name}`")
+    if got.get("problem"):
+        raise NotReady(got["problem"], f"move it aside on {name}, then `git balanced ready {name}`")
+    if got["free"] < MIN_FREE_BYTES:
+        raise NotReady(f"only {_size(got['free'])} is free in {got['home']} there, less than "
+                       f"{_size(MIN_FREE_BYTES)}", f"make room on {name}, then `git balanced ready {name}`")
     wanted = wanted_agents(lead)
     todo = [a for a in wanted if not got["agents"].get(a)]
     if todo:
         if yes or ask(f"Install {install.described(todo)} on {name} (into {install.PREFIX}, with npm)?"):
             _install(found, t, wanted, todo, say)
             got = _look(lead, t, name, alias)
+            found.record = _record(got, alias)
         elif agent in todo:
             raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
                            f"`git balanced ready {name} --yes` installs {install.described(todo)} into "
                            f"{install.PREFIX} there (with npm)")
-    agents = sorted(a for a, path in got["agents"].items() if path)
-    found.record = {"home": got["home"], "repo_path": got["repo_path"], "git": got.get("git"),
-                    "python": got["python"], "agents": agents, "free_bytes": got["free"], "host": alias}
-    if not got.get("git"):
-        raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
-                       f"install git on {name}, then `git balanced ready {name}`")
-    if got.get("problem"):
-        raise NotReady(got["problem"], f"move it aside on {name}, then `git balanced ready {name}`")
+    agents = found.record["agents"]
     if agent != "shell" and agent not in agents:
         raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
                        f"`git balanced ready {name} --yes` installs it into {install.PREFIX} there (with npm)")
-    if got["free"] < MIN_FREE_BYTES:
-        raise NotReady(f"only {_size(got['free'])} is free in {got['home']} there, less than "
-                       f"{_size(MIN_FREE_BYTES)}", f"make room on {name}, then `git balanced ready {name}`")
     _stop_left_agents(found, t, yes)
     if options.share:
         shared = signin.share(t, options.share, replace=options.replace)
@@ -225,6 +225,13 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
         found.record["agent_facts"] = facts["agents"]
         found.record["node"] = facts.get("node")
         found.notes += _sign_in_notes(facts, alias, set(got.get("on_path") or []))
+
+
+def _record(got: dict[str, Any], alias: str) -> dict[str, Any]:
+    """What `ready.json` keeps of what LOOK found."""
+    return {"home": got["home"], "repo_path": got["repo_path"], "git": got.get("git"), "python": got["python"],
+            "agents": sorted(a for a, path in got["agents"].items() if path), "free_bytes": got["free"],
+            "host": alias}
 
 
 def _install(found: Found, t: Transport, wanted: list[str], todo: list[str], say: Any) -> None:
