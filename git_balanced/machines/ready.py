@@ -260,10 +260,10 @@ def _sign_in_notes(facts: dict[str, Any], alias: str, on_path: set[str]) -> list
     notes = []
     for a, f in facts["agents"].items():
         if f.get("installed") and not f.get("signed_in"):
-            # Installed into ~/.local/bin, which a command run over SSH may not have on its PATH.
             run = agents_probe.sign_in_hint(a, alias)
-            if a not in on_path:
-                run = run.replace(f"{alias} {a}", f"{alias} ~/.local/bin/{a}", 1)
+            if a not in on_path:  # in ~/.local/bin, with the Node.js there: put it first, as a login would
+                run = re.sub(rf"{re.escape(alias)} ({re.escape(a)}[^`]*)`",
+                             lambda m: f"{alias} 'PATH=$HOME/.local/bin:$PATH {m.group(1)}'`", run, count=1)
             notes.append(f"not signed in to {agents_probe.NAMES.get(a, a)}: {run}")
     return notes
 

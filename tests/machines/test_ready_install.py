@@ -102,13 +102,29 @@ def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: M
     assert pins.AGENTS["codex"][1] in there(f"{home}/.local/bin/codex", "--version")
     assert not (home / ".balanced" / "packs").exists(), "from the registry: nothing was copied over"
     # Sign-in is never faked: the machine says how to sign in there, and the facts say it is not.
-    assert "not signed in to Claude Code: run `ssh -t box ~/.local/bin/claude /login`" in ran.out, ran.out
-    assert "not signed in to Codex: run `ssh -t box ~/.local/bin/codex login`" in ran.out
+    assert "not signed in to Claude Code: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH claude /login'`" in ran.out
+    assert "not signed in to Codex: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH codex login'`" in ran.out
+    hinted = there("sh", "-c", "PATH=$HOME/.local/bin:$PATH codex --version")
+    assert hinted.endswith("0.171.0"), "the hint's PATH works there"
     rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
     assert rows["box"]["ready"] and {"claude", "codex"} <= set(rows["box"]["agents"]), rows["box"]
     facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
     assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
     assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
+
+
+class socket_closed:
+    """A port on 127.0.0.1 that nothing listens on (bound, never listening: refused at once)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
 
 
 def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
@@ -128,20 +144,6 @@ def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here
     installs = [c for c in machine.commands() if " install -g " in c]
     assert installs and "--offline" in installs[-1] and "anthropic-ai-claude-code-2.1.332.tgz" in installs[-1]
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
-
-
-class socket_closed:
-    """A port on 127.0.0.1 that nothing listens on (bound, never listening: refused at once)."""
-
-    def __enter__(self) -> int:
-        import socket
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        return int(self.sock.getsockname()[1])
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
 
 
 SECRET = "sk-ant-oat01-never-shown-" + "7" * 24
