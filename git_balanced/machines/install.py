@@ -15,7 +15,7 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,7 @@ ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "
         "ppc64le": "ppc64le", "s390x": "s390x"}
 INSTALL_WORDS = {"apt-get": "apt-get install -y", "dnf": "dnf install -y", "yum": "yum install -y",
                  "zypper": "zypper --non-interactive install", "apk": "apk add", "pacman": "pacman -S --noconfirm"}
-NODE_PACKAGES = {"apt-get": ["nodejs", "npm"], "dnf": ["nodejs", "npm"], "yum": ["nodejs", "npm"],
-                 "zypper": ["nodejs", "npm"], "apk": ["nodejs", "npm"], "pacman": ["nodejs", "npm"]}
+NODE_PACKAGES = ["nodejs", "npm"]  # the same names in each of those managers
 # npm's words for a registry it could not reach (as opposed to a package it could not install).
 _OFFLINE = ("ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH",
             "network request", "request to http")
@@ -151,14 +150,6 @@ class Facts:
         return ARCH.get(str(self.raw.get("arch")))
 
 
-@dataclass
-class Done:
-    """What an install did, in words for `ready`'s line of the machine."""
-
-    words: list[str] = field(default_factory=list)
-    installed: list[str] = field(default_factory=list)
-
-
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
     """`22.19.0` as (22, 19, 0); None for no version."""
     if not text:
@@ -189,11 +180,6 @@ def facts(t: Transport, agents: list[str], *, ping: bool = False) -> Facts:
     except (ValueError, IndexError):
         raise CannotInstall(f"it did not say what it has: {(res.err or res.out).strip()[-300:]}",
                             f"try `ssh {t.name} python3 --version`") from None
-
-
-def missing(f: Facts, agents: list[str]) -> list[str]:
-    """The agents of `agents` not installed there (on the PATH of an SSH command, or in ~/.local/bin)."""
-    return [a for a in agents if a in pins.AGENTS and not f.agents.get(a)]
 
 
 def node_needed(f: Facts, agents: list[str], todo: list[str]) -> tuple[int, ...] | None:
@@ -233,11 +219,10 @@ def _sudo_install(t: Transport, pkg: str, packages: list[str]) -> proc.Result:
     argv = ["sudo", "-n", *INSTALL_WORDS[pkg].split(), *packages]
     if pkg == "apt-get":  # its package lists may be old or absent on a fresh machine
         argv = ["sh", "-c", "sudo -n apt-get update -q >/dev/null 2>&1; exec \"$@\"", "sh", *argv]
-        return t.run(argv, timeout=NPM_TIMEOUT)
     return t.run(argv, timeout=NPM_TIMEOUT)
 
 
-def node_command(f: Facts, need: tuple[int, ...]) -> str:
+def node_command(f: Facts) -> str:
     """The exact command that puts a Node.js new enough into ~/.local there."""
     v = pins.NODE_VERSION
     arch = f.arch or "x64"
@@ -253,13 +238,13 @@ def install_node(t: Transport, f: Facts, need: tuple[int, ...], agents: list[str
     pkg = f.raw.get("pkg")
     if f.raw.get("sudo") and pkg:
         say(f"{t.name}: installing Node.js with {pkg}")
-        if _sudo_install(t, pkg, NODE_PACKAGES[pkg]).ok:
+        if _sudo_install(t, pkg, NODE_PACKAGES).ok:
             after = facts(t, agents)
             if after.node is not None and after.node >= need and after.raw.get("npm"):
                 return after, f"Node.js {after.raw['node']} installed with {pkg}"
     arch = f.arch
     if f.raw.get("system") != "Linux" or arch is None or f.raw.get("musl") or shutil.which("npm") is None:
-        raise CannotInstall(why, f"install it there: `ssh {t.name} {shlex.quote(node_command(f, need))}`, "
+        raise CannotInstall(why, f"install it there: `ssh {t.name} {shlex.quote(node_command(f))}`, "
                                  f"then `git balanced ready`")
     specs = [f"node-linux-{arch}@{pins.NODE_VERSION}"] + ([] if f.raw.get("npm") else [f"npm@{pins.NPM_VERSION}"])
     say(f"{t.name}: installing Node.js {pins.NODE_VERSION} into {PREFIX} (node-linux-{arch}, fetched here)")
@@ -272,7 +257,7 @@ def install_node(t: Transport, f: Facts, need: tuple[int, ...], agents: list[str
     after = facts(t, agents)
     if not res.ok or after.node is None or after.node < need:
         raise CannotInstall(f"{why}, and unpacking node-linux-{arch} there did not give it: {_last(res)}",
-                            f"install it there: `ssh {t.name} {shlex.quote(node_command(f, need))}`")
+                            f"install it there: `ssh {t.name} {shlex.quote(node_command(f))}`")
     return after, f"Node.js {pins.NODE_VERSION} in {PREFIX}"
 
 
