@@ -25,6 +25,7 @@ class Outcome:
     summary: str  # the agent's last words or the error text, short
     windows: list[dict] = field(default_factory=list)  # {"type", "used_percent", "resets_at"}
     tokens: dict = field(default_factory=dict)  # {"input": n, "output": n, ...} where known
+    subagents: dict = field(default_factory=dict)  # {"ran": n, "failed": n, "unfinished": n} where known
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -16,6 +16,8 @@ WORKER_TOOLS = "Bash,Read,Write,Edit,MultiEdit,Glob,Grep,NotebookEdit,TodoWrite"
 ASKING_TOOLS = "Read,Glob,Grep"
 SETTINGS_FILE = "claude-settings.json"
 
+AGENT_TOOLS = ("Agent", "Task")  # the tool that starts a subagent (`Task` before 2.1)
+FAILED_TASKS = ("failed", "stopped", "killed")
 SIGNIN_ERRORS = {"authentication_failed", "oauth_org_not_allowed", "billing_error"}
 SIGNIN_TEXTS = ("Not logged in", "Invalid API key")
 # The refusal of a plan's limit in words, "You've hit your 5-hour limit · resets 10:50am (UTC)": the CLI
@@ -47,8 +49,10 @@ class ClaudeAdapter:
         if settings_json is not None:
             files[SETTINGS_FILE] = settings_json
             argv += ["--settings", "{run_dir}/" + SETTINGS_FILE]
-        # A worker must not update the CLI under the feet of the workers beside it.
-        return AgentRun(argv=argv, env={"DISABLE_AUTOUPDATER": "1"}, files=files, meter=None)
+        # A worker must not update the CLI under the feet of the workers beside it. Subagents run in the
+        # foreground: in `-p` the CLI ends at the turn's end and stops the subagents still running then.
+        return AgentRun(argv=argv, env={"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+                        files=files, meter=None)
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Read the result event, the rate-limit events and API errors of a stream-json log; a refusal for the
@@ -66,8 +70,10 @@ class ClaudeAdapter:
         errors = result.get("errors") or []
         summary = short(text or "; ".join(map(str, errors)) or result.get("subtype", ""))
 
+        helpers = subagents(evs)
+
         def done(kind: str, reset_at: float | None = None) -> Outcome:
-            return Outcome(kind, cost, reset_at, summary, windows, tokens)
+            return Outcome(kind, cost, reset_at, summary, windows, tokens, helpers)
 
         subtype = result.get("subtype")
         if rejected is not None:
@@ -81,6 +87,11 @@ class ClaudeAdapter:
         if subtype == "error_max_turns" or result.get("terminal_reason") == "max_turns":
             return done("turns")
         if not result.get("is_error") and subtype == "success":
+            if helpers.get("unfinished"):  # its turn ended with its own subagents still at work: not finished
+                n = helpers["unfinished"]
+                summary = short(f"its turn ended while {n} of its subagents still ran, so they were stopped; "
+                                + summary)
+                return done("failed")
             return done("success")
         status = result.get("api_error_status")
         error = (api_error or {}).get("error")
@@ -91,6 +102,37 @@ class ClaudeAdapter:
                 isinstance(status, int) and (status == 429 or status >= 500)):
             return done("transient")
         return done("failed")
+
+
+def subagents(evs: list[dict]) -> dict:
+    """How many subagents the worker itself started, how many failed or were stopped, and how many still ran
+    when its last turn ended (started, and not done before the final `result`); {} when it started none."""
+    calls: set[str] = set()  # the Agent tool's calls of the worker itself (a subagent's own have a parent)
+    failed_calls: set[str] = set()
+    tasks: dict[str, str] = {}  # task id -> its tool call
+    ended: dict[str, tuple[str, int]] = {}  # task id -> (status, where in the log)
+    last_result = max((i for i, e in enumerate(evs) if e.get("type") == "result"), default=len(evs))
+    for i, e in enumerate(evs):
+        kind, sub = e.get("type"), e.get("subtype")
+        content = (e.get("message") or {}).get("content") if isinstance(e.get("message"), dict) else None
+        if kind == "assistant" and not e.get("parent_tool_use_id") and isinstance(content, list):
+            calls |= {str(c.get("id")) for c in content if isinstance(c, dict) and c.get("type") == "tool_use"
+                      and c.get("name") in AGENT_TOOLS}
+        elif kind == "user" and isinstance(content, list):
+            failed_calls |= {str(c.get("tool_use_id")) for c in content if isinstance(c, dict)
+                             and c.get("type") == "tool_result" and c.get("is_error")}
+        elif kind == "system" and sub == "task_started" and not e.get("owned_by_subagent") \
+                and "agent" in str(e.get("task_type") or "local_agent"):
+            tasks[str(e.get("task_id"))] = str(e.get("tool_use_id") or e.get("task_id"))
+        elif kind == "system" and sub == "task_notification" and str(e.get("task_id")) in tasks:
+            ended[str(e.get("task_id"))] = (str(e.get("status") or ""), i)
+    ran = calls | set(tasks.values())
+    if not ran:
+        return {}
+    failed = {tasks[t] for t, (status, _) in ended.items() if status in FAILED_TASKS}
+    failed |= failed_calls & calls
+    unfinished = [t for t in tasks if t not in ended or ended[t][1] > last_result]
+    return {"ran": len(ran), "failed": len(failed), "unfinished": len(unfinished)}
 
 
 def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:

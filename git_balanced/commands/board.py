@@ -74,6 +74,9 @@ def collect(lead: Lead) -> dict[str, Any]:
                             "words": piece.after_words or ("waits for `git balanced start`"
                                                            if p.state == "created" else "about to start"),
                             "machine": piece.placed})
+    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
+    nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
+             "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": [{"id": pid, "task": p.task, "state": p.state} for pid, p in plans.items()]}
@@ -106,7 +109,8 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     if rows:
         lines.append("Running")
         done = [r for r in rows if r["state"] in DONE]
-        live = [r for r in rows if r["state"] not in DONE]
+        live = [r for r in rows if r["state"] not in DONE
+                and not (r["state"] == "queued" and r["reason"].startswith("waits"))]
         shown = done if show_all or len(done) <= FOLD_AFTER else []
         if not shown and done:
             counts: dict[str, int] = {}

@@ -8,7 +8,7 @@ from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
-from git_balanced.machines import inventory, seats, sshconfig
+from git_balanced.machines import agents_probe, inventory, seats, sshconfig
 from git_balanced.machines.inventory import LOCAL
 
 
@@ -35,6 +35,11 @@ def rows() -> list[dict[str, Any]]:
     running = seats.running_counts(all_jobs(repo).values()) if repo else {}
     away = inventory.ineligible(repo) if repo else {}
     added = inventory.added()
+    # What each machine that may work has of the agents: kept a few minutes, else asked (all at once).
+    asked = [LOCAL] + [n for n in sorted(added) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
+    agents_probe.refresh(asked, agents_probe.AGENTS, {n: (None if n == LOCAL else str(added[n].get("host") or n))
+                                                      for n in asked})
+    facts = agents_probe.kept()
 
     def row(name: str, host: str | None, preference: str | None, is_added: bool) -> dict[str, Any]:
         address, refused = _where(host) if host else ("this machine", "")
@@ -45,9 +50,9 @@ def rows() -> list[dict[str, Any]]:
         return {"name": name, "host": host, "address": address, "added": is_added, "preference": preference,
                 "ticked": (name in ticks) if repo else None, "ready": is_ready if repo else None,
                 "why_not": why if repo or refused else "", "running": running.get(name, 0) if repo else None,
-                "agents": r.get("agents"), "repo_path": r.get("repo_path")}
+                "agents": r.get("agents"), "repo_path": r.get("repo_path"), "facts": facts.get(name)}
 
-    out = [row(LOCAL, None, "normal", True)]
+    out = [row(LOCAL, None, inventory.local_preference(), True)]
     out += [row(name, str(m.get("host") or name), str(m.get("preference", "normal")), True)
             for name, m in sorted(added.items())]
     known = set(added) | {str(m.get("host")) for m in added.values()}
@@ -76,6 +81,9 @@ def list_command(*, as_json: bool) -> int:
                    f"{r['address'] or 'refused'}")
         if r["why_not"] and (r["ticked"] or not r["address"]):
             ui.say(f"{'':<{width}}  {r['why_not']}")
+        if r["added"] and r["facts"]:
+            for line in facts_lines(r["facts"]):
+                ui.say(f"{'':<{width}}  {line}")
     hints = []
     if any(not r["added"] for r in table):
         hints.append("`git balanced tick NAME` adds a host of your SSH config and ticks it")
@@ -88,12 +96,37 @@ def list_command(*, as_json: bool) -> int:
     return 0
 
 
+def facts_lines(facts: dict[str, Any]) -> list[str]:
+    """One line per agent (`Claude Code 2.1.332, signed in`), then git's and Node.js's versions."""
+    lines = []
+    for agent in agents_probe.AGENTS:
+        f = (facts.get("agents") or {}).get(agent)
+        if f is None:
+            continue
+        name = agents_probe.NAMES[agent]
+        if not f.get("installed"):
+            lines.append(f"{name}: not installed")
+            continue
+        state = ("signed in" + (f" as {f['account']}" if f.get("account") else "") if f.get("signed_in") else
+                 f"not signed in: {f.get('sign_in_hint') or 'sign in there'}")
+        old = f"; needs Node {f['node_needed']} or newer" if f.get("node_too_old") else ""
+        lines.append(f"{name} {f.get('version') or '(version unknown)'}, {state}{old}")
+    lines.append(f"git {facts.get('git') or 'not found'}" + (f" · Node {facts['node']}" if facts.get("node") else ""))
+    return lines
+
+
 def _yes(value: bool | None) -> str:
     return "yes" if value else "no"
 
 
 def add_command(name: str, *, host: str | None, preference: str) -> int:
     """Add a machine (kept for you across repositories) and say where ssh would take it."""
+    if name == LOCAL:
+        inventory.add(name, host, preference)
+        ui.say(f"This machine (local) is now {preference}" + (": it only coordinates, and takes only the pieces "
+                                                              "a plan names to it." if preference == "manual-only"
+                                                              else "."))
+        return 0
     inventory.check_host(host or name)
     address = sshconfig.resolve(host or name).address  # refuses a host ssh would misread, with a hint
     inventory.add(name, host, preference)
@@ -125,7 +158,7 @@ def tick_command(names: list[str], *, on: bool) -> int:
                 ui.say(f"Added {name} from your SSH config ({address}, normal).")
     now = inventory.set_ticks(repo, names, on)
     ready = inventory.readiness(repo)
-    ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces fall back to local)'}.")
+    ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces wait for a ticked machine)'}.")
     unready = [n for n in names if on and n != LOCAL and not ready.get(n, {}).get("ready")]
     if unready:
         ui.say(f"Prepare {'it' if len(unready) == 1 else 'them'} with `git balanced ready {' '.join(unready)}`.")

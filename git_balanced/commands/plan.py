@@ -17,11 +17,12 @@ def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     ui.say(f"Plan {plan_id}: {data['task']} · {n} piece{'s' if n != 1 else ''}{budget}")
     width = max(len(p["id"]) for p in data["pieces"])
     for p in data["pieces"]:
-        where = p["after_words"] or p["why"]
+        why = p["why"] if p["placed"] else f"waits: {p['why']}"  # no machine can take it now
+        where = p["after_words"] or why
         share = f" · ${p['budget_usd']:.2f}" if p.get("budget_usd") is not None else ""
         ui.say(f"  {p['id']:<{width}}  {where}{share}")
         if p["after_words"]:
-            ui.say(f"  {'':<{width}}  then {p['why']}")
+            ui.say(f"  {'':<{width}}  then {why}")
         if p.get("branch_note"):
             ui.say(f"  {'':<{width}}  {p['branch_note']}")
 
@@ -93,6 +94,6 @@ def worker_command(task: str, *, machine: str | None, agent: str | None, model: 
     plan_id, data = store(lead, json.dumps(doc), "worker", None)
     start_plan(lead, plan_id)
     p = data["pieces"][0]
-    ui.say(f"Worker for {p['id']} on {p['placed']} ({p['why']}), branch {p['branch']}. "
-           "`git balanced engine` runs it.")
+    where = f"on {p['placed']} ({p['why']})" if p["placed"] else f"waits, as {p['why']}"
+    ui.say(f"Worker for {p['id']} {where}, branch {p['branch']}. `git balanced engine` runs it.")
     return 0

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Any
 
 from git_balanced import jobs as J
 from git_balanced.agents.base import Outcome
 from git_balanced.engine import workers
 from git_balanced.engine.context import Context
+from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
-from git_balanced.machines import accounts
+from git_balanced.machines import accounts, agents_probe
 from git_balanced.machines.accounts import agent_name
 from git_balanced.state import refs
 from git_balanced.ui import clock
@@ -102,6 +104,102 @@ def resume(ctx: Context, paused: list[Job], jobs: Collection[Job]) -> bool:
         ctx.say(f"{j.piece}: its usage limit has reset, so it carries on", job=j.id)
         resumed = True
     return resumed
+
+
+@dataclass(frozen=True)
+class Go:
+    """Whether a queued job starts now: `job` as it starts (its machine or agent may have changed), or None;
+    `idle` when it waits for a machine that can run its agent (nothing happens until you act)."""
+
+    job: Job | None
+    idle: bool = False
+
+
+def startable(ctx: Context, j: Job, named: str | None = None) -> Go:
+    """A queued job as it may start now: on a machine that has its agent (moved to one that has it when its
+    own does not), with room in its account (moved to another agent with room when it has none). `named` is
+    the machine its plan names: such a piece never moves to another machine."""
+    go = _on_a_machine_with_its_agent(ctx, j, named)
+    if go.job is None:
+        return go
+    return _with_room(ctx, go.job)
+
+
+def _lacks(j: Job) -> str:
+    """Why the job's machine cannot run its agent, from what is known of it (asked when older than minutes)."""
+    if not j.machine:
+        return "no machine could take it when it was placed"
+    if j.agent not in agents_probe.AGENTS:
+        return ""
+    from git_balanced.machines.remote import host_alias
+
+    try:
+        host = None if j.machine == "local" else host_alias(j.machine)
+    except BalancedError:
+        return f"{j.machine} is no longer added"
+    facts = agents_probe.refresh([j.machine], [j.agent], {j.machine: host}).get(j.machine, {})
+    return agents_probe.missing_words(j.agent, facts.get(j.agent))
+
+
+def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
+    from git_balanced.machines.inventory import added, local_preference, ticked
+    from git_balanced.machines.seats import running_counts, seats
+
+    why = _lacks(j)
+    if named:
+        return Go(j) if not why else _waits(ctx, j, f"for {named}, the machine its plan names: {why}")
+    pref = local_preference() if j.machine == "local" else added().get(j.machine, {}).get("preference")
+    if not why and j.machine in ticked(ctx.repo) and pref != "manual-only":
+        return Go(j)
+    everyone = J.all_jobs(ctx.repo).values()
+    found = accounts.place_with_room(ctx.repo, seats(ctx.lead, running_counts(everyone), agents=[j.agent]),
+                                     agent=j.agent, reserve=ctx.settings.balanced.reserve,
+                                     cap=ctx.settings.balanced.cap)
+    if found.waits:
+        return _waits(ctx, j, found.why)
+    if not why:
+        why = "it is set to manual only" if pref == "manual-only" else "it is not ticked"
+    before = f"{j.machine}: {why}" if j.machine else ""
+    J.event(ctx.repo, j.id, "noted", f"{j.piece}: placed on {found.machine}",
+            {"machine": found.machine, "why": found.why, "waits_for": ""})
+    ctx.say(f"{j.piece} goes to {found.machine}" + (f" ({before})" if before else "") + f": {found.why}",
+            job=j.id)
+    return Go(J.one(ctx.repo, j.id))
+
+
+def _waits(ctx: Context, j: Job, why: str) -> Go:
+    """The job waits for a machine that can run its agent; the lead hears why once."""
+    if j.waits_for != why:
+        J.event(ctx.repo, j.id, "noted", f"{j.piece}: waits", {"waits_for": why})
+        ctx.say(f"{j.piece} waits: {why}", job=j.id)
+    return Go(None, idle=True)
+
+
+def _with_room(ctx: Context, j: Job) -> Go:
+    """The job, or the same piece for another agent with room; None while its account is past the reserve."""
+    r = accounts.refusal(ctx.repo, j.agent, j.machine, ctx.settings.balanced.reserve)
+    if r is None or r.past is None:
+        return Go(j)
+    other = accounts.other_agent(ctx.lead, ctx.settings, j.agent, j.machine)
+    if other is not None:
+        return Go(_move_queued(ctx, j, other, r.words))
+    waits_for_room(ctx, j)
+    return Go(None)
+
+
+def _move_queued(ctx: Context, j: Job, other: tuple[str, str], words: str) -> Job | None:
+    """A queued piece whose account has no room goes to another agent with room before it starts."""
+    new_agent, machine = other
+    said = f"{agent_name(j.agent)} can't take it: {agent_name(new_agent)} instead"
+    J.event(ctx.repo, j.id, "noted", f"{j.piece}: {said}",
+            {"agent": new_agent, "model": ctx.default_model(new_agent), "machine": machine,
+             "why": f"{machine}: {said}", "moved_from": j.agent, "retry_reason": said, "waits_for": ""})
+    plan = J.one_plan(ctx.repo, j.plan)
+    moves = {**(plan.moves if plan else {}), j.piece: f"{said}: {words}"}
+    refs.append(ctx.repo, refs.ref_for("plans", j.plan), "moved", f"{j.piece}: {said}", {"moves": moves})
+    ctx.say(f"{j.piece} has not started, and {agent_name(j.agent)} on {j.machine} takes no new workers, as "
+            f"{words}. {said}, on {machine}", job=j.id)
+    return J.one(ctx.repo, j.id)
 
 
 def waits_for_room(ctx: Context, j: Job) -> bool:

@@ -222,8 +222,9 @@ class Engine:
         named = _named_machine(j, plans)
         if named:  # an explicit machine never falls back: the piece waits for it
             return named, f"{named}: named by the plan, so the piece waits for it"
-        others = [s for s in seats(self.lead, running_counts(everyone.values())) if s.name != j.machine]
-        p = place(others, cap=ctx.settings.balanced.cap)
+        others = [s for s in seats(self.lead, running_counts(everyone.values()), agents=[j.agent])
+                  if s.name != j.machine]
+        p = place(others, cap=ctx.settings.balanced.cap, agent=j.agent)
         return p.machine, p.why
 
     # -- starting ------------------------------------------------------------------------------------------
@@ -288,8 +289,14 @@ class Engine:
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
                 break
-            if time.time() < j.not_before or limits.waits_for_room(ctx, j):
+            if time.time() < j.not_before:
                 continue
+            go = limits.startable(ctx, j, _named_machine(j, plans))
+            if go.job is None:
+                if go.idle:  # it waits for a machine that can run its agent: nothing to do until then
+                    self.waiting_for_machine.add(j.id)
+                continue
+            j = go.job
             if not self.allowed(ctx):
                 break
             if not self.owners.claim(j):  # another engine, here or in another clone, starts it

@@ -31,7 +31,7 @@ def unlanded(eng: Engine) -> list[str]:
                 lines.append(f"{piece.id} is held for you: {j.reason} ({j.id})")
             elif j.state == "finished":
                 lines.append(f"{piece.id} waits: {eng.waits_for_you(ctx, j) or 'it has not landed yet'} ({j.id})")
-            elif j.id in eng.waiting_for_machine:
+            elif j.id in eng.waiting_for_machine and not j.waits_for:
                 lines.append(f"{piece.id} waits for {j.machine}, the machine its plan names ({j.id})")
             elif j.state in ("failed", "stopped", "lost"):
                 lines.append(f"{piece.id} {j.state}: {j.reason or j.failure or j.state} ({j.id})")

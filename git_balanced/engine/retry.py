@@ -12,8 +12,6 @@ NOT_RETRIED = {
     "settings": "the settings are invalid",
     "stopped": "you stopped it",
     "held": "it waits for you",
-    "not_installed": "its agent's command is not installed on that machine; install it (docs/agents.md says "
-                     "how), then `git balanced retry {job}`",
 }
 TRANSIENT_PAUSE = 60.0
 
@@ -46,6 +44,9 @@ def _decide(failure: str, attempt: int, attempts: int, model: str | None, strong
             lead_branch: str) -> Decision:
     if failure in NOT_RETRIED:
         return Decision(False, "Not tried again: " + NOT_RETRIED[failure].format(job=job_id), {})
+    if failure == "not_installed":  # not the piece's fault: as a lost machine's piece, it goes elsewhere
+        return Decision(True, f"Tries again on a machine that has its agent: attempt {attempt + 1}",
+                        {"other_machine": True})
     if attempt >= attempts:
         return Decision(False, f"Not tried again: that was attempt {attempt} of {attempts}", {})
     nxt = attempt + 1

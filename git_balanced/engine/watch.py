@@ -17,7 +17,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.machines import accounts, inventory
+from git_balanced.machines import accounts, agents_probe, inventory
 
 
 class Watcher:
@@ -102,6 +102,11 @@ class Watcher:
                 "seconds": result.get("seconds"), "dirty": bool(result.get("dirty")), "tokens": outcome.tokens,
                 "windows": outcome.windows}
         cost_words = f", ${cost:.2f}" if cost else ""
+        if outcome.subagents.get("ran"):  # the lead hears how its worker's own helpers went
+            n, bad = outcome.subagents["ran"], outcome.subagents.get("failed", 0)
+            data["subagents"] = outcome.subagents
+            ctx.say(f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
+                    + (f", {bad} of which failed" if bad else ", none failed"), job=j.id)
 
         def fail(failure: str, reason: str, state: str = "failed") -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
@@ -116,6 +121,8 @@ class Watcher:
         elif result.get("error"):
             error = str(result["error"])
             missing = error.startswith("could not start") and "No such file" in error
+            if missing:  # what was known of that machine's agents is wrong: ask it again before placing there
+                agents_probe.forget(j.machine, j.agent)
             fail("not_installed" if missing else "crashed", error)
         elif result.get("stopped") and not result.get("stopped_by_budget"):
             fail("stopped", "it was stopped", state="stopped")

@@ -1,14 +1,17 @@
 """Plan usage windows per account, and the reserve kept of each (DESIGN §8).
 
-An account is an agent signed in on a machine (`claude@local`): that is all a worker can tell of who pays.
-Each run's outcome brings the windows its agent reported (Claude's `rate_limit_event`s, Codex's
-`rate_limits` read from its session file by the meter; Pi reports none). They are kept in
-`.git/balanced/accounts.json`, newest first, until their reset passes. `reserve` keeps part of every window
+An account is the identity the agent's CLI reports for its sign-in (`claude:ada@example.com`, from
+`claude auth status`; agents_probe.py asks it); when the CLI names none, the agent signed in on a machine
+(`claude@local`). Each run's outcome brings the windows its agent reported (Claude's `rate_limit_event`s,
+Codex's `rate_limits` read from its session file by the meter; Pi reports none). They are kept per user in
+`$XDG_STATE_HOME/git-balanced/accounts.json` until their reset passes, so every repository and machine on
+one account shares what any of them learnt. `reserve` keeps part of every window
 for you: an account whose window is used past `100 - reserve` percent takes no new workers.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -19,7 +22,7 @@ from typing import Any
 from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines.placement import Placement, Seat, place
+from git_balanced.machines.placement import Placement, Seat, able, place
 from git_balanced.settings import Settings
 from git_balanced.ui import clock
 
@@ -60,20 +63,28 @@ def unknown_reset() -> float:
 
 
 def account(agent: str, machine: str) -> str:
-    """The key of the account an agent uses on a machine."""
-    return f"{agent}@{machine}"
+    """The key of the account an agent uses on a machine: the identity its CLI reported, else agent@machine."""
+    from git_balanced.machines.agents_probe import kept
+
+    who = ((kept().get(machine, {}).get("agents") or {}).get(agent) or {}).get("account")
+    return f"{agent}:{who}" if who else f"{agent}@{machine}"
 
 
 # -- state ---------------------------------------------------------------------------------------------------
 
 def _path(repo: Repo) -> Any:
-    return repo.state_dir / STATE_FILE
+    """The user's file (the repository is not part of an account: two of them share their windows)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    folder = os.path.join(base, "git-balanced")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, STATE_FILE)
 
 
 def load(repo: Repo) -> dict[str, dict[str, Any]]:
     """Every account's windows: {account: {"windows": {type: window}}}; an unreadable file counts as empty."""
     try:
-        data = json.loads(_path(repo).read_text())
+        with open(_path(repo)) as fh:
+            data = json.load(fh)
     except (FileNotFoundError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -99,14 +110,21 @@ def record(repo: Repo, agent: str, machine: str, windows: list[dict[str, Any]], 
         seen.append({"type": "limit", "used_percent": 100.0, "resets_at": limited_until})
     if not seen:
         return
-    data = load(repo)
-    entry = data.setdefault(account(agent, machine), {"windows": {}})
-    kept = {t: w for t, w in entry.get("windows", {}).items() if _live(w, now)}
-    for w in seen:
-        kept[str(w["type"])] = {"used_percent": float(w["used_percent"]), "resets_at": w.get("resets_at"),
-                                "seen_at": now}
-    entry["windows"] = kept
-    _save(repo, data)
+    key = account(agent, machine)
+    # Engines of several repositories write the one file: each adds its account's windows under a lock.
+    fd = os.open(str(_path(repo)) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        data = load(repo)
+        entry = data.setdefault(key, {"windows": {}})
+        kept = {t: w for t, w in entry.get("windows", {}).items() if _live(w, now)}
+        for w in seen:
+            kept[str(w["type"])] = {"used_percent": float(w["used_percent"]), "resets_at": w.get("resets_at"),
+                                    "seen_at": now}
+        entry["windows"] = kept
+        _save(repo, data)
+    finally:
+        os.close(fd)
 
 
 def windows(repo: Repo, agent: str, machine: str, now: float | None = None) -> dict[str, dict[str, Any]]:
@@ -174,27 +192,23 @@ def _busy(s: Seat) -> tuple[float, int]:
     return ((s.load + 1) / max(s.weight, 1), s.load)
 
 
-def _able(s: Seat) -> bool:
-    return s.ticked and s.reachable and s.ready and s.preference != "manual-only"
-
-
 def place_with_room(repo: Repo, seats: list[Seat], *, agent: str, reserve: int, explicit: str | None = None,
                     cap: int = 10) -> Placement:
     """Placement (DESIGN §7), where among equally busy machines the account with more room wins."""
     if explicit or agent == "shell":
-        return place(seats, explicit=explicit, cap=cap)
-    able = [s for s in seats if _able(s)]
-    if not able:
-        return place(seats, cap=cap)
-    least = min(_busy(s) for s in able)
-    tied = [s for s in able if _busy(s) == least]
+        return place(seats, explicit=explicit, cap=cap, agent=agent)
+    fit = [s for s in seats if able(s, agent)]
+    if not fit:
+        return place(seats, cap=cap, agent=agent)
+    least = min(_busy(s) for s in fit)
+    tied = [s for s in fit if _busy(s) == least]
     rooms = {s.name: room(repo, agent, s.name, reserve) for s in tied}
     if len({(r.used, r.open) for r in rooms.values()}) < 2:
-        return place(seats, cap=cap)
+        return place(seats, cap=cap, agent=agent)
     best = min(tied, key=lambda s: (not rooms[s.name].open, rooms[s.name].used))
     others = [s for s in tied if s.name != best.name]
     # Placement picks among the rest with the others left out, and the pick counts in the full list.
-    p = place([s for s in seats if s.name not in {o.name for o in others}], cap=cap)
+    p = place([s for s in seats if s.name not in {o.name for o in others}], cap=cap, agent=agent)
     for i, s in enumerate(seats):
         if s.name == p.machine:
             seats[i] = replace(s, recent=s.recent + 1)
@@ -215,7 +229,13 @@ def configured_agents(settings: Settings) -> list[str]:
 
 
 def installed(repo: Repo, agent: str, machine: str) -> bool:
-    """Whether the agent's CLI is there: on this PATH for `local`, as `ready` found it elsewhere."""
+    """Whether the agent's CLI is there and signed in, as last asked (agents_probe.py); not asked yet: on this
+    PATH for `local`, as `ready` found it elsewhere."""
+    from git_balanced.machines.agents_probe import kept
+
+    facts = (kept().get(machine, {}).get("agents") or {}).get(agent)
+    if facts is not None:
+        return bool(facts.get("installed") and facts.get("signed_in"))
     if machine == "local":
         return shutil.which(agent) is not None
     from git_balanced.machines.inventory import readiness
@@ -232,7 +252,7 @@ def other_agent(lead: Lead, settings: Settings, current: str, machine: str) -> t
     names = [a for a in configured_agents(settings) if a != current]
     if not names:
         return None
-    machines = [machine] + [s.name for s in sorted(seats(lead), key=_busy) if _able(s) and s.name != machine]
+    machines = [machine] + [s.name for s in sorted(seats(lead), key=_busy) if able(s) and s.name != machine]
     for m in machines:
         for a in names:
             if installed(lead.repo, a, m) and refusal(lead.repo, a, m, settings.balanced.reserve) is None:

@@ -10,13 +10,18 @@ of its own `config.toml` (`model_provider` with an `env_key`) is signed in when 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_balanced import proc
+from git_balanced.files import write_json
 
 if TYPE_CHECKING:
     from git_balanced.machines.transport import Transport
@@ -26,6 +31,7 @@ NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
 # Pi's package declares `engines.node >= 22.19`; the other two bring their own binary behind a small shim.
 NODE_NEEDED = {"pi": "22.19"}
 PROBE_TIMEOUT = 60.0
+FRESH_SECONDS = 300.0  # facts older than this are asked again; a failed worker forgets them at once
 
 # Runs there (or here) with python3, stdlib only. The request comes on stdin; it answers one JSON line.
 LOOK = r'''
@@ -188,3 +194,95 @@ def missing_words(agent: str, facts: dict[str, Any] | None) -> str:
     if not facts.get("signed_in"):
         return f"not signed in to {name}"
     return ""
+
+
+# -- kept per machine, for every repository of this user ---------------------------------------------------
+
+_saving = threading.Lock()
+
+
+def _file() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    d = Path(base) / "git-balanced"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "agents.json"
+
+
+def kept() -> dict[str, dict[str, Any]]:
+    """Every machine's facts as last probed: {machine: {"git", "node", "agents": {agent: facts}, ...}}."""
+    try:
+        data = json.loads(_file().read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def keep(machine: str, facts: dict[str, Any]) -> None:
+    """Remember a machine's facts (merged per agent: a probe of one agent keeps what is known of the others)."""
+    with _saving:
+        data = kept()
+        old = data.get(machine) or {}
+        agents = {**(old.get("agents") or {}), **{a: {**f, "at": facts.get("at", time.time())}
+                                                  for a, f in (facts.get("agents") or {}).items()}}
+        data[machine] = {**old, **{k: v for k, v in facts.items() if k != "agents"}, "agents": agents}
+        write_json(_file(), data, indent=1, sort_keys=True)
+
+
+def forget(machine: str, agent: str | None = None) -> None:
+    """Drop what is known of an agent on a machine (of all of them without `agent`): asked again next time."""
+    with _saving:
+        data = kept()
+        if machine not in data:
+            return
+        if agent is None:
+            del data[machine]
+        else:
+            (data[machine].get("agents") or {}).pop(agent, None)
+        write_json(_file(), data, indent=1, sort_keys=True)
+
+
+def _fresh(facts: dict[str, Any] | None, now: float) -> bool:
+    return bool(facts) and now - float((facts or {}).get("at") or 0) < FRESH_SECONDS
+
+
+def facts_of(machine: str, agent: str, *, max_age: float = FRESH_SECONDS) -> dict[str, Any] | None:
+    """The kept facts of one agent on one machine, when younger than `max_age` seconds."""
+    f = (kept().get(machine, {}).get("agents") or {}).get(agent)
+    return f if f and time.time() - float(f.get("at") or 0) < max_age else None
+
+
+def ask(machine: str, transport: Transport | None, agents: Sequence[str] = AGENTS, *,
+        path: Sequence[str] = ()) -> dict[str, Any]:
+    """Probe a machine now (after `ready` installed or signed in something) and keep what it said."""
+    facts = probe(transport, agents, path=path)
+    keep(machine, facts)
+    return facts
+
+
+def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str | None],
+            path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The facts of `agents` on each machine, probed (all machines at once) where what is kept is older than a
+    few minutes. `hosts` gives each machine's SSH host (None: this machine). A machine that cannot be reached
+    is left out of the answer (placement skips it for that already). {machine: {agent: facts}}."""
+    from git_balanced.machines.remote import transport_for
+    from git_balanced.machines.transport import MachineUnreachable
+
+    wanted = [a for a in agents if a in AGENTS]
+    now = time.time()
+    have = kept()
+    todo = [m for m in machines
+            if any(not _fresh((have.get(m, {}).get("agents") or {}).get(a), now) for a in wanted)]
+
+    def ask(m: str) -> None:
+        host = hosts.get(m)
+        try:
+            keep(m, probe(transport_for(host) if host else None, wanted, path=path))
+        except MachineUnreachable:
+            pass
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            list(pool.map(ask, todo))
+        have = kept()
+    return {m: {a: f for a, f in (have.get(m, {}).get("agents") or {}).items() if a in wanted}
+            for m in machines if m in have}

@@ -61,16 +61,28 @@ def check_host(host: str) -> None:
                             hint="give --host a plain SSH host name or alias.") from None
 
 
+def local_preference() -> str:
+    """This machine's preference: `normal` unless you set it (`manual-only` keeps it for coordination only)."""
+    pref = (_load(_user_file()).get("local") or {}).get("preference", "normal")
+    return pref if pref in WEIGHTS else "normal"
+
+
 def add(name: str, host: str | None, preference: str) -> None:
     from git_balanced.models import MachineName
 
     MachineName.of(name)
-    if name == LOCAL:
-        raise BalancedError("`local` is always there.", hint="set its preference with `machines add` of another "
-                                                             "name, or tick/untick it.")
     if preference not in WEIGHTS:
         raise BalancedError(f"--preference {preference!r} is not one of {', '.join(WEIGHTS)}.",
                             hint="use --preference prefer, normal, less-often or manual-only.")
+    if name == LOCAL:
+        if host:
+            raise BalancedError("`local` is this machine: it has no --host.",
+                                hint=f"`git balanced machines add local --preference {preference}` sets its "
+                                     "preference; `git balanced untick local` keeps pieces off it here.")
+        data = _load(_user_file())
+        data["local"] = {"preference": preference}
+        _save(_user_file(), data)
+        return
     check_host(host or name)
     data = _load(_user_file())
     data.setdefault("machines", {})[name] = {"host": host or name, "preference": preference}

@@ -196,11 +196,11 @@ class Transport:
         return self._dir / self._key
 
     def _fail(self, res: Result, doing: str) -> MachineUnreachable:
-        where = f"`ssh -F {self.config or 'none'} {self.name}`"
+        where = f"`ssh -F {self.config or 'none'} {self.name} true`"
         detail = res.err.strip().splitlines()[-1] if res.err.strip() else f"ssh exited {res.code}"
         return MachineUnreachable(
             f"Machine {self.name} cannot be reached ({doing}): {detail}",
-            hint=f"Try {where} true, or `git balanced machines` to see which machines answer.",
+            hint=f"Try {where}, or `git balanced machines` to see which machines answer.",
             detail=detail, timed_out=res.code == 124 or "timed out" in detail,
         )
 

@@ -61,7 +61,7 @@ def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
 
 def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
     """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
-    from git_balanced.machines.seats import seats
+    from git_balanced.machines.seats import seats, with_agents
     from git_balanced.plans.planfile import describe_after, load_plan, with_shares
 
     if lead.repo.rev_parse(lead.ref) is None:
@@ -70,6 +70,7 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     settings = settings_at(lead.repo, lead.branch)
     all_seats = seats(lead)
     plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
+    all_seats = with_agents(all_seats, {p.agent or settings.balanced.agent for p in plan.pieces})
     plan_id = new_id()
     taken = used_branches(lead.repo)
     pieces = []

@@ -140,3 +140,47 @@ def test_claude_command_line() -> None:
     assert asking.argv[asking.argv.index("--permission-mode") + 1] == "default"
     assert "Bash" not in asking.argv[asking.argv.index("--allowedTools") + 1]
     assert "--max-budget-usd" not in asking.argv and "--settings" not in asking.argv
+
+
+def _with_subagents(*extra: dict, before_result: bool = True) -> str:
+    """The captured success with the worker's own subagent events (shaped as the CLI writes them) put before
+    (or after) its final `result`."""
+    lines = [json.loads(line) for line in (STREAMS / "claude-success.jsonl").read_text().splitlines()]
+    at = next(i for i, e in enumerate(lines) if e["type"] == "result")
+    if not before_result:
+        at = len(lines)
+    lines[at:at] = list(extra)
+    return "\n".join(json.dumps(e) for e in lines) + "\n"
+
+
+def _call(tool_id: str) -> dict:
+    return {"type": "assistant", "parent_tool_use_id": None, "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_id, "name": "Agent", "input": {"description": "look", "prompt": "p"}}]}}
+
+
+def _started(task: str, tool_id: str, **more: object) -> dict:
+    return {"type": "system", "subtype": "task_started", "task_id": task, "tool_use_id": tool_id,
+            "task_type": "local_agent", **more}
+
+
+def _ended(task: str, status: str) -> dict:
+    return {"type": "system", "subtype": "task_notification", "task_id": task, "status": status}
+
+
+def test_claude_counts_its_subagents_and_a_turn_that_ends_while_they_run_is_not_finished() -> None:
+    claude = get("claude")
+    done = claude.outcome(_with_subagents(
+        _call("toolu_a"), _started("t1", "toolu_a"), _call("toolu_b"), _started("t2", "toolu_b"),
+        _started("t9", "toolu_x", owned_by_subagent=True), _started("b1", "toolu_c", task_type="local_bash"),
+        _ended("t1", "completed"), _ended("t2", "failed")), 0)
+    assert done.kind == "success" and done.subagents == {"ran": 2, "failed": 1, "unfinished": 0}, \
+        "a subagent's own helpers and background shell commands are not the worker's subagents"
+    cut = claude.outcome(_with_subagents(_call("toolu_a"), _started("t1", "toolu_a")), 0)
+    assert cut.kind == "failed" and cut.subagents["unfinished"] == 1, cut
+    assert cut.summary.startswith("its turn ended while 1 of its subagents still ran"), cut.summary
+    late = claude.outcome(_with_subagents(_call("toolu_a"), _started("t1", "toolu_a")) +
+                          json.dumps(_ended("t1", "stopped")) + "\n", 0)
+    assert late.kind == "failed" and late.subagents == {"ran": 1, "failed": 1, "unfinished": 1}, late
+    assert read("claude", "success", 0).subagents == {}, "none started, none counted"
+    run = claude.build(task="t", rules="", model=None, budget_usd=None, worktree="/w", run_dir="/r")
+    assert run.env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] == "1", "subagents run within the worker's turn"

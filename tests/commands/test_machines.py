@@ -77,8 +77,12 @@ def test_add_rm_preference_and_ticks(sealed: Path, tmp_path: Path) -> None:
     assert "build" not in _rows(repo) and "box" in _rows(repo)
     ran = balanced(repo, "machines", "rm", "build")
     assert ran.code == 1 and "no added machine named 'build'" in ran.err and "Traceback" not in ran.err
-    ran = balanced(repo, "machines", "add", "local")
-    assert ran.code == 1 and "`local` is always there" in ran.err
+    ran = balanced(repo, "machines", "add", "local", "--host", "box")
+    assert ran.code == 1 and "`local` is this machine: it has no --host" in ran.err, ran
+    assert "`git balanced machines add local --preference normal` sets its preference" in ran.err, ran.err
+    ran = balanced(repo, "machines", "add", "local", "--preference", "manual-only")
+    assert ran.code == 0 and "it only coordinates" in ran.out, ran
+    assert _rows(repo)["local"]["preference"] == "manual-only"
     # Outside a repository the list still works; ticks and readiness are simply not known there.
     outside = balanced(tmp_path, "machines", "--json")
     assert outside.code == 0 and json.loads(outside.out)[0]["ticked"] is None

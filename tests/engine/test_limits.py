@@ -110,3 +110,22 @@ def test_a_far_reset_moves_the_piece_to_another_agent(tmp_path: Path, agent_bin:
     assert codex_asked, "Codex did the rest"
     claude = accounts.windows(Repo.discover(str(repo)), "claude", "local")
     assert claude["limit"]["resets_at"] == pytest.approx(reset, abs=1), claude
+
+
+def test_a_queued_piece_over_the_reserve_moves_to_another_agent_with_room(
+        tmp_path: Path, agent_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = {"codex": [commit_turn("src/story.txt", "codex"), say("Done.")]}
+    with real_agents(monkeypatch, agent_bin, turns):
+        repo = lead_repo(tmp_path, extra='\n[agents.codex]\nmodels = ["gpt-5.5"]\n')
+        reset = time.time() + 3600
+        accounts.record(Repo.discover(str(repo)), "claude", "local",
+                        [{"type": "five_hour", "used_percent": 95.0, "resets_at": reset}])
+        assert plan(repo, [agent_piece("story", "claude")], "--start").code == 0
+        assert engine(repo, "--until-idle", timeout=240).code == 0
+    attempts = jobs_of(repo, "story")
+    assert [(j["attempt"], j["agent"], j["state"]) for j in attempts] == [(1, "codex", "landed")], \
+        "moved before it started: no attempt spent on Claude"
+    text = inbox_text(repo)
+    assert "story has not started, and Claude on local takes no new workers, as its plan's 5-hour window is " \
+           f"95% used, past the 20% you keep, resets {clock(reset)}. Claude can't take it: Codex instead, on " \
+           "local" in text, text

@@ -314,17 +314,37 @@ def test_retry_keeps_one_attempt_per_piece(tmp_path: Path) -> None:
     assert len(jobs_of(repo, "bad")) == 2, "one new attempt, not two"
 
 
-def test_a_missing_agent_is_not_tried_again(tmp_path: Path) -> None:
+def test_a_piece_whose_agent_no_machine_has_waits_and_a_missing_agent_moves_it(tmp_path: Path) -> None:
     import shutil
+
+    from git_balanced.machines import agents_probe
 
     repo = lead_repo(tmp_path)
     assert shutil.which("codex") is None, "this test needs a PATH without codex"
-    plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
+    ran = plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
+    assert "no ticked machine can take it now: local: Codex is not installed there" in ran.out, ran.out
     r = engine(repo, "--until-idle")
-    assert r.code == 1 and "ai failed: " in r.err, r
+    assert "ai failed" not in r.err + r.out, r
     rows = jobs_of(repo, "ai")
-    assert [j["state"] for j in rows] == ["failed"], "no attempt is spent on a command that is not there"
-    assert "not installed on that machine" in str(rows[0]["reason"]) and ".." not in str(rows[0]["reason"])
+    assert [j["state"] for j in rows] == ["queued"], "it waits instead of failing"
+    assert "waits" in board_text(repo) and "Codex is not installed there" in board_text(repo)
+
+    # What was known of this machine says Codex is there, and the worker finds it is not: the piece moves
+    # (as a lost machine's piece), this machine is asked again, and the piece waits, not failed.
+    repo2 = lead_repo(tmp_path / "two")
+    agents_probe.keep("local", {"agents": {"codex": {"installed": True, "signed_in": True, "version": "0.171.0"}}})
+    plan(repo2, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
+    r = engine(repo2, "--until-idle")
+    rows = jobs_of(repo2, "ai")
+    assert [j["state"] for j in rows] == ["retried", "queued"], rows
+    assert "could not start codex" in str(rows[0]["reason"]), rows[0]
+    said = inbox_text(repo2)
+    assert "Tries again on a machine that has its agent" in said, said
+    assert not agents_probe.kept()["local"]["agents"]["codex"]["installed"], "the machine was asked again"
+
+
+def board_text(repo: Path) -> str:
+    return balanced(repo, "board").out
 
 
 def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> None:

@@ -158,3 +158,20 @@ def test_the_waits_have_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert accounts.unknown_reset() == 3600.0, "an hour when the agent does not say (Pi)"
     monkeypatch.setenv(accounts.ENV_MARGIN, "not a number")
     assert accounts.resume_margin() == 60.0
+
+
+def test_windows_are_kept_per_account_so_repositories_and_machines_on_one_share_them(tmp_path: Path) -> None:
+    from git_balanced.machines import agents_probe
+
+    one, two = Repo.discover(str(lead_repo(tmp_path / "one"))), Repo.discover(str(lead_repo(tmp_path / "two")))
+    same = {"installed": True, "signed_in": True, "account": "ada@example.com"}
+    agents_probe.keep("local", {"agents": {"claude": same}})
+    agents_probe.keep("box", {"agents": {"claude": same, "codex": {"installed": True, "signed_in": True}}})
+    reset = time.time() + 3600
+    accounts.record(one, "claude", "local", [{"type": "five_hour", "used_percent": 90.0, "resets_at": reset}])
+    assert accounts.account("claude", "box") == "claude:ada@example.com", "the identity the CLI reported"
+    r = accounts.refusal(two, "claude", "box", 20)
+    assert r is not None and "90% used" in r.words, "another repository, another machine, the same account"
+    accounts.record(two, "codex", "box", [{"type": "primary", "used_percent": 50.0, "resets_at": reset}])
+    assert accounts.windows(one, "codex", "box")["primary"]["used_percent"] == 50.0, "shared between repositories"
+    assert accounts.windows(one, "codex", "local") == {}, "an account the CLI names no one for is its machine's"

@@ -167,8 +167,9 @@ def sshd_available() -> bool:
     return Path(SSHD).exists() and shutil.which("ssh") is not None and shutil.which("ssh-keygen") is not None
 
 
-def start_machines(tmp_path: Path, names: list[str]) -> Machines:
-    """Start one sshd per name and write the client config; the caller must call `.stop()`."""
+def start_machines(tmp_path: Path, names: list[str], env: dict[str, dict[str, str]] | None = None) -> Machines:
+    """Start one sshd per name and write the client config; the caller must call `.stop()`. `env` gives a
+    machine's sessions more environment (`{"beta": {"PATH": ...}}`), as its login would."""
     if not sshd_available():
         import pytest  # only here: the benchmark uses this module without pytest
 
@@ -187,7 +188,7 @@ def start_machines(tmp_path: Path, names: list[str]) -> Machines:
     machines = Machines([], _config_path())
     try:
         for name in names:
-            machines.append(_start_one(base, name, client_key, known_hosts, root))
+            machines.append(_start_one(base, name, client_key, known_hosts, root, (env or {}).get(name, {})))
     except BaseException:
         machines.stop()
         raise
@@ -196,16 +197,18 @@ def start_machines(tmp_path: Path, names: list[str]) -> Machines:
 
 
 @contextmanager
-def sshd_machines(tmp_path: Path, names: list[str]) -> Iterator[Machines]:
+def sshd_machines(tmp_path: Path, names: list[str], env: dict[str, dict[str, str]] | None = None
+                  ) -> Iterator[Machines]:
     """`start_machines` as a context manager: the machines and their users are gone afterwards."""
-    machines = start_machines(tmp_path, names)
+    machines = start_machines(tmp_path, names, env)
     try:
         yield machines
     finally:
         machines.stop()
 
 
-def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root: bool) -> Machine:
+def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root: bool,
+               env: dict[str, str] | None = None) -> Machine:
     folder = base / name
     folder.mkdir()
     host_key = folder / "host_ed25519"
@@ -231,7 +234,7 @@ def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root:
     for _ in range(5):  # another process may grab the free port between probe and bind
         machine.port = _free_port()
         conf = folder / "sshd_config"
-        conf.write_text(_sshd_config(machine, host_key, keys_line))
+        conf.write_text(_sshd_config(machine, host_key, keys_line, env or {}))
         log = open(machine.log_path, "ab")  # noqa: SIM115  (sshd owns it until it exits)
         machine.process = subprocess.Popen(
             [SSHD, "-D", "-e", "-f", str(conf)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -248,7 +251,7 @@ def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root:
     return machine
 
 
-def _sshd_config(m: Machine, host_key: Path, keys_line: str) -> str:
+def _sshd_config(m: Machine, host_key: Path, keys_line: str, env: dict[str, str]) -> str:
     lines = [
         f"Port {m.port}",
         "ListenAddress 127.0.0.1",
@@ -271,7 +274,9 @@ def _sshd_config(m: Machine, host_key: Path, keys_line: str) -> str:
     ]
     if not m.own_user:
         # sshd starts a session in the account's real home; move it to the machine's, as a login would.
-        lines.append(f"SetEnv HOME={m.home}")
+        env = {"HOME": str(m.home), **env}
+    if env:
+        lines.append("SetEnv " + " ".join(f"{k}={v}" for k, v in env.items()))
     # Every session's command is written down (Machine.commands), then run as sshd would have run it.
     lines.append(f"ForceCommand printf '%s\\n' \"$SSH_ORIGINAL_COMMAND\" >> \"$HOME/{COMMANDS_LOG}\"; "
                  'cd "$HOME" && eval "${SSH_ORIGINAL_COMMAND:-exec $SHELL -l}"')
