@@ -212,7 +212,9 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     if options.share:
         shared = signin.share(t, options.share, replace=options.replace)
         found.words.append(shared.words)
-    facts = agents_probe.probe(t, wanted, path=PREFIX_PATH) if wanted else None
+    # Asked again now, and kept for placement: what was installed or shared counts at once.
+    asked = list(dict.fromkeys(wanted + ([options.share] if options.share else [])))
+    facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH) if asked else None
     _identity(lead, found, t, got, yes=yes)
     tip = _push(lead, found, t, got)
     found.record["base"] = tip

@@ -108,6 +108,9 @@ def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: M
     assert hinted.endswith("0.171.0"), "the hint's PATH works there"
     rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
     assert rows["box"]["ready"] and {"claude", "codex"} <= set(rows["box"]["agents"]), rows["box"]
+    shown = rows["box"]["facts"]["agents"]
+    assert shown["claude"]["version"] == "2.1.332" and shown["codex"]["version"] == "0.171.0", shown
+    assert not shown["claude"]["signed_in"] and not shown["codex"]["signed_in"]
     facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
     assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
     assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
