@@ -197,7 +197,7 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     todo = [a for a in wanted if not got["agents"].get(a)]
     if todo:
         if yes or ask(f"Install {install.described(todo)} on {name} (into {install.PREFIX}, with npm)?"):
-            _install(found, t, wanted, todo, say)
+            _install(found, t, wanted, todo, agent, say)
             got = _look(lead, t, name, alias)
             found.record = _record(got, alias)
         elif agent in todo:
@@ -215,6 +215,10 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     # Asked again now, and kept for placement: what was installed or shared counts at once.
     asked = list(dict.fromkeys(wanted + ([options.share] if options.share else [])))
     facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH) if asked else None
+    old_node = [a for a, f in (facts or {}).get("agents", {}).items() if f.get("installed") and f.get("node_too_old")]
+    if old_node and (yes or ask(f"{install.described(old_node)} needs a newer Node.js on {name}. Install it?")):
+        _install(found, t, wanted, [], agent, say)
+        facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH)
     _identity(lead, found, t, got, yes=yes)
     tip = _push(lead, found, t, got)
     found.record["base"] = tip
@@ -236,17 +240,37 @@ def _record(got: dict[str, Any], alias: str) -> dict[str, Any]:
             "host": alias}
 
 
-def _install(found: Found, t: Transport, wanted: list[str], todo: list[str], say: Any) -> None:
-    """Install what `todo` needs there (Node.js first when it has none or too old a one), or NotReady."""
+def _install(found: Found, t: Transport, wanted: list[str], todo: list[str], agent: str, say: Any) -> None:
+    """Install the agents of `todo` there: those the Node.js there runs first, then Node.js where an agent
+    needs a newer one (or has none), then the rest. What cannot be installed is noted with the command to run;
+    NotReady when it is the settings' agent."""
     try:
         f = install.facts(t, wanted, ping=True)
-        need = install.node_needed(f, wanted, todo)
-        if need is not None:
-            f, words = install.install_node(t, f, need, wanted, say)
-            found.words.append(words)
-        found.words.append(install.install_agents(t, f, todo, say))
     except install.CannotInstall as exc:
         raise NotReady(exc.why, exc.hint) from None
+    now = [a for a in todo if install.node_needed(f, [a], [a]) is None]
+    later = [a for a in todo if a not in now]
+    steps: list[tuple[list[str], Any]] = []
+    if now:
+        steps.append((now, lambda f: (f, install.install_agents(t, f, now, say))))
+    need = install.node_needed(f, wanted, later)
+    if need is not None:
+        short = [a for a in wanted if f.node is None or f.node < pins.NODE_NEEDED.get(a, (0, 0, 0))]
+        steps.append((later or short, lambda f: install.install_node(t, f, need, wanted, say)))
+    if later:
+        steps.append((later, lambda f: (f, install.install_agents(t, f, later, say))))
+    failed: set[str] = set()
+    for group, step in steps:
+        if failed & set(group):
+            continue  # Node.js could not be had: its agents are not tried
+        try:
+            f, words = step(f)
+            found.words.append(words)
+        except install.CannotInstall as exc:
+            if agent in group:
+                raise NotReady(exc.why, exc.hint) from None
+            failed |= set(group)
+            found.notes.append(f"{', '.join(group)} not installed: {exc.why}" + (f"; {exc.hint}" if exc.hint else ""))
 
 
 def _agent_words(agents: list[str], facts: dict[str, Any] | None) -> str:
