@@ -298,24 +298,25 @@ def _stop_left_agents(found: Found, t: Transport | None, yes: bool) -> None:
     """Find the agents earlier workers left running there (by the runner's records) and, when you say so,
     stop them by pid; each is named."""
     script = leftovers.agents_script()
-    res = t.run_python(script, [], input="{}", timeout=60) if t is not None else \
-        proc.run([sys.executable, "-c", script], input="{}", timeout=60)
-    try:
-        left = leftovers.read_agents(res.out)
-    except (ValueError, IndexError, KeyError):
-        return  # a machine that could not say: nothing is stopped on a guess
-    if not left:
-        return
-    names = "; ".join(x.words() for x in left)
-    if not (yes or ask(f"Agents left running on {found.name} by earlier workers: {names}. Stop them?")):
-        found.notes.append(f"left running by earlier workers: {names}; `git balanced ready {found.name} --yes` "
-                           "stops them")
-        return
-    req = json.dumps({"stop": True})
-    res = t.run_python(script, [], input=req, timeout=120) if t is not None else \
-        proc.run([sys.executable, "-c", script], input=req, timeout=120)
-    stopped = leftovers.read_agents(res.out)
-    for x in stopped:
+
+    def run(stop: bool) -> list[leftovers.LeftAgent]:
+        req = json.dumps({"stop": stop})
+        res = t.run_python(script, [], input=req, timeout=120) if t is not None else \
+            proc.run([sys.executable, "-c", script], input=req, timeout=120)
+        try:
+            return leftovers.read_agents(res.out)
+        except (ValueError, IndexError, KeyError):
+            return []  # a machine that could not say: nothing is stopped on a guess
+
+    left = run(stop=yes)
+    if left and not yes:
+        names = "; ".join(x.words() for x in left)
+        if not ask(f"Agents left running on {found.name} by earlier workers: {names}. Stop them?"):
+            found.notes.append(f"left running by earlier workers: {names}; `git balanced ready {found.name} "
+                               "--yes` stops them")
+            return
+        left = run(stop=True)
+    for x in left:
         found.notes.append(("stopped " if x.stopped else "could not stop ") + x.words() +
                            ", left running by an earlier worker")
 
