@@ -23,7 +23,7 @@ from tests.support.cli import balanced
 from tests.support.sshd import Machine, sshd_machines
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.sshd
+pytestmark = [pytest.mark.sshd, pytest.mark.agents]  # installs and runs the real agent CLIs there
 
 AGENTS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
 CLAUDE = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n'
