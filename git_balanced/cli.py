@@ -106,7 +106,7 @@ def machines(ctx: click.Context, as_json: bool) -> int | None:
 @click.option("--preference", default="normal", show_default=True,
               type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
 def machines_add(name: str, host: str | None, preference: str) -> int:
-    """Add NAME, reached over SSH as HOST, with a preference for placement."""
+    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference)."""
     from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.add_command(name, host=host, preference=preference)

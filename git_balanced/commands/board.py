@@ -105,12 +105,11 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                 lines.append(f"  {r['text']}")
             else:
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {r['reason']}  ({r['id']})")
-    rows = data["jobs"]
-    if rows:
+    rows = [r for r in data["jobs"] if not (r["state"] == "queued" and r["reason"].startswith("waits"))]
+    if rows:  # a queued piece that waits is under Next
         lines.append("Running")
         done = [r for r in rows if r["state"] in DONE]
-        live = [r for r in rows if r["state"] not in DONE
-                and not (r["state"] == "queued" and r["reason"].startswith("waits"))]
+        live = [r for r in rows if r["state"] not in DONE]
         shown = done if show_all or len(done) <= FOLD_AFTER else []
         if not shown and done:
             counts: dict[str, int] = {}

@@ -181,8 +181,10 @@ def probe(transport: Transport | None, agents: Sequence[str] = AGENTS, *, path: 
     except (ValueError, IndexError):
         raw = {"error": (res.err or res.out).strip()[-300:] or f"exit {res.code}"}
     facts = shape(raw if isinstance(raw, dict) else {}, agents, transport.name if transport else None)
-    if "error" in raw:
+    if "error" in raw:  # nothing is known of its agents: say so rather than "not installed"
         facts["error"] = raw["error"]
+        for f in facts["agents"].values():
+            f["error"] = raw["error"]
     return facts
 
 
@@ -191,6 +193,8 @@ def missing_words(agent: str, facts: dict[str, Any] | None) -> str:
     name = NAMES.get(agent, agent)
     if agent == "shell" or facts is None:
         return ""
+    if facts.get("error"):
+        return f"its agents could not be asked ({facts['error'][-120:]})"
     if not facts.get("installed"):
         return f"{name} is not installed there"
     if not facts.get("signed_in"):
