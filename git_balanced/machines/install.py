@@ -21,12 +21,12 @@ from typing import Any
 
 from git_balanced import proc
 from git_balanced.machines import pins
+from git_balanced.machines.agents_probe import NAMES
 from git_balanced.machines.transport import Transport
 
 PREFIX = "~/.local"  # npm's -g prefix there: the CLIs in ~/.local/bin, their packages in ~/.local/lib
 PACKS = ".balanced/packs"  # under the home there: packages copied from here, removed once installed
 NPM_TIMEOUT = 900.0
-NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
 ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "armv7l",
         "ppc64le": "ppc64le", "s390x": "s390x"}
 INSTALL_WORDS = {"apt-get": "apt-get install -y", "dnf": "dnf install -y", "yum": "yum install -y",
