@@ -45,7 +45,9 @@ def _warm(m: Machine, cache: str) -> None:
         (m.home / ".npmrc").write_text(f"cache={cache}\n")
         return
     target = m.home / ".npm"
-    subprocess.run(["cp", "-al", cache, str(target)], check=True)
+    if subprocess.run(["cp", "-al", cache, str(target)], capture_output=True).returncode != 0:
+        subprocess.run(["rm", "-rf", str(target)], check=True)  # another file system: a copy, then
+        subprocess.run(["cp", "-a", cache, str(target)], check=True)
     subprocess.run(["find", str(target), "-type", "d", "-exec", "chown", f"{m.user}:{m.user}", "{}", "+"],
                    check=True)
 
