@@ -141,13 +141,18 @@ def untick(names: tuple[str, ...]) -> int:
 
 @cli.command(short_help="Prepare ticked machines: connect, copy the project, check room and identity.")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
-@click.option("--yes", is_flag=True, help="Do what is yours to decide without asking.")
-def ready(names: tuple[str, ...], yes: bool) -> int:
+@click.option("--yes", is_flag=True, help="Do what is yours to decide without asking: set the git identity, "
+                                         "install what is missing, stop agents left running.")
+@click.option("--share-sign-in", "share", metavar="AGENT", default=None,
+              help="Copy this machine's sign-in for AGENT (claude, codex, pi) to the machines, mode 600.")
+@click.option("--replace", is_flag=True, help="With --share-sign-in: replace a sign-in of another account there.")
+def ready(names: tuple[str, ...], yes: bool, share: str | None, replace: bool) -> int:
     """Connect to each ticked machine (or those named), find git, python3 and the agents, copy the project to
-    ~/<repository>, check free room and the git identity there."""
+    ~/<repository>, check free room and the git identity there; install the agents the settings and plans use,
+    at the pinned versions, when you say so."""
     from git_balanced.commands import ready as ready_mod
 
-    return ready_mod.ready_command(list(names), yes=yes)
+    return ready_mod.ready_command(list(names), yes=yes, share=share, replace=replace)
 
 
 # -- plans and workers ----------------------------------------------------------------------------------------

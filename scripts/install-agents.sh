@@ -7,12 +7,14 @@
 # Prints one line per CLI: its name and the path of its binary.
 set -euo pipefail
 
-# The versions the tests were measured against; bump them together with tests/fixtures/streams/.
-CLAUDE_VERSION=2.1.332
-CODEX_VERSION=0.171.0
-PI_VERSION=0.73.1
-
 top=$(cd "$(dirname "$0")/.." && pwd)
+# The pinned versions are named in one place, git_balanced/machines/pins.py (bump them together with
+# tests/fixtures/streams/): one `agent package version` line each.
+packages=() versions=() wanted=()
+while read -r _ package version; do
+  packages+=("$package") versions+=("$version") wanted+=("$package@$version")
+done < <(python3 "$top/git_balanced/machines/pins.py")
+[ ${#wanted[@]} -gt 0 ] || { echo "install-agents: no pinned versions read from git_balanced/machines/pins.py" >&2; exit 1; }
 prefix=${1:-${GIT_BALANCED_AGENTS:-$top/.cache/agents}}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
@@ -28,13 +30,14 @@ installed() {  # installed PACKAGE VERSION: is exactly that version in the prefi
     "$manifest" "$2"
 }
 
-wanted=(
-  "@anthropic-ai/claude-code@$CLAUDE_VERSION"
-  "@openai/codex@$CODEX_VERSION"
-  "@mariozechner/pi-coding-agent@$PI_VERSION"
-)
-if installed @anthropic-ai/claude-code "$CLAUDE_VERSION" && installed @openai/codex "$CODEX_VERSION" \
-  && installed @mariozechner/pi-coding-agent "$PI_VERSION" && [ -x "$prefix/node_modules/.bin/claude" ]; then
+all_installed() {
+  local i
+  for i in "${!packages[@]}"; do
+    installed "${packages[$i]}" "${versions[$i]}" || return 1
+  done
+  [ -x "$prefix/node_modules/.bin/claude" ]
+}
+if all_installed; then
   echo "install-agents: pinned versions already in $prefix" >&2
 else
   echo "install-agents: installing ${wanted[*]} into $prefix" >&2

@@ -7,11 +7,18 @@ from git_balanced.errors import BalancedError
 from git_balanced.lead import open_lead, settings_at
 from git_balanced.machines import inventory
 from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.ready import prepare
+from git_balanced.machines.ready import Options, prepare
+from git_balanced.machines.signin import FILES
 
 
-def ready_command(names: list[str], *, yes: bool) -> int:
+def ready_command(names: list[str], *, yes: bool, share: str | None = None, replace: bool = False) -> int:
     """Prepare each ticked machine (or those named); exit 1 when any of them is not ready."""
+    if share is not None and share not in FILES:
+        raise BalancedError(f"There is no sign-in to share for {share!r}.", hint=f"name one of {', '.join(FILES)}.")
+    if replace and share is None:
+        raise BalancedError("--replace only goes with --share-sign-in.",
+                            hint="`git balanced ready NAME --share-sign-in claude --replace`.")
+    options = Options(yes=yes, share=share, replace=replace)
     lead = open_lead()
     known = {LOCAL, *inventory.added()}
     unknown = [n for n in names if n not in known]
@@ -28,7 +35,7 @@ def ready_command(names: list[str], *, yes: bool) -> int:
     results = []
     width = max(len(n) for n in chosen)
     for name in chosen:
-        found = prepare(lead, name, yes=yes, agent=agent)
+        found = prepare(lead, name, yes=yes, agent=agent, options=options)
         results.append(found)
         note = "" if name in ticked else " (not ticked: `git balanced tick " + name + "`)"
         if found.ready:
@@ -37,6 +44,8 @@ def ready_command(names: list[str], *, yes: bool) -> int:
             ui.say(f"{name:<{width}}  not ready: {found.why}{note}")
             if found.hint:
                 ui.say(f"{'':<{width}}  hint: {found.hint}")
+        for line in found.notes:
+            ui.say(f"{'':<{width}}  {line}")
     good = [f for f in results if f.ready]
     bad = [f for f in results if not f.ready]
     line = f"Balanced: ready on {len(good)} machine{'s' if len(good) != 1 else ''}"

@@ -31,6 +31,7 @@ NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
 # Pi's package declares `engines.node >= 22.19`; the other two bring their own binary behind a small shim.
 NODE_NEEDED = {"pi": "22.19"}
 PROBE_TIMEOUT = 60.0
+PREFIX_BIN = ("~/.local/bin",)  # always searched before the PATH there
 FRESH_SECONDS = 300.0  # facts older than this are asked again; a failed worker forgets them at once
 
 # Runs there (or here) with python3, stdlib only. The request comes on stdin; it answers one JSON line.
@@ -169,7 +170,8 @@ def probe(transport: Transport | None, agents: Sequence[str] = AGENTS, *, path: 
     Returns {"git", "node", "python", "agents": {agent: {installed, version, signed_in, sign_in_hint,
     node_version, account, ...}}, "at"}; a probe that could not run answers every agent not installed, with
     "error". MachineUnreachable passes through."""
-    req = json.dumps({"agents": list(agents), "path": list(path)})
+    # `ready` installs agents into ~/.local/bin (install.py), and the runner puts it first on their PATH too.
+    req = json.dumps({"agents": list(agents), "path": [*path, *(p for p in PREFIX_BIN if p not in path)]})
     if transport is None:
         res = proc.run([sys.executable, "-c", LOOK], input=req, timeout=timeout)
     else:

@@ -1,9 +1,11 @@
 """What workers on this machine left behind once their jobs were done: worktrees, run folders, and worktree
 registrations whose folder is gone. Each is listed with what it is and the command that removes it; one that
-holds work nothing else keeps (uncommitted changes, commits on no branch) is listed and kept."""
+holds work nothing else keeps (uncommitted changes, commits on no branch) is listed and kept. And, on any
+machine, the agents left running by workers whose runner is gone (`ready` finds and stops them)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -172,3 +174,70 @@ def remove(repo: Repo, item: Leftover) -> str | None:
         return None
     shutil.rmtree(path, ignore_errors=True)
     return None if not path.exists() else f"{path} is still there"
+
+
+# -- agents left running -------------------------------------------------------------------------------------
+
+# Runs on the machine (python3, stdlib only) after the runner's source (AGENTS_LEFT_RUNNER): every run folder
+# whose agent still runs while its runner is gone (killed with its worker, the machine's engine lost). Those hold
+# the machine's room and nobody watches them. With "stop", each is stopped as the runner stops an agent (TERM to
+# its process group, KILL after the grace), checked by pid and start tick so a reused pid is never signalled.
+AGENTS_LEFT = r'''
+import json, os, sys
+ns = {"__name__": "balanced_runner"}
+exec(compile(RUNNER, "<runner>", "exec"), ns)
+req = json.loads(sys.stdin.read() or "{}")
+runs = os.path.expanduser(req.get("runs_dir") or ns["RUNS_DIR"])
+
+def command(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return "?"
+    names = [os.path.basename(a) for a in argv[:2]]
+    if len(names) > 1 and names[0].startswith(("node", "python", "bun")):
+        return names[1]
+    return names[0] if names else "?"
+
+found = []
+for job in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+    folder = os.path.join(runs, job)
+    agent, tick = ns["_read_pid"](os.path.join(folder, "agent_pid"))
+    if not agent or not ns["_alive"](agent, tick):
+        continue
+    runner, runner_tick = ns["_read_pid"](os.path.join(folder, "pid"))
+    if runner and ns["_alive"](runner, runner_tick):
+        continue  # its runner still watches it: a worker at work
+    item = {"job": job, "pid": agent, "command": command(agent), "run_dir": folder}
+    if req.get("stop"):
+        ns["stop"]({"job": job, "runs_dir": runs, "grace": float(req.get("grace", 5.0))})
+        item["stopped"] = not ns["_alive"](agent, tick)
+    found.append(item)
+print(json.dumps({"agents": found}))
+'''
+
+
+@dataclass(frozen=True)
+class LeftAgent:
+    """An agent process whose worker's runner is gone: its run folder's job, pid and command."""
+
+    job: str
+    pid: int
+    command: str
+    stopped: bool = False
+
+    def words(self) -> str:
+        return f"{self.command} (pid {self.pid}) of job {self.job}"
+
+
+def agents_script() -> str:
+    """The script that finds (and with "stop" in its request, stops) the agents left running on a machine."""
+    return f"RUNNER = {runner.source(with_meter=False)!r}\n{AGENTS_LEFT}"
+
+
+def read_agents(out: str) -> list[LeftAgent]:
+    """The agents of the script's answer."""
+    data = json.loads(out.strip().splitlines()[-1])
+    return [LeftAgent(str(a["job"]), int(a["pid"]), str(a["command"]), bool(a.get("stopped")))
+            for a in data.get("agents", [])]

@@ -3,7 +3,10 @@
 For each machine: connect; find git, python3 and the agents; make the copy `~/<repository>` the first
 time (`git init` there, then `git push`), later push only the new base; check free room and that git knows
 who commits there. Setting that identity to yours is yours to decide: asked on a terminal, or done with
-`--yes`. What was found is kept in `.git/balanced/ready.json` for placement and the remote workers.
+`--yes`; so is installing what is missing there (install.py: git, Node.js, the agents the settings and plans
+use) and stopping the agents earlier workers left running. Each agent's version and sign-in are then asked of
+the machine (agents_probe.py). What was found is kept in `.git/balanced/ready.json` for placement and the
+remote workers.
 """
 
 from __future__ import annotations
@@ -14,17 +17,19 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_balanced import proc, ui
 from git_balanced.errors import BalancedError
-from git_balanced.lead import Lead
-from git_balanced.machines import inventory
+from git_balanced.jobs import all_plans
+from git_balanced.lead import Lead, settings_at
+from git_balanced.machines import agents_probe, install, inventory, leftovers, pins, signin
+from git_balanced.machines.accounts import configured_agents
 from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.remote import GIT_TIMEOUT, copy_path, host_alias, transport_for
 from git_balanced.machines.transport import MachineUnreachable, Transport
 
 MIN_FREE_BYTES = 1 << 30  # a worktree per worker, and agents that install packages
-AGENTS = ("claude", "codex", "pi")
-INSTALL = {"claude": "npm install -g @anthropic-ai/claude-code", "codex": "npm install -g @openai/codex",
-           "pi": "npm install -g @mariozechner/pi-coding-agent"}
+AGENTS = tuple(pins.AGENTS)
+PREFIX_PATH = ["~/.local/bin"]  # where `ready` installs the agents there, searched before the PATH
 
 # Runs there with the machine's python3 (stdlib only). The request comes on stdin; it answers one JSON line.
 LOOK = r'''
@@ -32,8 +37,10 @@ import json, os, shutil, subprocess, sys
 req = json.loads(sys.stdin.read())
 home = os.path.expanduser("~")
 copy = os.path.join(home, req["name"])
+path = os.path.join(home, ".local", "bin") + os.pathsep + os.environ.get("PATH", os.defpath)
 ans = {"home": home, "repo_path": copy, "python": sys.version.split()[0], "created": False,
-       "agents": {a: shutil.which(a) for a in req["agents"]}, "free": shutil.disk_usage(home).free}
+       "agents": {a: shutil.which(a, path=path) for a in req["agents"]},
+       "on_path": [a for a in req["agents"] if shutil.which(a)], "free": shutil.disk_usage(home).free}
 
 def git(*args):
     try:
@@ -80,6 +87,7 @@ class Found:
     hint: str = ""
     words: list[str] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # lines under the machine's: what was stopped, sign-in
 
 
 class NotReady(Exception):
@@ -105,15 +113,36 @@ def lead_identity(lead: Lead) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m and m.group(1) and m.group(2) else None
 
 
-def prepare(lead: Lead, name: str, *, yes: bool, agent: str) -> Found:
+@dataclass(frozen=True)
+class Options:
+    """What `ready` was asked to do besides looking: yes to all, and a sign-in to share."""
+
+    yes: bool = False
+    share: str | None = None
+    replace: bool = False
+
+
+def wanted_agents(lead: Lead) -> list[str]:
+    """The agent CLIs this repository uses: its settings' (`[balanced] agent`, `[agents.*]`) and its plans'."""
+    names = configured_agents(settings_at(lead.repo, lead.branch))
+    for plan in all_plans(lead.repo).values():
+        if plan.state in ("created", "started"):
+            names += [p.agent for p in plan.pieces if p.agent in pins.AGENTS]
+    return [a for a in dict.fromkeys(names) if a in pins.AGENTS]
+
+
+def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | None = None,
+            say: Any = ui.say) -> Found:
     """Prepare one machine and record what was found; never raises for what is wrong there."""
+    options = options or Options(yes=yes)
     found = Found(name)
     if name == LOCAL:
         found.ready = True
         found.words = ["this machine"]
+        _stop_left_agents(found, None, options.yes)
         return found
     try:
-        _prepare(lead, found, yes=yes, agent=agent)
+        _prepare(lead, found, yes=options.yes, agent=agent, options=options, say=say)
         found.ready = True
     except NotReady as exc:
         found.why, found.hint = exc.why, exc.hint
@@ -125,45 +154,171 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str) -> Found:
     return found
 
 
-def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str) -> None:
-    name = found.name
-    alias = host_alias(name)
-    t = transport_for(alias)
-    copy_path("/", lead.repo.name)  # refuses a folder name that cannot be one there
+def _look(lead: Lead, t: Transport, name: str, alias: str) -> dict[str, Any]:
     req = {"name": lead.repo.name, "branch": lead.branch, "agents": list(AGENTS)}
     res = t.run_python(LOOK, [], input=json.dumps(req), timeout=60)
     if res.code == 127 or "python3: not found" in res.err or "python3: command not found" in res.err:
         raise NotReady("python3 is not installed there (or not on the PATH of a command run over SSH)",
                        f"install python3 on {name}, then `git balanced ready {name}`")
     try:
-        got = json.loads(res.out.strip().splitlines()[-1])
+        got: dict[str, Any] = json.loads(res.out.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise NotReady(f"it did not answer as expected: {(res.err or res.out).strip()[-300:]}",
                        f"try `ssh {alias} python3 --version`") from None
-    agents = sorted(a for a, path in got["agents"].items() if path)
-    found.record = {"home": got["home"], "repo_path": got["repo_path"], "git": got.get("git"),
-                    "python": got["python"], "agents": agents, "free_bytes": got["free"], "host": alias}
+    return got
+
+
+def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Options, say: Any) -> None:
+    name = found.name
+    alias = host_alias(name)
+    t = transport_for(alias)
+    copy_path("/", lead.repo.name)  # refuses a folder name that cannot be one there
+    got = _look(lead, t, name, alias)
+    if not got.get("git"):
+        if not (yes or ask(f"git is not installed on {name}. Install it?")):
+            raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
+                           f"`git balanced ready {name} --yes` installs it (with `sudo -n`), or install it "
+                           f"there yourself, then `git balanced ready {name}`")
+        try:
+            found.words.append(install.install_git(t, install.facts(t, []), say))
+        except install.CannotInstall as exc:
+            raise NotReady(exc.why, exc.hint) from None
+        got = _look(lead, t, name, alias)
+    found.record = _record(got, alias)
     if not got.get("git"):
         raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
                        f"install git on {name}, then `git balanced ready {name}`")
     if got.get("problem"):
         raise NotReady(got["problem"], f"move it aside on {name}, then `git balanced ready {name}`")
-    if agent != "shell" and agent not in agents:
-        raise NotReady(f"{agent}, the agent of this repository's settings, is not on the PATH there",
-                       f"install it on {name} (`{INSTALL.get(agent, agent)}`), or make sure a command run "
-                       f"over SSH finds it (`ssh {alias} {agent} --version`), then `git balanced ready {name}`")
     if got["free"] < MIN_FREE_BYTES:
         raise NotReady(f"only {_size(got['free'])} is free in {got['home']} there, less than "
                        f"{_size(MIN_FREE_BYTES)}", f"make room on {name}, then `git balanced ready {name}`")
+    wanted = wanted_agents(lead)
+    todo = [a for a in wanted if not got["agents"].get(a)]
+    if todo:
+        if yes or ask(f"Install {install.described(todo)} on {name} (into {install.PREFIX}, with npm)?"):
+            _install(found, t, wanted, todo, agent, say)
+            got = _look(lead, t, name, alias)
+            found.record = _record(got, alias)
+        elif agent in todo:
+            raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
+                           f"`git balanced ready {name} --yes` installs {install.described(todo)} into "
+                           f"{install.PREFIX} there (with npm)")
+    agents = found.record["agents"]
+    if agent != "shell" and agent not in agents:
+        raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
+                       f"`git balanced ready {name} --yes` installs it into {install.PREFIX} there (with npm)")
+    _stop_left_agents(found, t, yes)
+    if options.share:
+        shared = signin.share(t, options.share, replace=options.replace)
+        found.words.append(shared.words)
+    # Asked again now, and kept for placement: what was installed or shared counts at once.
+    asked = list(dict.fromkeys(wanted + ([options.share] if options.share else [])))
+    facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH) if asked else None
+    old_node = [a for a, f in (facts or {}).get("agents", {}).items() if f.get("installed") and f.get("node_too_old")]
+    if old_node and (yes or ask(f"{install.described(old_node)} needs a newer Node.js on {name}. Install it?")):
+        _install(found, t, wanted, [], agent, say)
+        facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH)
     _identity(lead, found, t, got, yes=yes)
     tip = _push(lead, found, t, got)
     found.record["base"] = tip
     had = got.get("had_base")
     copied = "copied now" if not had else f"up to date at {tip[:7]}" if had == tip else \
         f"base moved from {had[:7]} to {tip[:7]}"
-    found.words[:0] = [f"git {got['git']}", f"python {got['python']}",
-                       "agents: " + (", ".join(agents) or "none"), f"{_size(got['free'])} free",
-                       f"{got['repo_path']} ({copied})"]
+    found.words[:0] = [f"git {got['git']}", f"python {got['python']}", "agents: " + _agent_words(agents, facts),
+                       f"{_size(got['free'])} free", f"{got['repo_path']} ({copied})"]
+    if facts is not None:
+        found.record["agent_facts"] = facts["agents"]
+        found.record["node"] = facts.get("node")
+        found.notes += _sign_in_notes(facts, alias, set(got.get("on_path") or []))
+
+
+def _record(got: dict[str, Any], alias: str) -> dict[str, Any]:
+    """What `ready.json` keeps of what LOOK found."""
+    return {"home": got["home"], "repo_path": got["repo_path"], "git": got.get("git"), "python": got["python"],
+            "agents": sorted(a for a, path in got["agents"].items() if path), "free_bytes": got["free"],
+            "host": alias}
+
+
+def _install(found: Found, t: Transport, wanted: list[str], todo: list[str], agent: str, say: Any) -> None:
+    """Install the agents of `todo` there: those the Node.js there runs first, then Node.js where an agent
+    needs a newer one (or has none), then the rest. What cannot be installed is noted with the command to run;
+    NotReady when it is the settings' agent."""
+    try:
+        f = install.facts(t, wanted, ping=True)
+    except install.CannotInstall as exc:
+        raise NotReady(exc.why, exc.hint) from None
+    now = [a for a in todo if install.node_needed(f, [a], [a]) is None]
+    later = [a for a in todo if a not in now]
+    steps: list[tuple[list[str], Any]] = []
+    if now:
+        steps.append((now, lambda f: (f, install.install_agents(t, f, now, say))))
+    need = install.node_needed(f, wanted, later)
+    if need is not None:
+        short = [a for a in wanted if f.node is None or f.node < pins.NODE_NEEDED.get(a, (0, 0, 0))]
+        steps.append((later or short, lambda f: install.install_node(t, f, need, wanted, say)))
+    if later:
+        steps.append((later, lambda f: (f, install.install_agents(t, f, later, say))))
+    failed: set[str] = set()
+    for group, step in steps:
+        if failed & set(group):
+            continue  # Node.js could not be had: its agents are not tried
+        try:
+            f, words = step(f)
+            found.words.append(words)
+        except install.CannotInstall as exc:
+            if agent in group:
+                raise NotReady(exc.why, exc.hint) from None
+            failed |= set(group)
+            found.notes.append(f"{', '.join(group)} not installed: {exc.why}" + (f"; {exc.hint}" if exc.hint else ""))
+
+
+def _agent_words(agents: list[str], facts: dict[str, Any] | None) -> str:
+    """`claude 2.1.332, codex 0.171.0`: each agent there, with its version when it was asked."""
+    if not agents:
+        return "none"
+    known = (facts or {}).get("agents", {})
+    return ", ".join(f"{a} {known[a]['version']}" if known.get(a, {}).get("version") else a for a in agents)
+
+
+def _sign_in_notes(facts: dict[str, Any], alias: str, on_path: set[str]) -> list[str]:
+    """A line for each agent there that is not signed in, with the command to run there; never faked."""
+    notes = []
+    for a, f in facts["agents"].items():
+        if f.get("installed") and not f.get("signed_in"):
+            run = agents_probe.sign_in_hint(a, alias)
+            if a not in on_path:  # in ~/.local/bin, with the Node.js there: put it first, as a login would
+                run = re.sub(rf"{re.escape(alias)} ({re.escape(a)}[^`]*)`",
+                             lambda m: f"{alias} 'PATH=$HOME/.local/bin:$PATH {m.group(1)}'`", run, count=1)
+            notes.append(f"not signed in to {agents_probe.NAMES.get(a, a)}: {run}")
+    return notes
+
+
+def _stop_left_agents(found: Found, t: Transport | None, yes: bool) -> None:
+    """Find the agents earlier workers left running there (by the runner's records) and, when you say so,
+    stop them by pid; each is named."""
+    script = leftovers.agents_script()
+
+    def run(stop: bool) -> list[leftovers.LeftAgent]:
+        req = json.dumps({"stop": stop})
+        res = t.run_python(script, [], input=req, timeout=120) if t is not None else \
+            proc.run([sys.executable, "-c", script], input=req, timeout=120)
+        try:
+            return leftovers.read_agents(res.out)
+        except (ValueError, IndexError, KeyError):
+            return []  # a machine that could not say: nothing is stopped on a guess
+
+    left = run(stop=yes)
+    if left and not yes:
+        names = "; ".join(x.words() for x in left)
+        if not ask(f"Agents left running on {found.name} by earlier workers: {names}. Stop them?"):
+            found.notes.append(f"left running by earlier workers: {names}; `git balanced ready {found.name} "
+                               "--yes` stops them")
+            return
+        left = run(stop=True)
+    for x in left:
+        found.notes.append(("stopped " if x.stopped else "could not stop ") + x.words() +
+                           ", left running by an earlier worker")
 
 
 def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, yes: bool) -> None:

@@ -363,6 +363,9 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         _write_atomic(target, content)
     argv = [a.replace("{run_dir}", run_dir).replace("{worktree}", wt) for a in req["argv"]]
     env = {**_base_env(), **(req.get("env") or {}), "BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}
+    prefix_bin = os.path.expanduser("~/.local/bin")  # where `ready` installs agents; a login's PATH has it first
+    if os.path.isdir(prefix_bin) and prefix_bin not in env.get("PATH", "").split(os.pathsep):
+        env["PATH"] = prefix_bin + os.pathsep + env.get("PATH", os.defpath)
     if req.get("ask"):  # a machine without git balanced: its `ask` comes first on the agent's PATH
         env["PATH"] = _write_ask_shim(run_dir, req.get("hook")) + os.pathsep + env.get("PATH", os.defpath)
         if req.get("ask_timeout"):

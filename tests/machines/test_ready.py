@@ -80,10 +80,10 @@ def test_each_machine_that_is_not_ready_says_why(machines: Machines, tmp_path: P
     assert balanced(repo, "tick", "alpha", "beta").code == 0
     (beta.home / "proj").mkdir()  # something of the user's own, in the copy's place
     (beta.home / "proj" / "notes.txt").write_text("mine\n")
-    ran = balanced(repo, "ready", "--yes")
+    ran = balanced(repo, "ready")  # without --yes (and no terminal to ask on), nothing is installed
     assert ran.code == 1, ran
-    assert "alpha  not ready: claude, the agent of this repository's settings, is not on the PATH there" in ran.out
-    assert "npm install -g @anthropic-ai/claude-code" in ran.out
+    assert "alpha  not ready: claude, the agent of this repository's settings, is not installed there" in ran.out
+    assert "`git balanced ready alpha --yes` installs Claude Code 2.1.332 into ~/.local there (with npm)" in ran.out
     assert f"beta   not ready: {beta.home}/proj exists there and is not a git repository of its own" in ran.out
     assert (beta.home / "proj" / "notes.txt").read_text() == "mine\n", "what was there is untouched"
     assert "Balanced: ready on 1 machine; not ready: alpha (claude, " in ran.out

@@ -1,0 +1,229 @@
+"""`git balanced ready --yes` installs what a machine lacks: the pinned agent CLIs from the npm registry, or packed
+here when the machine's npm cannot reach it; `--share-sign-in` copies this machine's sign-in; agents left
+running by killed workers are stopped. One real sshd machine serves the whole module."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from git_balanced.machines import pins
+from git_balanced.machines.transport import Transport
+from git_balanced.shipped import runner
+from tests.support.builders import git, make_repo
+from tests.support.cli import balanced
+from tests.support.sshd import Machine, sshd_machines
+from tests.support.wait import wait_until
+
+pytestmark = [pytest.mark.sshd, pytest.mark.agents]  # installs and runs the real agent CLIs there
+
+AGENTS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
+CLAUDE = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n'
+SHELL = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
+
+
+def _npm_cache() -> str:
+    """npm's cache of the real user, warm for the pinned versions (scripts/install-agents.sh filled it)."""
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    out = subprocess.run(["npm", "config", "get", "cache"], env={**os.environ, "HOME": home},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return out or os.path.join(home, ".npm")
+
+
+def _warm(m: Machine, cache: str) -> None:
+    """Give the machine's npm the same warm cache, so an install there takes seconds: as its own user, a tree
+    of hard links (the files stay read-only to it, the folders are its own); else the cache itself."""
+    if not m.own_user:
+        (m.home / ".npmrc").write_text(f"cache={cache}\n")
+        return
+    target = m.home / ".npm"
+    if subprocess.run(["cp", "-al", cache, str(target)], capture_output=True).returncode != 0:
+        subprocess.run(["rm", "-rf", str(target)], check=True)  # another file system: a copy, then
+        subprocess.run(["cp", "-a", cache, str(target)], check=True)
+    subprocess.run(["find", str(target), "-type", "d", "-exec", "chown", f"{m.user}:{m.user}", "{}", "+"],
+                   check=True)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, Path, str]]:
+    base = tmp_path_factory.mktemp("box")
+    config = base / "ssh_config"
+    cache = _npm_cache()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_BALANCED_SSH_CONFIG", str(config))
+        with sshd_machines(base, ["box"]) as ms:
+            _warm(ms[0], cache)
+            yield ms[0], config, cache
+
+
+@pytest.fixture
+def machine(box: tuple[Machine, Path, str], sealed: Path, monkeypatch: pytest.MonkeyPatch) -> Machine:
+    """The module's machine, known to this test's private HOME; npm here uses the warm cache."""
+    m, config, cache = box
+    mine = Path(os.environ["GIT_BALANCED_SSH_CONFIG"])
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(config.read_text())
+    monkeypatch.setenv("npm_config_cache", cache)
+    return m
+
+
+def there(*argv: str, input: str | None = None) -> str:
+    res = Transport("box").run(list(argv), input=input, timeout=120)
+    assert res.ok, f"{argv} on box: {res.err}"
+    return res.out.strip()
+
+
+def project(tmp_path: Path, settings: str) -> Path:
+    repo = make_repo(tmp_path / "proj", {"README.md": "sample\n", ".magnum/settings.toml": settings})
+    assert balanced(repo, "tick", "box").code == 0
+    return repo
+
+
+def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: Machine, tmp_path: Path) -> None:
+    repo = project(tmp_path, AGENTS)
+    ran = balanced(repo, "ready", "box")
+    assert ran.code == 1 and "box  not ready: claude, the agent of this repository's settings, is not " \
+                              "installed there" in ran.out, ran.out
+    assert "`git balanced ready box --yes` installs Claude Code 2.1.332 and Codex 0.171.0 into ~/.local" in ran.out
+
+    ran = balanced(repo, "ready", "box", "--yes")
+    assert ran.code == 0, ran
+    assert "box: installing Claude Code 2.1.332 and Codex 0.171.0 into ~/.local with npm" in ran.out, ran.out
+    assert "Claude Code 2.1.332 and Codex 0.171.0 installed into ~/.local from the npm registry" in ran.out
+    assert "agents: claude 2.1.332, codex 0.171.0" in ran.out, ran.out
+    home = machine.home
+    assert there(f"{home}/.local/bin/claude", "--version").startswith(pins.AGENTS["claude"][1])
+    assert pins.AGENTS["codex"][1] in there(f"{home}/.local/bin/codex", "--version")
+    assert not (home / ".balanced" / "packs").exists(), "from the registry: nothing was copied over"
+    # Sign-in is never faked: the machine says how to sign in there, and the facts say it is not.
+    assert "not signed in to Claude Code: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH claude /login'`" in ran.out
+    assert "not signed in to Codex: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH codex login'`" in ran.out
+    hinted = there("sh", "-c", "PATH=$HOME/.local/bin:$PATH codex --version")
+    assert hinted.endswith("0.171.0"), "the hint's PATH works there"
+    rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
+    assert rows["box"]["ready"] and {"claude", "codex"} <= set(rows["box"]["agents"]), rows["box"]
+    shown = rows["box"]["facts"]["agents"]
+    assert shown["claude"]["version"] == "2.1.332" and shown["codex"]["version"] == "0.171.0", shown
+    assert not shown["claude"]["signed_in"] and not shown["codex"]["signed_in"]
+    facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
+    assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
+    assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
+
+
+class socket_closed:
+    """A port on 127.0.0.1 that nothing listens on (bound, never listening: refused at once)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
+    with socket_closed() as port:
+        there("sh", "-c", f"printf 'registry=http://127.0.0.1:{port}/\\n' >> ~/.npmrc")
+        try:
+            repo = project(tmp_path, CLAUDE)
+            ran = balanced(repo, "ready", "box", "--yes")
+        finally:
+            there("sh", "-c", "sed -i '/^registry=/d' ~/.npmrc")
+    assert ran.code == 0, ran
+    assert "box: its npm cannot reach its registry; fetching Claude Code 2.1.332 here and copying it over" in ran.out
+    assert "Claude Code 2.1.332 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
+    assert there(f"{machine.home}/.local/bin/claude", "--version").startswith("2.1.332")
+    installs = [c for c in machine.commands() if " install -g " in c]
+    assert installs and "--offline" in installs[-1] and "anthropic-ai-claude-code-2.1.332.tgz" in installs[-1]
+    assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
+
+
+SECRET = "sk-ant-oat01-never-shown-" + "7" * 24
+
+
+def test_share_sign_in_copies_the_credentials_file_and_never_shows_it(machine: Machine, tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir()
+    creds = json.dumps({"claudeAiOauth": {"accessToken": SECRET, "refreshToken": SECRET + "-r",
+                                          "expiresAt": 4102444800000, "scopes": ["user:inference"]}})
+    (home / ".claude" / ".credentials.json").write_text(creds)
+    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {"emailAddress": "ada@example.com"}}))
+    repo = project(tmp_path, SHELL)
+    there("sh", "-c", "rm -rf ~/.claude ~/.claude.json")
+    outputs = []
+
+    ran = balanced(repo, "ready", "box", "--yes", "--share-sign-in", "claude")
+    outputs.append(ran.out + ran.err)
+    assert ran.code == 0, ran
+    assert "claude sign-in of ada@example.com copied to ~/.claude/.credentials.json (mode 600)" in ran.out, ran.out
+    assert there("stat", "-c", "%a", f"{machine.home}/.claude/.credentials.json") == "600"
+    assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+
+    # Another account there is kept, unless --replace.
+    theirs = creds.replace(SECRET, "sk-ant-oat01-theirs")
+    there("sh", "-c", "cat > ~/.claude/.credentials.json", input=theirs)
+    there("sh", "-c", "cat > ~/.claude.json", input=json.dumps({"oauthAccount": {"emailAddress": "bob@example.com"}}))
+    ran = balanced(repo, "ready", "box", "--share-sign-in", "claude")
+    outputs.append(ran.out + ran.err)
+    assert "kept its own claude sign-in (bob@example.com); `--replace` puts ada@example.com's there" in ran.out
+    assert there("cat", f"{machine.home}/.claude/.credentials.json") == theirs
+    ran = balanced(repo, "ready", "box", "--share-sign-in", "claude", "--replace")
+    outputs.append(ran.out + ran.err)
+    assert "copied to ~/.claude/.credentials.json (mode 600), replacing bob@example.com" in ran.out, ran.out
+    assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+
+    # Nothing of it in any output, in what the machine logged, in the state files or in any object of the repo.
+    objects = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, check=True).stdout.decode("utf-8", "replace")
+    state = "".join(p.read_text(errors="replace") for p in (repo / ".git" / "balanced").rglob("*") if p.is_file())
+    for where, text in [("output", "".join(outputs)), ("commands", "\n".join(machine.commands())),
+                        ("sshd log", machine.log()), ("objects", objects), ("state files", state),
+                        ("refs", git(repo, "for-each-ref"))]:
+        assert SECRET not in text and "never-shown" not in text, f"the secret is in the {where}"
+
+
+def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(machine: Machine,
+                                                                               tmp_path: Path) -> None:
+    repo = project(tmp_path, SHELL)
+    assert balanced(repo, "ready", "box", "--yes").code == 0
+    t = Transport("box")
+    tip = git(repo, "rev-parse", "HEAD")
+    req = {"job": "j-left-1", "repo": "~/proj", "worktree": "~/.balanced/worktrees/j-left-1",
+           "branch": "balanced/left", "base": tip, "argv": ["sleep", "3600"], "runs_dir": runner.RUNS_DIR}
+    res = t.run_python(runner.source(), ["start"], input=json.dumps(req))
+    runner_pid = json.loads(res.out.strip().splitlines()[-1])["pid"]
+    agent_file = machine.home / ".balanced" / "runs" / "j-left-1" / "agent_pid"
+    agent_pid = wait_until(lambda: agent_file.exists() and int(agent_file.read_text().split()[0]), 30,
+                           "the worker's agent to start")
+    os.kill(runner_pid, signal.SIGKILL)  # the worker dies; its agent, in a session of its own, lives on
+    wait_until(lambda: not runner._alive(runner_pid), 10, "the runner to die")
+    other = int(there("sh", "-c", "setsid sleep 3601 >/dev/null 2>&1 < /dev/null & echo $!"))
+    try:
+        ran = balanced(repo, "ready", "box")
+        assert ran.code == 0 and f"left running by earlier workers: sleep (pid {agent_pid}) of job j-left-1; " \
+                                 "`git balanced ready box --yes` stops them" in ran.out, ran.out
+        assert runner._alive(agent_pid), "without --yes, nothing is stopped"
+
+        ran = balanced(repo, "ready", "box", "--yes")
+        assert ran.code == 0, ran
+        assert f"stopped sleep (pid {agent_pid}) of job j-left-1, left running by an earlier worker" in ran.out
+        wait_until(lambda: not runner._alive(agent_pid), 10, "the left agent to be gone")
+        assert runner._alive(other), "a process of the machine that no worker left is not touched"
+        assert agent_file.parent.is_dir(), "the run folder stays, for `doctor` to show"
+        assert "stopped" not in balanced(repo, "ready", "box", "--yes").out, "once stopped, nothing more"
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(other, signal.SIGKILL)
