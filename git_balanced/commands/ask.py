@@ -6,15 +6,13 @@ from git_balanced import ui
 from git_balanced.channel.questions import (
     answer,
     ask,
-    find,
-    known_question,
-    late_answer,
-    pass_on,
+    checked_answer,
+    pass_to_you,
     shown_answer,
     wait,
     worker_context,
 )
-from git_balanced.errors import BalancedError, UsageError
+from git_balanced.errors import BalancedError
 from git_balanced.lead import open_lead
 
 
@@ -33,12 +31,9 @@ def ask_command(text: str) -> int:
 
 def answer_command(qid: str, text: str | None, *, allow: bool, deny: bool) -> int:
     """Answer a question with text, or allow or deny what it asks (with an optional reason)."""
-    if allow and deny:
-        raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {qid} --deny \"REASON\"")
-    if not (allow or deny or (text and text.strip())):
-        raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {qid} \"TEXT\"")
+    decision = checked_answer(qid, text, allow, deny)
     lead = open_lead()
-    f = answer(lead.repo, qid, text, "allow" if allow else "deny" if deny else None)
+    f = answer(lead.repo, qid, text, decision)
     ui.say(f"Answered {qid} ({f.get('piece')}): {shown_answer(f)}")
     return 0
 
@@ -46,11 +41,6 @@ def answer_command(qid: str, text: str | None, *, allow: bool, deny: bool) -> in
 def pass_command(qid: str) -> int:
     """Hand a question to you; it shows under Now on the board."""
     lead = open_lead()
-    q = known_question(lead.repo, qid)
-    if not pass_on(lead.repo, qid, "passed on by the lead"):
-        late = late_answer(find(lead.repo, qid))
-        state = q["state"] if late is None else "settled"
-        raise BalancedError(f"{qid} was not passed on: " + (late or f"it is {state} already") + ".",
-                            hint="`git balanced board` shows what waits on you.")
+    q = pass_to_you(lead.repo, qid)
     ui.say(f"Passed {qid} ({q['fields'].get('piece')}) to you: it shows under Now on `git balanced board`.")
     return 0
