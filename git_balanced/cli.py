@@ -409,6 +409,15 @@ def hook(name: str, args: tuple[str, ...]) -> int:
     return hook.run_hook(name, list(args))
 
 
+@cli.command(short_help="The stdio MCP server with the lead's tools.")
+def mcp() -> int:
+    """Serve the lead's tools (plan, start, worker, board, inbox, answer, allow, deny, pass, land, stop, retry,
+    machines, schedules, put_to_you, idea) over stdin and stdout, for an agent session that leads."""
+    from git_balanced.commands import mcp as mcp_cmd
+
+    return mcp_cmd.mcp_command()
+
+
 @cli.command(short_help="A whole run on a sample repository in a temporary folder.")
 @click.option("--keep", is_flag=True, help="Keep the sample repository and print where it is.")
 def demo(keep: bool) -> int:
