@@ -409,13 +409,42 @@ def hook(name: str, args: tuple[str, ...]) -> int:
     return hook.run_hook(name, list(args))
 
 
+@cli.group(short_help="Make an agent's sessions here leads, or stop that.")
+def lead() -> None:
+    """Turn this repository's sessions of an agent into leads (the MCP server, its hooks and the lead's
+    instructions, in the agent's own project files), or turn that off."""
+
+
+@lead.command(name="on", short_help="Make this repository's sessions of AGENT leads.")
+@click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The agent.")
+def lead_on(agent: str) -> int:
+    """Write the agent's project files: Claude Code's .mcp.json, hooks and skill; Codex's
+    [mcp_servers.balanced], hooks and AGENTS.md part; Pi's extension and instructions. What the files
+    held is kept."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.on_command(agent)
+
+
+@lead.command(name="off", short_help="Take away what `lead on` added.")
+@click.option("--agent", type=click.Choice(["claude", "codex", "pi"]), help="The agent (default: all).")
+def lead_off(agent: str | None) -> int:
+    """Remove exactly what `lead on` added: a file untouched since gets back its exact bytes."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.off_command(agent)
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.")
-def mcp() -> int:
+@click.option("--call", "call", metavar="TOOL", help="Make one call of TOOL and print its result as JSON.")
+@click.argument("arguments", default="", metavar="[JSON]")
+def mcp(call: str | None, arguments: str) -> int:
     """Serve the lead's tools (plan, start, worker, board, inbox, answer, allow, deny, pass, land, stop, retry,
-    machines, schedules, put_to_you, idea) over stdin and stdout, for an agent session that leads."""
+    machines, schedules, put_to_you, idea) over stdin and stdout, for an agent session that leads. With
+    --call TOOL '{...}', one call of one tool, its result as JSON on stdout."""
     from git_balanced.commands import mcp as mcp_cmd
 
-    return mcp_cmd.mcp_command()
+    return mcp_cmd.mcp_command(call=call, arguments=arguments)
 
 
 @cli.command(short_help="A whole run on a sample repository in a temporary folder.")

@@ -182,3 +182,44 @@ def serve() -> int:
     """Serve the lead's tools over stdin and stdout until the client goes away."""
     build().run()
     return 0
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """Each tool's name, description and input schema, as the server lists them (for Pi's extension)."""
+    import asyncio
+
+    tools_listed = asyncio.run(build().list_tools())
+    return [{"name": t.name, "description": t.description or "", "parameters": t.input_schema}
+            for t in tools_listed]
+
+
+def call(name: str, arguments: str) -> int:
+    """One tool call through the server, in this process: its structured result as JSON on stdout, or its
+    refusal on stderr and exit 1 (how Pi, which has no MCP, calls the same tools)."""
+    import asyncio
+    import json
+    import sys
+
+    from mcp import Client
+
+    from git_balanced.errors import UsageError
+
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except ValueError as exc:
+        raise UsageError(f"The arguments of {name} are not JSON: {exc}.",
+                         hint=f"git balanced mcp --call {name} '{{\"key\": \"value\"}}'") from None
+    if not isinstance(args, dict):
+        raise UsageError(f"The arguments of {name} must be a JSON object.", hint="{} when it takes none.")
+
+    async def one() -> Any:
+        async with Client(build()) as client:
+            return await client.call_tool(name, args)
+
+    result = asyncio.run(one())
+    if result.is_error:
+        text = "\n".join(getattr(c, "text", "") for c in result.content)
+        sys.stderr.write(text.removeprefix(f"Error executing tool {name}: ") + "\n")
+        return 1
+    sys.stdout.write(json.dumps(result.structured_content, ensure_ascii=False, default=str) + "\n")
+    return 0
