@@ -30,7 +30,7 @@ class Usage:
 class Turn:
     """One scripted answer: a tool call, a final text, or a failure."""
 
-    kind: str  # "write" | "shell" | "text" | "limit" | "error" | "auth" | "hang"
+    kind: str  # "write" | "shell" | "tool" | "text" | "limit" | "error" | "auth" | "hang"
     path: str = ""
     content: str = ""
     command: str = ""
@@ -51,6 +51,12 @@ def write_file(path: str, content: str, usage: Usage | None = None) -> Turn:
 def run_shell(command: str, usage: Usage | None = None) -> Turn:
     """A tool call that runs a shell command."""
     return Turn("shell", command=command, usage=usage or Usage())
+
+
+def call_tool(name: str, args: dict[str, Any], usage: Usage | None = None) -> Turn:
+    """A call of the tool `name` with `args`: the offered tool of that name, or the one whose name ends in
+    `__NAME` (an MCP server's tool, such as `mcp__balanced__plan`)."""
+    return Turn("tool", command=name, content=json.dumps(args), usage=usage or Usage())
 
 
 def say(text: str, usage: Usage | None = None) -> Turn:
@@ -177,6 +183,12 @@ def _patch(path: str, content: str) -> str:
 
 def _tool_names(body: dict) -> set[str]:
     return {t.get("name") or (t.get("function") or {}).get("name") or "" for t in body.get("tools") or []}
+
+
+def _offered(body: dict, name: str) -> str:
+    """The name under which the caller offers the tool `name` (MCP tools come prefixed with their server)."""
+    names = _tool_names(body)
+    return name if name in names else next((n for n in sorted(names) if n.endswith(f"__{name}")), name)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -340,6 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
             stop = "end_turn"
         else:
             name, args = (("Write", {"file_path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else (_offered(body, turn.command), json.loads(turn.content)) if turn.kind == "tool"
                           else ("Bash", {"command": turn.command, "description": "Run a command"}))
             block = {"type": "tool_use", "id": self.owner.next_id("toolu"), "name": name, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
@@ -363,6 +376,10 @@ class _Handler(BaseHTTPRequestHandler):
             item: dict = {"type": "message", "role": "assistant", "id": self.owner.next_id("msg"),
                           "status": "completed",
                           "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+        elif turn.kind == "tool":
+            item = {"type": "function_call", "id": self.owner.next_id("fc"), "status": "completed",
+                    "call_id": self.owner.next_id("call"), "name": _offered(body, turn.command),
+                    "arguments": turn.content}
         elif turn.kind == "write" and "apply_patch" in names:
             item = {"type": "custom_tool_call", "id": self.owner.next_id("ctc"), "status": "completed",
                     "call_id": self.owner.next_id("call"), "name": "apply_patch",
@@ -402,6 +419,7 @@ class _Handler(BaseHTTPRequestHandler):
             events = [chunk({"role": "assistant", "content": turn.text}), chunk({}, "stop")]
         else:
             name, args = (("write", {"path": turn.path, "content": turn.content}) if turn.kind == "write"
+                          else (_offered(body, turn.command), json.loads(turn.content)) if turn.kind == "tool"
                           else ("bash", {"command": turn.command}))
             call = {"index": 0, "id": self.owner.next_id("call"), "type": "function",
                     "function": {"name": name, "arguments": json.dumps(args)}}
