@@ -217,3 +217,18 @@ def test_a_plan_file_error_and_bad_arguments_are_refused(mcp: Session) -> None:
     assert "error: " in said and "Bad Id" in said
     assert "pieces" in mcp.refused("plan", {"task": "t"}), "the schema requires pieces"
     assert "Unknown tool" in mcp.refused("ship"), "there is no ship tool"
+
+
+def test_put_to_you_and_idea_make_rows_under_now(mcp: Session) -> None:
+    shot = mcp.repo.parent / "screen.png"
+    shot.write_bytes(b"\x89PNG fake")
+    row = mcp.ok("put_to_you", {"summary": "alpha and beta landed; both files are there.",
+                                "attachments": [str(shot)]})
+    assert row["kind"] == "review" and row["state"] == "waiting" and row["id"].startswith("r")
+    assert [a["name"] for a in row["attachments"]] == ["screen.png"]
+    assert row["check"]["state"], "the check was run again on the branch"
+    idea = mcp.ok("idea", {"text": "Add a README section on src/."})
+    assert idea["kind"] == "idea" and idea["state"] == "waiting"
+    assert "error: Putting work to you needs a summary" in mcp.refused("put_to_you", {"summary": " "})
+    missing = mcp.refused("put_to_you", {"summary": "x", "attachments": ["nope.png"]})
+    assert "error: The attachment nope.png is not a file here." in missing and "hint: " in missing
