@@ -66,3 +66,24 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
     placed = json.dumps(results[0]["content"])
     assert "local" in placed and "balanced/alpha" in placed, "the plan says where each piece goes"
     assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
+
+
+
+def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with real_agents(monkeypatch, agent_bin, {"pi": lead_turns()}) as servers:
+        repo = lead_repo(tmp_path)
+        on = balanced(repo, "lead", "on", "--agent", "pi")
+        assert on.code == 0, on
+        try:
+            ran = subprocess.run(["pi", "--mode", "json", "--no-session", TASK], cwd=repo, capture_output=True,
+                                 text=True, timeout=240, stdin=subprocess.DEVNULL)
+            Path("/tmp/lead-pi.out").write_text(ran.stdout + "\n=====\n" + ran.stderr)
+            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
+        finally:
+            balanced(repo, "engine", "--stop")
+        sent = bodies(servers.pi)
+    assert '"plan"' in sent[0] and '"put_to_you"' in sent[0], "the extension gives the lead its tools"
+    assert "When to split" in sent[0], ".pi/APPEND_SYSTEM.md teaches it the job"
+    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
