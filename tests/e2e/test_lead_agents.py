@@ -1,5 +1,9 @@
 """The real agent CLIs as leads after `git balanced lead on`: the scripted model's turns call the lead's
-tools (plan two shell pieces, read the board), and the pieces land through the engine the plan started."""
+tools (plan two shell pieces, read the board), and the pieces land through the engine the plan started.
+
+Claude Code reaches them through the `balanced` MCP server of `.mcp.json`, Pi through the extension that
+registers the same tools. (Codex 0.171 always defers MCP tools behind its `tool_search`, which the scripted
+server does not speak yet.)"""
 
 from __future__ import annotations
 
@@ -78,7 +82,6 @@ def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
         try:
             ran = subprocess.run(["pi", "--mode", "json", "--no-session", TASK], cwd=repo, capture_output=True,
                                  text=True, timeout=240, stdin=subprocess.DEVNULL)
-            Path("/tmp/lead-pi.out").write_text(ran.stdout + "\n=====\n" + ran.stderr)
             assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
             wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
         finally:
