@@ -6,6 +6,7 @@ from git_balanced import ui
 from git_balanced.kit.project import AGENTS, lead_off, lead_on
 from git_balanced.lead import open_checkout
 
+NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
 NEXT = {
     "claude": "Start `claude` here: it asks once to trust the project's MCP server `balanced`; the skill "
               "`balanced-lead` teaches it the job, and its hooks hand it its inbox.",
@@ -22,8 +23,9 @@ def on_command(agent: str) -> int:
     done = lead_on(repo, agent)
     for path, what in done:
         ui.say(f"  {what:<13} {path}")
-    ui.say(f"{agent}'s sessions in this repository are leads. {NEXT[agent]}")
-    ui.note("`git balanced lead off` takes away exactly what this added.")
+    ui.say(f"{NAMES[agent]}'s sessions in this repository are leads. {NEXT[agent]}")
+    ui.note("Commit these files to give the repository's other clones the same lead (workers start from your "
+            "last commit either way); `git balanced lead off` takes away exactly what this added.")
     return 0
 
 
@@ -33,6 +35,8 @@ def off_command(agent: str | None) -> int:
     done = [(a, path, what) for a in ([agent] if agent else list(AGENTS)) for path, what in lead_off(repo, a)]
     for _, path, what in done:
         ui.say(f"  {what:<13} {path}")
-    names = agent or "any agent"
-    ui.say(f"{names}'s sessions here are no longer leads." if done else f"No lead files of {names} were here.")
+    found = [NAMES[a] for a in AGENTS if any(d[0] == a for d in done)]
+    names = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else "".join(found)
+    ui.say(f"The sessions of {names} here are no longer leads." if done else
+           f"No lead files of {NAMES[agent] if agent else 'any agent'} were here.")
     return 0
