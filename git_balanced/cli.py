@@ -435,6 +435,43 @@ def lead_off(agent: str | None) -> int:
     return lead_cmd.off_command(agent)
 
 
+@lead.command(name="start", short_help="Run a headless lead on TASK, its turns driven by its inbox.")
+@click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The lead's agent.")
+@click.option("--model", metavar="M", help="The lead's model (default: the agent's own).")
+@click.argument("task")
+def lead_start(agent: str, model: str | None, task: str) -> int:
+    """Start the lead agent itself in the background, with the lead's tools and an engine: its first turn
+    is TASK, and each batch of new messages in its inbox is its next turn on the same session."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.start_command(agent, task, model)
+
+
+@lead.command(name="status", short_help="The headless lead: session, turns, spend, what it waits on.")
+@_json_opt
+def lead_status(as_json: bool) -> int:
+    """Show the headless lead of this branch."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.status_command(as_json=as_json)
+
+
+@lead.command(name="stop", short_help="End the headless lead.")
+def lead_stop() -> int:
+    """End the headless lead of this branch (its workers and the engine go on)."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.stop_command()
+
+
+@lead.command(name="run", hidden=True)
+def lead_run() -> int:
+    """The headless lead's driver, which `lead start` runs in the background."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.run_command()
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.")
 @click.option("--call", "call", metavar="TOOL", help="Make one call of TOOL and print its result as JSON.")
 @click.argument("arguments", default="", metavar="[JSON]")

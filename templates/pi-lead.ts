@@ -46,6 +46,8 @@ export default function (pi: any) {
       },
     });
   }
+  // A headless lead (`git balanced lead start`) is handed its news as turns: no hooks then.
+  if (process.env.GIT_BALANCED_HEADLESS_LEAD) return;
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const cwd = ctx?.cwd ?? process.cwd();
     const out = await hook("user-prompt-submit", { hook_event_name: "UserPromptSubmit", prompt: event.prompt, cwd }, cwd);
