@@ -28,10 +28,10 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.kit.project import ARGV, instructions, pi_extension
 from git_balanced.lead import Lead
+from git_balanced.machines import accounts
 
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
-LIMIT_SLACK = 60.0  # a minute past the reset, as the workers wait
 HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # tells the lead's own hooks that the driver hands it its news
 
 
@@ -188,7 +188,9 @@ def drive(lead: Lead, *, poll: float = 1.0) -> int:
             rec = run_turn(lead, rec, message)
             message = None
             if rec.get("last_kind") == "usage_limit":
-                until = float(rec.get("reset_at") or time.time() + 300) + LIMIT_SLACK
+                # As a worker waits: a minute past the reset, or an hour when the agent did not say when.
+                until = float(rec.get("reset_at") or time.time() + accounts.unknown_reset()) + \
+                    accounts.resume_margin()
                 rec.update(state="paused", waits_on=f"its plan's usage limit (resumes at {time.ctime(until)})")
                 _save(lead, rec)
                 while not stopping[0] and time.time() < until:

@@ -14,7 +14,7 @@ from git_balanced.channel import questions, schedules
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from tests.support.cli import balanced
-from tests.support.model_server import ModelServer, call_tool, say
+from tests.support.model_server import ModelServer, call_tool, say, usage_limit
 from tests.support.plans import board, inbox_text, lead_repo, piece
 from tests.support.real_agents import real_agents
 from tests.support.wait import wait_until
@@ -73,3 +73,29 @@ def test_a_headless_claude_lead_takes_a_turn_for_each_batch_of_news(tmp_path: Pa
             balanced(repo, "lead", "stop")
             balanced(repo, "engine", "--stop")
     assert status(repo)["state"] == "stopped"
+
+
+def test_a_headless_lead_refused_for_its_limit_carries_on_after_the_reset(tmp_path: Path, agent_bin: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    reset = time.time() + 25  # past the first turn's start, so the pause is there to see
+    turns = [usage_limit(reset, times=1), say("Carried on: nothing is left to do.")]
+    with real_agents(monkeypatch, agent_bin, {"claude": turns}, subscription=True) as servers:
+        monkeypatch.setenv("GIT_BALANCED_RESUME_MARGIN", "1")
+        repo = lead_repo(tmp_path)
+        assert balanced(repo, "lead", "start", "--agent", "claude", TASK).code == 0
+        try:
+            paused = wait_until(lambda: (s := status(repo))["state"] == "paused" and s, 60,
+                                "the lead to pause for its limit", said=lambda: status(repo))
+            assert "usage limit" in str(paused["waits_on"]), paused
+            went_on = wait_until(lambda: turn_with(servers.claude, "carry on where you left off"), 60,
+                                 "the lead to be told to carry on", said=lambda: status(repo))
+            assert TASK in went_on, "on the same session, after the reset"
+            done = wait_until(lambda: (s := status(repo))["state"] == "waiting" and s, 60, "the turn to end")
+            assert done["turns"] == 2 and done["last_kind"] == "success", done
+            assert float(done["last_turn_at"]) >= reset, "it waited for the reset"  # type: ignore[arg-type]
+            assert "Carried on" in str(done["last_words"])
+        finally:
+            balanced(repo, "lead", "stop")
+            balanced(repo, "engine", "--stop")
