@@ -99,9 +99,22 @@ def stop(lead: Lead) -> dict[str, Any]:
                             hint='start one with `git balanced lead start --agent claude "TASK"`.')
     assert rec is not None
     os.killpg(int(rec["pid"]), signal.SIGTERM)  # its own session: the driver and the agent of its turn
+    end = time.monotonic() + 10
+    while alive(rec) and time.monotonic() < end:
+        time.sleep(0.1)
+        _reap(int(rec["pid"]))
+    rec = read(lead) or rec
     rec.update(state="stopped", waits_on=None)
     _save(lead, rec)
     return rec
+
+
+def _reap(pid: int) -> None:
+    """Collect the driver when this process started it (a test's), so it does not linger as a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 # -- the driver ---------------------------------------------------------------------------------------------

@@ -99,3 +99,29 @@ def test_a_headless_lead_refused_for_its_limit_carries_on_after_the_reset(tmp_pa
         finally:
             balanced(repo, "lead", "stop")
             balanced(repo, "engine", "--stop")
+
+
+@pytest.mark.parametrize("agent", ["codex", "pi"])
+def test_codex_and_pi_as_headless_leads_take_news_as_turns_of_one_session(agent: str, tmp_path: Path,
+                                                                          agent_bin: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = [say("I will plan it once I know more."), say("Noted: summing up.")]
+    with real_agents(monkeypatch, agent_bin, {agent: turns}) as servers:
+        repo = lead_repo(tmp_path)
+        assert balanced(repo, "lead", "start", "--agent", agent, TASK).code == 0
+        try:
+            first = wait_until(lambda: (s := status(repo))["state"] == "waiting" and s, 120,
+                               "the first turn to end", said=lambda: status(repo))
+            assert first["session"] and first["turns"] == 1 and first["last_kind"] == "success", first
+            lead = Lead(Repo.discover(str(repo)), "main")
+            schedules.add(lead, "every 5 minutes", "Sum up what landed")
+            assert schedules.fire_due(lead, schedules.now() + timedelta(minutes=6)) == ["s1"]
+            fired = wait_until(lambda: turn_with(servers[agent], "[balanced] Scheduled (s1"), 120,
+                               "the schedule to reach the lead as a turn", said=lambda: status(repo))
+            assert TASK in fired, "the same conversation goes on"
+            done = wait_until(lambda: (s := status(repo))["state"] == "waiting" and s["turns"] == 2 and s, 60,
+                              "the second turn to end")
+            assert done["session"] == first["session"] and "summing up" in str(done["last_words"]), done
+        finally:
+            balanced(repo, "lead", "stop")
+            balanced(repo, "engine", "--stop")
