@@ -412,7 +412,8 @@ def hook(name: str, args: tuple[str, ...]) -> int:
 @cli.group(short_help="Make an agent's sessions here leads, or stop that.")
 def lead() -> None:
     """Turn this repository's sessions of an agent into leads (the MCP server, its hooks and the lead's
-    instructions, in the agent's own project files), or turn that off."""
+    instructions, in the agent's own project files), or turn that off; or run a headless lead whose turns
+    are driven by its inbox."""
 
 
 @lead.command(name="on", short_help="Make this repository's sessions of AGENT leads.")
