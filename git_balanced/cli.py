@@ -439,6 +439,82 @@ def hook(name: str, args: tuple[str, ...]) -> int:
     return hook.run_hook(name, list(args))
 
 
+@cli.group(short_help="Make an agent's sessions here leads, or stop that.")
+def lead() -> None:
+    """Turn this repository's sessions of an agent into leads (the MCP server, its hooks and the lead's
+    instructions, in the agent's own project files), or turn that off; or run a headless lead whose turns
+    are driven by its inbox."""
+
+
+@lead.command(name="on", short_help="Make this repository's sessions of AGENT leads.")
+@click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The agent.")
+def lead_on(agent: str) -> int:
+    """Write the agent's project files: Claude Code's .mcp.json, hooks and skill; Codex's
+    [mcp_servers.balanced], hooks and AGENTS.md part; Pi's extension and instructions. What the files
+    held is kept."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.on_command(agent)
+
+
+@lead.command(name="off", short_help="Take away what `lead on` added.")
+@click.option("--agent", type=click.Choice(["claude", "codex", "pi"]), help="The agent (default: all).")
+def lead_off(agent: str | None) -> int:
+    """Remove exactly what `lead on` added: a file untouched since gets back its exact bytes."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.off_command(agent)
+
+
+@lead.command(name="start", short_help="Run a headless lead on TASK, its turns driven by its inbox.")
+@click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The lead's agent.")
+@click.option("--model", metavar="M", help="The lead's model (default: the agent's own).")
+@click.argument("task")
+def lead_start(agent: str, model: str | None, task: str) -> int:
+    """Start the lead agent itself in the background, with the lead's tools and an engine: its first turn
+    is TASK, and each batch of new messages in its inbox is its next turn on the same session."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.start_command(agent, task, model)
+
+
+@lead.command(name="status", short_help="The headless lead: session, turns, spend, what it waits on.")
+@_json_opt
+def lead_status(as_json: bool) -> int:
+    """Show the headless lead of this branch."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.status_command(as_json=as_json)
+
+
+@lead.command(name="stop", short_help="End the headless lead.")
+def lead_stop() -> int:
+    """End the headless lead of this branch (its workers and the engine go on)."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.stop_command()
+
+
+@lead.command(name="run", hidden=True)
+def lead_run() -> int:
+    """The headless lead's driver, which `lead start` runs in the background."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.run_command()
+
+
+@cli.command(short_help="The stdio MCP server with the lead's tools.")
+@click.option("--call", "call", metavar="TOOL", help="Make one call of TOOL and print its result as JSON.")
+@click.argument("arguments", default="", metavar="[JSON]")
+def mcp(call: str | None, arguments: str) -> int:
+    """Serve the lead's tools (plan, start, worker, board, inbox, answer, allow, deny, pass, land, stop, retry,
+    machines, schedules, put_to_you, idea) over stdin and stdout, for an agent session that leads. With
+    --call TOOL '{...}', one call of one tool, its result as JSON on stdout."""
+    from git_balanced.commands import mcp as mcp_cmd
+
+    return mcp_cmd.mcp_command(call=call, arguments=arguments)
+
+
 @cli.command(short_help="A whole run on a sample repository in a temporary folder.")
 @click.option("--keep", is_flag=True, help="Keep the sample repository and print where it is.")
 def demo(keep: bool) -> int:

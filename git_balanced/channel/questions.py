@@ -228,3 +228,23 @@ def worker_context() -> tuple[Repo, str, str | None]:
                             hint="on another machine, the `git balanced` first on a worker's PATH (its runner's) "
                                  "carries questions to the lead; this one is not it.")
     return Repo.discover(where), job_id, os.environ.get("GIT_BALANCED_BRANCH") or None
+
+
+def checked_answer(qid: str, text: str | None, allow: bool, deny: bool) -> str | None:
+    """The decision an answer makes (`allow`, `deny` or None for words), refusing one that says nothing."""
+    if allow and deny:
+        raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {qid} --deny \"REASON\"")
+    if not (allow or deny or (text and text.strip())):
+        raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {qid} \"TEXT\"")
+    return "allow" if allow else "deny" if deny else None
+
+
+def pass_to_you(repo: Repo, qid: str) -> dict[str, Any]:
+    """Hand an open question to you, or say why it was not (answered, closed, passed already); returns it."""
+    q = known_question(repo, qid)
+    if not pass_on(repo, qid, "passed on by the lead"):
+        late = late_answer(find(repo, qid))
+        state = q["state"] if late is None else "settled"
+        raise BalancedError(f"{qid} was not passed on: " + (late or f"it is {state} already") + ".",
+                            hint="`git balanced board` shows what waits on you.")
+    return q

@@ -177,3 +177,20 @@ def board_items(lead: Lead) -> dict[str, list[dict[str, Any]]]:
 
 
 # -- commands --------------------------------------------------------------------------------------------
+
+
+def rows(lead: Lead) -> list[dict[str, Any]]:
+    """Every schedule not removed, with its next time (`schedule list` and the lead's tools)."""
+    at = now()
+    out = []
+    for name, s in sorted(all_schedules(lead).items(), key=lambda kv: int(kv[0][1:])):
+        if s["state"] == "removed":
+            continue
+        f = s["fields"]
+        t = next_time(s, at)
+        last = at_time(f.get("last_fired"))
+        out.append({"name": name, "when": f["when"], "text": f["text"], "state": s["state"],
+                    "next": t.isoformat() if t else None, "next_words": shown_time(t, at) if t else None,
+                    "last_fired": last.astimezone(at.tzinfo).isoformat() if last else None,
+                    "fired": int(f.get("fired") or 0)})
+    return out

@@ -9,10 +9,7 @@ from git_balanced.channel import now
 from git_balanced.channel.questions import (
     answer,
     ask,
-    find,
-    known_question,
-    late_answer,
-    pass_on,
+    pass_to_you,
     ref_of,
     shown_answer,
     wait,
@@ -92,11 +89,6 @@ def _question(lead: Lead, name: str) -> str:
 def pass_command(qid: str) -> int:
     """Hand a question to you; it shows under Now on the board."""
     lead = open_lead()
-    q = known_question(lead.repo, qid)
-    if not pass_on(lead.repo, qid, "passed on by the lead"):
-        late = late_answer(find(lead.repo, qid))
-        state = q["state"] if late is None else "settled"
-        raise BalancedError(f"{qid} was not passed on: " + (late or f"it is {state} already") + ".",
-                            hint="`git balanced board` shows what waits on you.")
+    q = pass_to_you(lead.repo, qid)
     ui.say(f"Passed {qid} ({q['fields'].get('piece')}) to you: it shows under Now on `git balanced board`.")
     return 0

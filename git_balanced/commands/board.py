@@ -6,111 +6,15 @@ import time
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.jobs import Job, all_jobs, all_plans, latest_by_piece
-from git_balanced.landing.review import corrections_line
-from git_balanced.lead import Lead, open_lead
+from git_balanced.engine.board import collect, job_row
+from git_balanced.lead import open_lead
+
+__all__ = ["collect", "job_row", "render", "board_command"]
 
 DOTS = {"queued": "◌", "running": "◐", "paused": "‖", "finished": "○", "checking": "○", "landed": "●",
         "failed": "✗", "stopped": "■", "held": "!", "retried": "↻", "lost": "?", "waiting": "·"}
 DONE = ("landed", "failed", "stopped", "retried", "lost")
 FOLD_AFTER = 5
-
-
-def _reason(j: Job) -> str:
-    if j.state == "landed":
-        budget = ", stopped at its budget" if j.budget_stopped else ""
-        return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
-    if j.state == "paused" and j.reset_at:
-        return (f"paused for its plan's usage limit until {ui.clock(j.reset_at)}; "
-                f"goes on at {ui.clock(j.resume_at or j.reset_at)}")
-    if j.state == "retried" and j.moved_to:
-        return f"{j.reason} (its plan's usage limit resets at {ui.clock(j.reset_at or 0)})"
-    if j.state == "retried":
-        return (j.reason or j.failure or "failed") + " (tried again)"
-    if j.state in ("failed", "stopped", "lost", "held"):
-        why = j.reason or j.failure or j.state
-        return f"{why.rstrip('.')}. {j.final}" if j.final else why
-    if j.state == "running":
-        if j.asked:
-            return "asked its lead"
-        if j.answered_by:
-            return f"answered by {j.answered_by}"
-        started = j.started_at or j.updated
-        return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
-    if j.state == "finished":
-        return j.in_the_way_why or "finished, waiting for its check"
-    if j.state == "queued" and j.waits_for:
-        return f"waits: {j.waits_for}"
-    if j.state == "queued":
-        return "queued" + (f" ({j.retry_reason})" if j.retry_reason else "")
-    return j.state
-
-
-def job_row(j: Job) -> dict[str, Any]:
-    return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
-            "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
-            "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
-            "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
-            "resume_at": j.resume_at if j.state == "paused" else None,
-            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
-
-
-def collect(lead: Lead) -> dict[str, Any]:
-    """The board as data."""
-    plans = {pid: p for pid, p in all_plans(lead.repo).items() if p.lead == lead.branch}
-    jobs = {jid: j for jid, j in all_jobs(lead.repo).items() if j.plan in plans}
-    latest = latest_by_piece(jobs)
-    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
-    now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
-    now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
-            and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
-    nxt = []
-    for pid, p in sorted(plans.items()):
-        if p.state not in ("created", "started"):
-            continue
-        for piece in p.pieces:
-            if (pid, piece.id) not in latest:
-                nxt.append({"plan": pid, "piece": piece.id, "after": list(piece.after),
-                            "words": piece.after_words or ("waits for `git balanced start`"
-                                                           if p.state == "created" else "about to start"),
-                            "machine": piece.placed})
-    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
-    nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
-             "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
-    extra = _extras(lead)
-    return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": [{"id": pid, "task": p.task, "state": p.state} for pid, p in plans.items()]}
-
-
-def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
-    """What other parts add to the board: questions passed to you, corrections, the next schedule."""
-    from git_balanced.channel import schedules
-
-    out: dict[str, list[dict[str, Any]]] = {"now": _numbered(lead)}
-    for mod in (schedules,):
-        for key, items in mod.board_items(lead).items():
-            out.setdefault(key, []).extend(items)
-    line = corrections_line(lead)
-    if line:
-        out.setdefault("now", []).append({"text": line, "kind": "corrections"})
-    return out
-
-
-def _numbered(lead: Lead) -> list[dict[str, Any]]:
-    """What waits on your answer, numbered as `answer`, `ship`, `correct`, `not-now` and `go-ahead` name them:
-    questions passed to you, then what the lead put to you (reviews and ideas)."""
-    from git_balanced.channel import now, questions
-
-    asked = {q["qid"]: q for q in questions.board_items(lead)["now"]}
-    out = []
-    for item in now.numbered(lead):
-        n = item["n"]
-        if item["kind"] == "question":
-            q = asked.get(item["id"], {"text": f"? {item['id']}", "qid": item["id"], "kind": "question"})
-            out.append({**q, "n": n, "text": f"{n} {q['text']}"})
-        else:
-            out.append({"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)})
-    return out
 
 
 def render(data: dict[str, Any], show_all: bool = False) -> str:

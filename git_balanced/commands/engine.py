@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 
-from git_balanced import proc, ui
-from git_balanced.engine.background import EngineLock, run_loop
+from git_balanced import ui
+from git_balanced.engine.background import EngineLock, run_loop, start_detached
 from git_balanced.errors import BalancedError
 from git_balanced.lead import open_lead
 
@@ -30,14 +29,11 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
         raise BalancedError(f"The engine (pid {pid}) did not stop within 10 seconds.",
                             hint=f"it may be in the middle of a check; `kill {pid}` again, or wait.")
     if detach:
-        pid = lock.holder()
-        if pid is not None:
+        pid, started = start_detached(lead, until_idle=until_idle)
+        if not started:
             ui.say(f"An engine runs already (pid {pid}).")
             return 0
-        log = lead.repo.state_dir / "engine.log"
-        argv = [sys.executable, "-m", "git_balanced.cli", "engine"] + (["--until-idle"] if until_idle else [])
-        pid = proc.spawn_detached(argv, cwd=lead.repo.root, log=log)
-        ui.say(f"The engine runs in the background (pid {pid}); its log is {log}. "
+        ui.say(f"The engine runs in the background (pid {pid}); its log is {lead.repo.state_dir / 'engine.log'}. "
                "`git balanced engine --stop` stops it.")
         return 0
     return run_loop(lead, once=once, until_idle=until_idle)

@@ -4,53 +4,21 @@ from __future__ import annotations
 
 from git_balanced import jobs as J
 from git_balanced import ui
-from git_balanced.channel.inbox import post
-from git_balanced.engine import workers
+from git_balanced.engine.control import retry_job, stop_job
 from git_balanced.errors import BalancedError
 from git_balanced.lead import open_lead
 
 
 def stop_command(name: str) -> int:
     lead = open_lead()
-    job = J.resolve(J.all_jobs(lead.repo), name)
-    if job.state not in ("queued", "running", "paused", "finished"):
-        raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, so there is nothing to stop.",
-                            hint="`git balanced dismiss` hides it from the board.")
-    J.event(lead.repo, job.id, "stopped", f"{job.piece}: stopped by you",
-            {"failure": "stopped", "reason": "you stopped it", "decided": True}, state="stopped")
-    if job.state in ("running", "paused"):
-        workers.stop(lead, job)
-    post(lead.repo, lead.branch, f"{job.piece}: you stopped it; it is not tried again", job=job.id)
-    kept = f" Its branch {job.branch} is kept." if lead.repo.read_ref(f"refs/heads/{job.branch}") else ""
-    ui.say(f"Stopped {job.piece} ({job.id}).{kept}")
+    job, kept = stop_job(lead, name)
+    ui.say(f"Stopped {job.piece} ({job.id})." + (f" Its branch {kept} is kept." if kept else ""))
     return 0
 
 
 def retry_command(name: str) -> int:
     lead = open_lead()
-    job = J.resolve(J.all_jobs(lead.repo), name)
-    if job.state == "landed":
-        raise BalancedError(f"{job.piece} ({job.id}) landed already; there is nothing to try again.",
-                            hint="store a new plan for more work on it.")
-    if job.state in ("queued", "running", "paused", "finished"):
-        raise BalancedError(f"{job.piece} ({job.id}) is {job.state}; only a failed or stopped job is tried again.",
-                            hint="`git balanced stop` it first.")
-    newest = J.latest_by_piece(J.all_jobs(lead.repo)).get((job.plan, job.piece))
-    if newest is not None and newest.id != job.id:  # one live attempt per piece, and on the newest one
-        raise BalancedError(f"{job.piece} was tried again already, as job {newest.id} ({newest.state}).",
-                            hint=f"`git balanced retry {newest.id}` if that one failed too."
-                            if newest.state in ("failed", "stopped", "lost") else "see `git balanced board`.")
-    fields = job.carried()
-    fields.update(attempt=job.attempt + 1, previous=job.id, retry_reason="you asked for it",
-                  base=lead.repo.rev_parse(lead.ref))
-    # The old attempt's worktree holds the branch; the new attempt continues from its commits elsewhere.
-    workers.cleanup(lead, job)
-    new = J.place(lead.repo, fields)
-    if job.state != "retried":
-        J.event(lead.repo, job.id, "retried", f"{job.piece}: tried again as {new}", {"next": new, "decided": True},
-                state="retried")
-    post(lead.repo, lead.branch, f"{job.piece}: tries again as you asked: attempt {job.attempt + 1}", job=new)
-    lead.wake_engine()
+    job, new = retry_job(lead, name)
     ui.say(f"{job.piece} tries again as job {new} (attempt {job.attempt + 1}); the engine starts it.")
     return 0
 

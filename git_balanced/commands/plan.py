@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.errors import BalancedError
 from git_balanced.jobs import all_plans
 from git_balanced.lead import open_lead
-from git_balanced.plans.store import read_source, slug, start_plan, store
+from git_balanced.plans.store import read_source, start_plan, store
+from git_balanced.plans.worker import start_worker
 
 
 def show_plan(plan_id: str, data: dict[str, Any]) -> None:
@@ -68,31 +68,8 @@ def plans_command(*, as_json: bool) -> int:
 def worker_command(task: str, *, machine: str | None, agent: str | None, model: str | None,
                    budget: float | None, run: str | None) -> int:
     """One worker for one piece: a plan of one piece, started at once."""
-    import json
-
-    if not task.strip():
-        raise BalancedError("TASK is empty: say what the worker should do.",
-                            hint='git balanced worker "Add a /health endpoint"')
-    if run is not None and agent not in (None, "shell"):
-        raise BalancedError("--run goes with the shell agent.", hint="drop --agent, or use --agent shell.")
-    if agent == "shell" and run is None:
-        raise BalancedError("The shell agent runs a command, and none was given.",
-                            hint='add --run, e.g. --run "make docs"')
-    piece: dict[str, Any] = {"id": slug(task), "task": task}
-    if machine:
-        piece["machine"] = machine
-    if run is not None:
-        piece["agent"], piece["run"] = "shell", run
-    elif agent:
-        piece["agent"] = agent
-    if model:
-        piece["model"] = model
-    doc: dict[str, Any] = {"task": task, "pieces": [piece]}
-    if budget is not None:
-        doc["budget"] = budget
     lead = open_lead()
-    plan_id, data = store(lead, json.dumps(doc), "worker", None)
-    start_plan(lead, plan_id)
+    _, data = start_worker(lead, task, machine=machine, agent=agent, model=model, budget=budget, run=run)
     p = data["pieces"][0]
     where = f"on {p['placed']} ({p['why']})" if p["placed"] else f"waits, as {p['why']}"
     ui.say(f"Worker for {p['id']} {where}, branch {p['branch']}. `git balanced engine` runs it.")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from git_balanced import ui
-from git_balanced.channel.schedules import add, all_schedules, at_time, message, next_time, now, remove, shown_time
+from git_balanced.channel.schedules import add, message, now, remove, rows, shown_time
 from git_balanced.channel.when import HINT
-from git_balanced.lead import Lead, open_lead
+from git_balanced.lead import open_lead
+
+__all__ = ["add_command", "list_command", "rm_command", "rows"]
 
 
 def add_command(when: str, text: str) -> int:
@@ -20,22 +21,6 @@ def add_command(when: str, text: str) -> int:
     ui.say(f"Added {name} ({w.text}), {nxt}. A running engine tells the lead then: "
            f"{message(name, w.text, ' '.join(text.split()))}")
     return 0
-
-
-def rows(lead: Lead) -> list[dict[str, Any]]:
-    at = now()
-    out = []
-    for name, s in sorted(all_schedules(lead).items(), key=lambda kv: int(kv[0][1:])):
-        if s["state"] == "removed":
-            continue
-        f = s["fields"]
-        t = next_time(s, at)
-        last = at_time(f.get("last_fired"))
-        out.append({"name": name, "when": f["when"], "text": f["text"], "state": s["state"],
-                    "next": t.isoformat() if t else None, "next_words": shown_time(t, at) if t else None,
-                    "last_fired": last.astimezone(at.tzinfo).isoformat() if last else None,
-                    "fired": int(f.get("fired") or 0)})
-    return out
 
 
 def list_command(*, as_json: bool) -> int:

@@ -114,3 +114,14 @@ def _until_idle_code(eng: Engine) -> int:
 
 def _jobs(lead: Lead) -> list[Job]:
     return list(all_jobs(lead.repo).values())
+
+
+def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
+    """An engine for this repository in the background: (its pid, whether this call started it)."""
+    from git_balanced import proc
+
+    pid = EngineLock(lead).holder()
+    if pid is not None:
+        return pid, False
+    argv = [sys.executable, "-m", "git_balanced.cli", "engine"] + (["--until-idle"] if until_idle else [])
+    return proc.spawn_detached(argv, cwd=lead.repo.root, log=lead.repo.state_dir / "engine.log"), True

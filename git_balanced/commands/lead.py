@@ -1,0 +1,118 @@
+"""`git balanced lead on|off`: make this repository's sessions of an agent leads, or stop that."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from git_balanced import ui
+from git_balanced.kit.project import AGENTS, lead_off, lead_on
+from git_balanced.lead import open_checkout, open_lead
+
+NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
+NEXT = {
+    "claude": "Start `claude` here: it asks once to trust the project's MCP server `balanced`; the skill "
+              "`balanced-lead` teaches it the job, and its hooks hand it its inbox.",
+    "codex": "Codex reads .codex/ only in a project you trusted: start `codex` here and trust it (or run "
+             "`codex exec --trust` once). AGENTS.md teaches it the job; its hooks hand it its inbox.",
+    "pi": "Start `pi` here: it loads .pi/extensions/balanced-lead.ts (the lead's tools and hooks) and "
+          ".pi/APPEND_SYSTEM.md (the job).",
+}
+
+
+def on_command(agent: str) -> int:
+    """Write the agent's lead files, keeping what they held."""
+    repo = open_checkout()
+    done = lead_on(repo, agent)
+    for path, what in done:
+        ui.say(f"  {what:<13} {path}")
+    ui.say(f"{NAMES[agent]}'s sessions in this repository are leads. {NEXT[agent]}")
+    ui.note("Commit these files to give the repository's other clones the same lead (workers start from your "
+            "last commit either way); `git balanced lead off` takes away exactly what this added.")
+    return 0
+
+
+def off_command(agent: str | None) -> int:
+    """Take away what `lead on` added, for one agent or all."""
+    repo = open_checkout()
+    done = [(a, path, what) for a in ([agent] if agent else list(AGENTS)) for path, what in lead_off(repo, a)]
+    for _, path, what in done:
+        ui.say(f"  {what:<13} {path}")
+    found = [NAMES[a] for a in AGENTS if any(d[0] == a for d in done)]
+    names = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else "".join(found)
+    ui.say(f"The sessions of {names} here are no longer leads." if done else
+           f"No lead files of {NAMES[agent] if agent else 'any agent'} were here.")
+    return 0
+
+
+def start_command(agent: str, task: str, model: str | None) -> int:
+    """Start the headless lead of this branch, and an engine for its workers."""
+    from git_balanced.engine.background import start_detached
+    from git_balanced.kit import headless
+
+    lead = open_lead()
+    rec = headless.start(lead, agent, task, model=model)
+    pid, _ = start_detached(lead)
+    ui.say(f"The lead ({NAMES[agent]}) runs in the background (pid {rec['pid']}) on {lead.branch}, with an engine "
+           f"(pid {pid}). Its first turn is the task; then each batch of news in its inbox is its next turn.")
+    ui.say("`git balanced lead status` shows it; `git balanced board` shows its work; `git balanced lead stop` "
+           "ends it.")
+    return 0
+
+
+def _ago(t: float | None) -> str:
+    if not t:
+        return "never"
+    s = int(time.time() - t)
+    return f"{s} s ago" if s < 120 else f"{s // 60} min ago"
+
+
+def status_command(*, as_json: bool) -> int:
+    """The headless lead of this branch: its session, turns, spend, and what it waits on."""
+    from git_balanced.kit import headless
+
+    lead = open_lead()
+    rec = headless.read(lead)
+    if rec is None:
+        if as_json:
+            ui.emit_json(None)
+        else:
+            ui.say(f"No headless lead was started for {lead.branch}. "
+                   '`git balanced lead start --agent claude "TASK"` starts one.')
+        return 0
+    running = headless.alive(rec)
+    data: dict[str, Any] = {**rec, "running": running, "lead": lead.branch}
+    if not running and rec["state"] not in ("stopped",):
+        data["state"] = "ended"
+    if as_json:
+        ui.emit_json(data)
+        return 0
+    ui.say(f"Lead of {lead.branch}: {NAMES[rec['agent']]}, {data['state']}"
+           + (f" (pid {rec['pid']})" if running else ""))
+    ui.say(f"  task      {rec['task']}")
+    ui.say(f"  session   {rec.get('session') or 'not yet'}")
+    ui.say(f"  turns     {rec['turns']}, the last {_ago(rec.get('last_turn_at'))}")
+    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}")
+    if running and rec.get("waits_on"):
+        ui.say(f"  waits on  {rec['waits_on']}")
+    if rec.get("last_words"):
+        ui.say(f"  it said   {rec['last_words']}")
+    return 0
+
+
+def stop_command() -> int:
+    """End the headless lead of this branch."""
+    from git_balanced.kit import headless
+
+    lead = open_lead()
+    rec = headless.stop(lead)
+    ui.say(f"Stopped the lead of {lead.branch} (pid {rec['pid']}) after {rec['turns']} turns. The engine goes on: "
+           "`git balanced engine --stop` stops it.")
+    return 0
+
+
+def run_command() -> int:
+    """The headless lead's driver (what `lead start` runs in the background)."""
+    from git_balanced.kit import headless
+
+    return headless.drive(open_lead())

@@ -1,0 +1,218 @@
+"""The lead's tools as plain functions: values in, a JSON-ready dict out. Each calls the same functions the
+CLI's commands call, so a tool refuses with the very BalancedError (message and hint) the command would.
+The MCP server (kit/server.py) offers them; nothing here knows of MCP."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from git_balanced.lead import Lead, open_lead
+
+
+class Piece(BaseModel):
+    """One piece of a plan, as a plan file's `pieces` entry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="[a-z0-9-]+, unique in the plan; the worker's branch is balanced/<id>.")
+    task: str = Field(description="What the worker does, in words a worker can finish alone.")
+    size: float | None = Field(None, description="Relative size (default 1); the budget is shared by size.")
+    after: list[str] | None = Field(None, description="Ids of pieces that must land before this one starts.")
+    paths: list[str] | None = Field(None, description="Globs the worker may write; edits elsewhere are refused.")
+    machine: str | None = Field(None, description="An explicit machine (never falls back); default: placed.")
+    agent: str | None = Field(None, description="claude, codex, pi or shell; default: the settings' agent.")
+    model: str | None = Field(None, description="The agent's model; default: the settings' model.")
+    run: str | None = Field(None, description="For agent shell only: the command to run in the worktree.")
+
+
+def _lead() -> Lead:
+    return open_lead()
+
+
+def _engine(lead: Lead) -> str:
+    """Make sure an engine runs the started work, and say which."""
+    from git_balanced.engine.background import start_detached
+
+    pid, started = start_detached(lead)
+    return f"started in the background (pid {pid})" if started else f"running (pid {pid})"
+
+
+def _placed(p: dict[str, Any]) -> dict[str, Any]:
+    return {"id": p["id"], "machine": p["placed"], "why": p["why"], "agent": p["agent"], "branch": p["branch"],
+            "after": p["after"], "waits": p["after_words"] or None, "budget_usd": p.get("budget_usd"),
+            "note": p.get("branch_note")}
+
+
+def plan(task: str, pieces: list[Piece], budget: float | None = None, start: bool = True) -> dict[str, Any]:
+    """Store a plan and place each piece; with `start`, start it and make sure an engine runs it."""
+    from git_balanced.plans.store import start_plan, store
+
+    lead = _lead()
+    doc: dict[str, Any] = {"task": task, "pieces": [p.model_dump(exclude_none=True) for p in pieces]}
+    plan_id, data = store(lead, json.dumps(doc), "the plan tool", budget)
+    out = {"plan": plan_id, "task": data["task"], "budget_usd": data["budget_usd"], "started": start,
+           "pieces": [_placed(p) for p in data["pieces"]], "engine": None}
+    if start:
+        start_plan(lead, plan_id)
+        out["engine"] = _engine(lead)
+    return out
+
+
+def start(plan: str | None = None) -> dict[str, Any]:
+    """Start a stored plan (default: the newest live one) and make sure an engine runs it."""
+    from git_balanced.plans.store import start_plan
+
+    lead = _lead()
+    return {"plan": start_plan(lead, plan), "engine": _engine(lead)}
+
+
+def worker(task: str, machine: str | None = None, agent: str | None = None, model: str | None = None,
+           budget: float | None = None, run: str | None = None) -> dict[str, Any]:
+    """One worker for one piece, started at once."""
+    from git_balanced.plans.worker import start_worker
+
+    lead = _lead()
+    plan_id, data = start_worker(lead, task, machine=machine, agent=agent, model=model, budget=budget, run=run)
+    return {"plan": plan_id, **_placed(data["pieces"][0]), "engine": _engine(lead)}
+
+
+def board() -> dict[str, Any]:
+    """The board: what waits on the person (now), the workers (jobs), what comes (next)."""
+    from git_balanced.engine.board import collect
+
+    return collect(_lead())
+
+
+def inbox() -> dict[str, Any]:
+    """What the lead was not handed yet (by this tool or its hooks), oldest first; marks it handed over."""
+    from git_balanced.hooks.agent import mark_read, unread
+
+    lead = _lead()
+    items, newest = unread(lead.repo, lead.branch)
+    if newest is not None:
+        mark_read(lead.repo, lead.branch, newest)
+    keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer")
+    return {"lead": lead.branch, "count": len(items),
+            "messages": [{k: e[k] for k in keep if k in e} for e in items]}
+
+
+def _answered(qid: str, f: dict[str, Any]) -> dict[str, Any]:
+    from git_balanced.channel.questions import shown_answer
+
+    return {"question": qid, "piece": f.get("piece"), "job": f.get("job"), "decision": f.get("decision"),
+            "answer": shown_answer(f)}
+
+
+def answer(id: str, text: str) -> dict[str, Any]:
+    """Answer a worker's question in words."""
+    from git_balanced.channel.questions import answer as settle
+    from git_balanced.channel.questions import checked_answer
+
+    decision = checked_answer(id, text, False, False)
+    return _answered(id, settle(_lead().repo, id, text, decision))
+
+
+def allow(id: str, reason: str = "") -> dict[str, Any]:
+    """Let a worker run what it asked to run."""
+    from git_balanced.channel.questions import answer as settle
+
+    return _answered(id, settle(_lead().repo, id, reason, "allow"))
+
+
+def deny(id: str, reason: str) -> dict[str, Any]:
+    """Refuse what a worker asked to run; it reads the reason."""
+    from git_balanced.channel.questions import answer as settle
+
+    return _answered(id, settle(_lead().repo, id, reason, "deny"))
+
+
+def pass_(id: str) -> dict[str, Any]:
+    """Hand a worker's question to the person: it shows under Now on the board."""
+    from git_balanced.channel.questions import pass_to_you
+
+    q = pass_to_you(_lead().repo, id)
+    return {"question": id, "piece": q["fields"].get("piece"), "state": "passed"}
+
+
+def land(names: list[str] | None = None, take_all: bool = False) -> dict[str, Any]:
+    """Check and land finished workers (by job id or branch) or local branches through the landing queue.
+    Protected paths are never approved here: that is the person's `git balanced land NAME --yes`."""
+    from git_balanced.landing.candidates import record
+    from git_balanced.landing.named import resolve
+    from git_balanced.landing.queue import Queue
+
+    lead = _lead()
+    cands = resolve(lead, list(names or []), take_all)
+    if not cands:
+        return {"verdicts": [], "check_runs": 0, "words": "Nothing to land." if take_all else
+                "Name branches or jobs to land, or set take_all."}
+    q = Queue(lead)
+    verdicts = q.run(cands)
+    record(lead, verdicts)
+    return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs, "rounds": q.rounds}
+
+
+def stop(job: str) -> dict[str, Any]:
+    """Stop a job; it is not tried again, and its branch is kept."""
+    from git_balanced.engine.control import stop_job
+
+    j, kept = stop_job(_lead(), job)
+    return {"job": j.id, "piece": j.piece, "state": "stopped", "branch_kept": kept}
+
+
+def retry(job: str) -> dict[str, Any]:
+    """Try a failed or stopped job again, as a new attempt from what it committed."""
+    from git_balanced.engine.control import retry_job
+
+    lead = _lead()
+    j, new = retry_job(lead, job)
+    return {"job": j.id, "piece": j.piece, "new_job": new, "attempt": j.attempt + 1, "engine": _engine(lead)}
+
+
+def machines() -> dict[str, Any]:
+    """Every machine: local, added ones, SSH hosts not added yet; ticked, ready, running, preference."""
+    from git_balanced.machines.table import rows
+
+    return {"machines": rows()}
+
+
+def schedule_add(when: str, text: str) -> dict[str, Any]:
+    """Add a schedule; when due, the lead hears `[balanced] Scheduled (NAME, WHEN): TEXT`."""
+    from git_balanced.channel.schedules import add, now, shown_time
+
+    name, w, first = add(_lead(), when, text)
+    return {"name": name, "when": w.text, "text": " ".join(text.split()),
+            "first": first.isoformat() if first else None, "first_words": shown_time(first, now()) if first else None}
+
+
+def schedule_list() -> dict[str, Any]:
+    """Every schedule of this lead, with its next time."""
+    from git_balanced.channel.schedules import rows
+
+    return {"schedules": rows(_lead())}
+
+
+def schedule_rm(name: str) -> dict[str, Any]:
+    """Remove a schedule."""
+    from git_balanced.channel.schedules import remove
+
+    s = remove(_lead(), name)
+    return {"name": name, "when": s["fields"]["when"], "text": s["fields"]["text"], "state": "removed"}
+
+
+def put_to_you(summary: str, attachments: list[str] | None = None) -> dict[str, Any]:
+    """Put the work to the person: a row under Now with the summary, what would ship, the check run again
+    on the branch, and the attachments. Nothing is pushed: shipping is the person's answer."""
+    from git_balanced.landing.now import put_to_you as put
+
+    return put(_lead(), summary, list(attachments or []))
+
+
+def idea(text: str) -> dict[str, Any]:
+    """Put an idea to the person under Now; their go-ahead comes back in the inbox."""
+    from git_balanced.channel.now import idea as put_idea
+
+    return put_idea(_lead(), text)

@@ -1,0 +1,92 @@
+"""The real agent CLIs as leads after `git balanced lead on`: the scripted model's turns call the lead's
+tools (plan two shell pieces, read the board), and the pieces land through the engine the plan started.
+
+Claude Code reaches them through the `balanced` MCP server of `.mcp.json`, Pi through the extension that
+registers the same tools. (Codex 0.171 always defers MCP tools behind its `tool_search`, which the scripted
+server does not speak yet.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import balanced
+from tests.support.model_server import call_tool, say
+from tests.support.plans import board, inbox_text, lead_repo, piece
+from tests.support.real_agents import bodies, real_agents
+from tests.support.wait import wait_until
+
+PIECES = [piece("alpha", "echo alpha > src/alpha.txt"), piece("beta", "echo beta > src/beta.txt")]
+TASK = "Write src/alpha.txt and src/beta.txt, in two pieces."
+
+
+def lead_turns() -> list:
+    return [call_tool("plan", {"task": TASK, "pieces": PIECES}),
+            call_tool("board", {}),
+            say("I planned alpha and beta; the engine runs them and they land when the check passes.")]
+
+
+def trusted_once(repo: Path) -> None:
+    """What a person's first interactive start in the repository records: the workspace trusted, and the
+    project's server `balanced` approved."""
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(repo): {"hasTrustDialogAccepted": True}}}))
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledMcpjsonServers": ["balanced"]}))
+
+
+def landed(repo: Path) -> bool:
+    return {r["piece"]: r["state"] for r in board(repo)["jobs"]} == {"alpha": "landed", "beta": "landed"}  # type: ignore[index]
+
+
+def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    with real_agents(monkeypatch, agent_bin, {"claude": lead_turns()}) as servers:
+        repo = lead_repo(tmp_path)
+        on = balanced(repo, "lead", "on", "--agent", "claude")
+        assert on.code == 0, on
+        trusted_once(repo)
+        # Claude Code defers MCP tools behind its ToolSearch tool unless told not to, and in a `-p` run it
+        # asks the model before its servers connected unless told to wait: the scripted model calls the
+        # tools by name at once, as a person's first prompt comes after the server is up.
+        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false"}
+        try:
+            ran = subprocess.run(["claude", "-p", TASK, "--output-format", "stream-json", "--verbose"], cwd=repo,
+                                 env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
+        finally:
+            balanced(repo, "engine", "--stop")
+        sent = bodies(servers.claude)
+    assert "mcp__balanced__plan" in sent[0] and "mcp__balanced__put_to_you" in sent[0], "the lead has the tools"
+    events = [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")]
+    results = [c for e in events if e.get("type") == "user" for c in e["message"]["content"]
+               if isinstance(c, dict) and c.get("type") == "tool_result"]
+    assert len(results) >= 2 and not any(r.get("is_error") for r in results), results
+    placed = json.dumps(results[0]["content"])
+    assert "local" in placed and "balanced/alpha" in placed, "the plan says where each piece goes"
+    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
+
+
+
+def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with real_agents(monkeypatch, agent_bin, {"pi": lead_turns()}) as servers:
+        repo = lead_repo(tmp_path)
+        on = balanced(repo, "lead", "on", "--agent", "pi")
+        assert on.code == 0, on
+        try:
+            ran = subprocess.run(["pi", "--mode", "json", "--no-session", TASK], cwd=repo, capture_output=True,
+                                 text=True, timeout=240, stdin=subprocess.DEVNULL)
+            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
+        finally:
+            balanced(repo, "engine", "--stop")
+        sent = bodies(servers.pi)
+    assert '"plan"' in sent[0] and '"put_to_you"' in sent[0], "the extension gives the lead its tools"
+    assert "When to split" in sent[0], ".pi/APPEND_SYSTEM.md teaches it the job"
+    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
