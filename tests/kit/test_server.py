@@ -155,7 +155,10 @@ def test_plan_says_where_each_piece_goes_and_start_lands_them(mcp: Session) -> N
 
 def test_questions_are_answered_allowed_denied_and_passed(mcp: Session) -> None:
     repo = Repo.discover(str(mcp.repo))
-    job = next(r["id"] for r in mcp.ok("board")["jobs"])
+    # A worker that waits while it is asked: the engine closes the questions of a worker that no longer runs.
+    mcp.ok("worker", {"task": "Wait to be asked", "run": "sleep 60"})
+    job = wait_until(lambda: next((r["id"] for r in mcp.ok("board")["jobs"] if r["piece"] == "wait-to-be-asked"
+                                   and r["state"] == "running"), None), 60, "the worker to run")
     q1 = questions.ask(repo, job, "Which port?", lead_branch="main")
     q2 = questions.ask(repo, job, "rm -rf build", kind="command", tool="Bash", lead_branch="main")
     q3 = questions.ask(repo, job, "curl example.com", kind="command", tool="Bash", lead_branch="main")
@@ -169,6 +172,7 @@ def test_questions_are_answered_allowed_denied_and_passed(mcp: Session) -> None:
     late = mcp.refused("answer", {"id": q1, "text": "9090"})
     assert "error: Too late" in late and "hint: the first answer counts." in late
     assert "error: Give an answer" in mcp.refused("answer", {"id": q4, "text": "  "})
+    mcp.ok("stop", {"job": job})
 
 
 def test_schedules_machines_stop_retry_and_worker(mcp: Session) -> None:
