@@ -6,9 +6,10 @@ import time
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.jobs import Job, all_jobs, all_plans, latest_by_piece
-from git_balanced.landing.review import corrections_line
+from git_balanced.git import Repo
 from git_balanced.lead import Lead, open_lead
+from git_balanced.state import cache
+from git_balanced.state.views import JobView, PlanView, latest_by_piece
 
 DOTS = {"queued": "◌", "running": "◐", "paused": "‖", "finished": "○", "checking": "○", "landed": "●",
         "failed": "✗", "stopped": "■", "held": "!", "retried": "↻", "lost": "?", "waiting": "·"}
@@ -16,7 +17,7 @@ DONE = ("landed", "failed", "stopped", "retried", "lost")
 FOLD_AFTER = 5
 
 
-def _reason(j: Job) -> str:
+def _reason(j: JobView) -> str:
     if j.state == "landed":
         budget = ", stopped at its budget" if j.budget_stopped else ""
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
@@ -46,7 +47,7 @@ def _reason(j: Job) -> str:
     return j.state
 
 
-def job_row(j: Job) -> dict[str, Any]:
+def job_row(j: JobView) -> dict[str, Any]:
     return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
@@ -55,10 +56,30 @@ def job_row(j: Job) -> dict[str, Any]:
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
 
 
+class _Listed(Repo):
+    """A repository whose refs under refs/balanced/ are listed once: the board reads five kinds of them (jobs,
+    plans, questions, schedules, corrections), and one `git for-each-ref` costs about what five do."""
+
+    def __init__(self, repo: Repo) -> None:
+        super().__init__(repo.root, repo.git_dir, repo.common_dir, repo.bare)
+        self._balanced: dict[str, str] | None = None
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        if not prefix.startswith("refs/balanced/"):
+            return super().list_refs(prefix)
+        if self._balanced is None:
+            self._balanced = super().list_refs("refs/balanced/")
+        return {ref: tip for ref, tip in self._balanced.items() if ref.startswith(prefix)}
+
+
 def collect(lead: Lead) -> dict[str, Any]:
     """The board as data."""
-    plans = {pid: p for pid, p in all_plans(lead.repo).items() if p.lead == lead.branch}
-    jobs = {jid: j for jid, j in all_jobs(lead.repo).items() if j.plan in plans}
+    lead = Lead(_Listed(lead.repo), lead.branch)
+    # Light views, not `jobs.Job`: the board reads a few fields of every job, and validating each costs more
+    # than the rest of the board (see docs/performance.md).
+    plans = {pid: p for pid, st in cache.read_all(lead.repo, "plans").items()
+             if (p := PlanView(pid, st)).lead == lead.branch}
+    jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := JobView(jid, st)).plan in plans}
     latest = latest_by_piece(jobs)
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
     now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
@@ -80,16 +101,29 @@ def collect(lead: Lead) -> dict[str, Any]:
 
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
-    """What other parts add to the board: questions passed to you, corrections, the next schedule."""
-    from git_balanced.channel import questions, schedules
+    """What other parts add to the board: questions passed to you, corrections, the next schedule. A part
+    with no refs at all adds nothing, so its modules are not even loaded (most boards have none of them)."""
+    out: dict[str, list[dict[str, Any]]] = {"now": []}
 
-    out: dict[str, list[dict[str, Any]]] = {}
-    for mod in (questions, schedules):
-        for key, items in mod.board_items(lead).items():
+    def has(kind: str) -> bool:
+        return bool(lead.repo.list_refs(f"refs/balanced/{kind}/"))
+
+    if has("questions"):
+        from git_balanced.channel import questions
+
+        for key, items in questions.board_items(lead).items():
             out.setdefault(key, []).extend(items)
-    line = corrections_line(lead)
-    if line:
-        out.setdefault("now", []).append({"text": line, "kind": "corrections"})
+    if has("schedules"):
+        from git_balanced.channel import schedules
+
+        for key, items in schedules.board_items(lead).items():
+            out.setdefault(key, []).extend(items)
+    if has("corrections"):  # landing.review.CORRECTIONS
+        from git_balanced.landing.review import corrections_line
+
+        line = corrections_line(lead)
+        if line:
+            out["now"].append({"text": line, "kind": "corrections"})
     return out
 
 

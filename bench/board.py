@@ -1,0 +1,240 @@
+"""The board, the inbox, the log and start-up, against the least git and Python do for the same answer.
+
+    python bench/board.py [--sizes 10,1000,10000] [--rounds R] [--keep]
+
+In a throwaway lead (a private HOME and XDG folders, `bench/engine.py`'s repository with its check allowed),
+it writes jobs the way the engine does (`jobs.place`, then `started`, `finished` and `landed` events), their
+plans, one inbox message and one landing commit with its note per job, growing the same repository to each
+size in turn. At each size it times, through `git` as a user runs it, medians of R rounds after one warm-up:
+
+  board               against python -c pass + git for-each-ref refs/balanced/jobs/ refs/balanced/plans/
+  board --json --all  the same floor
+  inbox               against python -c pass + git log of the inbox's chain (the messages are its answer)
+  log                 against python -c pass + the git log of the lead's branch with its notes
+
+Goals: each within 3x of its floor at 1,000 jobs and 5x at 10,000. Start-up (in the smallest repository):
+`git balanced --version` against python -c pass + `git --version`, `board` and `inbox` against their floors,
+each within 2x, with the package's modules byte-compiled and without (a copy of the package with no .pyc,
+run with PYTHONDONTWRITEBYTECODE=1; the dependencies stay as pip compiled them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
+sys.path.insert(0, str(HERE))  # the other benchmarks' helpers
+
+import engine as engine_bench  # noqa: E402
+import state as state_bench  # noqa: E402
+
+from git_balanced import jobs  # noqa: E402
+from git_balanced.channel import inbox  # noqa: E402
+from git_balanced.git import Repo  # noqa: E402
+from git_balanced.state import notes, refs  # noqa: E402
+from git_balanced.state.events import new_id  # noqa: E402
+
+PIECES_PER_PLAN = 100
+GOALS = {1000: 3.0, 10000: 5.0}
+STARTUP_GOAL = 2.0
+BOARD_REFS = ("refs/balanced/jobs/", "refs/balanced/plans/")
+
+
+class Lead:
+    """The benchmark's lead: a repository on main, and how far its jobs have grown."""
+
+    def __init__(self, box: engine_bench.Box, root: Path) -> None:
+        self.box = box
+        self.root = root
+        self.repo = Repo.discover(root)
+        self.jobs = 0
+        self.tip = self.repo.rev_parse("main") or ""
+        self.tree = self.repo.git("rev-parse", "main^{tree}").strip()
+        self.plan_id = ""
+        self.plan_first = 0
+        self.plan_pieces: list[dict[str, object]] = []
+
+    def grow(self, total: int) -> float:
+        """Add jobs until there are `total`; returns the seconds it took."""
+        start = time.perf_counter()
+        step = max((total - self.jobs) // 5, 1)
+        while self.jobs < total:
+            n = self.jobs
+            if n - self.plan_first >= len(self.plan_pieces):
+                self._plan(n, min(PIECES_PER_PLAN, total - n))
+            self._job(n)
+            self.jobs += 1
+            if (self.jobs - n) and (total - self.jobs) % step == 0:
+                print(f"  {self.jobs:>6} jobs written in {time.perf_counter() - start:6.1f}s", flush=True)
+        self.repo.git("update-ref", "refs/heads/main", self.tip)
+        return time.perf_counter() - start
+
+    def _plan(self, first: int, count: int) -> None:
+        """A plan of the next `count` pieces, stored and started as `plans/store.py` does it."""
+        self.plan_id, self.plan_first = new_id(), first
+        ref = refs.ref_for("plans", self.plan_id)
+        self.plan_pieces = [{"id": f"piece-{first + i}", "task": f"Write piece {first + i}", "size": 1.0,
+                             "after": [], "machine": None, "agent": "shell", "model": None,
+                             "run": f"echo {first + i} > p{first + i}.txt", "paths": [], "budget_usd": None,
+                             "branch": f"balanced/piece-{first + i}", "placed": "local", "why": "the only machine",
+                             "after_words": ""} for i in range(count)]
+        refs.append(self.repo, ref, "created", f"Plan: pieces {first} to {first + count - 1}",
+                    {"id": self.plan_id, "task": f"pieces {first} to {first + count - 1}", "budget_usd": None,
+                     "lead": "main", "pieces": self.plan_pieces, "source": "plan.yaml"}, state="created")
+        refs.append(self.repo, ref, "started", "Plan started", {"started_by": "lead"}, state="started")
+
+    def _job(self, n: int) -> None:
+        """One piece's job from placed to landed, its inbox message, and its landing commit with the note."""
+        piece = self.plan_pieces[n - self.plan_first]
+        jid = jobs.place(self.repo, {
+            "plan": self.plan_id, "plan_task": "pieces", "piece": piece["id"], "task": piece["task"],
+            "title": piece["task"], "agent": "shell", "model": None, "run": piece["run"], "paths": [],
+            "budget_usd": None, "machine": "local", "why": "the only machine", "branch": piece["branch"],
+            "base": self.tip, "attempt": 1, "lead": "main", "after": []})
+        jobs.event(self.repo, jid, "started", f"{piece['id']}: started", {
+            "claimed_at": time.time(), "pid": 1000 + n, "worktree": f"/tmp/wt/{jid}", "started_at": time.time()},
+            state="running")
+        jobs.event(self.repo, jid, "finished", f"{piece['id']}: finished", {
+            "exit_code": 0, "head": self.tip, "commits": 1, "outcome": "done", "summary": "wrote its file",
+            "seconds": 0.2}, state="finished")
+        self.tip = self.repo.write_commit(self.tree, [self.tip], f"Merge {piece['branch']} ({piece['id']})\n")
+        jobs.event(self.repo, jid, "landed", f"{piece['id']}: landed", {"landed": self.tip, "landed_in": "main"},
+                   state="landed")
+        notes.add_json(self.repo, notes.LANDINGS, self.tip, {
+            "branch": piece["branch"], "job": jid, "piece": piece["id"], "plan": self.plan_id, "attempt": 1,
+            "machine": "local", "agent": "shell", "model": None, "cost_usd": None, "check": engine_bench.CHECK,
+            "result": "pass", "seconds": 0.1, "tree": self.tree, "checked_tree": self.tree, "into": "main",
+            "at": round(time.time(), 3)})
+        inbox.post(self.repo, "main", f"Its check passed, so {piece['branch']} landed in main as {self.tip[:7]}",
+                   kind="landed", job=jid, branch=piece["branch"])
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Seconds one command takes, its output read as a terminal would; a failure stops the benchmark."""
+    start = time.perf_counter()
+    res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    took = time.perf_counter() - start
+    if res.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed (exit {res.returncode}):\n{res.stdout.decode()}{res.stderr.decode()}")
+    return took
+
+
+def median_of(rounds: int, fn: Callable[[], float]) -> float:
+    """The median of `rounds` timings, after one run that warms the caches (the state cache, the disk's)."""
+    fn()
+    return statistics.median(fn() for _ in range(rounds))
+
+
+def floors(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, float]:
+    """The least Python and git do: start Python, and the git commands that give each answer."""
+    cwd = lead.root
+    py = median_of(rounds, lambda: run([sys.executable, "-c", "pass"], cwd, env))
+    return {
+        "python": py,
+        "version": py + median_of(rounds, lambda: run(["git", "--version"], cwd, env)),
+        "board": py + median_of(rounds, lambda: run(["git", "for-each-ref", "--format=%(objectname) %(refname)",
+                                                     *BOARD_REFS], cwd, env)),
+        "inbox": py + median_of(rounds, lambda: run(["git", "log", "--format=%H%x00%B",
+                                                     inbox.inbox_ref("main")], cwd, env)),
+        "log": py + median_of(rounds, lambda: run(["git", "log", "--first-parent", "--notes=balanced", "-n1000",
+                                                   "--format=%H%x1f%s%x1f%N%x1e", "main"], cwd, env)),
+    }
+
+
+COMMANDS = {"board": ["board"], "board --json --all": ["board", "--json", "--all"], "inbox": ["inbox"],
+            "log": ["log"]}
+
+
+def commands(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, float]:
+    return {name: median_of(rounds, lambda args=args: run(["git", "balanced", *args], lead.root, env))  # type: ignore[misc]
+            for name, args in COMMANDS.items()}
+
+
+def floor_of(name: str) -> str:
+    return name.split()[0]
+
+
+def startup(lead: Lead, rounds: int, env: dict[str, str], tmp: Path) -> list[tuple[str, str, float, float]]:
+    """`--version`, `board` and `inbox` with the package byte-compiled, then from a copy without .pyc."""
+    import git_balanced
+
+    bare = tmp / "uncompiled"
+    shutil.copytree(Path(git_balanced.__file__).parent, bare / "git_balanced",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    cold = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(bare)}
+    out = []
+    for label, e in (("compiled", env), ("not compiled", cold)):
+        fl = floors(lead, rounds, e)
+        for name, args in (("--version", ["--version"]), ("board", ["board"]), ("inbox", ["inbox"])):
+            took = median_of(rounds, lambda args=args, e=e: run(["git", "balanced", *args], lead.root, e))  # type: ignore[misc]
+            out.append((label, name, took, fl["version" if name == "--version" else name]))
+    leftovers = list(bare.rglob("*.pyc"))
+    assert not leftovers, f"the uncompiled copy was compiled after all: {leftovers[:3]}"
+    return out
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.0f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the lead at each size, time the commands against their floors, print PASS or MISS per goal."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10,1000,10000", help="job counts, growing (default 10,1000,10000)")
+    ap.add_argument("--rounds", type=int, default=5, help="timed rounds per command (default 5)")
+    ap.add_argument("--keep", action="store_true", help="keep the repository and print where it is")
+    args = ap.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-board-"))
+    verdicts: list[tuple[bool, str]] = []
+    try:
+        box = engine_bench.Box(tmp)
+        os.environ.update({k: v for k, v in box.env.items() if k.startswith("GIT_") or k == "HOME"})
+        lead = Lead(box, engine_bench.build(box, tmp / "lead"))
+        env = box.env
+        version = subprocess.run(["git", "balanced", "--version"], env=env, capture_output=True, text=True)
+        print(f"git balanced board benchmark: {version.stdout.strip()}, python {sys.version.split()[0]}, "
+              f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}, "
+              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; medians of {args.rounds} rounds")
+        for size in sizes:
+            print(f"\nwriting jobs up to {size}")
+            lead.grow(size)
+            fl = floors(lead, args.rounds, env)
+            got = commands(lead, args.rounds, env)
+            print(f"{size} jobs (load {os.getloadavg()[0]:.2f})         git balanced       floor   ratio")
+            for name, took in got.items():
+                ratio = took / fl[floor_of(name)]
+                print(f"  {name:<22} {ms(took)}  {ms(fl[floor_of(name)])}  {ratio:5.1f}x")
+                if size in GOALS:
+                    verdicts.append((ratio <= GOALS[size], f"{name} at {size} jobs within {GOALS[size]:.0f}x of "
+                                                           f"its floor: {ratio:.1f}x"))
+            if size == sizes[0]:
+                print(f"\nstart-up, {size} jobs (load {os.getloadavg()[0]:.2f})  git balanced     floor   ratio")
+                for label, name, took, floor in startup(lead, args.rounds, env, tmp):
+                    ratio = took / floor
+                    print(f"  {label:<13} {name:<10} {ms(took)}  {ms(floor)}  {ratio:5.1f}x")
+                    verdicts.append((ratio <= STARTUP_GOAL, f"start-up of {name} ({label}) within "
+                                                            f"{STARTUP_GOAL:.0f}x of its floor: {ratio:.1f}x"))
+        print()
+        for ok, words in verdicts:
+            print(f"{state_bench.verdict(ok)}  {words}")
+        return 0 if all(ok for ok, _ in verdicts) else 1
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
