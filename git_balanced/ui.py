@@ -24,12 +24,23 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-_FLAT = (str, int, float, bool, type(None))
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_NESTED = (dict, list, tuple)
+_ENCODERS: dict[int, Any] = {}
 
 
 def _flat(values: Any) -> bool:
-    """Whether every value is a scalar or an empty container: laid out the same by json's C encoder."""
-    return all(isinstance(v, _FLAT) or (isinstance(v, (dict, list, tuple)) and not v) for v in values)
+    """Whether no value is a container with something in it: then json's C encoder lays them all out."""
+    return not any(type(v) not in _SCALARS and v and isinstance(v, _NESTED) for v in values)
+
+
+def _encoder(level: int) -> Any:
+    """json's C encoder, items separated by the newline and indent `indent=2` puts at `level`."""
+    enc = _ENCODERS.get(level)
+    if enc is None:
+        enc = _ENCODERS[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
+                                                  separators=(",\n" + "  " * level, ": ")).encode
+    return enc
 
 
 def dumps(data: Any, level: int = 0) -> str:
@@ -38,21 +49,20 @@ def dumps(data: Any, level: int = 0) -> str:
     With `indent`, json encodes in pure Python, which for the board's 10,000 jobs costs more than all the rest
     of the board: here each container of scalars (a job's row) goes through the C encoder, its items separated
     by the newline and indent that `indent=2` would put there, and only the nesting is done in Python."""
-    if not isinstance(data, (dict, list, tuple)) or not data:
+    if not data or not isinstance(data, _NESTED):
         return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     pad, inner = "  " * level, "  " * (level + 1)
-    is_dict = isinstance(data, dict)
-    if is_dict and not all(isinstance(k, str) for k in data):
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n", "\n" + pad)
-    open_, close = ("{", "}") if is_dict else ("[", "]")
-    if _flat(data.values() if isinstance(data, dict) else data):
-        body = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str, separators=(",\n" + inner, ": "))
-        return f"{open_}\n{inner}{body[1:-1]}\n{pad}{close}"
-    if is_dict:
+    if isinstance(data, dict):
+        if not all(type(k) is str for k in data):  # json's own rules for other keys, indented to this level
+            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
+                                                                                                      "\n" + pad)
+        if _flat(data.values()):
+            return f"{{\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}}}"
         items = [f"{json.dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
-    else:
-        items = [dumps(v, level + 1) for v in data]
-    return f"{open_}\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}{close}"
+        return f"{{\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}}}"
+    if _flat(data):
+        return f"[\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}]"
+    return f"[\n{inner}" + f",\n{inner}".join(dumps(v, level + 1) for v in data) + f"\n{pad}]"
 
 
 def tail(text: str, n: int = 10, indent: str = "    ") -> str:
