@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -30,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
@@ -45,7 +47,7 @@ from git_balanced.state import notes, refs  # noqa: E402
 from git_balanced.state.events import new_id  # noqa: E402
 
 PIECES_PER_PLAN = 100
-GOALS = {1000: 3.0, 10000: 5.0}
+GOALS = {1000: 3.0, 10000: 5.0}  # the ratio to stay within, from that many jobs on
 STARTUP_GOAL = 2.0
 BOARD_REFS = ("refs/balanced/jobs/", "refs/balanced/plans/")
 
@@ -57,11 +59,11 @@ class Lead:
         self.box = box
         self.root = root
         self.repo = Repo.discover(root)
-        self.jobs = 0
+        self.jobs = len(self.repo.list_refs("refs/balanced/jobs/"))
         self.tip = self.repo.rev_parse("main") or ""
         self.tree = self.repo.git("rev-parse", "main^{tree}").strip()
         self.plan_id = ""
-        self.plan_first = 0
+        self.plan_first = self.jobs
         self.plan_pieces: list[dict[str, object]] = []
 
     def grow(self, total: int) -> float:
@@ -119,23 +121,37 @@ class Lead:
                    kind="landed", job=jid, branch=piece["branch"])
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Seconds one command takes, its output read as a terminal would; a failure stops the benchmark."""
+class Took(NamedTuple):
+    """Seconds on the clock, and CPU seconds of the command and every process it started."""
+
+    wall: float
+    cpu: float
+
+    def __add__(self, other: object) -> Took:  # type: ignore[override]
+        assert isinstance(other, Took)
+        return Took(self.wall + other.wall, self.cpu + other.cpu)
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> Took:
+    """What one command takes, its output read as a terminal would; a failure stops the benchmark."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed (exit {res.returncode}):\n{res.stdout.decode()}{res.stderr.decode()}")
-    return took
+    return Took(took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
-def median_of(rounds: int, fn: Callable[[], float]) -> float:
-    """The median of `rounds` timings, after one run that warms the caches (the state cache, the disk's)."""
+def median_of(rounds: int, fn: Callable[[], Took]) -> Took:
+    """The medians of `rounds` timings, after one run that warms the caches (the state cache, the disk's)."""
     fn()
-    return statistics.median(fn() for _ in range(rounds))
+    runs = [fn() for _ in range(rounds)]
+    return Took(statistics.median(r.wall for r in runs), statistics.median(r.cpu for r in runs))
 
 
-def floors(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, float]:
+def floors(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, Took]:
     """The least Python and git do: start Python, and the git commands that give each answer."""
     cwd = lead.root
     py = median_of(rounds, lambda: run([sys.executable, "-c", "pass"], cwd, env))
@@ -155,7 +171,7 @@ COMMANDS = {"board": ["board"], "board --json --all": ["board", "--json", "--all
             "log": ["log"]}
 
 
-def commands(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, float]:
+def commands(lead: Lead, rounds: int, env: dict[str, str]) -> dict[str, Took]:
     return {name: median_of(rounds, lambda args=args: run(["git", "balanced", *args], lead.root, env))  # type: ignore[misc]
             for name, args in COMMANDS.items()}
 
@@ -164,27 +180,65 @@ def floor_of(name: str) -> str:
     return name.split()[0]
 
 
-def startup(lead: Lead, rounds: int, env: dict[str, str], tmp: Path) -> list[tuple[str, str, float, float]]:
-    """`--version`, `board` and `inbox` with the package byte-compiled, then from a copy without .pyc."""
+def startup(lead: Lead, rounds: int, env: dict[str, str], tmp: Path) -> list[tuple[str, str, Took, Took]]:
+    """`--version`, `board` and `inbox` with the package byte-compiled, then with its .pyc files moved aside
+    (and none written: PYTHONDONTWRITEBYTECODE=1), as an editable install runs in a folder it cannot write."""
     import git_balanced
 
-    bare = tmp / "uncompiled"
-    shutil.copytree(Path(git_balanced.__file__).parent, bare / "git_balanced",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    cold = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(bare)}
+    package = Path(git_balanced.__file__).parent
+    aside = tmp / "pycache-aside"
     out = []
-    for label, e in (("compiled", env), ("not compiled", cold)):
+    for label in ("compiled", "not compiled"):
+        e = env if label == "compiled" else {**env, "PYTHONDONTWRITEBYTECODE": "1"}
         fl = floors(lead, rounds, e)
-        for name, args in (("--version", ["--version"]), ("board", ["board"]), ("inbox", ["inbox"])):
-            took = median_of(rounds, lambda args=args, e=e: run(["git", "balanced", *args], lead.root, e))  # type: ignore[misc]
-            out.append((label, name, took, fl["version" if name == "--version" else name]))
-    leftovers = list(bare.rglob("*.pyc"))
-    assert not leftovers, f"the uncompiled copy was compiled after all: {leftovers[:3]}"
+        moved = []
+        try:
+            if label == "not compiled":
+                for cache_dir in sorted(package.rglob("__pycache__")):
+                    dest = aside / cache_dir.relative_to(package)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    cache_dir.rename(dest)
+                    moved.append((dest, cache_dir))
+            for name, args in (("--version", ["--version"]), ("board", ["board"]), ("inbox", ["inbox"])):
+                took = median_of(rounds, lambda args=args, e=e: run(["git", "balanced", *args], lead.root, e))  # type: ignore[misc]
+                out.append((label, name, took, fl["version" if name == "--version" else name]))
+            if label == "not compiled":
+                left = list(package.rglob("*.pyc"))
+                assert not left, f"the package was compiled after all: {left[:3]}"
+        finally:
+            for dest, cache_dir in moved:
+                if not cache_dir.exists():
+                    dest.rename(cache_dir)
     return out
 
 
 def ms(seconds: float) -> str:
-    return f"{seconds * 1000:7.0f} ms"
+    return f"{seconds * 1000:6.0f} ms"
+
+
+def row(label: str, took: Took, floor: Took, by: str) -> tuple[str, float]:
+    """A line of figures (the clock's and the CPU's, each against its floor), and the ratio the goal reads."""
+    wall, cpu = took.wall / floor.wall, took.cpu / floor.cpu
+    return (f"  {label:<24} {ms(took.wall)} {ms(floor.wall)} {wall:5.1f}x   {ms(took.cpu)} {ms(floor.cpu)} "
+            f"{cpu:5.1f}x"), (wall if by == "wall" else cpu)
+
+
+HEAD = "                            wall  floor   ratio       cpu  floor   ratio"
+
+
+def goal_for(jobs: int) -> float | None:
+    """The ratio a command must stay within at this many jobs: 5x from 10,000, 3x from 1,000."""
+    return next((g for n, g in sorted(GOALS.items(), reverse=True) if jobs >= n), None)
+
+
+def compiled(env: dict[str, str]) -> dict[str, str]:
+    """Byte-compile the package as `pip install .` does, and an environment that may read the .pyc files."""
+    import compileall
+
+    import git_balanced
+
+    compileall.compile_dir(str(Path(git_balanced.__file__).parent), quiet=1)
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,45 +246,52 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10,1000,10000", help="job counts, growing (default 10,1000,10000)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per command (default 5)")
-    ap.add_argument("--keep", action="store_true", help="keep the repository and print where it is")
+    ap.add_argument("--keep", action="store_true", help="keep the folder and print where it is")
+    ap.add_argument("--by", choices=("wall", "cpu"), default="wall",
+                    help="what the goals read: the clock (default), or CPU time, steadier on a busy machine")
+    ap.add_argument("--reuse", metavar="DIR", type=Path,
+                    help="a folder kept by --keep: measure its lead as it is, then grow it to the larger sizes")
     args = ap.parse_args(argv)
-    sizes = sorted(int(s) for s in args.sizes.split(","))
-    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-board-"))
+    tmp = args.reuse.resolve() if args.reuse else Path(tempfile.mkdtemp(prefix="balanced-bench-board-"))
     verdicts: list[tuple[bool, str]] = []
     try:
         box = engine_bench.Box(tmp)
         os.environ.update({k: v for k, v in box.env.items() if k.startswith("GIT_") or k == "HOME"})
-        lead = Lead(box, engine_bench.build(box, tmp / "lead"))
-        env = box.env
+        lead = Lead(box, tmp / "lead" if args.reuse else engine_bench.build(box, tmp / "lead"))
+        sizes = sorted(({lead.jobs} | {int(s) for s in args.sizes.split(",") if int(s) > lead.jobs}) - {0})
+        env = compiled(box.env)
         version = subprocess.run(["git", "balanced", "--version"], env=env, capture_output=True, text=True)
         print(f"git balanced board benchmark: {version.stdout.strip()}, python {sys.version.split()[0]}, "
               f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}, "
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; medians of {args.rounds} rounds")
         for size in sizes:
-            print(f"\nwriting jobs up to {size}")
-            lead.grow(size)
+            if size > lead.jobs:
+                print(f"\nwriting jobs up to {size}")
+                lead.grow(size)
             fl = floors(lead, args.rounds, env)
             got = commands(lead, args.rounds, env)
-            print(f"{size} jobs (load {os.getloadavg()[0]:.2f})         git balanced       floor   ratio")
+            goal = goal_for(size)
+            print(f"\n{size} jobs, load {os.getloadavg()[0]:.2f}\n{HEAD}")
             for name, took in got.items():
-                ratio = took / fl[floor_of(name)]
-                print(f"  {name:<22} {ms(took)}  {ms(fl[floor_of(name)])}  {ratio:5.1f}x")
-                if size in GOALS:
-                    verdicts.append((ratio <= GOALS[size], f"{name} at {size} jobs within {GOALS[size]:.0f}x of "
-                                                           f"its floor: {ratio:.1f}x"))
-            if size == sizes[0]:
-                print(f"\nstart-up, {size} jobs (load {os.getloadavg()[0]:.2f})  git balanced     floor   ratio")
+                line, ratio = row(name, took, fl[floor_of(name)], args.by)
+                print(line)
+                if goal is not None:
+                    verdicts.append((ratio <= goal, f"{name} at {size} jobs within {goal:.0f}x of its floor "
+                                                    f"({args.by}): {ratio:.1f}x"))
+            if size == sizes[0] and size <= 100:
+                print(f"\nstart-up, {size} jobs, load {os.getloadavg()[0]:.2f}\n{HEAD}")
                 for label, name, took, floor in startup(lead, args.rounds, env, tmp):
-                    ratio = took / floor
-                    print(f"  {label:<13} {name:<10} {ms(took)}  {ms(floor)}  {ratio:5.1f}x")
+                    line, ratio = row(f"{name} ({label})", took, floor, args.by)
+                    print(line)
                     verdicts.append((ratio <= STARTUP_GOAL, f"start-up of {name} ({label}) within "
-                                                            f"{STARTUP_GOAL:.0f}x of its floor: {ratio:.1f}x"))
+                                                            f"{STARTUP_GOAL:.0f}x of its floor ({args.by}): "
+                                                            f"{ratio:.1f}x"))
         print()
         for ok, words in verdicts:
             print(f"{state_bench.verdict(ok)}  {words}")
         return 0 if all(ok for ok, _ in verdicts) else 1
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
