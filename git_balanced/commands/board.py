@@ -62,14 +62,21 @@ class _Listed(Repo):
 
     def __init__(self, repo: Repo) -> None:
         super().__init__(repo.root, repo.git_dir, repo.common_dir, repo.bare)
-        self._balanced: dict[str, str] | None = None
+        self._kinds: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs
 
     def list_refs(self, prefix: str) -> dict[str, str]:
-        if not prefix.startswith("refs/balanced/"):
+        if not prefix.startswith("refs/balanced/") or any(c in prefix for c in "*?["):
             return super().list_refs(prefix)
-        if self._balanced is None:
-            self._balanced = super().list_refs("refs/balanced/")
-        return {ref: tip for ref, tip in self._balanced.items() if ref.startswith(prefix)}
+        if self._kinds is None:
+            self._kinds = {}
+            for ref, tip in super().list_refs("refs/balanced/").items():
+                kind = ref[:ref.index("/", len("refs/balanced/")) + 1] if ref.count("/") > 2 else ref
+                self._kinds.setdefault(kind, {})[ref] = tip
+        if prefix in self._kinds:
+            return dict(self._kinds[prefix])
+        whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
+        return {ref: tip for refs in self._kinds.values() for ref, tip in refs.items()
+                if ref == whole or ref.startswith(whole + "/")}
 
 
 def collect(lead: Lead) -> dict[str, Any]:

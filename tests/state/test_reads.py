@@ -81,3 +81,15 @@ def test_a_chain_read_whole_through_git_is_the_chain_walked_in_python(tmp_path: 
     whole = refs.read_chain_whole(repo, plain)
     assert whole == refs.read_chain(repo, plain)
     assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge and the bare commit hold none"
+
+
+def test_the_boards_one_listing_answers_as_a_listing_per_kind_does(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    for ref in ("refs/balanced/jobs/j1", "refs/balanced/jobs/j2", "refs/balanced/plans/p1",
+                "refs/balanced/inbox/main", "refs/balanced/inbox/main%2Fui", "refs/balanced/jobsx/odd"):
+        refs.append(repo, ref, "note", "a note")
+    listed = board._Listed(repo)
+    for prefix in ("refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/plans/", "refs/balanced/questions/",
+                   "refs/balanced/inbox/main", "refs/balanced/inbox/mai", "refs/balanced/", "refs/heads/"):
+        assert listed.list_refs(prefix) == repo.list_refs(prefix), prefix
+    assert len(listed.list_refs("refs/balanced/")) == 6
