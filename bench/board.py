@@ -119,6 +119,11 @@ class Lead:
             "at": round(time.time(), 3)})
         inbox.post(self.repo, "main", f"Its check passed, so {piece['branch']} landed in main as {self.tip[:7]}",
                    kind="landed", job=jid, branch=piece["branch"])
+        if n - self.plan_first == len(self.plan_pieces) - 1:  # its last piece landed: done, as the engine says
+            words = f"{len(self.plan_pieces)} landed"
+            refs.append(self.repo, refs.ref_for("plans", self.plan_id), "done", f"Plan done: {words}",
+                        {"summary": words}, state="done")
+            inbox.post(self.repo, "main", f"Plan 'pieces' is done: {words}", plan=self.plan_id)
 
 
 class Took(NamedTuple):

@@ -25,13 +25,15 @@ def emit_json(data: Any) -> None:
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_STR = frozenset((str,))
 _NESTED = (dict, list, tuple)
 _ENCODERS: dict[int, Any] = {}
 
 
 def _flat(values: Any) -> bool:
-    """Whether no value is a container with something in it: then json's C encoder lays them all out."""
-    return not any(type(v) not in _SCALARS and v and isinstance(v, _NESTED) for v in values)
+    """Whether every value is empty or a plain scalar: then json's C encoder lays them all out as `indent`
+    would (in C, as the board has 10,000 rows to look at)."""
+    return _SCALARS.issuperset(map(type, filter(None, values)))
 
 
 def _encoder(level: int) -> Any:
@@ -53,7 +55,7 @@ def dumps(data: Any, level: int = 0) -> str:
         return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(data, dict):
-        if not all(type(k) is str for k in data):  # json's own rules for other keys, indented to this level
+        if not _STR.issuperset(map(type, data)):  # json's own rules for other keys, indented to this level
             return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
                                                                                                       "\n" + pad)
         if _flat(data.values()):

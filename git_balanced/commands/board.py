@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import Any
 
 from git_balanced import ui
@@ -70,8 +71,8 @@ class _Listed(Repo):
         if self._kinds is None:
             self._kinds = {}
             for ref, tip in super().list_refs("refs/balanced/").items():
-                kind = ref[:ref.index("/", len("refs/balanced/")) + 1] if ref.count("/") > 2 else ref
-                self._kinds.setdefault(kind, {})[ref] = tip
+                end = ref.find("/", len("refs/balanced/"))
+                self._kinds.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
         if prefix in self._kinds:
             return dict(self._kinds[prefix])
         whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
@@ -88,7 +89,7 @@ def collect(lead: Lead) -> dict[str, Any]:
              if (p := PlanView(pid, st)).lead == lead.branch}
     jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := JobView(jid, st)).plan in plans}
     latest = latest_by_piece(jobs)
-    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
+    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
     now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
     now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]

@@ -12,56 +12,64 @@ from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
 
-def _num(value: Any) -> Any:
-    """A number as a `float | None` field holds it: an int read from JSON becomes a float, as pydantic does."""
-    return float(value) if type(value) is int else value
-
-
 class JobView:
-    """One job's fields as the board reads them, from its folded state (`state/fold.py`)."""
+    """One job's fields as the board reads them, from its folded state (`state/fold.py`): what the job's events
+    set, over these defaults (those of `Job`)."""
 
-    __slots__ = ("id", "state", "created", "updated", "plan", "piece", "task", "title", "agent", "model",
-                 "machine", "branch", "base", "attempt", "lead", "cost_usd", "budget_usd", "budget_stopped",
-                 "landed", "landed_in", "reset_at", "resume_at", "moved_to", "reason", "failure", "final",
-                 "asked", "answered_by", "started_at", "in_the_way", "in_the_way_why", "waits_for",
-                 "retry_reason", "dismissed")
+    id: str = ""
+    state: str = "queued"
+    created: float = 0.0
+    updated: float = 0.0
+    plan: str = ""
+    piece: str = ""
+    task: str = ""
+    title: str = ""
+    agent: str = "shell"
+    model: str | None = None
+    machine: str = "local"
+    branch: str = ""
+    base: str | None = None
+    attempt: int = 1
+    lead: str = ""
+    cost_usd: float | None = None
+    budget_usd: float | None = None
+    budget_stopped: bool = False
+    landed: str | None = None
+    landed_in: str = ""
+    reset_at: float | None = None
+    resume_at: float | None = None
+    moved_to: str | None = None
+    reason: str = ""
+    failure: str = ""
+    final: str = ""
+    asked: str | None = None
+    answered_by: str | None = None
+    started_at: float | None = None
+    in_the_way: tuple[str, ...] = ()
+    in_the_way_why: str = ""
+    waits_for: str = ""
+    retry_reason: str = ""
+    dismissed: bool = False
 
     def __init__(self, name: str, folded: Mapping[str, Any]) -> None:
-        g = folded["fields"].get
-        self.id: str = name
-        self.state: str = folded["state"] or "queued"
-        self.created: float = _num(folded["created"] or 0.0)
-        self.updated: float = _num(folded["updated"] or 0.0)
-        self.plan: str = g("plan", "")
-        self.piece: str = g("piece", "")
-        self.task: str = g("task", "")
-        self.title: str = g("title", "")
-        self.agent: str = g("agent", "shell")
-        self.model: str | None = g("model")
-        self.machine: str = g("machine", "local")
-        self.branch: str = g("branch", "")
-        self.base: str | None = g("base")
-        self.attempt: int = g("attempt", 1)
-        self.lead: str = g("lead", "")
-        self.cost_usd: float | None = _num(g("cost_usd"))
-        self.budget_usd: float | None = _num(g("budget_usd"))
-        self.budget_stopped: bool = g("budget_stopped", False)
-        self.landed: str | None = g("landed")
-        self.landed_in: str = g("landed_in", "")
-        self.reset_at: float | None = _num(g("reset_at"))
-        self.resume_at: float | None = _num(g("resume_at"))
-        self.moved_to: str | None = g("moved_to")
-        self.reason: str = g("reason", "")
-        self.failure: str = g("failure", "")
-        self.final: str = g("final", "")
-        self.asked: str | None = g("asked")
-        self.answered_by: str | None = g("answered_by")
-        self.started_at: float | None = _num(g("started_at"))
-        self.in_the_way: tuple[str, ...] = tuple(g("in_the_way", ()))
-        self.in_the_way_why: str = g("in_the_way_why", "")
-        self.waits_for: str = g("waits_for", "")
-        self.retry_reason: str = g("retry_reason", "")
-        self.dismissed: bool = g("dismissed", False)
+        fields = folded["fields"]
+        own = vars(self)
+        keys = fields.keys() & _READ
+        own.update(zip(keys, map(fields.__getitem__, keys), strict=True))
+        for k in _FLOATS & own.keys():
+            if type(own[k]) is int:  # as pydantic reads a `float` field: an int from JSON becomes a float
+                own[k] = float(own[k])
+        if "in_the_way" in own:
+            own["in_the_way"] = tuple(own["in_the_way"])
+        self.id = name
+        self.state = folded["state"] or "queued"
+        self.created = float(folded["created"] or 0.0)
+        self.updated = float(folded["updated"] or 0.0)
+
+
+FIELDS = tuple(JobView.__annotations__)
+_READ = frozenset(FIELDS) - {"id", "state", "created", "updated"}  # those four are the fold's, not the events'
+_FLOATS = frozenset(("cost_usd", "budget_usd", "reset_at", "resume_at", "started_at"))
 
 
 class PieceView:
@@ -77,17 +85,21 @@ class PieceView:
 
 
 class PlanView:
-    """One plan's fields as the board reads them."""
+    """One plan's fields as the board reads them; its pieces only when asked for (a plan that is done has
+    nothing for the board's Next)."""
 
-    __slots__ = ("id", "state", "task", "lead", "pieces")
+    __slots__ = ("id", "state", "task", "lead", "_fields")
 
     def __init__(self, name: str, folded: Mapping[str, Any]) -> None:
-        g = folded["fields"].get
+        self._fields = folded["fields"]
         self.id: str = name
         self.state: str = folded["state"] or "created"
-        self.task: str = g("task", "")
-        self.lead: str = g("lead", "")
-        self.pieces: tuple[PieceView, ...] = tuple(PieceView(p) for p in g("pieces", ()))
+        self.task: str = self._fields.get("task", "")
+        self.lead: str = self._fields.get("lead", "")
+
+    @property
+    def pieces(self) -> tuple[PieceView, ...]:
+        return tuple(PieceView(p) for p in self._fields.get("pieces", ()))
 
 
 class Attempt(Protocol):

@@ -15,7 +15,7 @@ from git_balanced.jobs import Job, StoredPlan
 from git_balanced.state import refs
 from git_balanced.state.events import Event, write_event_commit
 from git_balanced.state.fold import JOB_RANK
-from git_balanced.state.views import JobView, PlanView
+from git_balanced.state.views import FIELDS, JobView, PlanView
 from tests.support.builders import make_repo
 
 
@@ -26,7 +26,7 @@ def folded(state: str | None, fields: dict[str, Any], created: float | None = 10
 
 def shown(job: Any) -> str:
     """Every field a view has, as JSON would print it: 2 and 2.0 differ there."""
-    return json.dumps({name: getattr(job, name) for name in JobView.__slots__}, sort_keys=True)
+    return json.dumps({name: getattr(job, name) for name in FIELDS}, sort_keys=True)
 
 
 FULL = {"plan": "p1", "piece": "api", "task": "Write the API\nin full", "title": "Write the API", "agent": "claude",
