@@ -251,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10,1000,10000", help="job counts, growing (default 10,1000,10000)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per command (default 5)")
+    ap.add_argument("--pack", action="store_true",
+                    help="`git gc` before measuring, as a repository is once git packs it (default: all loose)")
     ap.add_argument("--keep", action="store_true", help="keep the folder and print where it is")
     ap.add_argument("--by", choices=("wall", "cpu"), default="wall",
                     help="what the goals read: the clock (default), or CPU time, steadier on a busy machine")
@@ -273,10 +275,12 @@ def main(argv: list[str] | None = None) -> int:
             if size > lead.jobs:
                 print(f"\nwriting jobs up to {size}")
                 lead.grow(size)
+            if args.pack:
+                lead.repo.git("gc", "--quiet")
             fl = floors(lead, args.rounds, env)
             got = commands(lead, args.rounds, env)
             goal = goal_for(size)
-            print(f"\n{size} jobs, load {os.getloadavg()[0]:.2f}\n{HEAD}")
+            print(f"\n{size} jobs{', packed' if args.pack else ''}, load {os.getloadavg()[0]:.2f}\n{HEAD}")
             for name, took in got.items():
                 line, ratio = row(name, took, fl[floor_of(name)], args.by)
                 print(line)

@@ -93,3 +93,15 @@ def test_the_boards_one_listing_answers_as_a_listing_per_kind_does(tmp_path: Pat
                    "refs/balanced/inbox/main", "refs/balanced/inbox/mai", "refs/balanced/", "refs/heads/"):
         assert listed.list_refs(prefix) == repo.list_refs(prefix), prefix
     assert len(listed.list_refs("refs/balanced/")) == 6
+
+
+def test_a_chain_git_cannot_walk_fails_as_the_walk_in_python_does(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    blob = repo.write_blob(b"not a commit")
+    not_json = repo.write_commit(repo.write_tree([("event.json", 0o100644, blob)]), [], "not an event\n")
+    for tip in (blob, "1" * 40, not_json):
+        with pytest.raises(Exception) as walked:
+            refs.read_chain(repo, tip)
+        with pytest.raises(Exception) as whole:
+            refs.read_chain_whole(repo, tip)
+        assert type(whole.value) is type(walked.value), tip
