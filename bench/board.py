@@ -249,7 +249,7 @@ def compiled(env: dict[str, str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """Build the lead at each size, time the commands against their floors, print PASS or MISS per goal."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10,1000,10000", help="job counts, growing (default 10,1000,10000)")
+    ap.add_argument("--sizes", help="job counts, growing (default 10,1000,10000; with --reuse, none more)")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per command (default 5)")
     ap.add_argument("--pack", action="store_true",
                     help="`git gc` before measuring, as a repository is once git packs it (default: all loose)")
@@ -265,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         box = engine_bench.Box(tmp)
         os.environ.update({k: v for k, v in box.env.items() if k.startswith("GIT_") or k == "HOME"})
         lead = Lead(box, tmp / "lead" if args.reuse else engine_bench.build(box, tmp / "lead"))
-        sizes = sorted(({lead.jobs} | {int(s) for s in args.sizes.split(",") if int(s) > lead.jobs}) - {0})
+        wanted = args.sizes or ("" if args.reuse else "10,1000,10000")
+        sizes = sorted(({lead.jobs} | {int(s) for s in wanted.split(",") if s and int(s) > lead.jobs}) - {0})
         env = compiled(box.env)
         version = subprocess.run(["git", "balanced", "--version"], env=env, capture_output=True, text=True)
         print(f"git balanced board benchmark: {version.stdout.strip()}, python {sys.version.split()[0]}, "
