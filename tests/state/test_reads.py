@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from git_balanced.commands import board
+from git_balanced.engine import board
 from git_balanced.git import Repo
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.state import refs
