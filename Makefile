@@ -38,6 +38,7 @@ bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/engine.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/ssh_connect.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/dispatch.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/board.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -6,7 +6,6 @@ Heavy modules are imported inside the commands, so `--help` and `--version` star
 from __future__ import annotations
 
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -577,6 +576,8 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return 130
     except Exception:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        import traceback  # here, not above: only an internal error needs it
+
         traceback.print_exc()
         click.echo(
             f"\ngit balanced {__version__} hit an internal error. This is a bug: please report it with the "

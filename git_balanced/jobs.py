@@ -14,6 +14,7 @@ from git_balanced.git import Repo
 from git_balanced.state import cache, refs
 from git_balanced.state.events import Event, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
+from git_balanced.state.views import latest_by_piece as latest_by_piece  # re-exported: its home is light
 
 LIVE = ("queued", "running", "paused", "finished", "checking")
 DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
@@ -288,17 +289,6 @@ def by_machine(jobs: Iterable[Job]) -> dict[str, list[Job]]:
     out: dict[str, list[Job]] = {}
     for j in jobs:
         out.setdefault(j.machine, []).append(j)
-    return out
-
-
-def latest_by_piece(jobs: dict[str, Job]) -> dict[tuple[str, str], Job]:
-    """The newest attempt of each (plan, piece)."""
-    out: dict[tuple[str, str], Job] = {}
-    for j in jobs.values():
-        key = (j.plan, j.piece)
-        cur = out.get(key)
-        if cur is None or (j.attempt, j.created, j.id) > (cur.attempt, cur.created, cur.id):
-            out[key] = j
     return out
 
 

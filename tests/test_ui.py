@@ -46,3 +46,19 @@ def test_clock_is_the_local_hour_and_minute() -> None:
         else:
             os.environ["TZ"] = before
         time.tzset()  # the next test reads local time as it was
+
+
+class _Named:
+    def __str__(self) -> str:
+        return "named"
+
+
+@pytest.mark.parametrize("data", [
+    {}, [], None, 1, 2.5, "x", {"a": [], "b": {}}, [[[]]], (1, (2,)), [True, False, None],
+    {"jobs": [{"id": "j1", "cost_usd": 2.0, "in_the_way": ["a", "b"], "model": None}] * 3, "lead": "main"},
+    {"é": "ü\n\"\\", "nan": float("nan"), "deep": {"a": {"b": {"c": [1, [2, {"d": ()}]]}}}},
+    {"where": Path("/srv/lead"), "who": _Named()}, {"n": {1: "one", 2: {"x": [1]}}}, {"mixed": [{"a": 1}, 2, [3]]},
+], ids=lambda d: repr(d)[:30])
+def test_json_is_what_json_dumps_with_an_indent_writes(data: object) -> None:
+    want = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    assert ui.dumps(data) == want

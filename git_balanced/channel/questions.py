@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from git_balanced import jobs as J
 from git_balanced.channel import inbox
 from git_balanced.errors import BalancedError, UsageError
 from git_balanced.git import Repo
@@ -77,6 +76,8 @@ def ask(repo: Repo, job_id: str, text: str, *, kind: str = "question", tool: str
         lead_branch: str | None = None) -> str:
     """Post a question of a job to its lead and return its id; the same open question asked again is the
     same question (an agent whose command timed out may ask twice)."""
+    from git_balanced import jobs as J  # here, not above: the board reads questions without pydantic
+
     text = text.strip()
     if not text:
         raise UsageError("A question needs some text.", hint='git balanced ask "Which database should I use?"')
@@ -161,6 +162,8 @@ def shown_answer(f: dict[str, Any]) -> str:
 
 def answer(repo: Repo, qid: str, text: str | None, decision: str | None) -> dict[str, Any]:
     """Settle a question with an answer; the first one counts, a later one raises `too late`."""
+    from git_balanced import jobs as J
+
     q = known_question(repo, qid)
     by = "you" if q["state"] == "passed" else "its lead"
     data = {"answer": (text or "").strip(), "decision": decision, "answered_by": by, "answered_at": time.time()}

@@ -18,18 +18,19 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     seen: set[str] = set()
 
     def show(items: list[dict[str, Any]]) -> None:
+        lines = []  # written in one go: an inbox of 10,000 messages is not 10,000 writes
         for e in items:
             if e["sha"] in seen:
                 continue
             seen.add(e["sha"])
             if as_json:
                 import json
-                import sys
 
-                sys.stdout.write(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n")
-                sys.stdout.flush()
+                lines.append(json.dumps(e, sort_keys=True, ensure_ascii=False))
             else:
-                ui.say(f"{clock(e['time'])}  {e['text']}")
+                lines.append(f"{clock(e['time'])}  {e['text']}")
+        if lines:
+            ui.say("\n".join(lines))
 
     known: set[str] = set()
     items = entries(lead.repo, lead.branch, known=known)

@@ -4,15 +4,17 @@ prints it; the lead's tools hand it over as it is."""
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.jobs import Job, all_jobs, all_plans, latest_by_piece
-from git_balanced.landing.review import corrections_line
+from git_balanced.git import Repo
 from git_balanced.lead import Lead
+from git_balanced.state import cache
+from git_balanced.state.views import JobView, PlanView, latest_by_piece
 
 
-def _reason(j: Job) -> str:
+def _reason(j: JobView) -> str:
     if j.state == "landed":
         budget = ", stopped at its budget" if j.budget_stopped else ""
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
@@ -42,7 +44,7 @@ def _reason(j: Job) -> str:
     return j.state
 
 
-def job_row(j: Job) -> dict[str, Any]:
+def job_row(j: JobView) -> dict[str, Any]:
     return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
@@ -51,12 +53,39 @@ def job_row(j: Job) -> dict[str, Any]:
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
 
 
+class _Listed(Repo):
+    """A repository whose refs under refs/balanced/ are listed once: the board reads five kinds of them (jobs,
+    plans, questions, schedules, corrections), and one `git for-each-ref` costs about what five do."""
+
+    def __init__(self, repo: Repo) -> None:
+        super().__init__(repo.root, repo.git_dir, repo.common_dir, repo.bare)
+        self._kinds: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        if not prefix.startswith("refs/balanced/") or any(c in prefix for c in "*?["):
+            return super().list_refs(prefix)
+        if self._kinds is None:
+            self._kinds = {}
+            for ref, tip in super().list_refs("refs/balanced/").items():
+                end = ref.find("/", len("refs/balanced/"))
+                self._kinds.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
+        if prefix in self._kinds:
+            return dict(self._kinds[prefix])
+        whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
+        return {ref: tip for refs in self._kinds.values() for ref, tip in refs.items()
+                if ref == whole or ref.startswith(whole + "/")}
+
+
 def collect(lead: Lead) -> dict[str, Any]:
     """The board as data."""
-    plans = {pid: p for pid, p in all_plans(lead.repo).items() if p.lead == lead.branch}
-    jobs = {jid: j for jid, j in all_jobs(lead.repo).items() if j.plan in plans}
+    lead = Lead(_Listed(lead.repo), lead.branch)
+    # Light views, not `jobs.Job`: the board reads a few fields of every job, and validating each costs more
+    # than the rest of the board (see docs/performance.md).
+    plans = {pid: p for pid, st in cache.read_all(lead.repo, "plans").items()
+             if (p := PlanView(pid, st)).lead == lead.branch}
+    jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := JobView(jid, st)).plan in plans}
     latest = latest_by_piece(jobs)
-    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=lambda r: (r["updated"], r["id"]))
+    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
     now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
     now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
@@ -79,16 +108,27 @@ def collect(lead: Lead) -> dict[str, Any]:
 
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
-    """What other parts add to the board: questions passed to you, corrections, the next schedule."""
-    from git_balanced.channel import schedules
+    """What other parts add to the board: what waits on your answer (questions passed to you, reviews and ideas),
+    corrections, the next schedule. A part with no refs at all adds nothing, so its modules are not even loaded
+    (most boards have none of them)."""
+    out: dict[str, list[dict[str, Any]]] = {"now": []}
 
-    out: dict[str, list[dict[str, Any]]] = {"now": _numbered(lead)}
-    for mod in (schedules,):
-        for key, items in mod.board_items(lead).items():
+    def has(kind: str) -> bool:
+        return bool(lead.repo.list_refs(f"refs/balanced/{kind}/"))
+
+    if has("questions") or has("now"):
+        out["now"] = _numbered(lead)
+    if has("schedules"):
+        from git_balanced.channel import schedules
+
+        for key, items in schedules.board_items(lead).items():
             out.setdefault(key, []).extend(items)
-    line = corrections_line(lead)
-    if line:
-        out.setdefault("now", []).append({"text": line, "kind": "corrections"})
+    if has("corrections"):  # landing.review.CORRECTIONS
+        from git_balanced.landing.review import corrections_line
+
+        line = corrections_line(lead)
+        if line:
+            out["now"].append({"text": line, "kind": "corrections"})
     return out
 
 

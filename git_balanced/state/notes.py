@@ -80,7 +80,7 @@ class Landing:
 def landings(repo: Repo, revs: str, *, oldest_first: bool = False, most: int | None = None) -> list[Landing]:
     """The commits of `revs` (a branch, `A..B`) along first parents that carry landing notes, newest first
     unless `oldest_first`; `most` commits are looked at, at most."""
-    if repo.read_ref(LANDINGS) is None:
+    if LANDINGS not in repo.list_refs(LANDINGS):  # through git: `git balanced log` need not load dulwich
         return []
     args = ["log", "--first-parent", "--notes=balanced", "--format=%H%x1f%s%x1f%N%x1e"]
     args += [f"-n{most}"] if most is not None else []

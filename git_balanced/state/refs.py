@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from git_balanced import proc
 from git_balanced.errors import StaleRef
-from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
+from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
 from git_balanced.state.events import Event, node_id, read_event, write_event_commit
 
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
@@ -105,3 +106,34 @@ def events_of(repo: Repo, ref: str) -> list[Event]:
     """The sorted events of one ref (empty when it does not exist)."""
     tip = repo.read_ref(ref)
     return read_chain(repo, tip) if tip else []
+
+
+def read_chain_whole(repo: Repo, tip: str) -> list[Event]:
+    """`read_chain(repo, tip)`, through two git processes: for a long chain read whole (an inbox of 10,000
+    messages), where reading three objects per event in Python costs several times as much. A chain git
+    cannot walk, or an event.json that is not a blob, is read by `read_chain`, which says what is wrong."""
+    listed = repo.run("rev-list", tip)
+    shas = listed.out.split()
+    if listed.code != 0 or tip not in shas:  # not a commit (git lists nothing for a blob)
+        return read_chain(repo, tip)
+    asked = "".join(f"{sha}:event.json\n" for sha in shas).encode()
+    res = proc.run(["git", "cat-file", "--batch"], cwd=repo.root, env=git_env(), input=asked, text=False)
+    out: bytes = res.out  # type: ignore[assignment]  # bytes, as text=False reads them
+    if res.code != 0:
+        return read_chain(repo, tip)
+    at, events = 0, []
+    for sha in shas:
+        end = out.index(b"\n", at)
+        head = out[at:end].split()
+        at = end + 1
+        if head[-1] == b"missing":  # a merge of two chains holds no event
+            continue
+        if head[1] != b"blob":
+            return read_chain(repo, tip)
+        size = int(head[2])
+        ev = Event.from_json(out[at:at + size], sha=sha)
+        at += size + 1
+        if ev.event != "merged":
+            events.append(ev)
+    events.sort(key=Event.sort_key)
+    return events

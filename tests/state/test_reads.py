@@ -1,0 +1,107 @@
+"""The board's fast reads give the answers of the typed, validated ones: the light job and plan views against
+`jobs.Job` and `jobs.StoredPlan`, and a chain read whole through git against the walk in Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_balanced.engine import board
+from git_balanced.git import Repo
+from git_balanced.jobs import Job, StoredPlan
+from git_balanced.state import refs
+from git_balanced.state.events import Event, write_event_commit
+from git_balanced.state.fold import JOB_RANK
+from git_balanced.state.views import FIELDS, JobView, PlanView
+from tests.support.builders import make_repo
+
+
+def folded(state: str | None, fields: dict[str, Any], created: float | None = 100.0,
+           updated: float | None = 200.0) -> dict[str, Any]:
+    return {"state": state, "fields": fields, "created": created, "updated": updated, "lamport": 3, "events": 3}
+
+
+def shown(job: Any) -> str:
+    """Every field a view has, as JSON would print it: 2 and 2.0 differ there."""
+    return json.dumps({name: getattr(job, name) for name in FIELDS}, sort_keys=True)
+
+
+FULL = {"plan": "p1", "piece": "api", "task": "Write the API\nin full", "title": "Write the API", "agent": "claude",
+        "model": "sonnet", "machine": "alpha", "branch": "balanced/api", "base": "abc", "attempt": 2, "lead": "main",
+        "cost_usd": 2, "budget_usd": 5, "budget_stopped": True, "landed": "def1234", "landed_in": "main",
+        "reset_at": 1_700_000_000, "resume_at": 1_700_000_060.5, "moved_to": "codex", "reason": "it timed out.",
+        "failure": "timeout", "final": "Tried twice.", "asked": "q1", "answered_by": "you", "started_at": 150,
+        "in_the_way": ["a.txt", "b.txt"], "in_the_way_why": "a.txt is yours", "waits_for": "api-spec",
+        "retry_reason": "flaky", "dismissed": False, "node": "n1", "from_a_newer_version": {"x": 1}}
+
+
+def test_a_job_view_has_the_jobs_defaults() -> None:
+    bare = folded(None, {}, created=None, updated=None)
+    assert shown(JobView("j1", bare)) == shown(Job.of("j1", bare))
+
+
+@pytest.mark.parametrize("state", sorted(JOB_RANK))
+@pytest.mark.parametrize("fields", [{}, FULL, {**FULL, "asked": None, "in_the_way": [], "cost_usd": 0}],
+                         ids=["bare", "full", "no-question"])
+def test_the_board_shows_a_job_view_as_it_shows_the_job(monkeypatch: pytest.MonkeyPatch, state: str,
+                                                        fields: dict[str, Any]) -> None:
+    monkeypatch.setattr(board.time, "time", lambda: 1_700_000_100.0)  # a running job's clock, the same for both
+    st = folded(state, fields)
+    view, job = JobView("j1", st), Job.of("j1", st)
+    assert shown(view) == shown(job)
+    assert json.dumps(board.job_row(view)) == json.dumps(board.job_row(job))  # type: ignore[arg-type]
+
+
+def test_a_plan_view_reads_what_the_board_reads_of_a_stored_plan() -> None:
+    pieces = [{"id": "api", "task": "t", "branch": "balanced/api", "placed": "local"},
+              {"id": "ui", "task": "t", "branch": "balanced/ui", "placed": "alpha", "after": ["api"],
+               "after_words": "after api", "size": 2.0}]
+    for st in (folded(None, {}), folded("started", {"task": "Build it", "lead": "main", "pieces": pieces})):
+        view, plan = PlanView("p1", st), StoredPlan.of("p1", st)
+        assert (view.id, view.state, view.task, view.lead) == (plan.id, plan.state, plan.task, plan.lead)
+        assert [(p.id, p.after, p.after_words, p.placed) for p in view.pieces] == \
+            [(p.id, p.after, p.after_words, p.placed) for p in plan.pieces]
+
+
+def test_a_chain_read_whole_through_git_is_the_chain_walked_in_python(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    ref = "refs/balanced/inbox/main"
+    for i in range(5):
+        refs.append(repo, ref, "info", f"message {i}", {"text": f"message {i} · ünïcödé ✓", "kind": "info"})
+    base = refs.events_of(repo, ref)[2].sha
+    side = write_event_commit(repo, Event(event="info", data={"text": "from another clone"}, lamport=3, node="n2",
+                                          time=5.0), "from another clone", [base])
+    merged = write_event_commit(repo, Event(event="merged", data={"remote": "origin"}), "Merge inbox",
+                                [repo.read_ref(ref) or "", side])
+    plain = repo.write_commit(repo.write_tree([]), [merged], "a commit holding no event\n")
+    repo.git("update-ref", ref, plain)
+    whole = refs.read_chain_whole(repo, plain)
+    assert whole == refs.read_chain(repo, plain)
+    assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge and the bare commit hold none"
+
+
+def test_the_boards_one_listing_answers_as_a_listing_per_kind_does(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    for ref in ("refs/balanced/jobs/j1", "refs/balanced/jobs/j2", "refs/balanced/plans/p1",
+                "refs/balanced/inbox/main", "refs/balanced/inbox/main%2Fui", "refs/balanced/jobsx/odd"):
+        refs.append(repo, ref, "note", "a note")
+    listed = board._Listed(repo)
+    for prefix in ("refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/plans/", "refs/balanced/questions/",
+                   "refs/balanced/inbox/main", "refs/balanced/inbox/mai", "refs/balanced/", "refs/heads/"):
+        assert listed.list_refs(prefix) == repo.list_refs(prefix), prefix
+    assert len(listed.list_refs("refs/balanced/")) == 6
+
+
+def test_a_chain_git_cannot_walk_fails_as_the_walk_in_python_does(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    blob = repo.write_blob(b"not a commit")
+    not_json = repo.write_commit(repo.write_tree([("event.json", 0o100644, blob)]), [], "not an event\n")
+    for tip in (blob, "1" * 40, not_json):
+        with pytest.raises(Exception) as walked:
+            refs.read_chain(repo, tip)
+        with pytest.raises(Exception) as whole:
+            refs.read_chain_whole(repo, tip)
+        assert type(whole.value) is type(walked.value), tip
