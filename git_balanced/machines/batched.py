@@ -8,8 +8,9 @@ loopback hides and a real network does not (bench/dispatch.py --rtt). Two helper
   workers a status answer says finished), in the background; the engine's own request then takes the
   answer instead of going over the network. An answer is taken once, and is forgotten after KEEP seconds.
 - `Coalesced`: requests whose answer nobody reads (a cleanup), sent in the background; those that come
-  while one message is on its way go together in the next. `wait()` is the barrier: every other request to
-  the machine waits for the ones queued before it, so their order there is kept.
+  while one message is on its way go together in the next. `wait()` is the barrier: a request that could
+  meet them there (a start, a push, anything about the same job) waits for the ones queued before it, so
+  their order there is kept; reading the state of other jobs does not.
 """
 
 from __future__ import annotations
@@ -86,11 +87,13 @@ class Coalesced:
         self._cond = threading.Condition()
         self._queue: list[tuple[dict[str, Any], Send]] = []
         self._busy = False
+        self._jobs: list[str] = []  # the jobs of the requests queued or on their way
 
     def add(self, request: dict[str, Any], send: Send) -> None:
         """Queue a request; it goes at once if nothing is on its way, else with the next message."""
         with self._cond:
             self._queue.append((request, send))
+            self._jobs.append(str(request.get("job", "")))
             if self._busy:
                 return
             self._busy = True
@@ -102,15 +105,20 @@ class Coalesced:
                 batch, self._queue = self._queue, []
                 if not batch:
                     self._busy = False
+                    self._jobs = []
                     self._cond.notify_all()
                     return
             try:
                 batch[-1][1]([r for r, _ in batch])  # the newest sender: each would send the same way
             except BaseException:  # nobody reads these answers: housekeeping, as before
                 pass
+            with self._cond:
+                self._jobs = [str(r.get("job", "")) for r, _ in self._queue]
+                self._cond.notify_all()
 
-    def wait(self) -> None:
-        """Return once every request queued so far has been answered (or failed)."""
+    def wait(self, jobs: list[str] | None = None) -> None:
+        """Return once every request queued so far has been answered (or failed); with `jobs`, once those
+        of these jobs have."""
         with self._cond:
-            while self._busy:
+            while self._busy and (jobs is None or not set(jobs).isdisjoint(self._jobs)):
                 self._cond.wait()

@@ -170,7 +170,9 @@ class RemoteHost:
         if action == "cleanup":
             self._later.add(dict(request), lambda rs: self._call_many_now("cleanup", rs))
             return {"job": request.get("job"), "queued": True}
-        self._later.wait()
+        # Reading or settling other jobs cannot meet a cleanup there; a start, or the same job, can.
+        named = request.get("jobs") if action == "status" else [job] if action != "start" else None
+        self._later.wait([str(j) for j in named] if isinstance(named, list) else None)
         if action == "log":
             kept = self._ahead.take((job, _key(request)), TIMEOUTS["log"])
             if kept is not None:
@@ -336,7 +338,6 @@ class RemoteHost:
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
         """The branches of several finished workers in one `git fetch`: each one's ref here, or None."""
         refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
-        self._later.wait()
         res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
                         self.transport.git_url(self.repo_path()), *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
         if res.code != 0:
