@@ -4,8 +4,9 @@ Every command goes through transport.py: the runner's source and its request tra
 base into the machine's copy `~/<repository>` and fetches a finished branch back into
 `refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
 SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
-measures against it). What the engine asks per piece goes together (batched.py): the logs of the workers
-a status answer says finished are read ahead in one message, and cleanups go in the background, together.
+measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
+logs of the workers a status answer says finished are read ahead in one message, and cleanups go in the
+background, together.
 """
 
 from __future__ import annotations
@@ -163,7 +164,11 @@ class RemoteHost:
         """Run one runner action there: through this process's session with the machine when it can
         (sessions.py), else as a one-off `python3` whose request travels on stdin. A cleanup goes in the
         background, with the others that come meanwhile, and answers `{"job", "queued": True}` at once;
-        any other request waits for the cleanups before it. A log read ahead is taken, not asked again."""
+        a start, and a request about the same job, waits for the cleanups before it. A log read ahead is
+        taken, not asked again.
+        Without the shared connection each request is a connection of its own, in turn, as it comes."""
+        if not self.transport.multiplex:  # no session to send requests together through
+            return self.answered(action, self._call_raw(action, request))
         job = str(request.get("job", ""))
         if action in ("start", "stop", "cleanup"):  # the job's log is to change or go: not read ahead
             self._ahead.forget([job])
