@@ -4,11 +4,14 @@ Every command goes through transport.py: the runner's source and its request tra
 base into the machine's copy `~/<repository>` and fetches a finished branch back into
 `refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
 SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
-measures against it).
+measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
+logs of the workers a status answer says finished are read ahead in one message, and cleanups go in the
+background, together.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -21,7 +24,7 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines import inventory, sessions
+from git_balanced.machines import batched, inventory, sessions
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import runner
@@ -31,6 +34,8 @@ PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
 TIMEOUTS = {"start": 60.0, "status": 30.0, "stop": 40.0, "log": 60.0, "cleanup": 90.0}
 GIT_TIMEOUT = 300.0
+LOG_LIMIT = 4 << 20  # what the engine reads of a finished worker's log (engine/workers.read_log)
+READ_AHEAD_BYTES = 16 << 20  # logs read ahead after one status answer at most; the rest are read when asked
 
 _lock = threading.Lock()
 _transports: dict[tuple[str, bool], Transport] = {}
@@ -55,11 +60,30 @@ def transport_for(host: str) -> Transport:
 
 def forget_transports() -> None:
     """Drop the kept transports, sessions and homes (after the SSH config or GIT_BALANCED_SSH_MULTIPLEX
-    changed)."""
+    changed), once the cleanups on their way are done."""
+    settle_all()
     sessions.close_all()
     with _lock:
         _transports.clear()
         _homes.clear()
+        _ahead.clear()
+        _later.clear()
+
+
+# Requests to each machine sent together (batched.py), by (host, config, multiplexed, repository).
+_ahead: dict[tuple[str, str, bool, str], batched.ReadAhead] = {}
+_later: dict[tuple[str, str, bool, str], batched.Coalesced] = {}
+
+
+def settle_all() -> None:
+    """Wait for the cleanups on their way to every machine (at exit, as they were sent before it)."""
+    with _lock:
+        pending = list(_later.values())
+    for c in pending:
+        c.wait()
+
+
+atexit.register(settle_all)  # registered after sessions' close_all, so it runs first
 
 
 def _config() -> Any:
@@ -96,6 +120,10 @@ def remote_home(t: Transport) -> str:
     return _homes[key]
 
 
+def _key(request: dict[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True)
+
+
 def copy_path(home: str, repo_name: str) -> str:
     """`<home>/<repository>`: the project's copy on a machine."""
     if not repo_name or "/" in repo_name or repo_name in (".", "..") or repo_name.startswith("-") \
@@ -126,16 +154,67 @@ class RemoteHost:
         self.alias = host_alias(machine)
         self.transport = transport_for(self.alias)
         self._record = inventory.readiness(self.repo).get(machine, {})
+        key = (self.alias, str(self.transport.config), self.transport.multiplex, str(self.repo.common_dir))
+        with _lock:
+            self._ahead = _ahead.setdefault(key, batched.ReadAhead())
+            self._later = _later.setdefault(key, batched.Coalesced())
 
     # -- the runner ----------------------------------------------------------------------------------
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         """Run one runner action there: through this process's session with the machine when it can
-        (sessions.py), else as a one-off `python3` whose request travels on stdin."""
-        return self.answered(action, self._call_raw(action, request))
+        (sessions.py), else as a one-off `python3` whose request travels on stdin. A cleanup goes in the
+        background, with the others that come meanwhile, and answers `{"job", "queued": True}` at once;
+        a start, and a request about the same job, waits for the cleanups before it. A log read ahead is
+        taken, not asked again.
+        Without the shared connection each request is a connection of its own, in turn, as it comes."""
+        if not self.transport.multiplex:  # no session to send requests together through
+            return self.answered(action, self._call_raw(action, request))
+        job = str(request.get("job", ""))
+        if action in ("start", "stop", "cleanup"):  # the job's log is to change or go: not read ahead
+            self._ahead.forget([job])
+        if action == "cleanup":
+            self._later.add(dict(request), lambda rs: self._call_many_now("cleanup", rs))
+            return {"job": request.get("job"), "queued": True}
+        # Reading or settling other jobs cannot meet a cleanup there; a start, or the same job, can.
+        named = request.get("jobs") if action == "status" else [job] if action != "start" else None
+        self._later.wait([str(j) for j in named] if isinstance(named, list) else None)
+        if action == "log":
+            kept = self._ahead.take((job, _key(request)), TIMEOUTS["log"])
+            if kept is not None:
+                return self.answered(action, kept)
+        answer = self.answered(action, self._call_raw(action, request))
+        if action == "status":
+            self._read_logs_ahead(request, answer)
+        return answer
 
     def call_many(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Several requests of one action in one round trip through a session (a pass's starts there);
         the runner's answers as they are, each to be read with `answered`."""
+        self._ahead.forget([str(r.get("job", "")) for r in requests])
+        self._later.wait()
+        return self._call_many_now(action, requests)
+
+    def _read_logs_ahead(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
+        """Ask, in one message, for the log of each job the status answer says finished: the engine reads
+        each one next (a round trip each otherwise). Only for a status of named jobs, and up to
+        READ_AHEAD_BYTES of logs."""
+        states = answer.get("jobs")
+        if not isinstance(request.get("jobs"), list) or "runs_dir" not in request or not isinstance(states, dict):
+            return
+        left = READ_AHEAD_BYTES
+        keyed = []
+        for job, st in states.items():
+            if not isinstance(st, dict) or st.get("state") != "finished":
+                continue
+            size = min(int(st.get("log_size") or 0), LOG_LIMIT)
+            if size > left:
+                continue
+            left -= size
+            req = {"job": job, "runs_dir": request["runs_dir"], "offset": 0, "limit": LOG_LIMIT}
+            keyed.append(((job, _key(req)), req))
+        self._ahead.ask(keyed, lambda rs: self._call_many_now("log", rs))
+
+    def _call_many_now(self, action: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         timeout = TIMEOUTS.get(action, 60.0)
         answers: list[dict[str, Any] | None] | None = None
         if self.transport.multiplex:
@@ -234,6 +313,7 @@ class RemoteHost:
                                   f"{self._record.get('why') or '`git balanced ready` has not run'}.",
                                   hint=f"`git balanced ready {self.name}` prepares it.")
         earlier = earlier_work(self.repo, branch)
+        self._later.wait()  # a cleanup on its way frees the branch this push may write
         key = (self.name, str(self.repo.common_dir), base)
         with _PUSH_LOCK:
             lock = _PUSHING.setdefault(key, threading.Lock())
