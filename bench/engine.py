@@ -328,8 +328,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, in {tmp}", flush=True)
         rounds: list[dict] = []
         idle: dict | None = None
+        template = None
+        if args.history:  # written once, copied for each round
+            template = Box(tmp / "history-template")
+            with_history(template, build(template, template.root / "lead"), args.history)
         for r in range(1, args.rounds + 1):
-            one = round_of(tmp / f"round{r}", n, args.sleep, args.history)
+            one = round_of(tmp / f"round{r}", n, args.sleep, template)
             if idle is None and args.idle_seconds > 0:
                 box = Box(tmp / f"round{r}" / "engine")
                 idle = idle_cpu(box, box.root / "lead", args.idle_seconds)
@@ -357,17 +361,19 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def round_of(where: Path, n: int, pause: float, history: int) -> dict:
-    """One round: the engine in a fresh repository, the same by hand, and with history when asked."""
+def round_of(where: Path, n: int, pause: float, history: Box | None) -> dict:
+    """One round: the engine in a fresh repository, the same by hand, and in a copy of `history` when given."""
     box = Box(where / "engine")
     eng = run_engine(box, build(box, box.root / "lead"), n, pause)
     hand_box = Box(where / "hand")
     hand = by_hand(hand_box, build(hand_box, hand_box.root / "lead"), n, pause)
     assert eng["tree"] == hand["tree"], "the engine and the hand ended main on different trees"
     out = {"engine": eng, "hand": hand}
-    if history:
+    if history is not None:
+        shutil.copytree(history.root, where / "history", symlinks=True)
         hbox = Box(where / "history")
-        out["history"] = run_engine(hbox, with_history(hbox, build(hbox, hbox.root / "lead"), history), n, pause)
+        hbox.balanced(hbox.root / "lead", "allow", "--yes")  # approvals name the repository's folder
+        out["history"] = run_engine(hbox, hbox.root / "lead", n, pause)
         assert out["history"]["tree"] == eng["tree"], "with history, main ended on another tree"
     return out
 

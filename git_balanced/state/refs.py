@@ -31,9 +31,10 @@ def note_written(repo: Repo, ref: str) -> None:
 
 
 def written_since(repo: Repo, mark: int, prefix: str) -> list[str]:
-    """The names under `prefix` of the refs this process moved in `repo` since `mark`."""
+    """The names under `prefix` of the refs this process moved in `repo` since `mark`, each once."""
     where = str(repo.common_dir)
-    return [ref[len(prefix):] for at, ref in _WRITTEN[mark:] if at == where and ref.startswith(prefix)]
+    return list(dict.fromkeys(ref[len(prefix):] for at, ref in _WRITTEN[mark:]
+                              if at == where and ref.startswith(prefix)))
 
 
 def ref_for(kind: str, name: str) -> str:
