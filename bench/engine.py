@@ -226,6 +226,7 @@ def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None 
 
 def by_hand(box: Box, repo: Path, n: int, pause: float) -> dict:
     """The same commands one after another with plain git and sh: worktree, run, commit, merge, check."""
+    c0 = children_cpu()
     t0 = time.perf_counter()
     for i in range(1, n + 1):
         branch, wt = f"hand/p{i:02d}", box.root / f"hand-wt-{i:02d}"
@@ -238,7 +239,8 @@ def by_hand(box: Box, repo: Path, n: int, pause: float) -> dict:
         if proc.shell(CHECK, cwd=repo, env=box.env).code != 0:
             sys.exit(f"the check failed by hand after {branch}")
         box.git(repo, "worktree", "remove", str(wt))
-    return {"wall": time.perf_counter() - t0, "tree": box.git(repo, "rev-parse", "main^{tree}")}
+    return {"wall": time.perf_counter() - t0, "cpu": children_cpu() - c0,
+            "tree": box.git(repo, "rev-parse", "main^{tree}")}
 
 
 def children_cpu() -> float:
@@ -341,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             hist = f", with history {one['history']['cpu'] / n * 1000:.0f} ms" if "history" in one else ""
             print(f"  round {r}: engine {one['engine']['wall']:.2f}s, by hand {one['hand']['wall']:.2f}s, "
                   f"ratio {one['hand']['wall'] / one['engine']['wall']:.2f}x; CPU per piece "
-                  f"{one['engine']['cpu'] / n * 1000:.0f} ms{hist}; load {os.getloadavg()[0]:.2f}", flush=True)
+                  f"{one['engine']['cpu'] / n * 1000:.0f} ms (by hand {one['hand']['cpu'] / n * 1000:.0f} ms)"
+                  f"{hist}; load {os.getloadavg()[0]:.2f}", flush=True)
             if not args.keep:
                 shutil.rmtree(tmp / f"round{r}", ignore_errors=True)
         report(rounds[len(rounds) // 2] if len(rounds) % 2 else rounds[0], idle, n)
@@ -427,6 +430,7 @@ def report(one: dict, idle: dict | None, n: int) -> None:
     print(f"{'    by hand, one after another':<44} {hand['wall']:>7.2f}s")
     print(f"{'    ratio, by hand / git balanced':<44} {hand['wall'] / eng['wall']:>7.2f}x")
     print(f"{'    CPU of plan and engine, per piece':<44} {eng['cpu'] / n * 1000:>6.0f}ms")
+    print(f"{'    CPU by hand, per piece':<44} {hand['cpu'] / n * 1000:>6.0f}ms")
     if "history" in one:
         old = one["history"]
         print(f"{'(d) with history: the two together':<44} {old['wall']:>7.2f}s")
