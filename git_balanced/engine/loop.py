@@ -84,6 +84,12 @@ class Engine:
         wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
+        # What was placed before starts before the landing, so its workers run while the landing checks; what
+        # this pass places starts after it.
+        early = [j for j in jobs.values() if j.state == "queued"]
+        self._start(ctx, plans, early, jobs)
+        if early:
+            everyone, jobs = self._read(plans)
         if self._land(ctx, [j for j in jobs.values() if j.state == "finished" and self.owners.mine(j)]):
             everyone, jobs = self._read(plans)
         if self._decide(ctx, plans, J.latest_by_piece(jobs), everyone):
@@ -91,7 +97,9 @@ class Engine:
         movable, placed = self._place(ctx, plans, J.latest_by_piece(jobs))
         if placed:
             _, jobs = self._read(plans)
-        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued"], jobs)
+        tried = {j.id for j in early}
+        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued" and j.id not in tried], jobs,
+                    again=True)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
         self._tell_repairs(ctx)
@@ -295,8 +303,11 @@ class Engine:
                 plan=plan_id)
         return own
 
-    def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job]) -> None:
-        self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
+    def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job], *,
+               again: bool = False) -> None:
+        """Start what may start of `queued`, up to the cap; `again`: the pass's second call, for what it placed."""
+        if not again:
+            self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
         running = sum(1 for j in jobs.values() if j.state == "running" and self.owners.mine(j))
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []

@@ -34,7 +34,7 @@ _DIRS: dict[str, str] = {}
 def _path(repo: Repo, kind: str) -> str:
     key = str(repo.common_dir)
     d = _DIRS.get(key)
-    if d is None:
+    if d is None or not os.path.isdir(d):  # a stat, rather than the two mkdirs of asking state_dir each time
         d = str(repo.state_dir / "cache")
         os.makedirs(d, exist_ok=True)
         _DIRS[key] = d
