@@ -57,25 +57,33 @@ class EngineLock:
             return None
 
 
-def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] = ()) -> None:
+def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] = (),
+           ended: set[str] | None = None) -> None:
     """Sleep until `seconds` pass, a wake-up is asked for, a local worker in `running` ends (its runner
-    writes its result.json), or a stop; a stat a second costs nothing, a few every 50 ms little more."""
+    writes its result.json), or a stop; a stat a second costs nothing, a few every 50 ms little more.
+    A worker that ended while the pass ran (not in `ended`, the ends seen before) means no sleep at all."""
     try:
         seen = os.stat(lead.wake_path).st_mtime
     except FileNotFoundError:
         seen = 0.0
     runs = os.path.expanduser(RUNS_DIR)
-    ends = [p for j in running if j.machine == "local"
-            and not os.path.exists(p := os.path.join(runs, j.runner_key, "result.json"))]
+    paths = [os.path.join(runs, j.runner_key, "result.json") for j in running if j.machine == "local"]
+    done = {p for p in paths if os.path.exists(p)}
+    if ended is not None:
+        new = done - ended
+        ended.update(done)
+        if new:
+            return
+    ends = [p for p in paths if p not in done]
     step = END_POLL if ends else 0.25 if seconds <= 1 else 1.0
     end = time.monotonic() + seconds
-    ended = 0
+    count = 0
     while not stop[0] and time.monotonic() < end:
         time.sleep(min(step, max(0.0, end - time.monotonic())))
         now = sum(1 for p in ends if os.path.exists(p))
-        if now and (now == len(ends) or now == ended):
+        if now and (now == len(ends) or now == count):
             return  # all ended, or no other ended within a poll of the last: they land as one batch
-        ended = now
+        count = now
         try:
             if os.stat(lead.wake_path).st_mtime != seen:
                 return
@@ -95,6 +103,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
 
     old = signal.signal(signal.SIGTERM, on_term)
     idle = False
+    ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
         eng = Engine(lead)
         while not stop[0]:
@@ -103,7 +112,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 idle = not busy
                 break
             running = eng.running
-            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running)
+            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     finally:
         signal.signal(signal.SIGTERM, old)
         lock.release()
