@@ -1,6 +1,7 @@
 """The engine on a plan of trivial shell pieces: finish-to-landing latency, idle CPU, and wall time by hand.
 
-    python bench/engine.py [--pieces N] [--idle-seconds S] [--sleep S] [--profile] [--keep]
+    python bench/engine.py [--pieces N] [--rounds R] [--history JOBS] [--idle-seconds S] [--sleep S]
+                           [--profile] [--keep]
 
 In throwaway repositories (a private HOME and XDG folders in /tmp) whose check is a real one
 (`python3 -m unittest`, a test reading every file the pieces write, about 0.1 s), it measures
@@ -14,6 +15,13 @@ In throwaway repositories (a private HOME and XDG folders in /tmp) whose check i
       same N commands by hand, one after another, in a twin repository: for each a worktree and
       branch, run the command, commit, `git merge --no-ff` into main, run the check (plain git and sh).
 
+  (d) with `--history JOBS`: the same plan in a repository that already holds JOBS landed jobs
+      (bench/history.py writes them), against a fresh one: the CPU per piece of `plan --start` and
+      `engine --until-idle` and of the processes they waited for (git, the check), from getrusage.
+
+Each of R rounds (3) runs every case once, in new repositories; the figures are the rounds' medians, and
+each goal ends in one PASS or MISS line: (c) by hand / git balanced >= 1.0 on trivial pieces (1.5 is the
+aim), >= 3.5 with `--sleep`; (d) at most 1.2 times the fresh CPU per piece.
 Both ways must end on the same tree of main. `--sleep S` makes each piece sleep first, to stand for work
 that takes time (the trivial pieces measure the engine's own overhead). `--profile` runs the plan once
 more with the engine under cProfile and prints where its time goes.
@@ -25,6 +33,7 @@ import argparse
 import json
 import os
 import pstats
+import resource
 import shutil
 import statistics
 import sys
@@ -50,6 +59,8 @@ class Pieces(unittest.TestCase):
 '''
 ME = [sys.executable, "-m", "git_balanced.cli"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+HISTORY = Path(__file__).resolve().parent / "history.py"
+GOAL_RATIO, AIM_RATIO, GOAL_SLEEP_RATIO, GOAL_HISTORY = 1.0, 1.5, 3.5, 1.2
 
 
 def command_of(i: int, pause: float = 0.0) -> str:
@@ -176,7 +187,9 @@ def note_of(box: Box, repo: Path, commit: str, job: str) -> dict:
 def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None = None) -> dict:
     """`plan --start`, then `engine --until-idle`, timed; the per-job latencies from the refs and notes."""
     (box.root / "plan.yaml").write_text(plan_text(n, pause))
+    old = set(box.git(repo, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/balanced/jobs/").split())
     with Ends(box.home / ".balanced" / "runs") as ends:
+        c0 = children_cpu()
         t0 = time.perf_counter()
         box.balanced(repo, "plan", str(box.root / "plan.yaml"), "--start")
         t1 = time.perf_counter()
@@ -188,8 +201,11 @@ def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None 
             if res.code != 0:
                 sys.exit(f"the profiled engine failed:\n{res.err}")
         t2 = time.perf_counter()
+        cpu = children_cpu() - c0
     rows = []
     for job, events in job_events(box, repo).items():
+        if job in old:
+            continue
         by = {e["event"]: e for e in events}
         if "landed" not in by:
             sys.exit(f"job {job} did not land: {[e['event'] for e in events]}")
@@ -199,17 +215,18 @@ def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None 
         note = note_of(box, repo, landed["data"]["landed"], job)
         check, end = float(note["seconds"]), ends.ended[job]
         rows.append({"job": job, "piece": by["placed"]["data"]["piece"], "check": check,
-                     "seen": by["finished"]["time"] - end, "checked_tree": note["tree"],
+                     "seen": by["finished"]["time"] - end, "checked_tree": note.get("checked_tree", note["tree"]),
                      "to_landing": landed["time"] - end - check})
     if len(rows) != n:
         sys.exit(f"{len(rows)} jobs for {n} pieces")
-    return {"plan": t1 - t0, "engine": t2 - t1, "wall": t2 - t0, "rows": rows,
+    return {"plan": t1 - t0, "engine": t2 - t1, "wall": t2 - t0, "rows": rows, "cpu": cpu,
             "checks": len({r["checked_tree"] for r in rows}),
             "tree": box.git(repo, "rev-parse", "main^{tree}")}
 
 
 def by_hand(box: Box, repo: Path, n: int, pause: float) -> dict:
     """The same commands one after another with plain git and sh: worktree, run, commit, merge, check."""
+    c0 = children_cpu()
     t0 = time.perf_counter()
     for i in range(1, n + 1):
         branch, wt = f"hand/p{i:02d}", box.root / f"hand-wt-{i:02d}"
@@ -222,7 +239,22 @@ def by_hand(box: Box, repo: Path, n: int, pause: float) -> dict:
         if proc.shell(CHECK, cwd=repo, env=box.env).code != 0:
             sys.exit(f"the check failed by hand after {branch}")
         box.git(repo, "worktree", "remove", str(wt))
-    return {"wall": time.perf_counter() - t0, "tree": box.git(repo, "rev-parse", "main^{tree}")}
+    return {"wall": time.perf_counter() - t0, "cpu": children_cpu() - c0,
+            "tree": box.git(repo, "rev-parse", "main^{tree}")}
+
+
+def children_cpu() -> float:
+    """User and system CPU seconds of the child processes waited for so far (and theirs)."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def with_history(box: Box, repo: Path, jobs: int) -> Path:
+    """The lead repository with `jobs` landed jobs of history written into it."""
+    res = proc.run([sys.executable, str(HISTORY), str(repo), str(jobs)], cwd=repo, env=box.env)
+    if res.code != 0:
+        sys.exit(f"writing {jobs} jobs of history failed:\n{res.out}{res.err}")
+    return repo
 
 
 def cpu_of(pid: int) -> tuple[float, float]:
@@ -275,10 +307,14 @@ def show_profile(path: Path, top: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the three measures and print the table."""
+    """Run the measures round after round, print the tables and one PASS or MISS line per goal."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pieces", type=int, default=20, help="pieces in the plan (default 20)")
-    ap.add_argument("--idle-seconds", type=float, default=20.0, help="how long to sample the idle engine")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, each in new repositories (default 3)")
+    ap.add_argument("--history", type=int, default=0, metavar="JOBS",
+                    help="also run the plan in a repository holding JOBS landed jobs (default: not)")
+    ap.add_argument("--idle-seconds", type=float, default=20.0,
+                    help="how long to sample the idle engine, in the first round (0: not at all)")
     ap.add_argument("--sleep", type=float, default=0.0,
                     help="seconds each piece sleeps before writing its file, to stand for real work (0)")
     ap.add_argument("--profile", action="store_true", help="run once more with the engine under cProfile")
@@ -288,25 +324,39 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-engine-"))
     try:
         what = f"{n} shell pieces" + (f" that sleep {args.sleep:g}s" if args.sleep else "")
-        print(f"git balanced engine benchmark: {what}, check `{CHECK}`")
+        print(f"git balanced engine benchmark: {what}, check `{CHECK}`, {args.rounds} round(s)"
+              + (f", and in a repository with {args.history} jobs of history" if args.history else ""))
         print(f"python {sys.version.split()[0]}, {proc.run(['git', '--version']).out.strip()}, "
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, in {tmp}", flush=True)
-        box = Box(tmp / "engine")
-        eng = run_engine(box, build(box, box.root / "lead"), n, args.sleep)
-        print("  engine run: done", flush=True)
-        hand_box = Box(tmp / "hand")
-        hand = by_hand(hand_box, build(hand_box, hand_box.root / "lead"), n, args.sleep)
-        print("  by hand: done", flush=True)
-        assert eng["tree"] == hand["tree"], "the engine and the hand ended main on different trees"
-        idle = idle_cpu(box, box.root / "lead", args.idle_seconds)
-        print("  idle engine: done", flush=True)
-        report(eng, hand, idle, n)
+        rounds: list[dict] = []
+        idle: dict | None = None
+        template = None
+        if args.history:  # written once, copied for each round
+            template = Box(tmp / "history-template")
+            with_history(template, build(template, template.root / "lead"), args.history)
+        for r in range(1, args.rounds + 1):
+            one = round_of(tmp / f"round{r}", n, args.sleep, template)
+            if idle is None and args.idle_seconds > 0:
+                box = Box(tmp / f"round{r}" / "engine")
+                idle = idle_cpu(box, box.root / "lead", args.idle_seconds)
+            rounds.append(one)
+            hist = f", with history {one['history']['cpu'] / n * 1000:.0f} ms" if "history" in one else ""
+            print(f"  round {r}: engine {one['engine']['wall']:.2f}s, by hand {one['hand']['wall']:.2f}s, "
+                  f"ratio {one['hand']['wall'] / one['engine']['wall']:.2f}x; CPU per piece "
+                  f"{one['engine']['cpu'] / n * 1000:.0f} ms (by hand {one['hand']['cpu'] / n * 1000:.0f} ms)"
+                  f"{hist}; load {os.getloadavg()[0]:.2f}", flush=True)
+            if not args.keep:
+                shutil.rmtree(tmp / f"round{r}", ignore_errors=True)
+        report(rounds[len(rounds) // 2] if len(rounds) % 2 else rounds[0], idle, n)
+        ok = verdicts(rounds, n, args.sleep)
         if args.profile:
             pbox = Box(tmp / "profile")
             prof = tmp / "engine.prof"
-            run_engine(pbox, build(pbox, pbox.root / "lead"), n, args.sleep, profile=prof)
+            repo = build(pbox, pbox.root / "lead")
+            run_engine(pbox, with_history(pbox, repo, args.history) if args.history else repo, n, args.sleep,
+                       profile=prof)
             show_profile(prof, 30)
-        return 0
+        return 0 if ok else 1
     finally:
         if args.keep:
             print(f"kept {tmp}")
@@ -314,7 +364,47 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def report(eng: dict, hand: dict, idle: dict, n: int) -> None:
+def round_of(where: Path, n: int, pause: float, history: Box | None) -> dict:
+    """One round: the engine in a fresh repository, the same by hand, and in a copy of `history` when given."""
+    box = Box(where / "engine")
+    eng = run_engine(box, build(box, box.root / "lead"), n, pause)
+    hand_box = Box(where / "hand")
+    hand = by_hand(hand_box, build(hand_box, hand_box.root / "lead"), n, pause)
+    assert eng["tree"] == hand["tree"], "the engine and the hand ended main on different trees"
+    out = {"engine": eng, "hand": hand}
+    if history is not None:
+        shutil.copytree(history.root, where / "history", symlinks=True)
+        hbox = Box(where / "history")
+        hbox.balanced(hbox.root / "lead", "allow", "--yes")  # approvals name the repository's folder
+        out["history"] = run_engine(hbox, hbox.root / "lead", n, pause)
+        assert out["history"]["tree"] == eng["tree"], "with history, main ended on another tree"
+    return out
+
+
+def verdicts(rounds: list[dict], n: int, pause: float) -> bool:
+    """The medians of the rounds against the goals: one PASS or MISS line each; True when all passed."""
+    med = statistics.median
+    ratio = med(r["hand"]["wall"] / r["engine"]["wall"] for r in rounds)
+    goal = GOAL_SLEEP_RATIO if pause else GOAL_RATIO
+    lines = [(ratio >= goal, f"(c) by hand / git balanced, {n} pieces{' that sleep' if pause else ''}: "
+                             f"{ratio:.2f}x, median of {len(rounds)} (goal >= {goal:g}x"
+                             + ("" if pause else f", aim {AIM_RATIO:g}x: {'' if ratio >= AIM_RATIO else 'not '}reached")
+                             + ")")]
+    if all("history" in r for r in rounds):
+        fresh = med(r["engine"]["cpu"] for r in rounds) / n
+        old = med(r["history"]["cpu"] for r in rounds) / n
+        lines.append((old <= GOAL_HISTORY * fresh,
+                      f"(d) CPU per piece with history / fresh: {old * 1000:.0f} ms / {fresh * 1000:.0f} ms = "
+                      f"{old / fresh:.2f}x, medians of {len(rounds)} (goal <= {GOAL_HISTORY:g}x)"))
+    print()
+    for ok, words in lines:
+        print(f"{'PASS' if ok else 'MISS'}  {words}")
+    return all(ok for ok, _ in lines)
+
+
+def report(one: dict, idle: dict | None, n: int) -> None:
+    """The median round's table (the first when the rounds are even)."""
+    eng, hand = one["engine"], one["hand"]
     rows = eng["rows"]
     lat = [r["to_landing"] for r in rows]
     seen = [r["seen"] for r in rows]
@@ -326,20 +416,28 @@ def report(eng: dict, hand: dict, idle: dict, n: int) -> None:
           f"{max(seen):>7.2f}s")
     print(f"{'    the check (subtracted)':<44} {statistics.median(check):>7.2f}s {max(check):>7.2f}s")
     print()
-    both = idle["cpu"] + idle["children"]
-    print(f"(b) idle engine over {idle['seconds']:.1f}s: {idle['cpu']:.2f} CPU s "
+    if idle is not None:
+        both = idle["cpu"] + idle["children"]
+        print(f"(b) idle engine over {idle['seconds']:.1f}s: {idle['cpu']:.2f} CPU s "
           f"({idle['per_minute']:.3f} CPU s per minute, {idle['percent']:.2f}%); with the git it ran, "
-          f"{both:.2f} CPU s ({both / idle['seconds'] * 60:.3f} per minute, "
-          f"{both / idle['seconds'] * 100:.2f}%); its start took {idle['startup']:.2f} CPU s")
-    print()
+              f"{both:.2f} CPU s ({both / idle['seconds'] * 60:.3f} per minute, "
+              f"{both / idle['seconds'] * 100:.2f}%); its start took {idle['startup']:.2f} CPU s")
+        print()
     print(f"{'(c) wall time, ' + str(n) + ' pieces':<44} {'seconds':>8}")
     print(f"{'    git balanced plan --start':<44} {eng['plan']:>7.2f}s")
     print(f"{'    git balanced engine --until-idle':<44} {eng['engine']:>7.2f}s")
     print(f"{'    the two together':<44} {eng['wall']:>7.2f}s")
     print(f"{'    by hand, one after another':<44} {hand['wall']:>7.2f}s")
     print(f"{'    ratio, by hand / git balanced':<44} {hand['wall'] / eng['wall']:>7.2f}x")
+    print(f"{'    CPU of plan and engine, per piece':<44} {eng['cpu'] / n * 1000:>6.0f}ms")
+    print(f"{'    CPU by hand, per piece':<44} {hand['cpu'] / n * 1000:>6.0f}ms")
+    if "history" in one:
+        old = one["history"]
+        print(f"{'(d) with history: the two together':<44} {old['wall']:>7.2f}s")
+        print(f"{'    CPU of plan and engine, per piece':<44} {old['cpu'] / n * 1000:>6.0f}ms")
     print(f"\n(the engine's landings were checked on {eng['checks']} trees for {n} pieces; both ways ended "
           f"on tree {eng['tree'][:12]})")
+
 
 
 if __name__ == "__main__":

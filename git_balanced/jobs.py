@@ -223,14 +223,42 @@ def all_jobs(repo: Repo) -> dict[str, Job]:
     return {jid: _job(jid, st) for jid, st in cache.read_all(repo, "jobs").items()}
 
 
+def reread(repo: Repo, before: dict[str, Job], mark: int) -> dict[str, Job]:
+    """`before` (every job, as `all_jobs` gave them) with the jobs this process wrote since `mark` (a
+    `refs.write_mark()`) read again, and those alone: what changed by this process's hand, without listing
+    every ref."""
+    names = refs.written_since(repo, mark, "refs/balanced/jobs/")
+    if not names:
+        return before
+    out = dict(before)
+    for jid, st in cache.read_written(repo, "jobs", names).items():
+        if st is None:
+            out.pop(jid, None)
+        else:
+            out[jid] = _job(jid, st)
+    return out
+
+
 def one(repo: Repo, job_id: str) -> Job | None:
     st = cache.read_one(repo, "jobs", job_id)
     return None if st is None else Job.of(job_id, st)
 
 
+_TYPED_PLANS: dict[str, tuple[dict[str, Any], StoredPlan]] = {}
+
+
+def _plan(plan_id: str, folded: dict[str, Any]) -> StoredPlan:
+    seen = _TYPED_PLANS.get(plan_id)
+    if seen is not None and seen[0] is folded:
+        return seen[1]
+    plan = StoredPlan.of(plan_id, folded)
+    _TYPED_PLANS[plan_id] = (folded, plan)
+    return plan
+
+
 def all_plans(repo: Repo) -> dict[str, StoredPlan]:
-    """Every plan, folded."""
-    return {pid: StoredPlan.of(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
+    """Every plan, folded (typed once per change, as jobs are)."""
+    return {pid: _plan(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
 
 
 def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import CARRIED, Job, StoredPiece
 from git_balanced.lead import Lead
-from git_balanced.state import refs
+from git_balanced.state import cache, refs
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import engine, lead_repo, piece, plan
@@ -119,20 +120,30 @@ def test_a_pass_reads_the_jobs_again_only_after_a_phase_wrote(tmp_path: Path,
     repo = lead_repo(tmp_path)
     assert plan(repo, [piece("slow", "sleep 30; echo s > src/slow.txt")], "--start").code == 0
     reads: list[int] = []
-    real = J.all_jobs
+    again: list[list[str]] = []
+    real, real_written = J.all_jobs, cache.read_written
 
     def counted(r: Repo) -> dict[str, Job]:
         reads.append(1)
         return real(r)
 
+    def written(r: Repo, kind: str, names: list[str]) -> dict[str, Any]:
+        again.append(sorted(names))
+        return real_written(r, kind, names)
+
     monkeypatch.setattr(J, "all_jobs", counted)
+    monkeypatch.setattr(cache, "read_written", written)
     eng = loop.Engine(Lead(Repo.discover(repo), "main"))
     try:
         assert eng.pass_once()
-        assert len(reads) == 2, "read at the start, and again after the piece was placed"
+        [job] = real(Repo.discover(repo))
+        assert len(reads) == 1, "every job read once, at the start of the pass"
+        assert again and all(names == [job] for names in again), "after the piece was placed and started, " \
+            "that job alone is read again"
         reads.clear()
+        again.clear()
         assert eng.pass_once()
-        assert len(reads) == 1, "its worker runs, nothing changed: one read for the whole pass"
+        assert (len(reads), again) == (1, []), "its worker runs, nothing changed: one read for the whole pass"
     finally:  # its worker must not outlive the test
         for j in real(Repo.discover(repo)).values():
             assert balanced(repo, "stop", j.id).code == 0

@@ -7,14 +7,16 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import Job, all_jobs
+from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.shipped.runner import RUNS_DIR
 
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
-
+END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each
 
 IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
 
@@ -55,15 +57,33 @@ class EngineLock:
             return None
 
 
-def _sleep(lead: Lead, seconds: float, stop: list[bool]) -> None:
-    """Sleep until `seconds` pass, a wake-up is asked for, or a stop; a stat a second costs nothing."""
+def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] = (),
+           ended: set[str] | None = None) -> None:
+    """Sleep until `seconds` pass, a wake-up is asked for, a local worker in `running` ends (its runner
+    writes its result.json), or a stop; a stat a second costs nothing, a few every 50 ms little more.
+    A worker that ended while the pass ran (not in `ended`, the ends seen before) means no sleep at all."""
     try:
         seen = os.stat(lead.wake_path).st_mtime
     except FileNotFoundError:
         seen = 0.0
+    runs = os.path.expanduser(RUNS_DIR)
+    paths = [os.path.join(runs, j.runner_key, "result.json") for j in running if j.machine == "local"]
+    done = {p for p in paths if os.path.exists(p)}
+    if ended is not None:
+        new = done - ended
+        ended.update(done)
+        if new:
+            return
+    ends = [p for p in paths if p not in done]
+    step = END_POLL if ends else 0.25 if seconds <= 1 else 1.0
     end = time.monotonic() + seconds
+    count = 0
     while not stop[0] and time.monotonic() < end:
-        time.sleep(min(0.25 if seconds <= 1 else 1.0, max(0.0, end - time.monotonic())))
+        time.sleep(min(step, max(0.0, end - time.monotonic())))
+        now = sum(1 for p in ends if os.path.exists(p))
+        if now and (now == len(ends) or now == count):
+            return  # all ended, or no other ended within a poll of the last: they land as one batch
+        count = now
         try:
             if os.stat(lead.wake_path).st_mtime != seen:
                 return
@@ -83,6 +103,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
 
     old = signal.signal(signal.SIGTERM, on_term)
     idle = False
+    ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
         eng = Engine(lead)
         while not stop[0]:
@@ -90,8 +111,8 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
             if once or (until_idle and not busy):
                 idle = not busy
                 break
-            running = any(j.state == "running" for j in _jobs(lead))
-            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop)
+            running = eng.running
+            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     finally:
         signal.signal(signal.SIGTERM, old)
         lock.release()
@@ -110,10 +131,6 @@ def _until_idle_code(eng: Engine) -> int:
         print(f"  {line}", file=sys.stderr)
     print("  `git balanced board` shows them; `git balanced inbox` says more.", file=sys.stderr, flush=True)
     return 1
-
-
-def _jobs(lead: Lead) -> list[Job]:
-    return list(all_jobs(lead.repo).values())
 
 
 def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:

@@ -37,6 +37,10 @@ class Engine:
         self.waiting_for_machine: set[str] = set()
         self.landing_waits = ""  # why no landing could run this pass (your changes overlap, the check...)
         self.seen: set[str] = set()  # the plans this run saw started: what its exit code speaks of
+        self.running: list[Job] = []  # the running jobs (of any lead) as the last pass left them
+        self._everyone: dict[str, Job] | None = None  # every job as this pass read it last
+        self._jobs: dict[str, Job] | None = None  # the lead's plans' jobs among them
+        self._mark = 0  # this process's writes up to that read (refs.write_mark)
 
     def say_once(self, ctx: Context, text: str) -> None:
         """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
@@ -62,12 +66,13 @@ class Engine:
     def pass_once(self) -> bool:
         """One reconcile pass; True while anything is live or can still move.
 
-        Each phase works on the jobs as the phases before it left them: they are read at the start, and read
-        again only after a phase wrote events."""
+        Each phase works on the jobs as the phases before it left them: every job is read at the start (one
+        ref listing), and after a phase wrote events, the jobs it wrote are read again (and those alone)."""
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))
         self.owners.beat(ctx)
         plans = {pid: p for pid, p in J.all_plans(self.repo).items() if p.lead == self.lead.branch}
         self.seen.update(pid for pid, p in plans.items() if p.state == "started")
+        self._everyone = None
         everyone, jobs = self._read(plans)
         # Another clone's jobs are its own (after `sync` they are here too): only watched, landed or tried again
         # by this engine once it took them over, when their engine went silent.
@@ -79,6 +84,12 @@ class Engine:
         wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
+        # What was placed before starts before the landing, so its workers run while the landing checks; what
+        # this pass places starts after it.
+        early = [j for j in jobs.values() if j.state == "queued"]
+        self._start(ctx, plans, early, jobs)
+        if early:
+            everyone, jobs = self._read(plans)
         if self._land(ctx, [j for j in jobs.values() if j.state == "finished" and self.owners.mine(j)]):
             everyone, jobs = self._read(plans)
         if self._decide(ctx, plans, J.latest_by_piece(jobs), everyone):
@@ -86,7 +97,9 @@ class Engine:
         movable, placed = self._place(ctx, plans, J.latest_by_piece(jobs))
         if placed:
             _, jobs = self._read(plans)
-        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued"], jobs)
+        tried = {j.id for j in early}
+        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued" and j.id not in tried], jobs,
+                    again=True)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
         self._tell_repairs(ctx)
@@ -95,12 +108,22 @@ class Engine:
         live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
                    and self.owners.mine(j)
                    and not (j.state == "finished" and self.waits_for_you(ctx, j)) for j in jobs.values())
+        # What runs now, as the starts left it: how long the loop sleeps, and what it waits on meanwhile.
+        self.running = [j for j in self._read(plans)[0].values() if j.state == "running"]
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
-        """Every job of the repository, and those of the lead's plans."""
-        everyone = J.all_jobs(self.repo)
-        return everyone, {jid: j for jid, j in everyone.items() if j.plan in plans}
+        """Every job of the repository, and those of the lead's plans: all of them at a pass's start, then
+        the pass's own writes on top."""
+        if self._everyone is None:
+            everyone = J.all_jobs(self.repo)
+        else:
+            everyone = J.reread(self.repo, self._everyone, self._mark)
+        self._mark = refs.write_mark()
+        if everyone is not self._everyone or self._jobs is None:
+            self._jobs = {jid: j for jid, j in everyone.items() if j.plan in plans}
+        self._everyone = everyone
+        return everyone, self._jobs
 
     def _tick_others(self, ctx: Context) -> None:
         """Give schedules and questions their turn: due schedules fire, unanswered questions come to you."""
@@ -166,9 +189,8 @@ class Engine:
         for v in verdicts:
             if v.status == "in_the_way":
                 print(f"[balanced] {v.branch} waits: {v.reason}", file=sys.stderr, flush=True)
-        for v in verdicts:
-            if v.status in ("landed", "already") and v.job in by_id:
-                workers.cleanup(self.lead, by_id[v.job])
+        workers.cleanup_many(self.lead, [by_id[v.job] for v in verdicts
+                                         if v.status in ("landed", "already") and v.job in by_id])
         return bool(verdicts)
 
     # -- retries -------------------------------------------------------------------------------------------
@@ -275,13 +297,18 @@ class Engine:
 
         if not earlier_work(self.repo, branch):
             return branch
-        own = J.unused_branch(branch, J.used_branches(self.repo, J.all_jobs(self.repo).values()), plan_id[-6:])
+        everyone = J.all_jobs(self.repo) if self._everyone is None else J.reread(self.repo, self._everyone,
+                                                                                  self._mark)
+        own = J.unused_branch(branch, J.used_branches(self.repo, everyone.values()), plan_id[-6:])
         ctx.say(f"{piece}: {branch} holds work of another plan, which stays there; {piece} works on {own}",
                 plan=plan_id)
         return own
 
-    def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job]) -> None:
-        self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
+    def _start(self, ctx: Context, plans: dict[str, StoredPlan], queued: list[Job], jobs: dict[str, Job], *,
+               again: bool = False) -> None:
+        """Start what may start of `queued`, up to the cap; `again`: the pass's second call, for what it placed."""
+        if not again:
+            self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
         running = sum(1 for j in jobs.values() if j.state == "running" and self.owners.mine(j))
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []

@@ -227,9 +227,20 @@ def stop(lead: Lead, job: Job) -> dict[str, Any]:
 
 def cleanup(lead: Lead, job: Job) -> None:
     """Remove a job's worktree and run folder (never its branch); quietly, as it is housekeeping."""
-    try:
-        host = host_for(lead, job.machine)
-        host.call("cleanup", {"job": job.runner_key, "repo": host.repo_path(),
-                              "worktree": host.worktree_path(job.id), "runs_dir": RUNS_DIR})
-    except BalancedError:
-        pass
+    cleanup_many(lead, [job])
+
+
+def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
+    """`cleanup` for several jobs, with one `git worktree prune` per machine, after its last one."""
+    for machine, js in jobs_mod.by_machine(jobs).items():
+        try:
+            host = host_for(lead, machine)
+            repo = host.repo_path()
+        except BalancedError:
+            continue
+        for i, job in enumerate(js):
+            try:
+                host.call("cleanup", {"job": job.runner_key, "repo": repo, "worktree": host.worktree_path(job.id),
+                                      "runs_dir": RUNS_DIR, "prune": i == len(js) - 1})
+            except BalancedError:
+                pass

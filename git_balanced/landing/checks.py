@@ -133,7 +133,7 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
     check fails: the lead's branch moves only by the lead, after the check."""
     repo = scratch.repo
     start = time.time()
-    before = repo.list_refs("refs/heads/") | repo.list_refs("refs/tags/") if commit else {}
+    before = _branches_and_tags(repo) if commit else {}
     notes_before = repo.read_ref(notes.CHECKS)
     res = scratch.ensure_setup(setup)
     if res is not None and res.code != 0:
@@ -188,11 +188,17 @@ def _undo_foreign_results(repo: Repo, before: str | None) -> int:
         return len(foreign)
 
 
+def _branches_and_tags(repo: Repo) -> dict[str, str]:
+    """Every branch and tag with its id, in one `for-each-ref`."""
+    out = repo.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
+    return {name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())}
+
+
 def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     """The lead's branches and tags that now point at `commit` or a commit on top of it, which only the
     checked code could have made (the lead moves its branch after the check), put back as they were;
     their names in words, or ''."""
-    after = repo.list_refs("refs/heads/") | repo.list_refs("refs/tags/")
+    after = _branches_and_tags(repo)
     moved = [ref for ref, sha in after.items() if sha != before.get(ref)
              and (sha == commit or repo.is_ancestor(commit, sha))]
     for ref in moved:

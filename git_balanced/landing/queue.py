@@ -97,7 +97,9 @@ class Queue:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             if self.cmds.check:
                 trust.ensure_allowed(self.repo, self.cmds)
-            pending = [c for c in candidates if self._preflight(c)]
+            lead_tip = self.repo.rev_parse(self.lead.ref)
+            assert lead_tip is not None
+            pending = [c for c in candidates if self._preflight(c, lead_tip)]
             self.checkout = self._checkout_changes()
             self._loop(pending)
         finally:
@@ -164,19 +166,17 @@ class Queue:
                 pending = later + pending
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
-    def _preflight(self, c: Candidate) -> bool:
-        repo, lead_tip = self.repo, self.repo.rev_parse(self.lead.ref)
-        assert lead_tip is not None
+    def _preflight(self, c: Candidate, lead_tip: str) -> bool:
+        repo = self.repo
         if c.info.get("dirty"):
             self.verdicts.append(Verdict(c.branch, "refused", c.job,
                                          reason="its worktree has uncommitted changes, which would not land"))
             return False
-        ahead = int(repo.git("rev-list", "--count", f"{lead_tip}..{c.tip}"))
-        if ahead == 0:
+        base = repo.git("merge-base", lead_tip, c.tip)
+        if base == c.tip:  # nothing on it that the lead lacks
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
             return False
-        base = repo.git("merge-base", lead_tip, c.tip)
         touched = self.protected.touched(repo.changed_paths(base, c.tip))
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)

@@ -57,6 +57,7 @@ class LocalHost:
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
+        self._hooks_synced = False  # one host serves one batch of starts: their hooks are synced once
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         return self.answered(action, self._call_raw(action, request))
@@ -118,7 +119,9 @@ class LocalHost:
         what an earlier attempt committed (here or on another machine, fetched back): as an SSH machine's
         copy gets it pushed, without a push, since the copy borrows this repository's objects."""
         copy = workcopy.ensure(self.repo)
-        workcopy.sync_hooks(self.repo, copy)
+        if not self._hooks_synced:
+            workcopy.sync_hooks(self.repo, copy)
+            self._hooks_synced = True
         workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
 
     def fetch_back(self, branch: str) -> str | None:

@@ -133,7 +133,11 @@ def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
     """Fetch exactly the workers' branches from the copy into the lead's `refs/heads/<branch>`, nothing else;
     each branch's ref here, or None when the copy has no such branch."""
-    have = [b for b in branches if run_git(["rev-parse", "--verify", "-q", f"refs/heads/{b}"], cwd=copy).code == 0]
+    if not branches:
+        return {}
+    # One listing for them all, rather than a `rev-parse` each.
+    listed = set(git_in(copy, "for-each-ref", "--format=%(refname)", *(f"refs/heads/{b}" for b in branches)).split())
+    have = [b for b in branches if f"refs/heads/{b}" in listed]
     for b in have:
         if not b.startswith("balanced/"):
             raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",

@@ -607,7 +607,8 @@ def cleanup(req: dict) -> dict:
         if os.path.exists(wt):
             code, out = _git(["worktree", "remove", "--force", wt], repo)
             answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
-        _git(["worktree", "prune"], repo)
+        if req.get("prune", True):  # one prune after a batch of cleanups does for all of them
+            _git(["worktree", "prune"], repo)
     if os.path.isdir(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
         answer["run_dir_removed"] = not os.path.exists(run_dir)

@@ -1,61 +1,203 @@
-"""Folded states cached in `.git/balanced/cache/`, keyed by (ref, tip): an entry can never be stale."""
+"""Folded states cached in `.git/balanced/cache/`, keyed by (ref, tip): an entry can never be stale.
+
+A kind's cache is a snapshot, `<kind>.json` (`{ref: [tip, state]}`), and a journal of what changed since,
+`<kind>.log`: its first line names the snapshot it follows (inode, mtime, size), each other line is one
+entry, `[ref, tip, state]`, or `[ref, null]` for a ref that is gone. A save appends only the entries that
+changed, in one write; once the journal outgrows half the snapshot, the whole is written again and the
+journal starts over. A journal line lost to a race (two writers, one of them starting a new journal) costs
+a fold on the next read, never a wrong answer, since every entry is checked against its ref's tip.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from git_balanced.errors import BalancedError
-from git_balanced.files import write_json
+from git_balanced.files import write_atomic, write_json
 from git_balanced.git import Repo
 from git_balanced.state import health
 from git_balanced.state.fold import RANKS, fold
 
+Entries = dict[str, list[Any]]  # ref -> [tip, folded state]
+Stamp = tuple[int, int, int]  # (inode, mtime in ns, size)
+
+# A journal is written whole again once it is larger than this share of its snapshot (and this floor).
+JOURNAL_SHARE = 0.5
+JOURNAL_FLOOR = 64 << 10
+
+_DIRS: dict[str, str] = {}
+
 
 def _path(repo: Repo, kind: str) -> str:
-    d = repo.state_dir / "cache"
-    d.mkdir(exist_ok=True)
-    return str(d / f"{kind}.json")
+    key = str(repo.common_dir)
+    d = _DIRS.get(key)
+    if d is None or not os.path.isdir(d):  # a stat, rather than the two mkdirs of asking state_dir each time
+        d = str(repo.state_dir / "cache")
+        os.makedirs(d, exist_ok=True)
+        _DIRS[key] = d
+    return os.path.join(d, f"{kind}.json")
 
 
-# The cache file as this process last read or wrote it, by path and (mtime, size): an engine reads every
-# job several times a pass, and parsing 10,000 jobs' JSON each time would be most of its cost.
-_MEMO: dict[str, tuple[tuple[int, int], dict[str, list[Any]]]] = {}
+def _journal(path: str) -> str:
+    return path[: -len(".json")] + ".log"
+
+
+class _Memo:
+    """A cache file as this process last read or wrote it: an engine reads every job several times a pass, and
+    parsing 10,000 jobs' JSON each time would be most of its cost. The same state dict is handed back while its
+    ref's tip is unchanged, so the typed views made from it (jobs.py) are made once per change."""
+
+    def __init__(self, snapshot: Stamp, entries: Entries, journal: tuple[int, int]) -> None:
+        self.snapshot = snapshot  # the snapshot file read
+        self.entries = entries
+        self.journal = journal  # (inode, bytes read) of its journal: (0, 0) when it has none
+
+
+_MEMO: dict[str, _Memo] = {}
 
 # Malformed refs this process met, by (ref, tip), with why: read once, not on every pass.
 _BROKEN: dict[tuple[str, str], str] = {}
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
+def _stamp(path: str) -> Stamp | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _load(path: str) -> dict[str, list[Any]]:
+def _header(stamp: Stamp) -> bytes:
+    return json.dumps({"snapshot": list(stamp)}).encode() + b"\n"
+
+
+def _replay(entries: Entries, data: bytes) -> tuple[Entries, int]:
+    """`entries` with the journal lines in `data` applied (a new dict when any applies), and how many bytes
+    of whole lines were read. An entry whose tip is the one held keeps its state object."""
+    end = data.rfind(b"\n") + 1
+    out = entries
+    for line in data[:end].splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(item, list) or not item or not isinstance(item[0], str):
+            continue
+        if out is entries:
+            out = dict(entries)
+        ref = item[0]
+        if len(item) == 3 and isinstance(item[1], str):
+            held = out.get(ref)
+            if not (held and held[0] == item[1]):
+                out[ref] = [item[1], item[2]]
+        else:
+            out.pop(ref, None)
+    return out, end
+
+
+def _load(path: str) -> Entries:
+    """The cache's entries: the snapshot once, then only what the journal gained since the last look."""
     stamp = _stamp(path)
-    memo = _MEMO.get(path)
-    if stamp is not None and memo is not None and memo[0] == stamp:
-        return memo[1]
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        data = data if isinstance(data, dict) else {}
-    except (FileNotFoundError, ValueError):
+    if stamp is None:
+        _MEMO.pop(path, None)
         return {}
-    if stamp is not None:
-        _MEMO[path] = (stamp, data)
-    return data
+    memo = _MEMO.get(path)
+    if memo is None or memo.snapshot != stamp:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (FileNotFoundError, ValueError):
+            return {}
+        memo = _Memo(stamp, data if isinstance(data, dict) else {}, (0, 0))
+        _MEMO[path] = memo
+    try:
+        fd = os.open(_journal(path), os.O_RDONLY)
+    except FileNotFoundError:
+        return memo.entries
+    try:
+        ino = os.fstat(fd).st_ino
+        if ino != memo.journal[0]:  # a journal not read yet: it counts only if it follows this snapshot
+            head = b""
+            while not head.endswith(b"\n") and len(head) < 200:
+                chunk = os.pread(fd, 200, len(head))
+                if not chunk:
+                    break
+                head += chunk
+            head = head[: head.find(b"\n") + 1]
+            if head != _header(stamp):
+                return memo.entries
+            memo.journal = (ino, len(head))
+        tail = _read_from(fd, memo.journal[1])
+    finally:
+        os.close(fd)
+    memo.entries, used = _replay(memo.entries, tail)
+    memo.journal = (memo.journal[0], memo.journal[1] + used)
+    return memo.entries
 
 
-def _save(path: str, data: dict[str, list[Any]]) -> None:
-    write_json(path, data, separators=(",", ":"))
+def _read_from(fd: int, offset: int) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        offset += len(chunk)
+
+
+def _save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
+    """Record `fresh`: the changed entries appended to the journal, or, when it has grown too long (or
+    there is none to append to), a new snapshot and an empty journal."""
+    memo = _MEMO.get(path)
+    lines = b"".join(json.dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
+                                separators=(",", ":")).encode() + b"\n" for ref in changed)
+    if memo is not None and memo.journal[0] and _append(path, memo, lines, fresh):
+        return
+    write_json(path, fresh, separators=(",", ":"))
     stamp = _stamp(path)
-    if stamp is not None:
-        _MEMO[path] = (stamp, data)
+    if stamp is None:
+        return
+    write_atomic(_journal(path), _header(stamp).decode())
+    ino = _stamp(_journal(path))
+    _MEMO[path] = _Memo(stamp, fresh, (ino[0], len(_header(stamp))) if ino else (0, 0))
+
+
+def _append(path: str, memo: _Memo, lines: bytes, fresh: Entries) -> bool:
+    """Append to the journal this process read; False when it is gone or is not the snapshot's any more."""
+    if _stamp(path) != memo.snapshot:
+        return False
+    try:
+        fd = os.open(_journal(path), os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return False
+    try:
+        st = os.fstat(fd)
+        limit = max(JOURNAL_FLOOR, int(memo.snapshot[2] * JOURNAL_SHARE))
+        if st.st_ino != memo.journal[0] or st.st_size + len(lines) > limit:
+            return False
+        os.write(fd, lines)
+        end = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    memo.entries = fresh
+    if end == st.st_size + len(lines) and st.st_size == memo.journal[1]:
+        memo.journal = (memo.journal[0], end)  # nobody else wrote meanwhile: nothing to read back
+    return True
+
+
+def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, Any] | None:
+    """The folded state of `ref` at `tip`; None (named once) when the ref is malformed."""
+    broken = _BROKEN.get((ref, tip))
+    events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
+    if why:
+        # One malformed ref must not stop the readers of every other: it is skipped and named once.
+        _BROKEN[(ref, tip)] = why
+        health.found(repo, ref, tip, why)
+        return None
+    return fold(events, RANKS.get(kind), owners=kind == "jobs")
 
 
 def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict[str, Any]]:
@@ -64,28 +206,53 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
     tips = repo.list_refs(prefix)
     path = _path(repo, kind)
     cached = _load(path) if use_cache else {}
-    rank = RANKS.get(kind)
     out: dict[str, dict[str, Any]] = {}
-    fresh: dict[str, list[Any]] = {}
-    changed = False
+    fresh: Entries = {}
+    changed: list[str] = []
     for ref, tip in tips.items():
         entry = cached.get(ref)
         if entry and entry[0] == tip:
-            state = entry[1]
+            fresh[ref] = entry
         else:
-            broken = _BROKEN.get((ref, tip))
-            events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
-            if why:
-                # One malformed ref must not stop the readers of every other: it is skipped and named once.
-                _BROKEN[(ref, tip)] = why
-                health.found(repo, ref, tip, why)
+            state = _fold(repo, kind, prefix, ref, tip)
+            if state is None:
                 continue
-            state = fold(events, rank, owners=kind == "jobs")
-            changed = True
+            fresh[ref] = [tip, state]
+            changed.append(ref)
+        out[ref[len(prefix):]] = fresh[ref][1]
+    gone = [ref for ref in cached if ref not in fresh]
+    if use_cache and (changed or gone):
+        _save(path, fresh, changed + gone)
+    return out
+
+
+def read_written(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+    """The refs `names`, written by this process since its last `read_all`, read again: each one's state, or
+    None when it is gone (or malformed). No ref listing, and a fold only for a tip the cache does not hold;
+    what other processes wrote meanwhile, the next `read_all` finds."""
+    prefix = f"refs/balanced/{kind}/"
+    path = _path(repo, kind)
+    cached = _load(path)
+    fresh = dict(cached)
+    out: dict[str, dict[str, Any] | None] = {}
+    changed: list[str] = []
+    for name in dict.fromkeys(names):
+        ref = prefix + name
+        tip = repo.read_ref(ref)
+        entry = fresh.get(ref)
+        if entry and entry[0] == tip:
+            out[name] = entry[1]
+            continue
+        state = _fold(repo, kind, prefix, ref, tip) if tip else None
+        out[name] = state
+        if state is None:
+            if fresh.pop(ref, None) is not None:
+                changed.append(ref)
+            continue
         fresh[ref] = [tip, state]
-        out[ref[len(prefix):]] = state
-    if use_cache and (changed or len(cached) != len(fresh)):
-        _save(path, fresh)
+        changed.append(ref)
+    if changed and cached:
+        _save(path, fresh, changed)
     return out
 
 

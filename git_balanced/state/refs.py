@@ -16,6 +16,27 @@ from git_balanced.state.events import Event, node_id, read_event, write_event_co
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
 MAX_TRIES = 200
 
+# Every ref this process moved, in order, with its repository: a reader that read every ref a moment ago
+# reads again only these (cache.read_written), rather than listing them all.
+_WRITTEN: list[tuple[str, str]] = []
+
+
+def write_mark() -> int:
+    """A mark in this process's writes: `written_since` it names the refs moved after it."""
+    return len(_WRITTEN)
+
+
+def note_written(repo: Repo, ref: str) -> None:
+    """Count a ref moved by other means (a claim taken back) among this process's writes."""
+    _WRITTEN.append((str(repo.common_dir), ref))
+
+
+def written_since(repo: Repo, mark: int, prefix: str) -> list[str]:
+    """The names under `prefix` of the refs this process moved in `repo` since `mark`, each once."""
+    where = str(repo.common_dir)
+    return list(dict.fromkeys(ref[len(prefix):] for at, ref in _WRITTEN[mark:]
+                              if at == where and ref.startswith(prefix)))
+
 
 def ref_for(kind: str, name: str) -> str:
     """`refs/balanced/<kind>/<name>`; the name must already be a checked id."""
@@ -45,6 +66,7 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
         if new is None:
             return None
         if repo.cas_ref(ref, new, tip, message=message):
+            _WRITTEN.append((str(repo.common_dir), ref))
             return new
         if not _waited_for_lock(repo, ref):
             attempt += 1
