@@ -4,8 +4,8 @@ and the board take of them (state/ folds dicts; here they become named fields)."
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -204,18 +204,25 @@ class StoredPlan(Folded):
         return next((p for p in self.pieces if p.id == piece_id), None)
 
 
-# Typed jobs by id, with the folded state each was made from: the cache hands back the very same dict while a
-# ref is unchanged, so a job is typed once per change, not once per read (an engine reads them every pass).
+# Typed jobs and plans by id, with the folded state each was made from: the cache hands back the very same dict
+# while a ref is unchanged, so each is typed once per change, not once per read (an engine reads every pass).
+T = TypeVar("T")
 _TYPED: dict[str, tuple[dict[str, Any], Job]] = {}
+_TYPED_PLANS: dict[str, tuple[dict[str, Any], StoredPlan]] = {}
+
+
+def _typed_once(memo: dict[str, tuple[dict[str, Any], T]], key: str, folded: dict[str, Any],
+                make: Callable[[str, dict[str, Any]], T]) -> T:
+    seen = memo.get(key)
+    if seen is not None and seen[0] is folded:
+        return seen[1]
+    made = make(key, folded)
+    memo[key] = (folded, made)
+    return made
 
 
 def _job(job_id: str, folded: dict[str, Any]) -> Job:
-    seen = _TYPED.get(job_id)
-    if seen is not None and seen[0] is folded:
-        return seen[1]
-    job = Job.of(job_id, folded)
-    _TYPED[job_id] = (folded, job)
-    return job
+    return _typed_once(_TYPED, job_id, folded, Job.of)
 
 
 def all_jobs(repo: Repo) -> dict[str, Job]:
@@ -244,16 +251,8 @@ def one(repo: Repo, job_id: str) -> Job | None:
     return None if st is None else Job.of(job_id, st)
 
 
-_TYPED_PLANS: dict[str, tuple[dict[str, Any], StoredPlan]] = {}
-
-
 def _plan(plan_id: str, folded: dict[str, Any]) -> StoredPlan:
-    seen = _TYPED_PLANS.get(plan_id)
-    if seen is not None and seen[0] is folded:
-        return seen[1]
-    plan = StoredPlan.of(plan_id, folded)
-    _TYPED_PLANS[plan_id] = (folded, plan)
-    return plan
+    return _typed_once(_TYPED_PLANS, plan_id, folded, StoredPlan.of)
 
 
 def all_plans(repo: Repo) -> dict[str, StoredPlan]:
