@@ -20,6 +20,9 @@ from git_balanced.machines.transport import Transport
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.model_server import ModelServer, say
+from tests.support.plans import board, engine, plan
+from tests.support.real_agents import agent_piece, commit_turn
 from tests.support.sshd import Machine, sshd_machines
 from tests.support.wait import wait_until
 
@@ -116,6 +119,33 @@ def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: M
     facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
     assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
     assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
+
+
+def test_a_claude_piece_then_runs_there_against_the_scripted_server_and_lands(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    # Signed in as a user would be with an API key, kept in Claude Code's own settings there (`env`), pointed at
+    # the scripted server on this host's loopback; this machine is unticked, so the piece can go only there.
+    with ModelServer([commit_turn("landed.txt", "from box"), say("Done.")]) as server:
+        settings = {"env": {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-api03-scripted",
+                            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
+                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}
+        there("sh", "-c", "mkdir -p ~/.claude && cat > ~/.claude/settings.json", input=json.dumps(settings))
+        try:
+            repo = project(tmp_path, CLAUDE)
+            assert balanced(repo, "allow", "--yes").code == 0
+            assert balanced(repo, "untick", "local").code == 0
+            ran = balanced(repo, "ready", "box", "--yes")  # installed already by the first test: nothing to do
+            assert ran.code == 0 and "installing" not in ran.out, ran.out
+            ran = plan(repo, [agent_piece("landed", "claude")], "--start")
+            assert ran.code == 0 and " box: " in ran.out, ran.out
+            assert engine(repo, "--until-idle").code == 0
+        finally:
+            there("rm", "-f", f"{machine.home}/.claude/settings.json")
+    rows = board(repo)["jobs"]
+    assert [(r["piece"], r["machine"], r["state"]) for r in rows] == [  # type: ignore[union-attr]
+        ("landed", "box", "landed")], rows
+    assert git(repo, "show", "main:landed.txt") == "from box"
+    assert server.main_requests(), "the machine's Claude Code asked the scripted server"
 
 
 class socket_closed:
