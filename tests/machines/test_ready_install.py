@@ -10,7 +10,7 @@ import pwd
 import signal
 import subprocess
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.sshd, pytest.mark.agents]  # installs and runs the rea
 
 AGENTS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
 CLAUDE = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n'
+PI = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "pi"\n'
 SHELL = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
 
 
@@ -162,16 +163,23 @@ class socket_closed:
         self.sock.close()
 
 
-def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
-                                                                                  tmp_path: Path) -> None:
-    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
+@contextmanager
+def closed_registry() -> Iterator[None]:
+    """The machine's npm points at a port on 127.0.0.1 that nothing listens on."""
     with socket_closed() as port:
         there("sh", "-c", f"printf 'registry=http://127.0.0.1:{port}/\\n' >> ~/.npmrc")
         try:
-            repo = project(tmp_path, CLAUDE)
-            ran = balanced(repo, "ready", "box", "--yes")
+            yield
         finally:
             there("sh", "-c", "sed -i '/^registry=/d' ~/.npmrc")
+
+
+def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
+    with closed_registry():
+        repo = project(tmp_path, CLAUDE)
+        ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
     assert "box: its npm cannot reach its registry; fetching Claude Code 2.1.332 here and copying it over" in ran.out
     assert "Claude Code 2.1.332 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
@@ -179,6 +187,25 @@ def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here
     installs = [c for c in machine.commands() if " install -g " in c]
     assert installs and "--offline" in installs[-1] and "anthropic-ai-claude-code-2.1.332.tgz" in installs[-1]
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
+
+
+def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(machine: Machine,
+                                                                                     tmp_path: Path) -> None:
+    # Pi needs Node.js 22.19 or newer (the machine has an older one) and has dependencies of its own: its tree,
+    # installed here, goes over.
+    with closed_registry():
+        repo = project(tmp_path, PI)
+        ran = balanced(repo, "ready", "box", "--yes")
+    assert ran.code == 0, ran
+    assert f"Node.js {pins.NODE_VERSION} in ~/.local" in ran.out, ran.out
+    assert "box: its npm cannot reach its registry; fetching Pi 0.73.1 here and copying it over" in ran.out
+    assert "Pi 0.73.1 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
+    assert there("sh", "-c", "PATH=$HOME/.local/bin:$PATH pi --version 2>&1").endswith(pins.AGENTS["pi"][1])
+    assert "pi 0.73.1" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
+    assert not [c for c in machine.commands() if " install " in c and "pi-coding-agent" in c], \
+        "its own npm was not asked for Pi"
+    assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-tree.tgz" in c], "the tree was copied"
+    assert not (machine.home / ".balanced" / "packs").exists(), "the copied tree is removed once unpacked"
 
 
 SECRET = "sk-ant-oat01-never-shown-" + "7" * 24
