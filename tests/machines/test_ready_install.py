@@ -217,7 +217,11 @@ def test_share_sign_in_copies_the_credentials_file_and_never_shows_it(machine: M
     creds = json.dumps({"claudeAiOauth": {"accessToken": SECRET, "refreshToken": SECRET + "-r",
                                           "expiresAt": 4102444800000, "scopes": ["user:inference"]}})
     (home / ".claude" / ".credentials.json").write_text(creds)
-    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {"emailAddress": "ada@example.com"}}))
+    # Claude Code keeps the account's name in ~/.claude.json, beside other things of this machine (an API key).
+    account = {"accountUuid": "u-ada", "emailAddress": "ada@example.com", "organizationUuid": "o-ada",
+               "organizationName": "Ada's Lab"}
+    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {**account, "billingType": "stripe"},
+                                                   "primaryApiKey": SECRET + "-api", "numStartups": 9}))
     repo = project(tmp_path, SHELL)
     there("sh", "-c", "rm -rf ~/.claude ~/.claude.json")
     outputs = []
@@ -228,19 +232,34 @@ def test_share_sign_in_copies_the_credentials_file_and_never_shows_it(machine: M
     assert "claude sign-in of ada@example.com copied to ~/.claude/.credentials.json (mode 600)" in ran.out, ran.out
     assert there("stat", "-c", "%a", f"{machine.home}/.claude/.credentials.json") == "600"
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+    # Only the account's fields go into its ~/.claude.json there (mode 600), and its Claude Code names it.
+    assert "; its account's name in ~/.claude.json" in ran.out, ran.out
+    assert there("stat", "-c", "%a", f"{machine.home}/.claude.json") == "600"
+    copied = json.loads(there("cat", f"{machine.home}/.claude.json"))  # its CLI adds its own keys when it runs
+    assert copied["oauthAccount"] == account and "primaryApiKey" not in copied, copied
+    status = json.loads(there("sh", "-c", "PATH=$HOME/.local/bin:$PATH claude auth status"))
+    assert status["loggedIn"] and status["email"] == "ada@example.com" and status["orgName"] == "Ada's Lab", status
+    outputs.append(json.dumps(status))
+    rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
+    assert rows["box"]["facts"]["agents"]["claude"]["account"] == "ada@example.com", rows["box"]["facts"]
 
     # Another account there is kept, unless --replace.
     theirs = creds.replace(SECRET, "sk-ant-oat01-theirs")
     there("sh", "-c", "cat > ~/.claude/.credentials.json", input=theirs)
-    there("sh", "-c", "cat > ~/.claude.json", input=json.dumps({"oauthAccount": {"emailAddress": "bob@example.com"}}))
+    bob = {"oauthAccount": {"emailAddress": "bob@example.com"}, "numStartups": 5}
+    there("sh", "-c", "cat > ~/.claude.json", input=json.dumps(bob))
     ran = balanced(repo, "ready", "box", "--share-sign-in", "claude")
     outputs.append(ran.out + ran.err)
     assert "kept its own claude sign-in (bob@example.com); `--replace` puts ada@example.com's there" in ran.out
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == theirs
+    assert json.loads(there("cat", f"{machine.home}/.claude.json"))["oauthAccount"] == bob["oauthAccount"], \
+        "its account's name is kept too"
     ran = balanced(repo, "ready", "box", "--share-sign-in", "claude", "--replace")
     outputs.append(ran.out + ran.err)
     assert "copied to ~/.claude/.credentials.json (mode 600), replacing bob@example.com" in ran.out, ran.out
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+    copied = json.loads(there("cat", f"{machine.home}/.claude.json"))
+    assert copied["oauthAccount"] == account and copied["numStartups"] >= 5, "the rest of that file stays"
 
     # Nothing of it in any output, in what the machine logged, in the state files or in any object of the repo.
     objects = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
