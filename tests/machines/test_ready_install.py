@@ -303,3 +303,48 @@ def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(ma
     finally:
         with suppress(ProcessLookupError):
             os.kill(other, signal.SIGKILL)
+
+
+def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    repo = project(tmp_path, SHELL)
+    assert balanced(repo, "ready", "box", "--yes").code == 0
+    tip = git(repo, "rev-parse", "HEAD")
+    runs = machine.home / ".balanced" / "runs"
+
+    def start(job: str, branch: str, script: str) -> None:
+        req = {"job": job, "repo": "~/proj", "worktree": f"~/.balanced/worktrees/{job}", "branch": branch,
+               "base": tip, "argv": ["sh", "-c", script], "runs_dir": runner.RUNS_DIR}
+        res = Transport("box").run_python(runner.source(), ["start"], input=json.dumps(req))
+        assert res.ok, res.err
+
+    def result(job: str) -> dict[str, object]:
+        path = runs / job / "result.json"
+        return wait_until(lambda: path.exists() and json.loads(path.read_text()), 60, f"{job} to finish")
+
+    # The first attempt commits, then the machine dies under it, and comes back.
+    start("j-stale-1", "balanced/stale", "echo a > a.txt && git add a.txt && git commit -qm a && exec sleep 3600")
+    wait_until(lambda: there("git", "-C", "proj", "log", "--format=%s", "-1", "balanced/stale") == "a", 30,
+               "the first attempt's commit")
+    machine.kill()
+    machine.restart()
+    old = machine.home / ".balanced" / "worktrees" / "j-stale-1"
+    assert old.is_dir(), "the killed worker's worktree is still there, holding the branch"
+
+    start("j-stale-2", "balanced/stale", "test -f a.txt && echo b > b.txt && git add b.txt && git commit -qm b")
+    got = result("j-stale-2")
+    assert got["error"] is None and got["exit_code"] == 0, (got, (runs / "j-stale-2" / "log").read_text())
+    assert there("git", "-C", "proj", "log", "--format=%s", f"{tip}..balanced/stale") == "b\na", "commits kept"
+    assert not old.exists() and str(old) not in there("git", "-C", "proj", "worktree", "list")
+    assert "removed " in (runs / "j-stale-2" / "log").read_text()
+
+    # A worktree whose job still runs is never taken from it.
+    start("j-live-1", "balanced/live", "exec sleep 3600")
+    wait_until(lambda: (runs / "j-live-1" / "agent_pid").exists(), 30, "j-live-1's agent to start")
+    start("j-live-2", "balanced/live", "true")
+    got = result("j-live-2")
+    assert "balanced/live is checked out at " in str(got["error"]) and "by job j-live-1, which still runs" \
+        in str(got["error"]), got
+    assert (machine.home / ".balanced" / "worktrees" / "j-live-1").is_dir()
+    assert there("sh", "-c", "kill $(head -1 ~/.balanced/runs/j-live-1/pid)") == ""
+    result("j-live-1")
