@@ -42,7 +42,7 @@ with tarfile.open(req["tree"]) as tar:
         if m.issym() and (m.linkname.startswith("/") or
                           not os.path.realpath(os.path.join(base, *parts[:-1], m.linkname)).startswith(base + os.sep)):
             raise SystemExit("refused a link outside the package: " + m.name)
-    tar.extractall(part)
+    tar.extractall(part, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 shutil.rmtree(target, ignore_errors=True)
 os.replace(os.path.join(part, "package"), target)
 shutil.rmtree(part, ignore_errors=True)
