@@ -5,7 +5,8 @@ git and Node.js come from the machine's package manager when `sudo -n` works the
 otherwise from the npm registry's prebuilt `node-linux-<arch>` package, fetched here and unpacked into the
 prefix; else the words name the exact command to run. The agents come from the machine's own npm
 (`npm install -g --prefix ~/.local`); a machine whose npm cannot reach its registry gets the same packages
-fetched here with `npm pack` and copied over the SSH connection.
+fetched here with `npm pack` and copied over the SSH connection, or, for a package with dependencies of its
+own (Pi), the tree npm installs here (carry.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced import proc
-from git_balanced.machines import pins
+from git_balanced.machines import carry, pins
 from git_balanced.machines.agents_probe import NAMES
 from git_balanced.machines.transport import Transport
 
@@ -240,6 +241,7 @@ def install_node(t: Transport, f: Facts, need: tuple[int, ...], agents: list[str
         say(f"{t.name}: installing Node.js with {pkg}")
         if _sudo_install(t, pkg, NODE_PACKAGES).ok:
             after = facts(t, agents)
+            after.raw.update({k: f.raw[k] for k in ("registry",) if k in f.raw})
             if after.node is not None and after.node >= need and after.raw.get("npm"):
                 return after, f"Node.js {after.raw['node']} installed with {pkg}"
     arch = f.arch
@@ -255,6 +257,8 @@ def install_node(t: Transport, f: Facts, need: tuple[int, ...], agents: list[str
     res = t.run_python(UNPACK_NODE, [], input=json.dumps(req), timeout=300)
     _remove_packs(t)
     after = facts(t, agents)
+    # Whether its npm reaches its registry was asked before: not asked again, to time out on a closed one.
+    after.raw.update({k: f.raw[k] for k in ("registry",) if k in f.raw})
     if not res.ok or after.node is None or after.node < need:
         raise CannotInstall(f"{why}, and unpacking node-linux-{arch} there did not give it: {_last(res)}",
                             f"install it there: `ssh {t.name} {shlex.quote(node_command(f))}`")
@@ -312,6 +316,26 @@ def install_agents(t: Transport, f: Facts, todo: list[str], say: Callable[[str],
             raise CannotInstall(f"`npm install -g {' '.join(specs)}` failed there: {_last(res)}",
                                 f"see `ssh {t.name} npm install -g --prefix ~/.local {' '.join(specs)}`")
     say(f"{t.name}: its npm cannot reach its registry; fetching {described(todo)} here and copying it over")
+    # A package with dependencies of its own (Pi) goes over as the tree npm installs here; the others packed.
+    trees = [a for a in todo if carry.dependencies(pins.spec(a))]
+    for a in trees:
+        try:
+            platform = carry.platform_args(str(f.raw.get("system")), f.arch or "x64", bool(f.raw.get("musl")))
+            carry.carry(t, pins.spec(a), platform, lambda p: send(t, p))
+        except carry.CarryFailed as exc:
+            raise CannotInstall(f"installing {described([a])} from the tree copied there failed: {exc}",
+                                f"give {t.name} a way to its npm registry (`ssh {t.name} npm ping`)") from None
+        finally:
+            _remove_packs(t)
+    packed = [a for a in todo if a not in trees]
+    if packed:
+        _install_packed(t, f, packed, prefix, home)
+    return f"{described(todo)} installed into {PREFIX} (fetched here: its npm cannot reach its registry)"
+
+
+def _install_packed(t: Transport, f: Facts, todo: list[str], prefix: str, home: str) -> None:
+    """`npm pack` the agents of `todo` here (with their native binary's package), copy them over and install
+    them there with its npm, offline."""
     wanted = packed_specs(todo, f)
     with tempfile.TemporaryDirectory(prefix="balanced-pack-") as tmp:
         files = pack_here([spec for spec, _ in wanted], Path(tmp))
@@ -324,7 +348,6 @@ def install_agents(t: Transport, f: Facts, todo: list[str], say: Callable[[str],
     if not res.ok:
         raise CannotInstall(f"installing {described(todo)} from the packages copied there failed: {_last(res)}",
                             f"give {t.name} a way to its npm registry (`ssh {t.name} npm ping`)")
-    return f"{described(todo)} installed into {PREFIX} (fetched here: its npm cannot reach its registry)"
 
 
 def _install_args(prefix: str, sources: list[str], *, offline: bool) -> list[str]:

@@ -3,8 +3,10 @@
 What is copied is the credentials file the CLI itself reads: Claude Code's `~/.claude/.credentials.json`
 (`$CLAUDE_CONFIG_DIR`), Codex's `~/.codex/auth.json` (`$CODEX_HOME`), Pi's `~/.pi/agent/auth.json`
 (`$PI_CODING_AGENT_DIR`). It travels on the SSH connection's stdin, is written there with mode 600, and is
-never printed, logged or kept: only the account's name is said. A machine signed in to another account keeps
-its own unless `replace`.
+never printed, logged or kept: only the account's name is said. Claude Code names its account from
+`oauthAccount` in `~/.claude.json`, which is not copied: only its account fields (PROFILE_FIELDS, no token) go
+into that file there, so that `claude auth status` there says who it is. A machine signed in to another account
+keeps its own unless `replace`.
 """
 
 from __future__ import annotations
@@ -61,6 +63,27 @@ def account(agent, data, folder, home):
     if agent == "pi":
         return ("providers " + ", ".join(sorted(doc))) if doc else None
     return None
+
+# Claude Code's account, as its `auth status` names it: these fields of `oauthAccount` in `.claude.json` (who,
+# and of which organization; no token is kept there).
+PROFILE_FIELDS = ("accountUuid", "emailAddress", "displayName", "organizationUuid", "organizationName",
+                  "organizationRole", "workspaceRole")
+
+def profile_file(folder, home):
+    """Claude Code's `.claude.json`: in its folder when that was moved ($CLAUDE_CONFIG_DIR), else in the home."""
+    moved = os.path.realpath(folder) != os.path.realpath(os.path.join(home, ".claude"))
+    return os.path.join(folder if moved else home, ".claude.json")
+
+def profile(agent, folder, home):
+    if agent != "claude":
+        return None
+    try:
+        with open(profile_file(folder, home)) as fh:
+            account = json.load(fh).get("oauthAccount") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    kept = {k: account[k] for k in PROFILE_FIELDS if isinstance(account.get(k), str)}
+    return kept or None
 '''
 
 # Runs there: the request (with the file, base64) on stdin; answers what it did, never the file.
@@ -99,6 +122,26 @@ else:
         ans["written"] = True
         if had is not None:
             ans["replaced"] = theirs or "an account it could not name"
+if req.get("profile") and "kept" not in ans:
+    # The account's name next to the credentials, merged into what the CLI keeps there; the rest stays.
+    where = profile_file(folder, home)
+    try:
+        with open(where) as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    doc["oauthAccount"] = req["profile"]
+    tmp = where + ".balanced-tmp"
+    if os.path.lexists(tmp):
+        os.remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(doc, fh, indent=2)
+    os.replace(tmp, where)
+    os.chmod(where, 0o600)
+    ans["profile"] = os.path.relpath(where, home)
 print(json.dumps(ans))
 '''
 
@@ -129,6 +172,15 @@ def local_account(agent: str, data: bytes) -> str | None:
     return str(who) if who else None
 
 
+def local_profile(agent: str) -> dict[str, str] | None:
+    """The account fields this machine's CLI keeps beside its credentials (Claude Code's `oauthAccount`), none of
+    them a token; None for an agent that has none."""
+    space: dict[str, object] = {}
+    exec(compile(ACCOUNT, "<account>", "exec"), space)
+    got = space["profile"](agent, str(local_file(agent).parent), os.path.expanduser("~"))  # type: ignore[operator]
+    return dict(got) if got else None
+
+
 def share(t: Transport, agent: str, *, replace: bool) -> Shared:
     """Copy this machine's sign-in for `agent` to the machine of `t`, mode 600."""
     path = local_file(agent)
@@ -141,7 +193,7 @@ def share(t: Transport, agent: str, *, replace: bool) -> Shared:
     _, default, name = FILES[agent]
     folder = default.removeprefix("~/")
     req = {"agent": agent, "folder": folder, "file": name, "data": base64.b64encode(data).decode(),
-           "account": who, "replace": replace}
+           "account": who, "replace": replace, "profile": local_profile(agent)}
     res = t.run_python(PUT, [], input=json.dumps(req), timeout=60)
     try:
         ans = json.loads(res.out.strip().splitlines()[-1])
@@ -155,7 +207,8 @@ def share(t: Transport, agent: str, *, replace: bool) -> Shared:
     if "kept" in ans:
         return Shared(f"kept its own {agent} sign-in ({ans['kept']}); `--replace` puts {account}'s there", False)
     replaced = f", replacing {ans['replaced']}" if ans.get("replaced") else ""
-    return Shared(f"{agent} sign-in of {account} copied to {where} (mode 600){replaced}", True)
+    named = f"; its account's name in ~/{ans['profile']}" if ans.get("profile") else ""
+    return Shared(f"{agent} sign-in of {account} copied to {where} (mode 600){replaced}{named}", True)
 
 
 def _login(agent: str) -> str:

@@ -243,7 +243,7 @@ def _work(req: dict, run_dir: str) -> None:
     grace = float(req.get("grace") or GRACE)
     made = clean = False
     try:
-        _worktree(repo, wt, branch, base)
+        _worktree(repo, wt, branch, base, os.path.dirname(run_dir))
         made = True
         if req.get("guard"):
             _install_guard(req["guard"], run_dir, repo, wt)
@@ -280,8 +280,9 @@ def _stopping(run_dir: str) -> bool:
     return bool(_live["stop"]) or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
-    """Reuse a valid worktree of this repository on `branch`, else add one (of the branch, or new at base)."""
+def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None) -> None:
+    """Reuse a valid worktree of this repository on `branch`, else add one (of the branch, or new at base); a
+    worktree an earlier job left on `branch` when its runner died (in `runs`) is removed first."""
     if not os.path.isdir(repo):
         raise RunError(f"the repository {repo} does not exist on this machine")
     if os.path.isdir(wt) and os.listdir(wt):
@@ -309,6 +310,8 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
     fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        if runs:
+            _free_branch(repo, wt, branch, runs)
         args = add_args()
         code, out = _git(args, repo)
         if code != 0:  # a registration whose folder was deleted blocks adding it again: prune, then again
@@ -319,6 +322,44 @@ def _worktree(repo: str, wt: str, branch: str, base: str) -> None:
         os.close(fd)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
+
+
+def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
+    """Remove the worktree that holds `branch` elsewhere when the job that made it (its run folder in `runs`)
+    has neither runner nor agent alive: a machine killed and back, its worker tried again. Its commits are on
+    the branch already. A worktree no job of `runs` made, or whose job still runs, is left as it is."""
+    code, out = _git(["worktree", "list", "--porcelain"], repo)
+    holder = None
+    for block in out.split("\n\n") if code == 0 else []:
+        lines = block.splitlines()
+        path = lines[0][len("worktree "):] if lines and lines[0].startswith("worktree ") else ""
+        if f"branch refs/heads/{branch}" in lines and path and os.path.realpath(path) != os.path.realpath(wt):
+            holder = path
+    if holder is None:
+        return
+    try:
+        names = os.listdir(runs)
+    except OSError:
+        names = []
+    for job in names:
+        req = _read(os.path.join(runs, job, "request.json"))
+        try:
+            made = json.loads(req).get("worktree") if req else None
+        except ValueError:
+            made = None
+        if not isinstance(made, str) or os.path.realpath(_path(made)) != os.path.realpath(holder):
+            continue
+        for name in ("pid", "agent_pid"):
+            pid, tick = _read_pid(os.path.join(runs, job, name))
+            if _alive(pid, tick):
+                raise RunError(f"{branch} is checked out at {holder} by job {job}, which still runs (pid {pid})")
+        code, out = _git(["worktree", "remove", "--force", "--force", holder], repo)
+        _note(f"removed {holder}, left on {branch} by job {job} whose runner is gone"
+              + ("" if code == 0 else f" (git said: {out})"))
+        if code != 0:
+            shutil.rmtree(holder, ignore_errors=True)
+            _git(["worktree", "prune"], repo)
+        return
 
 
 def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:

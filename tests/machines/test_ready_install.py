@@ -10,7 +10,7 @@ import pwd
 import signal
 import subprocess
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,9 @@ from git_balanced.machines.transport import Transport
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
+from tests.support.model_server import ModelServer, say
+from tests.support.plans import board, engine, plan
+from tests.support.real_agents import agent_piece, commit_turn
 from tests.support.sshd import Machine, sshd_machines
 from tests.support.wait import wait_until
 
@@ -27,6 +30,7 @@ pytestmark = [pytest.mark.sshd, pytest.mark.agents]  # installs and runs the rea
 
 AGENTS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
 CLAUDE = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n'
+PI = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "pi"\n'
 SHELL = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
 
 
@@ -118,6 +122,33 @@ def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: M
     assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
 
 
+def test_a_claude_piece_then_runs_there_against_the_scripted_server_and_lands(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    # Signed in as a user would be with an API key, kept in Claude Code's own settings there (`env`), pointed at
+    # the scripted server on this host's loopback; this machine is unticked, so the piece can go only there.
+    with ModelServer([commit_turn("landed.txt", "from box"), say("Done.")]) as server:
+        settings = {"env": {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-api03-scripted",
+                            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
+                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}
+        there("sh", "-c", "mkdir -p ~/.claude && cat > ~/.claude/settings.json", input=json.dumps(settings))
+        try:
+            repo = project(tmp_path, CLAUDE)
+            assert balanced(repo, "allow", "--yes").code == 0
+            assert balanced(repo, "untick", "local").code == 0
+            ran = balanced(repo, "ready", "box", "--yes")  # installed already by the first test: nothing to do
+            assert ran.code == 0 and "installing" not in ran.out, ran.out
+            ran = plan(repo, [agent_piece("landed", "claude")], "--start")
+            assert ran.code == 0 and " box: " in ran.out, ran.out
+            assert engine(repo, "--until-idle").code == 0
+        finally:
+            there("rm", "-f", f"{machine.home}/.claude/settings.json")
+    rows = board(repo)["jobs"]
+    assert [(r["piece"], r["machine"], r["state"]) for r in rows] == [  # type: ignore[union-attr]
+        ("landed", "box", "landed")], rows
+    assert git(repo, "show", "main:landed.txt") == "from box"
+    assert server.main_requests(), "the machine's Claude Code asked the scripted server"
+
+
 class socket_closed:
     """A port on 127.0.0.1 that nothing listens on (bound, never listening: refused at once)."""
 
@@ -132,16 +163,23 @@ class socket_closed:
         self.sock.close()
 
 
-def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
-                                                                                  tmp_path: Path) -> None:
-    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
+@contextmanager
+def closed_registry() -> Iterator[None]:
+    """The machine's npm points at a port on 127.0.0.1 that nothing listens on."""
     with socket_closed() as port:
         there("sh", "-c", f"printf 'registry=http://127.0.0.1:{port}/\\n' >> ~/.npmrc")
         try:
-            repo = project(tmp_path, CLAUDE)
-            ran = balanced(repo, "ready", "box", "--yes")
+            yield
         finally:
             there("sh", "-c", "sed -i '/^registry=/d' ~/.npmrc")
+
+
+def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
+    with closed_registry():
+        repo = project(tmp_path, CLAUDE)
+        ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
     assert "box: its npm cannot reach its registry; fetching Claude Code 2.1.332 here and copying it over" in ran.out
     assert "Claude Code 2.1.332 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
@@ -149,6 +187,25 @@ def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here
     installs = [c for c in machine.commands() if " install -g " in c]
     assert installs and "--offline" in installs[-1] and "anthropic-ai-claude-code-2.1.332.tgz" in installs[-1]
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
+
+
+def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(machine: Machine,
+                                                                                     tmp_path: Path) -> None:
+    # Pi needs Node.js 22.19 or newer (the machine has an older one) and has dependencies of its own: its tree,
+    # installed here, goes over.
+    with closed_registry():
+        repo = project(tmp_path, PI)
+        ran = balanced(repo, "ready", "box", "--yes")
+    assert ran.code == 0, ran
+    assert f"Node.js {pins.NODE_VERSION} in ~/.local" in ran.out, ran.out
+    assert "box: its npm cannot reach its registry; fetching Pi 0.73.1 here and copying it over" in ran.out
+    assert "Pi 0.73.1 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
+    assert there("sh", "-c", "PATH=$HOME/.local/bin:$PATH pi --version 2>&1").endswith(pins.AGENTS["pi"][1])
+    assert "pi 0.73.1" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
+    assert not [c for c in machine.commands() if " install " in c and "pi-coding-agent" in c], \
+        "its own npm was not asked for Pi"
+    assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-tree.tgz" in c], "the tree was copied"
+    assert not (machine.home / ".balanced" / "packs").exists(), "the copied tree is removed once unpacked"
 
 
 SECRET = "sk-ant-oat01-never-shown-" + "7" * 24
@@ -160,7 +217,11 @@ def test_share_sign_in_copies_the_credentials_file_and_never_shows_it(machine: M
     creds = json.dumps({"claudeAiOauth": {"accessToken": SECRET, "refreshToken": SECRET + "-r",
                                           "expiresAt": 4102444800000, "scopes": ["user:inference"]}})
     (home / ".claude" / ".credentials.json").write_text(creds)
-    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {"emailAddress": "ada@example.com"}}))
+    # Claude Code keeps the account's name in ~/.claude.json, beside other things of this machine (an API key).
+    account = {"accountUuid": "u-ada", "emailAddress": "ada@example.com", "organizationUuid": "o-ada",
+               "organizationName": "Ada's Lab"}
+    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {**account, "billingType": "stripe"},
+                                                   "primaryApiKey": SECRET + "-api", "numStartups": 9}))
     repo = project(tmp_path, SHELL)
     there("sh", "-c", "rm -rf ~/.claude ~/.claude.json")
     outputs = []
@@ -171,19 +232,34 @@ def test_share_sign_in_copies_the_credentials_file_and_never_shows_it(machine: M
     assert "claude sign-in of ada@example.com copied to ~/.claude/.credentials.json (mode 600)" in ran.out, ran.out
     assert there("stat", "-c", "%a", f"{machine.home}/.claude/.credentials.json") == "600"
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+    # Only the account's fields go into its ~/.claude.json there (mode 600), and its Claude Code names it.
+    assert "; its account's name in ~/.claude.json" in ran.out, ran.out
+    assert there("stat", "-c", "%a", f"{machine.home}/.claude.json") == "600"
+    copied = json.loads(there("cat", f"{machine.home}/.claude.json"))  # its CLI adds its own keys when it runs
+    assert copied["oauthAccount"] == account and "primaryApiKey" not in copied, copied
+    status = json.loads(there("sh", "-c", "PATH=$HOME/.local/bin:$PATH claude auth status"))
+    assert status["loggedIn"] and status["email"] == "ada@example.com" and status["orgName"] == "Ada's Lab", status
+    outputs.append(json.dumps(status))
+    rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
+    assert rows["box"]["facts"]["agents"]["claude"]["account"] == "ada@example.com", rows["box"]["facts"]
 
     # Another account there is kept, unless --replace.
     theirs = creds.replace(SECRET, "sk-ant-oat01-theirs")
     there("sh", "-c", "cat > ~/.claude/.credentials.json", input=theirs)
-    there("sh", "-c", "cat > ~/.claude.json", input=json.dumps({"oauthAccount": {"emailAddress": "bob@example.com"}}))
+    bob = {"oauthAccount": {"emailAddress": "bob@example.com"}, "numStartups": 5}
+    there("sh", "-c", "cat > ~/.claude.json", input=json.dumps(bob))
     ran = balanced(repo, "ready", "box", "--share-sign-in", "claude")
     outputs.append(ran.out + ran.err)
     assert "kept its own claude sign-in (bob@example.com); `--replace` puts ada@example.com's there" in ran.out
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == theirs
+    assert json.loads(there("cat", f"{machine.home}/.claude.json"))["oauthAccount"] == bob["oauthAccount"], \
+        "its account's name is kept too"
     ran = balanced(repo, "ready", "box", "--share-sign-in", "claude", "--replace")
     outputs.append(ran.out + ran.err)
     assert "copied to ~/.claude/.credentials.json (mode 600), replacing bob@example.com" in ran.out, ran.out
     assert there("cat", f"{machine.home}/.claude/.credentials.json") == creds
+    copied = json.loads(there("cat", f"{machine.home}/.claude.json"))
+    assert copied["oauthAccount"] == account and copied["numStartups"] >= 5, "the rest of that file stays"
 
     # Nothing of it in any output, in what the machine logged, in the state files or in any object of the repo.
     objects = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
@@ -227,3 +303,48 @@ def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(ma
     finally:
         with suppress(ProcessLookupError):
             os.kill(other, signal.SIGKILL)
+
+
+def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    repo = project(tmp_path, SHELL)
+    assert balanced(repo, "ready", "box", "--yes").code == 0
+    tip = git(repo, "rev-parse", "HEAD")
+    runs = machine.home / ".balanced" / "runs"
+
+    def start(job: str, branch: str, script: str) -> None:
+        req = {"job": job, "repo": "~/proj", "worktree": f"~/.balanced/worktrees/{job}", "branch": branch,
+               "base": tip, "argv": ["sh", "-c", script], "runs_dir": runner.RUNS_DIR}
+        res = Transport("box").run_python(runner.source(), ["start"], input=json.dumps(req))
+        assert res.ok, res.err
+
+    def result(job: str) -> dict[str, object]:
+        path = runs / job / "result.json"
+        return wait_until(lambda: path.exists() and json.loads(path.read_text()), 60, f"{job} to finish")
+
+    # The first attempt commits, then the machine dies under it, and comes back.
+    start("j-stale-1", "balanced/stale", "echo a > a.txt && git add a.txt && git commit -qm a && exec sleep 3600")
+    wait_until(lambda: there("git", "-C", "proj", "log", "--format=%s", "-1", "balanced/stale") == "a", 30,
+               "the first attempt's commit")
+    machine.kill()
+    machine.restart()
+    old = machine.home / ".balanced" / "worktrees" / "j-stale-1"
+    assert old.is_dir(), "the killed worker's worktree is still there, holding the branch"
+
+    start("j-stale-2", "balanced/stale", "test -f a.txt && echo b > b.txt && git add b.txt && git commit -qm b")
+    got = result("j-stale-2")
+    assert got["error"] is None and got["exit_code"] == 0, (got, (runs / "j-stale-2" / "log").read_text())
+    assert there("git", "-C", "proj", "log", "--format=%s", f"{tip}..balanced/stale") == "b\na", "commits kept"
+    assert not old.exists() and str(old) not in there("git", "-C", "proj", "worktree", "list")
+    assert "removed " in (runs / "j-stale-2" / "log").read_text()
+
+    # A worktree whose job still runs is never taken from it.
+    start("j-live-1", "balanced/live", "exec sleep 3600")
+    wait_until(lambda: (runs / "j-live-1" / "agent_pid").exists(), 30, "j-live-1's agent to start")
+    start("j-live-2", "balanced/live", "true")
+    got = result("j-live-2")
+    assert "balanced/live is checked out at " in str(got["error"]) and "by job j-live-1, which still runs" \
+        in str(got["error"]), got
+    assert (machine.home / ".balanced" / "worktrees" / "j-live-1").is_dir()
+    assert there("sh", "-c", "kill $(head -1 ~/.balanced/runs/j-live-1/pid)") == ""
+    result("j-live-1")

@@ -53,3 +53,11 @@ def test_node_is_installed_where_an_agent_needs_a_newer_one_else_the_command_is_
     assert f"https://nodejs.org/dist/v{pins.NODE_VERSION}/node-v{pins.NODE_VERSION}-linux-x64.tar.xz" \
         in caught.value.hint and "tar -xJ -C ~/.local --strip-components=1" in caught.value.hint
     assert not said, "nothing was tried"
+
+
+def test_the_pinned_versions_in_docs_agents_md_are_those_of_pins_py() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
+    lines = doc.split("| agent | npm package | pinned |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    table = {row[1]: row[2] for row in ([c.strip(" `") for c in line.strip("|").split("|")] for line in lines)}
+    assert table == dict(pins.AGENTS.values()), "docs/agents.md lists other versions than machines/pins.py"
+    assert "git_balanced/machines/pins.py" in doc
