@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from git_balanced.channel import presence
 from git_balanced.lead import Lead, open_lead
 
 
@@ -29,7 +30,9 @@ class Piece(BaseModel):
 
 
 def _lead() -> Lead:
-    return open_lead()
+    lead = open_lead()
+    presence.mark_seen(lead.repo, lead.branch)  # a lead that calls its tools is there to answer its workers
+    return lead
 
 
 def _engine(lead: Lead) -> str:
