@@ -255,7 +255,8 @@ class Engine:
                     "model": piece.model or ctx.default_model(piece.agent), "run": piece.run,
                     "paths": list(piece.paths), "budget_usd": piece.budget_usd,
                     "machine": piece.placed, "why": piece.why, "branch": branch, "base": tip,
-                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after)})
+                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after),
+                    **({"plan_first": True} if piece.plan_first else {})})
                 movable = placed = True
         return movable, placed
 

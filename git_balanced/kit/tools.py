@@ -27,6 +27,8 @@ class Piece(BaseModel):
     agent: str | None = Field(None, description="claude, codex, pi or shell; default: the settings' agent.")
     model: str | None = Field(None, description="The agent's model; default: the settings' model.")
     run: str | None = Field(None, description="For agent shell only: the command to run in the worktree.")
+    plan_first: bool | None = Field(None, description="For agent claude only: it starts in plan mode and shows "
+                                                      "you its plan, as a question, before it changes anything.")
 
 
 def _lead() -> Lead:
