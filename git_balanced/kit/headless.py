@@ -123,7 +123,8 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
         argv += (["--model", model] if model else []) + (["--session", session] if session else [])
         return argv + [" " + message if message.startswith(("@", "-")) else message]
     server = [f'mcp_servers.balanced.command="{ARGV[0]}"', "-c",
-              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"])]
+              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"]), "-c",
+              'mcp_servers.balanced.default_tools_approval_mode="approve"']  # as `lead on` writes it
     opts = ["--json", "--skip-git-repo-check", "-c", *server] + (["-m", model] if model else [])
     if session:
         return ["codex", "exec", "resume", *opts, session, message]

@@ -142,14 +142,17 @@ def test_plan_says_where_each_piece_goes_and_start_lands_them(mcp: Session) -> N
     started = mcp.ok("start", {"plan": got["plan"]})
     assert started["plan"] == got["plan"] and "pid" in started["engine"]
 
-    def landed() -> bool:
-        return {r["piece"]: r["state"] for r in mcp.ok("board")["jobs"]} == {"one": "landed", "two": "landed"}
+    def landed() -> bool:  # and the plan done, so its last message is in the inbox before it is read
+        now = mcp.ok("board")
+        return {r["piece"]: r["state"] for r in now["jobs"]} == {"one": "landed", "two": "landed"} and \
+            [p["state"] for p in now["plans"]] == ["done"]
 
     wait_until(landed, 90, "both pieces to land", said=lambda: mcp.ok("board"))
     assert (mcp.repo / "src" / "two.txt").read_text() == "2\n"
     heard = mcp.ok("inbox")
     assert heard["count"] == len(heard["messages"]) > 0
     assert any("landed in main" in m["text"] for m in heard["messages"]), heard
+    assert any(m["text"] == "two started on local; it waited: one landed" for m in heard["messages"]), heard
     assert mcp.ok("inbox")["count"] == 0, "only what came since the last call"
 
 
