@@ -14,6 +14,7 @@ from typing import Any
 from git_balanced.channel.inbox import inbox_ref
 from git_balanced.git import Repo
 
+HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
 SEEN = "seen"  # the file whose time says when a session of the lead was last seen
 
 

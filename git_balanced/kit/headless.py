@@ -32,7 +32,7 @@ from git_balanced.machines import accounts
 
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
-HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # tells the lead's own hooks that the driver hands it its news
+HEADLESS_ENV = presence.HEADLESS_ENV  # tells the lead's own hooks and tools that the driver hands it its news
 
 
 def folder(lead: Lead) -> Path:
@@ -124,7 +124,8 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
         return argv + [" " + message if message.startswith(("@", "-")) else message]
     server = [f'mcp_servers.balanced.command="{ARGV[0]}"', "-c",
               "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"]), "-c",
-              'mcp_servers.balanced.default_tools_approval_mode="approve"']  # as `lead on` writes it
+              'mcp_servers.balanced.default_tools_approval_mode="approve"', "-c",  # as `lead on` writes it
+              f'mcp_servers.balanced.env={{{HEADLESS_ENV}="1"}}']  # Codex hands its servers a few variables only
     opts = ["--json", "--skip-git-repo-check", "-c", *server] + (["-m", model] if model else [])
     if session:
         return ["codex", "exec", "resume", *opts, session, message]
@@ -161,6 +162,7 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     """Run one turn to its end; the record updated with its session, cost and last words."""
     d = folder(lead)
     began = time.time()
+    since = float(rec.get("last_turn_ended_at") or began)  # the news this turn is handed came since then
     rec.update(state="in a turn", waits_on=None, last_turn_at=began)
     _save(lead, rec)
     argv = turn_argv(rec["agent"], message, rec.get("session"), d, rec.get("model"))
@@ -169,10 +171,16 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     with open(d / "turns.log", "a", encoding="utf-8") as log:
         log.write(f"--- turn {rec['turns'] + 1}: {message[:200]}\n{out}{err}")
     outcome = get(rec["agent"]).outcome(out + err, code)
+    resumed = bool(rec.get("session"))
     rec["session"] = rec.get("session") or session_of(rec["agent"], out)
     rec["turns"] += 1
-    rec["cost_usd"] = round(float(rec.get("cost_usd") or 0) + float(outcome.cost_usd or 0), 6)
-    charge_plans(lead, rec, float(outcome.cost_usd or 0), began)
+    cost = float(outcome.cost_usd or 0)
+    if rec["agent"] == "claude" and outcome.cost_usd is not None:
+        # Claude Code reports a resumed session's cost so far, not the turn's: the turn is what it added.
+        cost, rec["session_cost_usd"] = max(0.0, cost - float(rec.get("session_cost_usd") or 0) * resumed), cost
+    rec["cost_usd"] = round(float(rec.get("cost_usd") or 0) + cost, 6)
+    charge_plans(lead, rec, cost, min(since, began))
+    rec["last_turn_ended_at"] = time.time()
     rec["last_words"] = outcome.summary
     rec["last_kind"] = outcome.kind
     rec["reset_at"] = outcome.reset_at if outcome.kind == "usage_limit" else None
@@ -181,8 +189,8 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
 
 
 def charge_plans(lead: Lead, rec: dict[str, Any], cost: float, began: float) -> None:
-    """Share a turn's cost among the plans it worked for (those live when it began, or stored or changed
-    while it ran), so each plan's spend counts its lead's turns beside its workers'."""
+    """Share a turn's cost among the plans it worked for (those live when it began, or changed since the turn
+    before ended: their news is what it was handed), so each plan's spend counts its lead's turns."""
     from git_balanced.jobs import all_plans
 
     if cost <= 0:

@@ -5,6 +5,7 @@ The MCP server (kit/server.py) offers them; nothing here knows of MCP."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,7 +34,8 @@ class Piece(BaseModel):
 
 def _lead() -> Lead:
     lead = open_lead()
-    presence.mark_seen(lead.repo, lead.branch)  # a lead that calls its tools is there to answer its workers
+    if not os.environ.get(presence.HEADLESS_ENV):  # a session that calls its tools is there to answer its workers; the
+        presence.mark_seen(lead.repo, lead.branch)  # headless lead's own record says whether it runs
     return lead
 
 
