@@ -95,3 +95,17 @@ def test_the_leads_spend_counts_against_its_plan(lead: Lead) -> None:
     assert r.code == 0, r
     assert "  spent     $0.50, its workers $0.00" in r.out, r.out
     assert f"  plan      {pid}: $0.50 of its $2.00 (lead $0.50, workers $0.00) · A test plan" in r.out, r.out
+
+
+def test_a_sessions_tool_calls_mark_it_seen_and_a_headless_leads_do_not(lead: Lead,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_balanced.kit import tools
+
+    monkeypatch.chdir(lead.repo.root)
+    monkeypatch.setenv(presence.HEADLESS_ENV, "1")
+    tools.board()
+    assert presence.seen_at(lead.repo, lead.branch) is None, "the headless lead's own record says if it runs"
+    monkeypatch.delenv(presence.HEADLESS_ENV)
+    tools.board()
+    seen = presence.seen_at(lead.repo, lead.branch)
+    assert seen is not None and time.time() - seen < 60
