@@ -256,7 +256,7 @@ class Engine:
                     "paths": list(piece.paths), "budget_usd": piece.budget_usd,
                     "machine": piece.placed, "why": piece.why, "branch": branch, "base": tip,
                     "attempt": 1, "lead": self.lead.branch, "after": list(piece.after),
-                    **({"plan_first": True} if piece.plan_first else {})})
+                    "plan_first": piece.plan_first})
                 movable = placed = True
         return movable, placed
 
