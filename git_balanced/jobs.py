@@ -22,7 +22,7 @@ DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
 # What a new job of a piece takes from the one before it, when the engine or you try it again, or when it
 # moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
 CARRIED = ("plan", "piece", "task", "title", "plan_task", "agent", "model", "run", "paths", "budget_usd",
-           "machine", "why", "branch", "base", "lead", "after", "attempt")
+           "machine", "why", "branch", "base", "lead", "after", "attempt", "plan_first")
 
 
 class Folded(BaseModel):
@@ -82,6 +82,7 @@ class Job(Folded):
     model: str | None = None
     run: str | None = None
     paths: tuple[str, ...] = ()
+    plan_first: bool = False
     budget_usd: float | None = None
     machine: str = "local"
     why: str = ""
@@ -177,6 +178,7 @@ class StoredPiece(BaseModel):
     model: str | None = None
     run: str | None = None
     paths: tuple[str, ...] = ()
+    plan_first: bool = False
     budget_usd: float | None = None
     branch: str
     placed: str  # where placement put it when the plan was stored

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -15,6 +16,10 @@ from git_balanced.files import json_objects
 WORKER_TOOLS = "Bash,Read,Write,Edit,MultiEdit,Glob,Grep,NotebookEdit,TodoWrite"
 ASKING_TOOLS = "Read,Glob,Grep"
 SETTINGS_FILE = "claude-settings.json"
+# A worker that shows its plan first: `claude -p` leaves plan mode only through a permission prompt tool, an MCP
+# tool; the run's own stdlib server (shipped/permit.py, in {run_dir}/bin, on any machine) asks the lead.
+PERMIT_TOOL = "mcp__balanced_worker__approve"
+PERMIT_SERVER = {"mcpServers": {"balanced_worker": {"command": "python3", "args": ["{run_dir}/bin/permit.py"]}}}
 
 AGENT_TOOLS = ("Agent", "Task")  # the tool that starts a subagent (`Task` before 2.1)
 FAILED_TASKS = ("failed", "stopped", "killed")
@@ -32,15 +37,19 @@ class ClaudeAdapter:
 
     def build(self, *, task: str, rules: str, model: str | None, budget_usd: float | None,
               worktree: str, run_dir: str, edit_without_asking: bool = True,
-              settings_json: str | None = None) -> AgentRun:
-        """The `claude -p` command line of one worker."""
+              settings_json: str | None = None, plan_first: bool = False) -> AgentRun:
+        """The `claude -p` command line of one worker; with plan_first, in plan mode, its plan to the lead."""
         argv = ["claude", "-p", task, "--output-format", "stream-json", "--verbose"]
         if model:
             argv += ["--model", model]
         if edit_without_asking:
-            argv += ["--permission-mode", "acceptEdits", "--allowedTools", WORKER_TOOLS]
+            argv += ["--permission-mode", "plan" if plan_first else "acceptEdits", "--allowedTools", WORKER_TOOLS]
         else:
-            argv += ["--permission-mode", "default", "--allowedTools", ASKING_TOOLS]
+            argv += ["--permission-mode", "plan" if plan_first else "default", "--allowedTools", ASKING_TOOLS]
+        env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}
+        if plan_first:
+            argv += ["--mcp-config", json.dumps(PERMIT_SERVER), "--permission-prompt-tool", PERMIT_TOOL]
+            env["GIT_BALANCED_PLAN_BY_PERMIT"] = "1"  # the hook leaves the plan to the tool: asked once
         if budget_usd is not None:
             argv += ["--max-budget-usd", f"{budget_usd:.4f}"]
         if rules:
@@ -51,8 +60,7 @@ class ClaudeAdapter:
             argv += ["--settings", "{run_dir}/" + SETTINGS_FILE]
         # A worker must not update the CLI under the feet of the workers beside it. Subagents run in the
         # foreground: in `-p` the CLI ends at the turn's end and stops the subagents still running then.
-        return AgentRun(argv=argv, env={"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
-                        files=files, meter=None)
+        return AgentRun(argv=argv, env=env, files=files, meter=None)
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Read the result event, the rate-limit events and API errors of a stream-json log; a refusal for the

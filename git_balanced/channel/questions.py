@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from git_balanced.channel import inbox
+from git_balanced.channel import inbox, presence
 from git_balanced.errors import BalancedError, UsageError
 from git_balanced.git import Repo
-from git_balanced.lead import Lead
+from git_balanced.lead import Lead, settings_at
 from git_balanced.state import cache
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.fold import fold
@@ -111,7 +111,25 @@ def ask(repo: Repo, job_id: str, text: str, *, kind: str = "question", tool: str
         words = (f"{job.piece} asks to {'edit' if kind == 'edit' else 'run'} ({qid}): {text} · answer: "
                  f"git balanced answer {qid} --allow|--deny [REASON]")
     inbox.post(repo, branch, words, kind="question", qid=qid, job=job_id, question=text, ask_kind=kind)
+    at_once(repo, branch, qid, job.piece, text)
     return qid
+
+
+def at_once(repo: Repo, branch: str, qid: str, piece: str, text: str) -> bool:
+    """When a lead agent was known here and none can answer now (no headless lead runs, no session of it was
+    seen within ask_timeout), the question comes to you at once instead of waiting ask_timeout."""
+    if presence.headless_record(repo, branch) is None and presence.seen_at(repo, branch) is None:
+        return False  # no lead agent was ever here: whoever reads the inbox answers, as ever
+    try:
+        within = float(settings_at(repo, branch).balanced.ask_timeout)
+    except BalancedError:
+        within = 600.0
+    why = presence.cannot_answer(repo, branch, within)
+    if why is None or not pass_on(repo, qid, why):
+        return False
+    inbox.post(repo, branch, f"{qid} from {piece} waits for you at once, as {why} (the first answer counts): {text}",
+               kind="passed", qid=qid)
+    return True
 
 
 def wait(repo: Repo, qid: str, *, timeout: float | None = None) -> dict[str, Any] | None:

@@ -27,8 +27,10 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             else:
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {r['reason']}  ({r['id']})")
     rows = [r for r in data["jobs"] if not (r["state"] == "queued" and r["reason"].startswith("waits"))]
-    if rows:  # a queued piece that waits is under Next
+    spend = _spend_lines(data)
+    if rows or spend:  # a queued piece that waits is under Next
         lines.append("Running")
+        lines += spend
         done = [r for r in rows if r["state"] in DONE]
         live = [r for r in rows if r["state"] not in DONE]
         shown = done if show_all or len(done) <= FOLD_AFTER else []
@@ -38,7 +40,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                 counts[r["state"]] = counts.get(r["state"], 0) + 1
             order = ["landed", "failed", "stopped", "retried", "lost"]
             lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in order if s in counts))
-        width = max(len(r["piece"]) for r in rows)
+        width = max((len(r["piece"]) for r in rows), default=0)
         for r in shown + live:
             bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]
             if r["cost_usd"]:
@@ -52,6 +54,22 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
     return "\n".join(lines)
+
+
+def _spend_lines(data: dict[str, Any]) -> list[str]:
+    """The headless lead's row (its turns and spend), and each plan's spend against its budget, the lead's
+    turns counted beside its workers'."""
+    lines = []
+    agent = data.get("lead_agent")
+    if agent:
+        lines.append(f"  ◆ lead  {agent['agent']}, {agent['state']} · {agent['turns']} turns · "
+                     f"${agent['cost_usd']:.2f}")
+    for p in data.get("plans", []):
+        if p.get("budget_usd") and p.get("spent_usd") or p.get("lead_usd"):
+            budget = f" of ${p['budget_usd']:.2f}" if p.get("budget_usd") else ""
+            lines.append(f"  $ plan {p['id']}: ${p['spent_usd']:.2f}{budget} spent (workers ${p['workers_usd']:.2f}, "
+                         f"lead ${p['lead_usd']:.2f}) · {p['task'][:50]}")
+    return lines
 
 
 def board_command(*, as_json: bool, show_all: bool, watch: bool) -> int:

@@ -80,8 +80,12 @@ def status_command(*, as_json: bool) -> int:
             ui.say(f"No headless lead was started for {lead.branch}. "
                    '`git balanced lead start --agent claude "TASK"` starts one.')
         return 0
+    from git_balanced.engine.board import collect
+
     running = headless.alive(rec)
-    data: dict[str, Any] = {**rec, "running": running, "lead": lead.branch}
+    plans = [p for p in collect(lead)["plans"] if p["lead_usd"] or p["id"] in (rec.get("plan_cost") or {})]
+    data: dict[str, Any] = {**rec, "running": running, "lead": lead.branch, "plans": plans,
+                            "workers_usd": round(sum(p["workers_usd"] for p in plans), 6)}
     if not running and rec["state"] not in ("stopped",):
         data["state"] = "ended"
     if as_json:
@@ -92,7 +96,11 @@ def status_command(*, as_json: bool) -> int:
     ui.say(f"  task      {rec['task']}")
     ui.say(f"  session   {rec.get('session') or 'not yet'}")
     ui.say(f"  turns     {rec['turns']}, the last {_ago(rec.get('last_turn_at'))}")
-    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}")
+    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}, its workers ${data['workers_usd']:.2f}")
+    for p in plans:
+        budget = f" of its ${p['budget_usd']:.2f}" if p.get("budget_usd") else ""
+        ui.say(f"  plan      {p['id']}: ${p['spent_usd']:.2f}{budget} (lead ${p['lead_usd']:.2f}, workers "
+               f"${p['workers_usd']:.2f}) · {p['task'][:50]}")
     if running and rec.get("waits_on"):
         ui.say(f"  waits on  {rec['waits_on']}")
     if rec.get("last_words"):

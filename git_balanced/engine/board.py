@@ -104,7 +104,35 @@ def collect(lead: Lead) -> dict[str, Any]:
              "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": [{"id": pid, "task": p.task, "state": p.state} for pid, p in plans.items()]}
+            "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead)}
+
+
+def _spend(lead: Lead, plans: dict[str, PlanView], jobs: dict[str, JobView]) -> list[dict[str, Any]]:
+    """Each plan with what it spent against its budget: its workers' runs and its headless lead's turns."""
+    from git_balanced.channel.presence import headless_record
+
+    by_plan = (headless_record(lead.repo, lead.branch) or {}).get("plan_cost") or {}
+    out = []
+    for pid, p in plans.items():
+        workers = round(sum(float(j.cost_usd if j.cost_usd is not None else j.spent_before)
+                            for j in jobs.values() if j.plan == pid), 6)
+        own = round(float(by_plan.get(pid) or 0), 6)
+        out.append({"id": pid, "task": p.task, "state": p.state, "budget_usd": p.budget_usd, "workers_usd": workers,
+                    "lead_usd": own, "spent_usd": round(workers + own, 6)})
+    return out
+
+
+def _lead_agent(lead: Lead) -> dict[str, Any] | None:
+    """The headless lead of this branch, if one was started: its agent, state, turns and spend."""
+    from git_balanced.channel.presence import headless_record, pid_alive
+
+    rec = headless_record(lead.repo, lead.branch)
+    if rec is None:
+        return None
+    running = pid_alive(rec.get("pid"))
+    return {"agent": rec.get("agent"), "state": rec.get("state") if running or rec.get("state") == "stopped"
+            else "ended", "running": running, "turns": rec.get("turns", 0),
+            "cost_usd": round(float(rec.get("cost_usd") or 0), 6)}
 
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:

@@ -277,7 +277,8 @@ class Engine:
                     "model": piece.model or ctx.default_model(piece.agent), "run": piece.run,
                     "paths": list(piece.paths), "budget_usd": piece.budget_usd,
                     "machine": piece.placed, "why": piece.why, "branch": branch, "base": tip,
-                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after)})
+                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after),
+                    "plan_first": piece.plan_first})
                 movable = placed = True
         return movable, placed
 
@@ -313,12 +314,14 @@ class Engine:
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []
         dirty: list[bool] = []  # asked of git once a pass, and only when a piece is about to start
+        waits: dict[str, str] = {}  # what each piece that waited waited for: the lead hears when it starts
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
                 break
             if time.time() < j.not_before:
                 continue
             go = limits.startable(ctx, j, _named_machine(j, plans))
+            waited = j.waits_for or (", ".join(j.after) + " landed" if j.after else "")
             if go.job is None:
                 if go.idle:  # it waits for a machine that can run its agent: nothing to do until then
                     self.waiting_for_machine.add(j.id)
@@ -336,6 +339,8 @@ class Engine:
                     ctx.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
                             "and won't get them", job=j.id)
             batch.append(j)
+            if waited:
+                waits[j.id] = waited
             running += 1
         # All at once: on other machines each start is a push and a call, and the machines answer in parallel.
         cmds = ctx.cmds
@@ -348,6 +353,8 @@ class Engine:
                         {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
                 ctx.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
             else:
+                if j.id in waits:
+                    ctx.say(f"{j.piece} started on {j.machine}; it waited: {waits[j.id]}", job=j.id, kind="started")
                 crashpoint("engine-after-start")
 
     def _unreachable_at_start(self, ctx: Context, j: Job, exc: BalancedError, plans: dict[str, StoredPlan]) -> None:

@@ -64,7 +64,7 @@ def forward(repo: Repo, job_id: str, asked: list[dict[str, Any]]) -> list[int]:
     for item in asked:
         n = int(item["n"])
         if n not in known:
-            kind = str(item["kind"]) if item.get("kind") in ("command", "edit") else "question"
+            kind = str(item["kind"]) if item.get("kind") in ("command", "edit", "plan") else "question"
             tool = str(item["tool"]) if kind != "question" and item.get("tool") else None
             qid = ask(repo, job_id, str(item.get("text") or ""), kind=kind, tool=tool)  # the same open one again
             ns = sorted({*((find(repo, qid) or {}).get("fields", {}).get("remote_ns") or []), n})

@@ -63,6 +63,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         kwargs["run"] = job.run
     if adapter.name == "claude":  # its hooks: the guard, and commands routed to the lead
         kwargs["settings_json"] = agent_hooks.claude_settings(agent_hooks.balanced_argv(local))
+        kwargs["plan_first"] = job.plan_first
     task = job.task
     if job.resume_note:
         task = f"{task}\n\n{job.resume_note}"
@@ -80,7 +81,9 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
     }
-    if not local:  # no git balanced there (or no writing the lead): the runner's own script asks, and judges
+    # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
+    # does: the runner's own script asks, and judges.
+    if not local or job.plan_first:
         from git_balanced.lead import settings_at
 
         request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),

@@ -19,7 +19,7 @@ from typing import Any
 
 from git_balanced.agents import modes
 from git_balanced.agents.wiring import hook_rules, render
-from git_balanced.channel import inbox
+from git_balanced.channel import inbox, presence
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
@@ -61,6 +61,7 @@ def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
     branch = repo.current_branch()
     if branch is not None and not os.environ.get("GIT_BALANCED_JOB"):  # a worker's own hooks are not a lead's
         modes.record(repo, branch, data)
+        presence.mark_seen(repo, branch)  # a lead session that takes turns can answer its workers
 
 
 def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:

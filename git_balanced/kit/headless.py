@@ -23,7 +23,7 @@ from typing import Any
 
 from git_balanced import proc
 from git_balanced.agents import get
-from git_balanced.channel.inbox import inbox_ref
+from git_balanced.channel import presence
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.kit.project import ARGV, instructions, pi_extension
@@ -32,13 +32,11 @@ from git_balanced.machines import accounts
 
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
-HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # tells the lead's own hooks that the driver hands it its news
+HEADLESS_ENV = presence.HEADLESS_ENV  # tells the lead's own hooks and tools that the driver hands it its news
 
 
 def folder(lead: Lead) -> Path:
-    d = lead.repo.state_dir / "lead" / inbox_ref(lead.branch)[len("refs/balanced/inbox/"):]
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return presence.lead_dir(lead.repo, lead.branch)
 
 
 def read(lead: Lead) -> dict[str, Any] | None:
@@ -55,13 +53,7 @@ def _save(lead: Lead, rec: dict[str, Any]) -> None:
 
 def alive(rec: dict[str, Any] | None) -> bool:
     """Whether the record's driver process still runs."""
-    if not rec or not rec.get("pid"):
-        return False
-    try:
-        os.kill(int(rec["pid"]), 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+    return bool(rec) and presence.pid_alive((rec or {}).get("pid"))
 
 
 def start(lead: Lead, agent: str, task: str, *, model: str | None = None) -> dict[str, Any]:
@@ -131,7 +123,9 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
         argv += (["--model", model] if model else []) + (["--session", session] if session else [])
         return argv + [" " + message if message.startswith(("@", "-")) else message]
     server = [f'mcp_servers.balanced.command="{ARGV[0]}"', "-c",
-              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"])]
+              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"]), "-c",
+              'mcp_servers.balanced.default_tools_approval_mode="approve"', "-c",  # as `lead on` writes it
+              f'mcp_servers.balanced.env={{{HEADLESS_ENV}="1"}}']  # Codex hands its servers a few variables only
     opts = ["--json", "--skip-git-repo-check", "-c", *server] + (["-m", model] if model else [])
     if session:
         return ["codex", "exec", "resume", *opts, session, message]
@@ -167,7 +161,9 @@ def _env() -> dict[str, str]:
 def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     """Run one turn to its end; the record updated with its session, cost and last words."""
     d = folder(lead)
-    rec.update(state="in a turn", waits_on=None, last_turn_at=time.time())
+    began = time.time()
+    since = float(rec.get("last_turn_ended_at") or began)  # the news this turn is handed came since then
+    rec.update(state="in a turn", waits_on=None, last_turn_at=began)
     _save(lead, rec)
     argv = turn_argv(rec["agent"], message, rec.get("session"), d, rec.get("model"))
     ran = proc.run(argv, cwd=lead.repo.root, env=_env())
@@ -175,14 +171,35 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     with open(d / "turns.log", "a", encoding="utf-8") as log:
         log.write(f"--- turn {rec['turns'] + 1}: {message[:200]}\n{out}{err}")
     outcome = get(rec["agent"]).outcome(out + err, code)
+    resumed = bool(rec.get("session"))
     rec["session"] = rec.get("session") or session_of(rec["agent"], out)
     rec["turns"] += 1
-    rec["cost_usd"] = round(float(rec.get("cost_usd") or 0) + float(outcome.cost_usd or 0), 6)
+    cost = float(outcome.cost_usd or 0)
+    if rec["agent"] == "claude" and outcome.cost_usd is not None:
+        # Claude Code reports a resumed session's cost so far, not the turn's: the turn is what it added.
+        cost, rec["session_cost_usd"] = max(0.0, cost - float(rec.get("session_cost_usd") or 0) * resumed), cost
+    rec["cost_usd"] = round(float(rec.get("cost_usd") or 0) + cost, 6)
+    charge_plans(lead, rec, cost, min(since, began))
+    rec["last_turn_ended_at"] = time.time()
     rec["last_words"] = outcome.summary
     rec["last_kind"] = outcome.kind
     rec["reset_at"] = outcome.reset_at if outcome.kind == "usage_limit" else None
     _save(lead, rec)
     return rec
+
+
+def charge_plans(lead: Lead, rec: dict[str, Any], cost: float, began: float) -> None:
+    """Share a turn's cost among the plans it worked for (those live when it began, or changed since the turn
+    before ended: their news is what it was handed), so each plan's spend counts its lead's turns."""
+    from git_balanced.jobs import all_plans
+
+    if cost <= 0:
+        return
+    mine = sorted(pid for pid, p in all_plans(lead.repo).items() if p.lead == lead.branch and
+                  (p.state in ("created", "started") or p.updated >= began))
+    shares = rec.setdefault("plan_cost", {})
+    for pid in mine:
+        shares[pid] = round(float(shares.get(pid) or 0) + cost / len(mine), 6)
 
 
 def drive(lead: Lead, *, poll: float = 1.0) -> int:

@@ -59,8 +59,10 @@ def parts(agent: str) -> list[Part]:
                 Part(".claude/skills/balanced-lead/SKILL.md", "file",
                      template_text("claude-lead-skill.md").replace("{instructions}", instructions().rstrip()))]
     if agent == "codex":
+        # Codex asks before each MCP tool call, and `codex exec` (approval "never") refuses them all: the lead's
+        # own tools are approved, as Claude Code's `permissions.allow` does (none of them ships anything).
         table = (f"[mcp_servers.balanced]\ncommand = {json.dumps(server['command'])}\n"
-                 f"args = {json.dumps(server['args'])}\n")
+                 f"args = {json.dumps(server['args'])}\ndefault_tools_approval_mode = \"approve\"\n")
         return [Part(".codex/config.toml", "block", table),
                 Part(".codex/hooks.json", "json", json.loads(render("codex-lead-hooks.json", ARGV))),
                 Part("AGENTS.md", "block", instructions(), "<!--")]

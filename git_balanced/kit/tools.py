@@ -5,10 +5,12 @@ The MCP server (kit/server.py) offers them; nothing here knows of MCP."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from git_balanced.channel import presence
 from git_balanced.lead import Lead, open_lead
 
 
@@ -26,10 +28,15 @@ class Piece(BaseModel):
     agent: str | None = Field(None, description="claude, codex, pi or shell; default: the settings' agent.")
     model: str | None = Field(None, description="The agent's model; default: the settings' model.")
     run: str | None = Field(None, description="For agent shell only: the command to run in the worktree.")
+    plan_first: bool | None = Field(None, description="For agent claude only: it starts in plan mode and shows "
+                                                      "you its plan, as a question, before it changes anything.")
 
 
 def _lead() -> Lead:
-    return open_lead()
+    lead = open_lead()
+    if not os.environ.get(presence.HEADLESS_ENV):  # a session that calls its tools is there to answer its workers; the
+        presence.mark_seen(lead.repo, lead.branch)  # headless lead's own record says whether it runs
+    return lead
 
 
 def _engine(lead: Lead) -> str:

@@ -19,7 +19,7 @@ from git_balanced.models import MachineName, PieceId, shown
 from git_balanced.settings import AGENTS, AgentName
 
 PLAN_KEYS = ("task", "budget", "pieces")
-PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths")
+PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths", "plan_first")
 
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -39,6 +39,7 @@ class Piece(BaseModel):
     model: Text | None = None
     run: Text | None = None
     paths: tuple[str, ...] = ()
+    plan_first: bool = False  # a Claude Code worker starts in plan mode and shows its lead a plan first
     # This piece's share of the plan's budget in USD: filled by with_shares, never read from the file.
     budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
@@ -202,6 +203,15 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
     _check_choices(reader, node, piece, where)
     piece["paths"] = [path for line, path in _listed(reader, node, "paths", where)
                       if _good_path(reader, path, line, where)]
+    if node.get("plan_first") is not None:
+        if not isinstance(node["plan_first"], bool):
+            reader.problem(_line(node, "plan_first"), f"{where}, `plan_first`: it is true or false.",
+                           f"set `plan_first: true` in {where}")
+        elif node["plan_first"] and piece.get("agent") not in (None, "claude"):
+            reader.problem(_line(node, "plan_first"), f"{where}, `plan_first`: only a Claude Code worker shows a "
+                           "plan before it starts.", f"set `agent: claude` in {where}, or remove `plan_first`")
+        else:
+            piece["plan_first"] = node["plan_first"]
     return piece, lines
 
 

@@ -80,6 +80,7 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
         pieces.append({
             "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
             "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),
+            **({"plan_first": True} if p.plan_first else {}),
             "budget_usd": p.budget, "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
             "why": where.why, "after_words": describe_after(p)})
         note = _left_behind(lead, p.id, str(pieces[-1]["branch"]))

@@ -130,6 +130,8 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
         if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
             return None
         return ask(tool, ", ".join(paths), "edit")
+    if tool in (rules.get("plans") or []) and flag("GIT_BALANCED_PLAN_BY_PERMIT", False):
+        return None  # its permission prompt tool (permit.py) asks the lead: it would ask twice
     if tool in (rules.get("plans") or []):  # a plan shown before the work starts: the lead approves or sends it back
         return plan_said(ask(tool, plan_text(data, tool_input), "plan"))
     if tool in (rules.get("reads") or []):

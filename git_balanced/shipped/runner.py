@@ -62,7 +62,8 @@ class RunError(Exception):
 # judged by pretool.py (next to the script) with the rules the lead sent (bin/hook.json, wiring.hook_rules)
 # and the guard the runner installed (hooks/pre-commit is guard.py, next to its guard.json), a command for the
 # lead going the way of `ask`. Anything else goes to a git balanced installed there, or is refused.
-ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py"}  # in bin/: from shipped/
+ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py",  # in bin/: from shipped/
+                  "permit.py": "permit.py"}
 if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it from the files themselves
     ASK_SHIM = {}
     for _name, _file in ASK_SHIM_FILES.items():
@@ -563,7 +564,7 @@ def _unsent(run_dir: str) -> list:
         except ValueError:
             continue  # linked whole by the shim, so never half: a hand-edited file at worst
         if isinstance(asked, dict) and str(asked.get("text") or "").strip():
-            kind = asked.get("kind") if asked.get("kind") in ("command", "edit") else "question"
+            kind = asked.get("kind") if asked.get("kind") in ("command", "edit", "plan") else "question"
             out.append({"n": n, "text": str(asked["text"]), "asked_at": asked.get("asked_at"), "kind": kind,
                         "tool": str(asked["tool"]) if asked.get("tool") else None})
     return out

@@ -33,6 +33,7 @@ class JobView:
     lead: str = ""
     cost_usd: float | None = None
     budget_usd: float | None = None
+    spent_before: float = 0.0
     budget_stopped: bool = False
     landed: str | None = None
     landed_in: str = ""
@@ -69,7 +70,7 @@ class JobView:
 
 FIELDS = tuple(JobView.__annotations__)
 _READ = frozenset(FIELDS) - {"id", "state", "created", "updated"}  # those four are the fold's, not the events'
-_FLOATS = frozenset(("cost_usd", "budget_usd", "reset_at", "resume_at", "started_at"))
+_FLOATS = frozenset(("cost_usd", "budget_usd", "spent_before", "reset_at", "resume_at", "started_at"))
 
 
 class PieceView:
@@ -88,7 +89,7 @@ class PlanView:
     """One plan's fields as the board reads them; its pieces only when asked for (a plan that is done has
     nothing for the board's Next)."""
 
-    __slots__ = ("id", "state", "task", "lead", "_fields")
+    __slots__ = ("id", "state", "task", "lead", "budget_usd", "_fields")
 
     def __init__(self, name: str, folded: Mapping[str, Any]) -> None:
         self._fields = folded["fields"]
@@ -96,6 +97,8 @@ class PlanView:
         self.state: str = folded["state"] or "created"
         self.task: str = self._fields.get("task", "")
         self.lead: str = self._fields.get("lead", "")
+        budget = self._fields.get("budget_usd")
+        self.budget_usd: float | None = None if budget is None else float(budget)
 
     @property
     def pieces(self) -> tuple[PieceView, ...]:

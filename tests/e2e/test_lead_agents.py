@@ -1,9 +1,9 @@
 """The real agent CLIs as leads after `git balanced lead on`: the scripted model's turns call the lead's
 tools (plan two shell pieces, read the board), and the pieces land through the engine the plan started.
 
-Claude Code reaches them through the `balanced` MCP server of `.mcp.json`, Pi through the extension that
-registers the same tools. (Codex 0.171 always defers MCP tools behind its `tool_search`, which the scripted
-server does not speak yet.)"""
+Claude Code reaches them through the `balanced` MCP server of `.mcp.json`, Codex through the one of
+`.codex/config.toml` (Codex 0.171 defers MCP tools behind its `tool_search`: the scripted model searches for
+each tool before it calls it), Pi through the extension that registers the same tools."""
 
 from __future__ import annotations
 
@@ -71,6 +71,35 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
     assert "local" in placed and "balanced/alpha" in placed, "the plan says where each piece goes"
     assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
 
+
+
+def test_codex_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    with real_agents(monkeypatch, agent_bin, {"codex": lead_turns()}) as servers:
+        repo = lead_repo(tmp_path)
+        on = balanced(repo, "lead", "on", "--agent", "codex")
+        assert on.code == 0, on
+        # Codex starts an MCP server with a few variables of its environment only (HOME, PATH, ...), so the
+        # engine it starts knows you by your ~/.gitconfig, as a person's home has it, not by GIT_AUTHOR_*.
+        with open(Path(os.environ["HOME"]) / ".gitconfig", "a") as config:
+            config.write("[user]\n\tname = Ada Lead\n\temail = ada@example.com\n")
+        try:  # --trust: what a person's first start here offers, so Codex reads the project's .codex/
+            ran = subprocess.run(["codex", "exec", "--json", "--trust", TASK], cwd=repo, capture_output=True,
+                                 text=True, timeout=240, stdin=subprocess.DEVNULL)
+            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
+        finally:
+            balanced(repo, "engine", "--stop")
+        sent = servers.codex.main_requests()
+    calls = [json.loads(line)["item"] for line in ran.stdout.splitlines()
+             if line.startswith('{"type":"item.completed"') and '"mcp_tool_call"' in line]
+    assert [(c["server"], c["tool"], c["status"]) for c in calls] == [("balanced", "plan", "completed"),
+                                                                     ("balanced", "board", "completed")], calls
+    assert "balanced/alpha" in json.dumps(calls[0]["result"]), "the plan says where each piece goes"
+    searched = [i for r in sent for i in r.body.get("input") or [] if i.get("type") == "tool_search_output"]
+    assert any(t["name"] == "mcp__balanced" for s in searched for t in s["tools"]), "found by tool_search"
+    assert "When to split" in json.dumps(sent[0].body), "AGENTS.md teaches it the job"
+    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
 
 
 def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,

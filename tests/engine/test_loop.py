@@ -36,6 +36,7 @@ def test_a_plan_lands_in_order(tmp_path: Path) -> None:
     text = inbox_text(repo)
     assert "Its check passed, so balanced/alpha landed in main as" in text
     assert "Plan 'A test plan' is done: 3 landed" in text
+    assert "gamma started on local; it waited: alpha, beta landed" in text, "the lead hears a waiting piece start"
     assert not list((Path(os.environ["HOME"]) / ".balanced" / "worktrees").glob("lead-*/1*")), \
         "landed workers' worktrees are cleaned up"
     assert git(repo, "branch", "--list", "balanced/*").count("balanced/") == 3, "branches are kept"

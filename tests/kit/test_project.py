@@ -52,7 +52,8 @@ def test_on_then_off_leaves_every_file_byte_for_byte(repo: Path) -> None:
     assert skill.startswith("---\nname: balanced-lead\ndescription: ") and "put_to_you" in skill
     codex = tomllib.loads((repo / ".codex/config.toml").read_text())
     assert codex["model"] == "gpt-5.5" and set(codex["mcp_servers"]) == {"docs", "balanced"}
-    assert codex["mcp_servers"]["balanced"] == {"command": "git", "args": ["balanced", "mcp"]}
+    assert codex["mcp_servers"]["balanced"] == {"command": "git", "args": ["balanced", "mcp"],
+                                                "default_tools_approval_mode": "approve"}
     assert "git balanced hook stop" in (repo / ".codex/hooks.json").read_text()
     agents_md = (repo / "AGENTS.md").read_text()
     assert agents_md.startswith(THEIRS["AGENTS.md"]) and "When to split" in agents_md

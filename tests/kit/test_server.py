@@ -142,8 +142,10 @@ def test_plan_says_where_each_piece_goes_and_start_lands_them(mcp: Session) -> N
     started = mcp.ok("start", {"plan": got["plan"]})
     assert started["plan"] == got["plan"] and "pid" in started["engine"]
 
-    def landed() -> bool:
-        return {r["piece"]: r["state"] for r in mcp.ok("board")["jobs"]} == {"one": "landed", "two": "landed"}
+    def landed() -> bool:  # and the plan done, so its last message is in the inbox before it is read
+        now = mcp.ok("board")
+        return {r["piece"]: r["state"] for r in now["jobs"]} == {"one": "landed", "two": "landed"} and \
+            [p["state"] for p in now["plans"]] == ["done"]
 
     wait_until(landed, 90, "both pieces to land", said=lambda: mcp.ok("board"))
     assert (mcp.repo / "src" / "two.txt").read_text() == "2\n"
@@ -158,6 +160,7 @@ def test_plan_says_where_each_piece_goes_and_start_lands_them(mcp: Session) -> N
     wait_until(heard_all, 30, "the plan's end in the inbox", said=lambda: texts)
     assert any("landed in main" in t for t in texts), texts
     assert len(texts) == len(set(texts)), "each message once"
+    assert "two started on local; it waited: one landed" in texts, texts
     assert mcp.ok("inbox")["count"] == 0, "only what came since the last call"
 
 

@@ -126,9 +126,9 @@ def test_unknown_keys_suggest_the_near_miss() -> None:
         "plan.yaml:2: the plan: unknown key `budgt`; did you mean `budget`? "
         "Known keys: task, budget, pieces.",
         "plan.yaml:6: piece a: unknown key `machin`; did you mean `machine`? Known keys: id, task, size, "
-        "after, machine, agent, model, run, paths.",
+        "after, machine, agent, model, run, paths, plan_first.",
         "plan.yaml:7: piece a: unknown key `colour`. Known keys: id, task, size, after, machine, agent, "
-        "model, run, paths.",
+        "model, run, paths, plan_first.",
     ]
 
 
@@ -376,3 +376,12 @@ def test_models_built_by_hand_keep_the_same_rules() -> None:
     piece = Piece(id="a", task="t")
     with pytest.raises(ValidationError):
         piece.size = 3  # type: ignore[misc]
+
+
+def test_plan_first_is_true_or_false_and_only_for_claude() -> None:
+    ok = load_plan(plan_of("id: a\ntask: t\nagent: claude\nplan_first: true", "id: b\ntask: t"), "plan.yaml")
+    assert [p.plan_first for p in ok.pieces] == [True, False]
+    assert problems(plan_of("id: a\ntask: t\nagent: codex\nplan_first: true",
+                            "id: b\ntask: t\nplan_first: sure")) == [
+        "plan.yaml:6: piece a, `plan_first`: only a Claude Code worker shows a plan before it starts.",
+        "plan.yaml:9: piece b, `plan_first`: it is true or false."]

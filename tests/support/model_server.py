@@ -144,6 +144,11 @@ class ModelServer:
                 return turn
             return self._turns.popleft()
 
+    def peek(self) -> Turn | None:
+        """The next scripted turn, left in place."""
+        with self._lock:
+            return self._turns[0] if self._turns else None
+
     def next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):06d}"
 
@@ -206,6 +211,26 @@ def _offered(body: dict, name: str) -> str:
     return name if name in names else next((n for n in sorted(names) if n.endswith(f"__{name}")), name)
 
 
+def _must_search(body: dict, name: str) -> bool:
+    """Whether the tool `name` is deferred behind the caller's `tool_search` and was not found yet."""
+    tools = body.get("tools") or []
+    if not any(t.get("type") == "tool_search" for t in tools) or _offered(body, name) != name:
+        return False
+    if name in _tool_names(body):
+        return False
+    return _searched_namespace(body, name) is None
+
+
+def _searched_namespace(body: dict, name: str) -> str | None:
+    """The namespace (`mcp__balanced`) in which a `tool_search_output` of the request found the tool `name`."""
+    for item in body.get("input") or []:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output":
+            for space in item.get("tools") or []:
+                if any(t.get("name") == name for t in space.get("tools") or []):
+                    return str(space.get("name"))
+    return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ModelServer
     protocol_version = "HTTP/1.1"
@@ -238,6 +263,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
         main = bool(body.get("tools"))
         self.owner.record(self, body, main)
+        ahead = self.owner.peek() if main and wire == "responses" else None
+        if ahead is not None and ahead.kind == "tool" and _must_search(body, ahead.command):
+            # Codex 0.171 hides MCP tools behind `tool_search`: find the tool first, then the turn calls it.
+            return self._sse(self._responses(Turn("search", command=ahead.command, usage=ahead.usage), body),
+                             self._window_headers(wire))
         turn = self.owner._take() if main else say("Scripted side answer.", Usage(50, 5))
         if turn.kind == "hang":
             self.owner.wait_stopping(turn.seconds)
@@ -393,10 +423,17 @@ class _Handler(BaseHTTPRequestHandler):
             item: dict = {"type": "message", "role": "assistant", "id": self.owner.next_id("msg"),
                           "status": "completed",
                           "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+        elif turn.kind == "search":
+            item = {"type": "tool_search_call", "id": self.owner.next_id("ts"), "status": "completed",
+                    "call_id": self.owner.next_id("call"), "execution": "client",
+                    "arguments": {"query": turn.command, "limit": 8}}
         elif turn.kind == "tool":
             item = {"type": "function_call", "id": self.owner.next_id("fc"), "status": "completed",
                     "call_id": self.owner.next_id("call"), "name": _offered(body, turn.command),
                     "arguments": turn.content}
+            space = _searched_namespace(body, turn.command)
+            if space:  # a tool found by tool_search is called by its name in its namespace
+                item["namespace"] = space
         elif turn.kind == "write" and "apply_patch" in names:
             item = {"type": "custom_tool_call", "id": self.owner.next_id("ctc"), "status": "completed",
                     "call_id": self.owner.next_id("call"), "name": "apply_patch",

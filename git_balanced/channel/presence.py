@@ -1,0 +1,72 @@
+"""Whether the lead of a branch can answer its workers now: a headless lead whose driver runs (and is not
+paused for its plan's usage limit), or an agent session of the lead seen lately (its hooks and its tool calls
+mark it seen). Where a lead agent was known and none can answer, a worker's question comes to you at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from git_balanced.channel.inbox import inbox_ref
+from git_balanced.git import Repo
+
+HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
+SEEN = "seen"  # the file whose time says when a session of the lead was last seen
+
+
+def lead_dir(repo: Repo, branch: str) -> Path:
+    """The folder a lead's own records live in: `.git/balanced/lead/<branch>/`."""
+    d = repo.state_dir / "lead" / inbox_ref(branch)[len("refs/balanced/inbox/"):]
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def headless_record(repo: Repo, branch: str) -> dict[str, Any] | None:
+    """The headless lead's record of this branch, or None when none was started."""
+    try:
+        rec = json.loads((lead_dir(repo, branch) / "lead.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def pid_alive(pid: Any) -> bool:
+    """Whether the process `pid` still runs."""
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, PermissionError, ValueError):
+        return False
+    return True
+
+
+def mark_seen(repo: Repo, branch: str) -> None:
+    """Note that a session of the lead of `branch` acts now (a hook of it ran, or it called a tool)."""
+    (lead_dir(repo, branch) / SEEN).write_text(f"{time.time()!r}\n")
+
+
+def seen_at(repo: Repo, branch: str) -> float | None:
+    """When a session of the lead was last seen, or None when never."""
+    try:
+        return (lead_dir(repo, branch) / SEEN).stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def cannot_answer(repo: Repo, branch: str, within: float) -> str | None:
+    """Why the lead of `branch` cannot answer a worker now, or None when it can, or when no lead agent was
+    ever known here (then whoever reads the inbox is the lead, as ever)."""
+    rec = headless_record(repo, branch)
+    seen = seen_at(repo, branch)
+    if rec is None and seen is None:
+        return None
+    if rec is not None and pid_alive(rec.get("pid")):
+        return "its lead is paused for its plan's usage limit" if rec.get("state") == "paused" else None
+    if seen is not None and time.time() - seen <= within:
+        return None
+    return "its lead is not running"
