@@ -353,6 +353,11 @@ class Transport:
             except (ProcessExecutionError, EOFError) as exc:  # what ssh said, without plumbum's framing
                 said = str(getattr(exc, "stderr", "") or exc)
                 raise self._fail(Result(255, "", said), "opening a shell there") from None
+            except BrokenPipeError:  # ssh ended before plumbum wrote to its shell: ask ssh itself what it says
+                res = self.run(["true"], timeout=self.connect_timeout + 5)
+                self.raise_unreachable(res)
+                raise self._fail(Result(255, "", res.err or "its shell closed at once"), "opening a shell there") \
+                    from None
             with there:
                 yield there
 

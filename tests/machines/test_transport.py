@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytest_mock import MockerFixture
 
 from git_balanced.errors import BalancedError
 from git_balanced.machines import transport
@@ -278,6 +279,20 @@ def test_plumbum_on_a_dead_machine_is_an_unreachable_machine(machines: Machines,
     t = Transport("alpha", multiplex=multiplex)
     assert t.run(["true"]).ok
     machines.by_name("alpha").kill()
+    with pytest.raises(MachineUnreachable) as err, t.machine():
+        pass
+    assert err.value.message.startswith("Machine alpha cannot be reached") and "refused" in err.value.message, \
+        err.value.message
+    t.close()
+
+
+@pytest.mark.sshd
+def test_a_shell_that_closes_before_plumbum_writes_to_it_is_an_unreachable_machine(
+        machines: Machines, mocker: MockerFixture) -> None:
+    """ssh refused and ended before plumbum wrote its first line to the shell: a broken pipe, not a traceback."""
+    t = Transport("alpha", multiplex=False)
+    machines.by_name("alpha").kill()
+    mocker.patch("plumbum.machines.ssh_machine.SshMachine.__init__", side_effect=BrokenPipeError(32, "Broken pipe"))
     with pytest.raises(MachineUnreachable) as err, t.machine():
         pass
     assert err.value.message.startswith("Machine alpha cannot be reached") and "refused" in err.value.message, \
