@@ -58,29 +58,25 @@ def _age(seconds: float) -> str:
     return f"{int(seconds // 60)} minutes" if seconds >= 120 else f"{int(seconds)} seconds"
 
 
+def _section(title: str, rows: list[tuple[str, str]], verb: str = "remove") -> None:
+    """A heading, then each finding and, under it, the command that removes it (or that looks at it)."""
+    if not rows:
+        return
+    ui.say(title)
+    for what, command in rows:
+        ui.say(f"  {what}")
+        ui.say(f"      {verb}: {command}")
+
+
 def show(f: Findings) -> None:
     """The findings in words, each with the command that removes it (or, when kept, the one to look at it)."""
-    if f.refs:
-        ui.say("Malformed refs (every reader skips them):")
-        for b in f.refs:
-            ui.say(f"  {b.ref}: {b.why}")
-            ui.say(f"      remove: {b.fix}")
-    if f.locks:
-        ui.say("Stale locks (left by a git process that ended; no writer holds one that long):")
-        for lk in f.locks:
-            ui.say(f"  {lk.path}: the lock of {lk.ref}, {_age(lk.age)} old")
-            ui.say(f"      remove: {lk.fix}")
-    removable = [x for x in f.left if not x.kept]
-    if removable:
-        ui.say("Left behind by workers whose jobs are done:")
-        for x in removable:
-            ui.say(f"  {x.path}: {x.what}")
-            ui.say(f"      remove: {x.fix}")
-    if f.kept:
-        ui.say("Kept, as they hold work (look, and remove them yourself if you do not need it):")
-        for x in f.kept:
-            ui.say(f"  {x.path}: {x.what}; {x.kept}")
-            ui.say(f"      look: {x.fix}")
+    _section("Malformed refs (every reader skips them):", [(f"{b.ref}: {b.why}", b.fix) for b in f.refs])
+    _section("Stale locks (left by a git process that ended; no writer holds one that long):",
+             [(f"{lk.path}: the lock of {lk.ref}, {_age(lk.age)} old", lk.fix) for lk in f.locks])
+    _section("Left behind by workers whose jobs are done:",
+             [(f"{x.path}: {x.what}", x.fix) for x in f.left if not x.kept])
+    _section("Kept, as they hold work (look, and remove them yourself if you do not need it):",
+             [(f"{x.path}: {x.what}; {x.kept}", x.fix) for x in f.kept], verb="look")
 
 
 def fix(repo: Repo, f: Findings) -> None:
