@@ -14,11 +14,34 @@ from tests.support.builders import commit, make_remote, make_repo  # noqa: F401 
 from tests.support.cli import forget_process_state
 
 
+# The modules that take longest (`pytest --durations`), longest first. With `make test`'s
+# `--dist loadfile --no-loadscope-reorder` the workers are handed modules in this order, so a long module
+# starts early instead of holding up the end of the run; the rest follow, those with sshd machines or agent
+# CLIs before the quick ones.
+LONGEST_FIRST = (
+    "tests/machines/test_ready_install.py", "tests/e2e/test_idle_lead.py", "tests/e2e/test_headless_lead.py",
+    "tests/engine/test_limits.py", "tests/commands/test_init.py", "tests/machines/test_agents_per_machine.py",
+    "tests/e2e/test_real_agents.py", "tests/hooks/test_modes.py", "tests/engine/test_nodes.py",
+    "tests/e2e/test_agents_real.py", "tests/landing/test_safety.py", "tests/e2e/test_remote_workers.py",
+    "tests/e2e/test_machine_lost.py", "tests/e2e/test_lead_agents.py",
+)
+
+
+def _rank(item: pytest.Item) -> tuple[int, int]:
+    path = item.nodeid.split("::", 1)[0]
+    if path in LONGEST_FIRST:
+        return 0, LONGEST_FIRST.index(path)
+    slow = item.get_closest_marker("sshd") or item.get_closest_marker("agents")
+    return (1 if slow else 2), 0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that asks for the real agent CLIs is an `agents` test (`make test-fast` leaves those out)."""
+    """A test that asks for the real agent CLIs is an `agents` test (`make test-fast` leaves those out); the
+    longest modules go first (a stable sort: each module's tests keep their order)."""
     for item in items:
         if "agent_bin" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.agents)
+    items.sort(key=_rank)
 
 
 @pytest.fixture(autouse=True)

@@ -155,6 +155,7 @@ def _env() -> dict[str, str]:
     # must not ask the model before the server is up.
     env.setdefault("ENABLE_TOOL_SEARCH", "false")
     env.setdefault("MCP_CONNECTION_NONBLOCKING", "false")
+    env.setdefault("MCP_TIMEOUT", "120000")  # on a loaded machine the server may take longer than 30 s to start
     return env
 
 

@@ -53,12 +53,14 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
         # Claude Code defers MCP tools behind its ToolSearch tool unless told not to, and in a `-p` run it
         # asks the model before its servers connected unless told to wait: the scripted model calls the
         # tools by name at once, as a person's first prompt comes after the server is up.
-        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false"}
+        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false",
+               "MCP_TIMEOUT": "120000"}  # a loaded machine starts the server slowly: wait for it, not 30 s
         try:
             ran = subprocess.run(["claude", "-p", TASK, "--output-format", "stream-json", "--verbose"], cwd=repo,
                                  env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
             assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
+            wait_until(lambda: landed(repo), 120, "alpha and beta to land",
+                       said=lambda: inbox_text(repo) + "\n" + ran.stdout[-3000:])
         finally:
             balanced(repo, "engine", "--stop")
         sent = bodies(servers.claude)

@@ -65,6 +65,10 @@ def jobs_of(repo: Path, piece_id: str) -> list[dict[str, object]]:
 
 
 def inbox_text(repo: Path) -> str:
+    """The lead's inbox, oldest first; says so when there is none yet (a test's failure message reads it)."""
+    if subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/balanced/inbox/main"], cwd=repo,
+                      capture_output=True).returncode != 0:
+        return "(no inbox yet: nothing was said to the lead)"
     return git(repo, "log", "--reverse", "--format=%s", "refs/balanced/inbox/main")
 
 
