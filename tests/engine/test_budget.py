@@ -16,8 +16,9 @@ from git_balanced.engine.workers import build_request
 from git_balanced.files import write_atomic
 from git_balanced.lead import Lead, open_lead
 from git_balanced.machines.hosts import LocalHost
+from tests.support.cli import balanced
 from tests.support.model_server import hang
-from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, plan
+from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, piece, plan
 from tests.support.real_agents import agent_piece, balanced_board_text, real_agents, rows
 from tests.support.wait import gone, wait_until
 
@@ -68,6 +69,22 @@ def test_a_workers_start_budget_is_its_share_of_what_the_lead_left(tmp_path: Pat
     again = _place(lead, stored.id, "big", 0.20, attempt=2, previous=first.id)
     everyone = [*jobs[1:], J.one(lead.repo, first.id), again]
     assert _max_budget(lead, again, everyone) == "0.0500", "the lead and the workers never pass the budget"
+
+
+def test_no_piece_of_a_plan_whose_lead_spent_its_budget_starts(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    assert plan(repo, [piece("alpha", "echo a > src/alpha.txt"), piece("beta", "echo b > src/beta.txt")],
+                budget=0.5).code == 0
+    lead = open_lead(str(repo))
+    plan_id = next(iter(J.all_plans(lead.repo)))
+    _lead_spent(lead, {plan_id: 0.6})  # it spent more than the budget on the plan before starting it
+    assert balanced(repo, "start").code == 0
+    assert engine(repo, "--until-idle").code == 1, "the plan ended with nothing landed"
+    assert not (repo / "src" / "alpha.txt").exists() and not (repo / "src" / "beta.txt").exists()
+    assert sorted((j.piece, j.state, j.failure, j.pid) for j in J.all_jobs(lead.repo).values()) == [
+        ("alpha", "failed", "budget", None), ("beta", "failed", "budget", None)], "placed, never started, not retried"
+    assert f"Plan {plan_id} spent its budget of $0.50: its lead $0.60, its workers $0.00. Stopped, and not tried " \
+        "again: alpha (it had not started), beta (it had not started)." in inbox_text(repo)
 
 
 @pytest.mark.agents
