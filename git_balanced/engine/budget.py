@@ -66,8 +66,11 @@ def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[J
     waiting ones and those that failed, none tried again, and tell the lead once per plan what was stopped and
     how to go on. Returns the plans whose budget is spent (no piece of theirs starts this pass)."""
     out: set[str] = set()
+    # A plan that is not started and has nothing left to end is not looked at: most of a lead's plans are done.
+    open_ = {j.plan for j in jobs if j.state in ("queued", "running", "paused") or
+             (j.state in FAILED and not j.decided)}
     for pid, plan in sorted(plans.items()):
-        if not used_up(ctx.lead, plan, jobs):
+        if (plan.state != "started" and pid not in open_) or not used_up(ctx.lead, plan, jobs):
             continue
         out.add(pid)
         figures = (f"its budget of ${plan.budget_usd:.2f}: its lead ${lead_spent(ctx.lead, pid):.2f}, "
