@@ -10,6 +10,7 @@ from typing import Any
 from git_balanced import jobs as J
 from git_balanced.channel.presence import headless_record
 from git_balanced.engine.context import Context
+from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead
 
@@ -94,10 +95,13 @@ def _end(ctx: Context, j: Job, reason: str, stop: Stop) -> str:
     if j.state == "running":
         J.event(ctx.repo, j.id, "stopped", f"{j.piece}: stopped, as its plan's budget is spent", data,
                 state="stopped")
-        stop(ctx.lead, j)
+        try:
+            stop(ctx.lead, j)
+        except BalancedError as exc:  # out of reach: recorded as stopped all the same, and the lead is told
+            return f"it was running, and {j.machine} could not be told to stop it, so it may run on: {exc.message}"
         return "it was running"
     if j.state in ("queued", "paused"):
-        J.event(ctx.repo, j.id, "failed", f"{j.piece}: not started, as its plan's budget is spent", data,
+        J.event(ctx.repo, j.id, "failed", f"{j.piece}: ended before it ran, as its plan's budget is spent", data,
                 state="failed")
         return "it had not started" if j.state == "queued" else "it was paused"
     if j.state in FAILED and not j.decided:  # it would be tried again: that spends more than was given
