@@ -87,6 +87,21 @@ def test_no_piece_of_a_plan_whose_lead_spent_its_budget_starts(tmp_path: Path) -
         "again: alpha (it had not started), beta (it had not started)." in inbox_text(repo)
 
 
+def test_a_failed_piece_of_a_plan_whose_budget_is_spent_is_not_tried_again(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    assert plan(repo, [piece("broken", "echo nope; exit 4")], "--start", budget=0.5).code == 0
+    assert engine(repo, "--once").code == 0, "it starts with the whole budget"
+    lead = open_lead(str(repo))
+    plan_id = next(iter(J.all_plans(lead.repo)))
+    _lead_spent(lead, {plan_id: 0.5})  # meanwhile the lead spent the rest
+    assert engine(repo, "--until-idle").code == 1
+    assert [(j["attempt"], j["state"]) for j in jobs_of(repo, "broken")] == [(1, "failed")], "no attempt 2"
+    text = inbox_text(repo)
+    assert f"Plan {plan_id} spent its budget of $0.50: its lead $0.50, its workers $0.00. Stopped, and not tried " \
+        "again: broken (it failed)." in text, text
+    assert "Tries again" not in text, text
+
+
 @pytest.mark.agents
 def test_a_plan_whose_lead_spent_its_budget_stops_its_workers(tmp_path: Path, agent_bin: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
