@@ -20,7 +20,7 @@ from tests.support.cli import balanced
 from tests.support.model_server import hang
 from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, piece, plan
 from tests.support.real_agents import agent_piece, balanced_board_text, real_agents, rows
-from tests.support.wait import gone, wait_until
+from tests.support.wait import gone, wait_for_file, wait_until
 
 
 def _lead_spent(lead: Lead, plan_cost: dict[str, float]) -> None:
@@ -91,6 +91,9 @@ def test_a_failed_piece_of_a_plan_whose_budget_is_spent_is_not_tried_again(tmp_p
     repo = lead_repo(tmp_path)
     assert plan(repo, [piece("broken", "echo nope; exit 4")], "--start", budget=0.5).code == 0
     assert engine(repo, "--once").code == 0, "it starts with the whole budget"
+    [job] = jobs_of(repo, "broken")
+    wait_for_file(Path(os.environ["HOME"]) / ".balanced" / "runs" / str(job["id"]) / "result.json", 30,
+                  "its command to end")  # the next pass finds it failed, not running
     lead = open_lead(str(repo))
     plan_id = next(iter(J.all_plans(lead.repo)))
     _lead_spent(lead, {plan_id: 0.5})  # meanwhile the lead spent the rest
