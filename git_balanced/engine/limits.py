@@ -14,6 +14,7 @@ from typing import Any
 from git_balanced import jobs as J
 from git_balanced.agents.base import Outcome
 from git_balanced.engine import workers
+from git_balanced.engine.budget import spent
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
@@ -27,11 +28,6 @@ RESUME_NOTE = ("You were paused by your plan's usage limit, which has reset. Car
 
 # Brings a finished worker's branch back from its machine, recording where in the event's data.
 FetchBack = Callable[[Job, dict[str, Any]], None]
-
-
-def spent(j: Job) -> float:
-    """What the job's runs cost so far (its cost counts the runs before a pause too)."""
-    return j.cost_usd if j.cost_usd is not None else j.spent_before
 
 
 def budget_left(j: Job) -> float | None:

@@ -9,7 +9,7 @@ import time
 
 from git_balanced import jobs as J
 from git_balanced import trust
-from git_balanced.engine import limits, workers
+from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
@@ -41,6 +41,7 @@ class Engine:
         self._everyone: dict[str, Job] | None = None  # every job as this pass read it last
         self._jobs: dict[str, Job] | None = None  # the lead's plans' jobs among them
         self._mark = 0  # this process's writes up to that read (refs.write_mark)
+        self.spent_plans: set[str] = set()  # the plans whose budget is spent, as this pass found them
 
     def say_once(self, ctx: Context, text: str) -> None:
         """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
@@ -83,6 +84,9 @@ class Engine:
         wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == "running"])
         wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
         if wrote:
+            everyone, jobs = self._read(plans)
+        self.spent_plans = budget.stop_spent(ctx, plans, jobs.values(), self.owners.mine, workers.stop)
+        if self.spent_plans:
             everyone, jobs = self._read(plans)
         # What was placed before starts before the landing, so its workers run while the landing checks; what
         # this pass places starts after it.
@@ -318,7 +322,7 @@ class Engine:
         for j in sorted(queued, key=lambda x: x.created):
             if running >= cap:
                 break
-            if time.time() < j.not_before:
+            if time.time() < j.not_before or j.plan in self.spent_plans:  # the next pass ends the latter
                 continue
             go = limits.startable(ctx, j, _named_machine(j, plans))
             waited = j.waits_for or (", ".join(j.after) + " landed" if j.after else "")

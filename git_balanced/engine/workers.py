@@ -13,6 +13,7 @@ from git_balanced import jobs as jobs_mod
 from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
+from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
@@ -33,14 +34,13 @@ def host_for(lead: Lead, machine: str) -> Host:
     return RemoteHost(lead, machine)
 
 
-def rules_for(job: Job, check: str | None) -> str:
-    """The worker's instructions, from templates/worker.md."""
+def rules_for(job: Job, check: str | None, budget: float | None) -> str:
+    """The worker's instructions, from templates/worker.md; `budget` is what it starts with."""
     text = template_text("worker.md")
     check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
         if check else ""
     paths = job.paths
     paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
-    budget = job.budget_usd
     budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
     return text.format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                        branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
@@ -67,10 +67,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     task = job.task
     if job.resume_note:
         task = f"{task}\n\n{job.resume_note}"
-    budget = job.budget_usd
-    if budget is not None and job.spent_before:  # a run after a pause gets what is left
-        budget = max(0.0, budget - job.spent_before)
-    run = adapter.build(task=task, rules=rules_for(job, check), model=job.model,
+    budget = start_budget(lead, job, others)  # what is left of its share, after its lead's spend too
+    run = adapter.build(task=task, rules=rules_for(job, check, budget), model=job.model,
                         budget_usd=budget, worktree=wt, run_dir=run_dir,
                         edit_without_asking=edit_without_asking, **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
