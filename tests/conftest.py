@@ -13,7 +13,6 @@ from tests.support import agent_home, sshd
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
 from tests.support.cli import forget_process_state
 
-
 # The modules that take longest (`pytest --durations`), longest first. With `make test`'s
 # `--dist loadfile --no-loadscope-reorder` the workers are handed modules in this order, so a long module
 # starts early instead of holding up the end of the run; the rest follow, those with sshd machines or agent
