@@ -8,13 +8,10 @@ import re
 import time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.files import json_objects
 
-# Workers edit and run commands without asking: acceptEdits covers file edits, and Bash must be allowed by
-# name, since bypassPermissions refuses to start as root (a common case on build machines).
-WORKER_TOOLS = "Bash,Read,Write,Edit,MultiEdit,Glob,Grep,NotebookEdit,TodoWrite"
-ASKING_TOOLS = "Read,Glob,Grep"
 SETTINGS_FILE = "claude-settings.json"
 # A worker that shows its plan first: `claude -p` leaves plan mode only through a permission prompt tool, an MCP
 # tool; the run's own stdlib server (shipped/permit.py, in {run_dir}/bin, on any machine) asks the lead.
@@ -37,15 +34,16 @@ class ClaudeAdapter:
 
     def build(self, *, task: str, rules: str, model: str | None, budget_usd: float | None,
               worktree: str, run_dir: str, edit_without_asking: bool = True,
-              settings_json: str | None = None, plan_first: bool = False) -> AgentRun:
-        """The `claude -p` command line of one worker; with plan_first, in plan mode, its plan to the lead."""
+              settings_json: str | None = None, level: str | None = None, plan_first: bool = False) -> AgentRun:
+        """The `claude -p` command line of one worker held to `level` (agents/modes.py); with plan_first, in
+        plan mode, its plan to the lead."""
         argv = ["claude", "-p", task, "--output-format", "stream-json", "--verbose"]
         if model:
             argv += ["--model", model]
-        if edit_without_asking:
-            argv += ["--permission-mode", "plan" if plan_first else "acceptEdits", "--allowedTools", WORKER_TOOLS]
-        else:
-            argv += ["--permission-mode", "plan" if plan_first else "default", "--allowedTools", ASKING_TOOLS]
+        flags = modes.start_flags(self.name, level, edit_without_asking)
+        if plan_first:  # plan mode shows the plan first; the tools allowed after are still the level's
+            flags[flags.index("--permission-mode") + 1] = "plan"
+        argv += flags
         env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}
         if plan_first:
             argv += ["--mcp-config", json.dumps(PERMIT_SERVER), "--permission-prompt-tool", PERMIT_TOOL]

@@ -7,6 +7,7 @@ import json
 import re
 import time
 
+from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.agents.prices import meter_prices, price
@@ -32,11 +33,11 @@ class CodexAdapter:
 
     def build(self, *, task: str, rules: str, model: str | None, budget_usd: float | None,
               worktree: str, run_dir: str, edit_without_asking: bool = True,
-              settings_json: str | None = None) -> AgentRun:
-        """The `codex exec` command line of one worker, and a meter for its budget."""
+              settings_json: str | None = None, level: str | None = None) -> AgentRun:
+        """The `codex exec` command line of one worker held to `level` (agents/modes.py), and a meter for
+        its budget."""
         self.model = model or self.model
-        sandbox = "workspace-write" if edit_without_asking else "read-only"
-        argv = ["codex", "exec", "--json", "-C", worktree, "--sandbox", sandbox]
+        argv = ["codex", "exec", "--json", "-C", worktree, *modes.start_flags(self.name, level, edit_without_asking)]
         if model:
             argv += ["-m", model]
         if rules:

@@ -7,7 +7,8 @@ from its session's rollout; Pi has no modes, so its extension (templates/pi-bala
 tools it was given. The lead's hooks record the
 mode they were handed; a worker started after goes by it, and a worker on this machine by the mode its lead
 is in at each tool call, whichever is stricter. A lead never seen in a session (you, on the command line)
-leaves workers to the settings, as before.
+leaves workers to the settings, as before. The worker's agent is started at the same level (START), so a
+call its hook never saw is held by the agent's own flags.
 """
 
 from __future__ import annotations
@@ -33,21 +34,72 @@ FROM_LEAD = {
     "bypassPermissions": "free",
 }
 
-# What each worker's agent is held to at each level, for the table in docs/agents.md: the agent is started
-# as the settings say (agents/claude.py, codex.py, pi.py), and its PreToolUse hook (shipped/pretool.py)
-# holds each call to the level.
-WORKER_AGENTS = {
-    "read-only": {"claude": "plan: reads only", "codex": "read-only sandbox: reads only",
-                  "pi": "read, grep, find, ls only"},
-    "ask": {"claude": "default: each edit and Bash call asks the lead",
-            "codex": "on-request: each patch and shell command asks the lead",
-            "pi": "each edit, write and bash call asks the lead"},
-    "edits": {"claude": "acceptEdits: edits go ahead, each Bash call asks the lead",
-              "codex": "auto (workspace-write, never prompts): patches go ahead, each shell command asks the lead",
-              "pi": "edit and write go ahead, each bash call asks the lead"},
-    "free": {"claude": "acceptEdits with Bash allowed, as the settings say",
-             "codex": "auto (workspace-write), as the settings say", "pi": "every tool, as the settings say"},
+# A Claude Code worker's tools allowed by name (`--allowedTools`): `bypassPermissions` refuses to start as root
+# (a common case on build machines), so the tools it may use unasked are named. Without Bash in the list a
+# command its PreToolUse hook did not allow is refused, even where the hook was never reached.
+CLAUDE_READS = "Read,Glob,Grep"
+CLAUDE_EDITS = "Read,Write,Edit,MultiEdit,Glob,Grep,NotebookEdit,TodoWrite"
+CLAUDE_ALL = "Bash," + CLAUDE_EDITS
+PI_READS = "read,grep,find,ls"
+
+# Each worker's agent is started with these flags at each level (agents/claude.py, codex.py, pi.py build from
+# them), and its PreToolUse hook (shipped/pretool.py) holds each call to the level: together, in the words
+# of docs/agents.md's table (tests/hooks/test_modes.py checks that the table is this). Codex has no approval
+# policy for `exec` that refuses a command it was not asked about (`untrusted` is refused by 0.171, and
+# `on-request` runs a command inside the sandbox unasked), so its hook is what asks.
+START = {
+    "read-only": {"claude": ["--permission-mode", "plan", "--allowedTools", CLAUDE_READS],
+                  "codex": ["--sandbox", "read-only"], "pi": ["--tools", PI_READS]},
+    "ask": {"claude": ["--permission-mode", "default", "--allowedTools", CLAUDE_READS],
+            "codex": ["--sandbox", "workspace-write"], "pi": []},
+    "edits": {"claude": ["--permission-mode", "acceptEdits", "--allowedTools", CLAUDE_EDITS],
+              "codex": ["--sandbox", "workspace-write"], "pi": []},
+    "free": {"claude": ["--permission-mode", "acceptEdits", "--allowedTools", CLAUDE_ALL],
+             "codex": ["--sandbox", "workspace-write"], "pi": []},
 }
+WORKER_AGENTS = {
+    "read-only": {"claude": "reads only; every edit and Bash call refused",
+                  "codex": "reads only; every patch and shell command refused", "pi": "reads only"},
+    "ask": {"claude": "each edit and Bash call waits for the lead's yes",
+            "codex": "each patch and shell command waits for the lead's yes",
+            "pi": "every tool; each `edit`, `write` and `bash` waits for the lead's yes"},
+    "edits": {"claude": "edits go ahead, each Bash call waits for the lead's yes",
+              "codex": "patches go ahead, each shell command waits for the lead's yes",
+              "pi": "every tool; `edit` and `write` go ahead, each `bash` waits for the lead's yes"},
+    "free": {"claude": "as the settings say", "codex": "as the settings say",
+             "pi": "every tool, as the settings say"},
+}
+
+
+def from_settings(edit_without_asking: bool = True, lead_allows_commands: bool = False) -> str:
+    """The level the settings alone leave a worker: `ask` when it may not edit unasked, `edits` when its
+    commands go to the lead, else `free`."""
+    if not edit_without_asking:
+        return "ask"
+    return "edits" if lead_allows_commands else "free"
+
+
+def effective(lead_level: str | None, edit_without_asking: bool = True, lead_allows_commands: bool = False) -> str:
+    """The level a worker is started at: the stricter of the settings' and its lead's."""
+    return stricter(from_settings(edit_without_asking, lead_allows_commands), lead_level) or "free"
+
+
+def start_flags(agent: str, level: str | None, edit_without_asking: bool = True) -> list[str]:
+    """The flags that hold `agent`'s worker to `level` (as effective() makes it of the settings). A Codex or
+    Pi worker that may not edit unasked makes no edit at all, as before: nothing would ask for it."""
+    held = effective(level, edit_without_asking)
+    if not edit_without_asking and agent in ("codex", "pi"):
+        held = "read-only"
+    return list(START[held][agent])
+
+
+def for_worker(repo: Repo, branch: str) -> str:
+    """The level a worker of the lead of `branch` is started at: its lead's mode and its settings together."""
+    from git_balanced.lead import settings_at
+
+    settings = settings_at(repo, branch).balanced
+    return effective(workers_level(repo, branch), settings.workers_edit_without_asking,
+                     settings.lead_allows_commands)
 
 
 # Codex reports `bypassPermissions` whenever it never asks (every `codex exec`), whatever its sandbox: the

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
+from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.files import json_objects
 from git_balanced.shipped.meter import SUMMARY_EVENT
 
-READ_ONLY_TOOLS = "read,grep,find,ls"
 SIGNIN = re.compile(r"^(401|403)\b|no api key|api key (is )?(missing|required|not found)|unauthori[sz]ed|"
                     r"not logged in|log ?in|credentials", re.I)
 # Printed as plain text before any event when the provider has no key: "No API key found for anthropic."
@@ -23,16 +23,16 @@ class PiAdapter:
 
     def build(self, *, task: str, rules: str, model: str | None, budget_usd: float | None,
               worktree: str, run_dir: str, edit_without_asking: bool = True,
-              settings_json: str | None = None) -> AgentRun:
-        """The `pi --mode json` command line of one worker, and a meter for its budget."""
+              settings_json: str | None = None, level: str | None = None) -> AgentRun:
+        """The `pi --mode json` command line of one worker held to `level` (agents/modes.py), and a meter for
+        its budget."""
         argv = ["pi", "--mode", "json", "--no-session"]
         if model and "/" in model:
             provider, model = model.split("/", 1)
             argv += ["--provider", provider]
         if model:
             argv += ["--model", model]
-        if not edit_without_asking:
-            argv += ["--tools", READ_ONLY_TOOLS]
+        argv += modes.start_flags(self.name, level, edit_without_asking)  # Pi asks nothing: its extension asks
         if rules:
             argv += ["--append-system-prompt", rules]
         # Pi reads a leading "@" as a file to include and a leading "-" as an option.

@@ -11,14 +11,14 @@ class ShellAdapter:
 
     def build(self, *, task: str, rules: str, model: str | None, budget_usd: float | None,
               worktree: str, run_dir: str, edit_without_asking: bool = True,
-              settings_json: str | None = None, run: str | None = None) -> AgentRun:
+              settings_json: str | None = None, level: str | None = None, run: str | None = None) -> AgentRun:
         """`sh -c RUN` in the worktree; the task reaches the command as $BALANCED_TASK, never in its text."""
         if not run or not run.strip():
             raise BalancedError(
                 "The shell agent was given no command to run.",
                 hint="Give the piece a `run:` line in the plan, or `git balanced worker TASK --run CMD`.",
             )
-        # Model, budget and rules mean nothing to a shell command: it costs nothing and reads no prompt.
+        # Model, budget, rules and level mean nothing to a shell command: it costs nothing and reads no prompt.
         return AgentRun(argv=["sh", "-c", run], env={"BALANCED_TASK": task}, files={}, meter=None)
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:

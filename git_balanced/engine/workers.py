@@ -10,6 +10,7 @@ from typing import Any
 
 from git_balanced import fence
 from git_balanced import jobs as jobs_mod
+from git_balanced.agents import modes
 from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
@@ -70,7 +71,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     budget = start_budget(lead, job, others)  # what is left of its share, after its lead's spend too
     run = adapter.build(task=task, rules=rules_for(job, check, budget), model=job.model,
                         budget_usd=budget, worktree=wt, run_dir=run_dir,
-                        edit_without_asking=edit_without_asking, **kwargs)
+                        edit_without_asking=edit_without_asking, level=modes.for_worker(lead.repo, lead.branch),
+                        **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
     request: dict[str, Any] = {
         "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,

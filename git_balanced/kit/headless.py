@@ -176,8 +176,9 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     rec["session"] = rec.get("session") or session_of(rec["agent"], out)
     rec["turns"] += 1
     cost = float(outcome.cost_usd or 0)
-    if rec["agent"] == "claude" and outcome.cost_usd is not None:
-        # Claude Code reports a resumed session's cost so far, not the turn's: the turn is what it added.
+    if rec["agent"] in ("claude", "codex") and outcome.cost_usd is not None:
+        # Claude Code reports a resumed session's cost so far, not the turn's, and Codex its tokens so far
+        # (`exec resume`'s turn.completed counts the whole thread); Pi each reply's own. The turn is what it added.
         cost, rec["session_cost_usd"] = max(0.0, cost - float(rec.get("session_cost_usd") or 0) * resumed), cost
     rec["cost_usd"] = round(float(rec.get("cost_usd") or 0) + cost, 6)
     charge_plans(lead, rec, cost, min(since, began))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +89,19 @@ def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str
     return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
 
 
+def only_asks(command: str, asking: str) -> bool:
+    """Whether a shell command is `git balanced ask …` alone: nothing chained, piped, redirected or
+    substituted, which its allow would let run with it."""
+    if not re.match(asking, command) or re.search(r"[`\n]|\$\(", command):
+        return False
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    try:
+        return not any(tok and set(tok) <= set("();<>|&") for tok in lex)
+    except ValueError:  # an unclosed quote
+        return False
+
+
 LEVELS = ("read-only", "ask", "edits", "free")  # as agents/modes.py: what the lead's mode leaves a worker
 
 
@@ -137,8 +151,10 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
     if tool in (rules.get("reads") or []):
         return None
     command = str(tool_input.get("command") or "") if tool.lower() == "bash" else ""
-    if command and re.match(rules.get("asking") or "(?!)", command):
-        return None  # asking the lead is never itself a question
+    if command and only_asks(command, rules.get("asking") or "(?!)"):
+        # Asking the lead is never itself a question; allowed outright, since a worker held to its lead is not
+        # allowed Bash by name (agents/modes.py START).
+        return decision("allow", "Asking the lead is always fine.")
     if held == "read-only":
         return decision("deny", "Your lead is in plan mode (read only), so its workers only read: no edit, "
                                 "no command. Say what you would run instead.")

@@ -142,6 +142,25 @@ def test_claude_command_line() -> None:
     assert "--max-budget-usd" not in asking.argv and "--settings" not in asking.argv
 
 
+
+def _mode_and_tools(run: object) -> tuple[str, list[str]]:
+    argv = run.argv  # type: ignore[attr-defined]
+    return argv[argv.index("--permission-mode") + 1], argv[argv.index("--allowedTools") + 1].split(",")
+
+
+@pytest.mark.parametrize(("level", "mode", "bash", "edits"), [
+    ("read-only", "plan", False, False), ("ask", "default", False, False), ("edits", "acceptEdits", False, True),
+    ("free", "acceptEdits", True, True), (None, "acceptEdits", True, True)])
+def test_claude_is_started_at_its_level(level: str | None, mode: str, bash: bool, edits: bool) -> None:
+    got, tools = _mode_and_tools(build("claude", level=level))
+    assert got == mode and ("Bash" in tools) == bash and ("Write" in tools) == edits, (level, got, tools)
+    assert {"Read", "Glob", "Grep"} <= set(tools), "reading is never held back"
+    planning, tools_first = _mode_and_tools(build("claude", level=level, plan_first=True))
+    assert planning == "plan" and tools_first == tools, "a plan first changes the mode, never the tools"
+    not_editing, held = _mode_and_tools(build("claude", level=level, edit_without_asking=False))
+    assert not_editing == ("plan" if level == "read-only" else "default") and held == ["Read", "Glob", "Grep"], \
+        "the settings hold it too: the stricter wins"
+
 def _with_subagents(*extra: dict, before_result: bool = True) -> str:
     """The captured success with the worker's own subagent events (shaped as the CLI writes them) put before
     (or after) its final `result`."""

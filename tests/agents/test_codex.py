@@ -62,6 +62,19 @@ def test_codex_command_line() -> None:
     assert "read-only" in build("codex", edit_without_asking=False).argv
 
 
+
+def test_codex_is_started_at_its_level() -> None:
+    def sandbox(**kw: object) -> str:
+        argv = build("codex", **kw).argv
+        return argv[argv.index("--sandbox") + 1]
+
+    assert [sandbox(level=lv) for lv in ("read-only", "ask", "edits", "free", None)] == \
+        ["read-only", "workspace-write", "workspace-write", "workspace-write", "workspace-write"]
+    assert {sandbox(level=lv, edit_without_asking=False) for lv in ("ask", "edits", "free", None)} == {"read-only"}, \
+        "a worker that may not edit unasked makes no edit: nothing would ask for it"
+    assert not any("approval" in a for a in build("codex", level="edits").argv), \
+        "exec has no approval policy that refuses an unasked command: its hook asks"
+
 def test_codex_names_the_minute_of_a_reset_later_this_minute() -> None:
     # "try again at 7:40 AM" said at 7:40:39 means this very minute (the time is cut, not rounded), not
     # tomorrow; said at 7:42 it means tomorrow.

@@ -38,3 +38,14 @@ def test_pi_command_line() -> None:
     assert run.argv[-1] == " -v is a flag", "a task is never read as an option"
     assert run.meter == {"format": "pi", "budget_usd": 1.0}
     assert "--tools" in build("pi", edit_without_asking=False).argv
+
+
+
+def test_pi_is_started_at_its_level() -> None:
+    def tools(**kw: object) -> str | None:
+        argv = build("pi", **kw).argv
+        return argv[argv.index("--tools") + 1] if "--tools" in argv else None
+
+    assert [tools(level=lv) for lv in ("read-only", "ask", "edits", "free", None)] == \
+        ["read,grep,find,ls", None, None, None, None], "every tool but at read-only: its extension asks"
+    assert tools(level="free", edit_without_asking=False) == "read,grep,find,ls"

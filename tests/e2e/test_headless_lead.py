@@ -122,6 +122,9 @@ def test_codex_and_pi_as_headless_leads_take_news_as_turns_of_one_session(agent:
             done = wait_until(lambda: (s := status(repo))["state"] == "waiting" and s["turns"] == 2 and s, 60,
                               "the second turn to end")
             assert done["session"] == first["session"] and "summing up" in str(done["last_words"]), done
+            spent = [float(str(s["cost_usd"])) for s in (first, done)]
+            assert spent[1] == pytest.approx(2 * spent[0], rel=1e-3), \
+                "each turn costs what it added (a reply of the same usage), not the session so far"
         finally:
             balanced(repo, "lead", "stop")
             balanced(repo, "engine", "--stop")

@@ -16,11 +16,13 @@ from git_balanced import jobs as J
 from git_balanced.agents import modes, wiring
 from git_balanced.channel import questions
 from git_balanced.channel.inbox import entries
+from git_balanced.engine import workers
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
+from git_balanced.machines.hosts import LocalHost
 from tests.hooks.test_agent import a_job, ask_in_background, pending, run_claude, tool_results
 from tests.support import agent_home
-from tests.support.builders import make_repo
+from tests.support.builders import commit, make_repo
 from tests.support.cli import Ran, balanced
 from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, run_shell, say, write_file
@@ -103,8 +105,40 @@ def test_the_mapping_is_never_looser_than_the_lead() -> None:
         == ["read-only", "ask", "ask", "edits", "edits", "free"]
     assert modes.level_of("a-mode-of-next-year") == "ask", "an unknown mode is taken on the safe side"
     assert modes.stricter("free", "edits", None) == "edits" and modes.stricter(None) is None
-    assert set(modes.WORKER_AGENTS) == set(modes.LEVELS)
+    assert set(modes.WORKER_AGENTS) == set(modes.START) == set(modes.LEVELS)
 
+
+
+def test_the_settings_and_the_lead_combine_to_the_stricter(lead_repo: Path) -> None:
+    assert [modes.from_settings(e, c) for e, c in ((True, False), (True, True), (False, False), (False, True))] \
+        == ["free", "edits", "ask", "ask"]
+    assert [modes.effective(lv) for lv in (None, *modes.LEVELS)] == ["free", *modes.LEVELS]
+    assert [modes.effective(lv, lead_allows_commands=True) for lv in (None, *modes.LEVELS)] == \
+        ["edits", "read-only", "ask", "edits", "edits"]
+    assert [modes.effective(lv, edit_without_asking=False) for lv in (None, *modes.LEVELS)] == \
+        ["ask", "read-only", "ask", "ask", "ask"]
+    lead = open_lead(str(lead_repo))
+    assert modes.for_worker(lead.repo, "main") == "free", "no lead seen, the settings as by default: as before"
+    lead_in(lead_repo, "bypassPermissions")
+    assert modes.for_worker(lead.repo, "main") == "free"
+    commit(lead_repo, {".magnum/settings.toml": "[balanced]\nlead_allows_commands = true\n"})
+    assert modes.for_worker(lead.repo, "main") == "edits", "the settings are stricter than the lead here"
+    lead_in(lead_repo, "default")
+    assert modes.for_worker(lead.repo, "main") == "ask", "and the lead is stricter than the settings here"
+
+
+def test_the_docs_table_shows_the_flags_each_agent_is_started_with() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if "| a Claude Code worker | a Codex worker | a Pi worker |" in line)
+    table = lines[head + 2:head + 2 + len(modes.LEVELS)]
+    rows = [[c.strip() for c in line.strip().strip("|").split(" | ")][-3:] for line in table]
+
+    def cell(level: str, agent: str) -> str:
+        flags, words = modes.START[level][agent], modes.WORKER_AGENTS[level][agent]
+        return f"`{' '.join(flags)}`: {words}" if flags else words
+
+    assert rows == [[cell(lv, a) for a in ("claude", "codex", "pi")] for lv in modes.LEVELS]
 
 def test_under_an_accept_edits_lead_edits_go_ahead_and_commands_wait_for_the_lead(lead_repo: Path,
                                                                                   tmp_path: Path) -> None:
@@ -151,29 +185,54 @@ def test_a_lead_turned_stricter_holds_a_running_worker_at_once(lead_repo: Path, 
 
 
 def test_real_claude_worker_under_an_accept_edits_lead_cannot_run_an_unapproved_command(
-        tmp_path: Path, agent_bin: str, lead_repo: Path) -> None:
+        tmp_path: Path, agent_bin: str, lead_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lead_settings = agent_hooks.render("claude-lead-settings.json")
     log, _ = run_claude(tmp_path, agent_bin, lead_repo, lead_settings, [say("Ready.")], {})
-    rec = modes.recorded(open_lead(str(lead_repo)).repo, "main")
+    lead = open_lead(str(lead_repo))
+    rec = modes.recorded(lead.repo, "main")
     assert rec is not None and rec["mode"] == "acceptEdits", f"the real lead's hook recorded its mode:\n{log[-2000:]}"
+    # The worker as the engine starts it; without the fence its hooks ask through this very git balanced.
+    monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    job = J.one(lead.repo, J.place(lead.repo, {
+        "plan": "p1", "piece": "orders-api", "task": "Do the piece.", "lead": "main", "machine": "local",
+        "branch": "balanced/orders-api", "attempt": 1, "agent": "claude", "model": "sonnet"}))
+    assert job is not None
+    request = workers.build_request(lead, job, LocalHost(lead.repo), None, None, True, [])
+    argv = request["argv"]
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert "Bash" not in argv[argv.index("--allowedTools") + 1].split(","), \
+        "a command its hook did not allow is refused by the agent itself"
     tree = make_repo(tmp_path / "tree")
-    env = worker_env(lead_repo, tree)
-    turns = [write_file(f"{tree}/notes.txt", "edited\n"), run_shell("echo ran > ran.txt"), say("Done.")]
+    run_dir = tmp_path / "run"
+    for name, content in request["files"].items():
+        (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_text(content)
+    env = {**request["env"], "GIT_BALANCED_WORKTREE": str(tree)}
+    turns = [write_file(f"{tree}/notes.txt", "edited\n"), run_shell("sh -c 'echo ran > ran.txt'"),
+             run_shell("sh -c 'echo yes > allowed.txt'"), say("Done.")]
     asked: list[dict] = []
 
-    def lead_denies() -> None:
-        q = pending(lead_repo, timeout=120)
-        asked.append(q)
-        balanced(lead_repo, "answer", q["qid"], "--deny", "nobody approved it")
+    def lead_answers() -> None:
+        for answer in (["--deny", "nobody approved it"], ["--allow"]):
+            q = pending(lead_repo, timeout=120)
+            asked.append(q)
+            balanced(lead_repo, "answer", q["qid"], *answer)
 
-    t = threading.Thread(target=lead_denies, daemon=True)
+    t = threading.Thread(target=lead_answers, daemon=True)
     t.start()
-    log, server = run_claude(tmp_path, agent_bin, tree, wiring.claude_settings(), turns, env)
+    with ModelServer(turns) as server:
+        full = {**agent_home.claude_env(Path(os.environ["HOME"]), server.url), **env}
+        full["PATH"] = agent_bin + os.pathsep + full["PATH"]
+        cp = subprocess.run([a.replace("{run_dir}", str(run_dir)) for a in argv], cwd=tree, env=full,
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
     t.join(30)
+    log = cp.stdout + cp.stderr
     assert (tree / "notes.txt").read_text() == "edited\n", f"the edit went ahead unasked:\n{log[-3000:]}"
-    assert not (tree / "ran.txt").exists(), f"the command did not run:\n{log[-3000:]}"
-    assert [(q["kind"], q["text"]) for q in asked] == [("command", "echo ran > ran.txt")]
-    assert len(questions.all_questions(open_lead(str(lead_repo)).repo)) == 1, "only the command was a question"
+    assert not (tree / "ran.txt").exists(), f"the denied command did not run:\n{log[-3000:]}"
+    assert (tree / "allowed.txt").read_text() == "yes\n", f"the command the lead allowed ran:\n{log[-3000:]}"
+    assert [(q["kind"], q["text"]) for q in asked] == [("command", "sh -c 'echo ran > ran.txt'"),
+                                                      ("command", "sh -c 'echo yes > allowed.txt'")]
+    assert len(questions.all_questions(lead.repo)) == 2, "only the commands were questions"
     assert any("The lead denied it" in r and "nobody approved it" in r for r in tool_results(server))
 
 
