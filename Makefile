@@ -22,11 +22,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-sshd.sh
 	bash scripts/install-agents.sh
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 4 --dist loadfile --no-loadscope-reorder
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 # The edit-test loop: every test but those that start sshd machines or run the real agent CLIs.
 test-fast: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 4 --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
 
 lint: $(STAMP)
 	$(BIN)/ruff check git_balanced tests bench

@@ -14,11 +14,19 @@ import pytest
 T = TypeVar("T")
 
 
+SLOWEST = 0.5  # seconds between polls at the most
+
+
 def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, every: float = 0.05,
                said: Callable[[], object] | None = None) -> T:
     """Poll `predicate` until it returns a true value, and return that value; after `timeout` seconds fail
-    the test saying that `what` did not happen, with `said()` (what there was to see) when given."""
+    the test saying that `what` did not happen, with `said()` (what there was to see) when given.
+
+    The polls start `every` seconds apart and grow half as long again each time, to SLOWEST: a predicate
+    that reads the board costs as much as a pass of the engine, and polled 20 times a second through a
+    minute's wait it took a core from the processes the test waits for."""
     deadline = time.monotonic() + timeout
+    pause = every
     while True:
         got = predicate()
         if got:
@@ -26,7 +34,8 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, every: 
         if time.monotonic() >= deadline:
             seen = f"\n{said()}" if said is not None else ""
             pytest.fail(f"waited {timeout:g} s for {what}, in vain{seen}")
-        time.sleep(every)
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 1.5, max(every, SLOWEST))
 
 
 def wait_for_file(path: Path, timeout: float, what: str) -> str:
