@@ -182,9 +182,18 @@ def test_two_clones_that_start_one_job_offline_fold_to_one_owner(tmp_path: Path,
     assert f"second: the engine on {owner} claimed it first; this clone stopped its own worker" in inbox(loser)
     wait_until(lambda: (winner.engine_pass(), "second" in landed_by_piece(winner))[1],
                20, "second to land on its owner")
-    for c in (a, b, a, b):
-        c.sync()
-        c.engine_pass()
+
+    def both_seen_landed() -> bool:
+        """A sync and a pass on each clone; True once each sees both pieces landed. Under load a landing was
+        once still waiting after four such rounds: what counts is that each piece lands once, not in how many
+        passes, so they go on as long as needed (the board and inbox of both are shown if it never happens)."""
+        for c in (a, b):
+            c.sync()
+            c.engine_pass()
+        return all({"first", "second"} <= set(landed_by_piece(c)) for c in (a, b))
+
+    wait_until(both_seen_landed, 120, "both pieces to land, seen from both clones",
+               said=lambda: f"a: {board_view(a)}\n{inbox(a)}\nb: {board_view(b)}\n{inbox(b)}")
     for c in (a, b, a):
         c.share_main()
     for c in (a, b):
