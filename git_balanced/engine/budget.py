@@ -43,11 +43,13 @@ def start_budget(lead: Lead, job: Job, others: Collection[Job]) -> float | None:
     left after its lead's spend (share_left × (B − lead) / B), and never more than the plan has left at all.
     `others` are the plan's jobs; without a budget for the plan or the job, the share is as it was."""
     budget = job.budget_usd
-    if budget is not None and job.spent_before:  # a run after a pause gets what is left
+    if budget is None:  # nothing to scale: the plan is not read at all (a start is a hot path)
+        return None
+    if job.spent_before:  # a run after a pause gets what is left
         budget = max(0.0, budget - job.spent_before)
     plan = J.one_plan(lead.repo, job.plan)
     total = plan.budget_usd if plan else None
-    if budget is None or not total:
+    if not total:
         return budget
     own = lead_spent(lead, job.plan)
     jobs = {**{j.id: j for j in others}, job.id: job}.values()

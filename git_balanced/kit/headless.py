@@ -25,7 +25,7 @@ from git_balanced import proc
 from git_balanced.agents import get
 from git_balanced.channel import presence
 from git_balanced.errors import BalancedError
-from git_balanced.files import write_atomic
+from git_balanced.files import json_objects, write_atomic
 from git_balanced.kit.project import ARGV, instructions, pi_extension
 from git_balanced.lead import Lead
 from git_balanced.machines import accounts
@@ -134,13 +134,7 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
 
 def session_of(agent: str, log_text: str) -> str | None:
     """The session id a turn's event stream names."""
-    for line in log_text.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
+    for e in json_objects(log_text):
         sid = (e.get("session_id") if agent == "claude" else e.get("id") if agent == "pi" and
                e.get("type") == "session" else e.get("thread_id") if e.get("type") == "thread.started" else None)
         if sid:

@@ -43,6 +43,21 @@ def landed(repo: Path) -> bool:
     return {r["piece"]: r["state"] for r in board(repo)["jobs"]} == {"alpha": "landed", "beta": "landed"}  # type: ignore[index]
 
 
+def lead_runs(repo: Path, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the lead agent in the repository to its end, then wait for its plan's two pieces to land (the engine
+    its plan started is stopped either way); its run, for the test to read."""
+    try:
+        ran = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=240,
+                             stdin=subprocess.DEVNULL)
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+        wait_until(lambda: landed(repo), 120, "alpha and beta to land",
+                   said=lambda: inbox_text(repo) + "\n" + ran.stdout[-3000:])
+    finally:
+        balanced(repo, "engine", "--stop")
+    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
+    return ran
+
+
 def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     with real_agents(monkeypatch, agent_bin, {"claude": lead_turns()}) as servers:
@@ -55,14 +70,7 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
         # tools by name at once, as a person's first prompt comes after the server is up.
         env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false",
                "MCP_TIMEOUT": "120000"}  # a loaded machine starts the server slowly: wait for it, not 30 s
-        try:
-            ran = subprocess.run(["claude", "-p", TASK, "--output-format", "stream-json", "--verbose"], cwd=repo,
-                                 env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-            wait_until(lambda: landed(repo), 120, "alpha and beta to land",
-                       said=lambda: inbox_text(repo) + "\n" + ran.stdout[-3000:])
-        finally:
-            balanced(repo, "engine", "--stop")
+        ran = lead_runs(repo, ["claude", "-p", TASK, "--output-format", "stream-json", "--verbose"], env)
         sent = bodies(servers.claude)
     assert "mcp__balanced__plan" in sent[0] and "mcp__balanced__put_to_you" in sent[0], "the lead has the tools"
     events = [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")]
@@ -71,7 +79,6 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
     assert len(results) >= 2 and not any(r.get("is_error") for r in results), results
     placed = json.dumps(results[0]["content"])
     assert "local" in placed and "balanced/alpha" in placed, "the plan says where each piece goes"
-    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
 
 
 
@@ -85,13 +92,8 @@ def test_codex_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
         # engine it starts knows you by your ~/.gitconfig, as a person's home has it, not by GIT_AUTHOR_*.
         with open(Path(os.environ["HOME"]) / ".gitconfig", "a") as config:
             config.write("[user]\n\tname = Ada Lead\n\temail = ada@example.com\n")
-        try:  # --trust: what a person's first start here offers, so Codex reads the project's .codex/
-            ran = subprocess.run(["codex", "exec", "--json", "--trust", TASK], cwd=repo, capture_output=True,
-                                 text=True, timeout=240, stdin=subprocess.DEVNULL)
-            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
-        finally:
-            balanced(repo, "engine", "--stop")
+        # --trust: what a person's first start here offers, so Codex reads the project's .codex/
+        ran = lead_runs(repo, ["codex", "exec", "--json", "--trust", TASK])
         sent = servers.codex.main_requests()
     calls = [json.loads(line)["item"] for line in ran.stdout.splitlines()
              if line.startswith('{"type":"item.completed"') and '"mcp_tool_call"' in line]
@@ -101,7 +103,6 @@ def test_codex_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
     searched = [i for r in sent for i in r.body.get("input") or [] if i.get("type") == "tool_search_output"]
     assert any(t["name"] == "mcp__balanced" for s in searched for t in s["tools"]), "found by tool_search"
     assert "When to split" in json.dumps(sent[0].body), "AGENTS.md teaches it the job"
-    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
 
 
 def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
@@ -110,14 +111,7 @@ def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
         repo = lead_repo(tmp_path)
         on = balanced(repo, "lead", "on", "--agent", "pi")
         assert on.code == 0, on
-        try:
-            ran = subprocess.run(["pi", "--mode", "json", "--no-session", TASK], cwd=repo, capture_output=True,
-                                 text=True, timeout=240, stdin=subprocess.DEVNULL)
-            assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-            wait_until(lambda: landed(repo), 120, "alpha and beta to land", said=lambda: inbox_text(repo))
-        finally:
-            balanced(repo, "engine", "--stop")
+        lead_runs(repo, ["pi", "--mode", "json", "--no-session", TASK])
         sent = bodies(servers.pi)
     assert '"plan"' in sent[0] and '"put_to_you"' in sent[0], "the extension gives the lead its tools"
     assert "When to split" in sent[0], ".pi/APPEND_SYSTEM.md teaches it the job"
-    assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"
