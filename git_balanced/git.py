@@ -99,6 +99,7 @@ class Repo:
         self.bare = bare
         # The stale locks removed through this object, (lock path, age in seconds): the engine tells its lead.
         self.cleared: list[tuple[str, float]] = []
+        self._log_dirs: set[str] = set()  # the reflog folders known to exist (see _reflog_dir)
 
     @classmethod
     def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Repo:
@@ -256,6 +257,7 @@ class Repo:
         from dulwich.file import FileLocked
 
         refs = self._refs
+        self._reflog_dir(ref)
         try:
             # Naming the committer spares dulwich a read of the git config for the reflog on every update.
             who = self.identity_line.encode()
@@ -268,10 +270,19 @@ class Repo:
                 return self.cas_ref(ref, new, old, message)
             return False  # another writer holds the lock: the same as losing the race
 
+    def _reflog_dir(self, ref: str) -> None:
+        """Make the folder of `ref`'s reflog before dulwich writes it: dulwich makes it with a bare mkdir, and
+        two writers making the first refs under one folder at once would see one of them fail."""
+        folder = os.path.dirname(ref)
+        if folder not in self._log_dirs:
+            (self.common_dir / "logs" / folder).mkdir(parents=True, exist_ok=True)
+            self._log_dirs.add(folder)
+
     def cas_ref_delete(self, ref: str, old: str) -> bool:
         """Remove `ref` only if it still points at `old`; False when another writer moved it first."""
         from dulwich.file import FileLocked
 
+        self._reflog_dir(ref)
         try:
             return bool(self._refs.remove_if_equals(ref.encode(), old.encode(), committer=self.identity_line.encode(),
                                                     message=b"git balanced"))

@@ -33,3 +33,29 @@ def test_ref_names_lists_loose_and_packed_refs(tmp_path: Path) -> None:
     assert repo.ref_names("refs/remotes/") == ["refs/remotes/alpha/balanced/p1", "refs/remotes/beta/balanced/x/y",
                                                "refs/remotes/gamma/balanced/p1"]
     assert repo.ref_names("refs/nothing/") == []
+
+
+def test_a_first_ref_in_a_folder_another_writer_just_made_is_written(tmp_path: Path, monkeypatch) -> None:
+    """Two writers making the first refs of one folder at once: dulwich checks that the reflog folder is missing,
+    the other writer makes it, and dulwich's bare mkdir fails. Our swap makes the folder first."""
+    import os.path
+
+    import dulwich.repo
+
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    head = repo.rev_parse("HEAD")
+    assert head
+    folder = str(repo.common_dir / "logs" / "refs" / "balanced" / "jobs")
+    real_exists = os.path.exists
+
+    def racing_exists(p: object) -> bool:
+        if str(p) == folder and not real_exists(folder):  # the other writer makes it just after this check
+            os.makedirs(folder)
+            return False
+        return real_exists(p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dulwich.repo.os.path, "exists", racing_exists)
+    assert repo.cas_ref("refs/balanced/jobs/a", head, None)
+    monkeypatch.undo()
+    assert git(path, "rev-parse", "refs/balanced/jobs/a") == head
