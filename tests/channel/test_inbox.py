@@ -15,7 +15,7 @@ from git_balanced.git import Repo
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import lead_repo
-from tests.support.wait import Lines, wait_until
+from tests.support.wait import Lines, interruptible, wait_until
 
 
 def test_each_lead_branch_has_its_own_inbox_ref() -> None:
@@ -57,7 +57,7 @@ def test_inbox_follow_prints_each_message_once(tmp_path: Path) -> None:
     r = Repo.discover(repo)
     post(r, "main", "first word")
     p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "inbox", "--follow"], cwd=repo,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=interruptible)
     assert p.stdout is not None
     out = Lines(p.stdout)
     try:

@@ -16,7 +16,7 @@ from git_balanced.lead import open_lead
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
-from tests.support.wait import holders, wait_for_file, wait_until
+from tests.support.wait import holders, interruptible, reap, wait_for_file, wait_until
 
 
 def test_a_plan_lands_in_order(tmp_path: Path) -> None:
@@ -243,6 +243,7 @@ def test_board_watch_redraws_live(tmp_path: Path) -> None:
     pid, fd = pty.fork()
     if pid == 0:  # the child: the board, live, on a terminal
         os.chdir(repo)
+        interruptible()
         os.execvp(sys.executable, [sys.executable, "-m", "git_balanced.cli", "board", "--watch"])
     seen = b""
     try:
@@ -259,7 +260,7 @@ def test_board_watch_redraws_live(tmp_path: Path) -> None:
         assert b"landed in main" in seen, "the board redrew with the landing"
     finally:
         os.kill(pid, signal.SIGINT)
-        os.waitpid(pid, 0)
+        reap(pid, 20, "`board --watch` after Ctrl-C")
 
 
 def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -85,3 +86,23 @@ def holders(path: Path) -> list[str]:
         except OSError:  # gone meanwhile, or not ours to look at
             continue
     return found
+
+
+def interruptible() -> None:
+    """For a child's start (`preexec_fn`, or before `exec`): Ctrl-C (SIGINT) reaches it as a person's would, even
+    when this run was started as a background job, whose children inherit SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def reap(pid: int, timeout: float, what: str) -> int:
+    """Wait for the child `pid` to end, up to `timeout` seconds: its wait status. One still running then is
+    killed, and the test fails naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"{what} did not end within {timeout:.0f} s (killed)")
