@@ -63,6 +63,22 @@ def used_up(lead: Lead, plan: StoredPlan, jobs: Collection[Job]) -> bool:
         round(lead_spent(lead, plan.id) + workers_spent(plan.id, jobs), 6) >= float(plan.budget_usd or 0)
 
 
+def spent_figures(lead: Lead, plan: StoredPlan, jobs: Collection[Job]) -> str:
+    """"its budget of $1.00: its lead $0.40, its workers $0.60": the words for a plan whose budget is spent."""
+    return (f"its budget of ${float(plan.budget_usd or 0):.2f}: its lead ${lead_spent(lead, plan.id):.2f}, "
+            f"its workers ${workers_spent(plan.id, jobs):.2f}")
+
+
+def refuse_if_spent(lead: Lead, job: Job, jobs: Collection[Job]) -> None:
+    """A new attempt of a piece whose plan spent its budget would spend more than was given: refused, with the
+    way to go on."""
+    plan = J.one_plan(lead.repo, job.plan) if job.plan else None
+    if plan is not None and used_up(lead, plan, jobs):
+        figures = spent_figures(lead, plan, jobs)
+        raise BalancedError(f"{job.piece} ({job.id}) is of plan {plan.id}, which spent {figures}; another "
+                            "attempt would spend more than the plan was given.", hint=f"To go on, {GO_ON}.")
+
+
 def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[Job], mine: Callable[[Job], bool],
                stop: Stop) -> set[str]:
     """Once a pass: for each plan whose budget is spent, stop this engine's running workers of it, end its
@@ -76,8 +92,7 @@ def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[J
         if (plan.state != "started" and pid not in open_) or not used_up(ctx.lead, plan, jobs):
             continue
         out.add(pid)
-        figures = (f"its budget of ${plan.budget_usd:.2f}: its lead ${lead_spent(ctx.lead, pid):.2f}, "
-                   f"its workers ${workers_spent(pid, jobs):.2f}")
+        figures = spent_figures(ctx.lead, plan, jobs)
         ended: list[str] = []
         for j in sorted((j for j in jobs if j.plan == pid and mine(j)), key=lambda x: x.piece):
             how = _end(ctx, j, f"its plan spent {figures}", stop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from git_balanced import jobs as J
 from git_balanced.channel.inbox import post
-from git_balanced.engine import workers
+from git_balanced.engine import budget, workers
 from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
 
@@ -26,18 +26,20 @@ def stop_job(lead: Lead, name: str) -> tuple[J.Job, str | None]:
 
 def retry_job(lead: Lead, name: str) -> tuple[J.Job, str]:
     """Try a failed or stopped job again as a new attempt; returns the old job and the new job's id."""
-    job = J.resolve(J.all_jobs(lead.repo), name)
+    everyone = J.all_jobs(lead.repo)
+    job = J.resolve(everyone, name)
     if job.state == "landed":
         raise BalancedError(f"{job.piece} ({job.id}) landed already; there is nothing to try again.",
                             hint="store a new plan for more work on it.")
     if job.state in ("queued", "running", "paused", "finished"):
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}; only a failed or stopped job is tried again.",
                             hint="`git balanced stop` it first.")
-    newest = J.latest_by_piece(J.all_jobs(lead.repo)).get((job.plan, job.piece))
+    newest = J.latest_by_piece(everyone).get((job.plan, job.piece))
     if newest is not None and newest.id != job.id:  # one live attempt per piece, and on the newest one
         raise BalancedError(f"{job.piece} was tried again already, as job {newest.id} ({newest.state}).",
                             hint=f"`git balanced retry {newest.id}` if that one failed too."
                             if newest.state in ("failed", "stopped", "lost") else "see `git balanced board`.")
+    budget.refuse_if_spent(lead, job, everyone.values())
     fields = job.carried()
     fields.update(attempt=job.attempt + 1, previous=job.id, retry_reason="you asked for it",
                   base=lead.repo.rev_parse(lead.ref))

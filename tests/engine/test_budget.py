@@ -104,6 +104,14 @@ def test_a_failed_piece_of_a_plan_whose_budget_is_spent_is_not_tried_again(tmp_p
         "again: broken (it failed)." in text, text
     assert "Tries again" not in text, text
 
+    ran = balanced(repo, "retry", str(job["id"]))  # nor by hand: another attempt would spend more than was given
+    assert ran.code == 1 and "Traceback" not in ran.err, ran
+    assert f"broken ({job['id']}) is of plan {plan_id}, which spent its budget of $0.50: its lead $0.50, its " \
+        "workers $0.00; another attempt would spend more than the plan was given." in ran.err, ran.err
+    assert "To go on, store the pieces still to do as a new plan with a budget of its own: " \
+        "`git balanced plan FILE --budget USD --start`" in ran.err, ran.err
+    assert [(j["attempt"], j["state"]) for j in jobs_of(repo, "broken")] == [(1, "failed")], "nothing placed"
+
 
 @pytest.mark.agents
 def test_a_plan_whose_lead_spent_its_budget_stops_its_workers(tmp_path: Path, agent_bin: str,
