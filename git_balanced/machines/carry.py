@@ -3,11 +3,16 @@ registry: installed here with npm into a temporary prefix, for that machine's sy
 installed tree (the package with its node_modules) copied over the SSH connection into `~/.local/lib/
 node_modules` there, with its commands linked into `~/.local/bin`. `npm pack` of the package alone would leave
 its dependencies behind.
+
+The packed tree is kept in the cache of carried trees (`~/.cache/git-balanced/trees`, by package, version and
+platform), so the next machine of that platform gets it without another install here.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_balanced import proc
+from git_balanced.files import write_json
 
 if TYPE_CHECKING:
     from git_balanced.machines.transport import Transport
@@ -78,13 +84,65 @@ def platform_args(system: str, arch: str, musl: bool) -> list[str]:
     return [f"--os={os_name}", f"--cpu={arch}"] + (["--libc=musl"] if musl else [])
 
 
-def bundle(spec: str, platform: list[str], dest: Path) -> tuple[Path, str, dict[str, str]]:
-    """Install `spec` here into a temporary prefix for that machine's `platform` and pack its installed tree into
-    `dest`: the tarball, the package's name, and its commands ({command: path in the package})."""
+def cache_dir() -> Path:
+    """The cache of carried trees: `$XDG_CACHE_HOME/git-balanced/trees` (`~/.cache/git-balanced/trees`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "git-balanced" / "trees"
+
+
+def _key(name: str, version: str, platform: list[str]) -> str:
+    """`mariozechner-pi-coding-agent-0.73.1-linux-x64`: a cached tree's file name, without its suffix."""
+    words = [name.replace("@", "").replace("/", "-"), version, *(a.split("=", 1)[-1] for a in platform)]
+    return "-".join(re.sub(r"[^A-Za-z0-9._-]", "_", w) for w in words)
+
+
+def cached(name: str, version: str, platform: list[str]) -> tuple[Path, dict[str, str]] | None:
+    """The tree of `name` `version` for `platform` packed before, and its commands; None when there is none.
+    Its record is written after its tarball, so a record means a whole tarball."""
+    folder = cache_dir()
+    key = _key(name, version, platform)
+    tree = folder / f"{key}.tgz"
+    try:
+        bins = json.loads((folder / f"{key}.json").read_text())["bin"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(bins, dict) or not tree.is_file():
+        return None
+    return tree, {str(k): str(v) for k, v in bins.items()}
+
+
+def tree_for(spec: str, name: str, version: str, platform: list[str]) -> tuple[Path, dict[str, str], bool]:
+    """The packed tree of the package `name` at `version` (installed from `spec`) for that machine's `platform`:
+    from the cache of carried trees, or installed and packed here now and kept there for the next machine.
+    Returns the tarball, its commands and whether it came from the cache. The trees of other versions of the
+    package are removed from the cache once a new one is kept."""
+    found = cached(name, version, platform)
+    if found is not None:
+        return found[0], found[1], True
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    key = _key(name, version, platform)
+    with tempfile.TemporaryDirectory(prefix=".balanced-tree-", dir=folder) as tmp:
+        built, bins = bundle(spec, name, platform, Path(tmp))
+        os.replace(built, folder / f"{key}.tgz")
+    write_json(folder / f"{key}.json", {"name": name, "version": version, "platform": platform, "bin": bins})
+    for record in folder.glob("*.json"):  # a tree of another version of the same package is not wanted again
+        try:
+            old = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(old, dict) and old.get("name") == name and old.get("version") != version:
+            record.unlink(missing_ok=True)
+            record.with_suffix(".tgz").unlink(missing_ok=True)
+    return folder / f"{key}.tgz", bins, False
+
+
+def bundle(spec: str, name: str, platform: list[str], dest: Path) -> tuple[Path, dict[str, str]]:
+    """Install `spec` (the package `name`) here into a temporary prefix for that machine's `platform` and pack
+    its installed tree into `dest`: the tarball, and the package's commands ({command: path in the package})."""
     prefix = dest / "prefix"
     res = proc.run(["npm", "install", "-g", "--prefix", str(prefix), "--prefer-offline", "--no-audit", "--no-fund",
                     "--loglevel=error", *platform, spec], timeout=NPM_TIMEOUT)
-    name = spec.rsplit("@", 1)[0]
     top = prefix / "lib" / "node_modules" / name
     if not res.ok or not (top / "package.json").is_file():
         words = (res.err.strip() or res.out.strip()).splitlines()
@@ -96,17 +154,19 @@ def bundle(spec: str, platform: list[str], dest: Path) -> tuple[Path, str, dict[
     tree = dest / (name.replace("@", "").replace("/", "-") + "-tree.tgz")
     with tarfile.open(tree, "w:gz", compresslevel=1) as tar:  # a few times smaller, at little cost here
         tar.add(str(top), arcname="package")
-    return tree, name, {str(k): str(v) for k, v in bins.items()}
+    shutil.rmtree(prefix, ignore_errors=True)
+    return tree, {str(k): str(v) for k, v in bins.items()}
 
 
-def carry(t: Transport, spec: str, platform: list[str], send: Callable[[Path], str]) -> None:
-    """Install `spec` here for that machine's `platform` (platform_args), copy its tree there with `send` (a path
-    here -> its path there) and unpack it into ~/.local there."""
-    with tempfile.TemporaryDirectory(prefix="balanced-tree-") as tmp:
-        tree, name, bins = bundle(spec, platform, Path(tmp))
-        there = send(tree)
-        shutil.rmtree(Path(tmp) / "prefix", ignore_errors=True)
+def carry(t: Transport, spec: str, name: str, version: str, platform: list[str],
+          send: Callable[[Path], str]) -> bool:
+    """Copy the tree of `spec` (the package `name` at `version`) for that machine's `platform` (platform_args)
+    there with `send` (a path here -> its path there) and unpack it into ~/.local there. The tree comes from
+    the cache of carried trees, or is installed here first (tree_for); True when it came from the cache."""
+    tree, bins, from_cache = tree_for(spec, name, version, platform)
+    there = send(tree)
     res = t.run_python(UNPACK_TREE, [], input=json.dumps({"tree": there, "name": name, "bin": bins}), timeout=300)
     if not res.ok:
         words = (res.err.strip() or res.out.strip()).splitlines()
         raise CarryFailed(f"unpacking {name} there failed: {' '.join(words[-3:])[-300:]}")
+    return from_cache

@@ -317,11 +317,12 @@ def install_agents(t: Transport, f: Facts, todo: list[str], say: Callable[[str],
                                 f"see `ssh {t.name} npm install -g --prefix ~/.local {' '.join(specs)}`")
     say(f"{t.name}: its npm cannot reach its registry; fetching {described(todo)} here and copying it over")
     # A package with dependencies of its own (Pi) goes over as the tree npm installs here; the others packed.
-    trees = [a for a in todo if carry.dependencies(pins.spec(a))]
+    platform = carry.platform_args(str(f.raw.get("system")), f.arch or "x64", bool(f.raw.get("musl")))
+    trees = [a for a in todo if carry.cached(*pins.AGENTS[a], platform) or carry.dependencies(pins.spec(a))]
     for a in trees:
         try:
-            platform = carry.platform_args(str(f.raw.get("system")), f.arch or "x64", bool(f.raw.get("musl")))
-            carry.carry(t, pins.spec(a), platform, lambda p: send(t, p))
+            if carry.carry(t, pins.spec(a), *pins.AGENTS[a], platform, lambda p: send(t, p)):
+                say(f"{t.name}: {described([a])} came from the cache of carried trees ({carry.cache_dir()})")
         except carry.CarryFailed as exc:
             raise CannotInstall(f"installing {described([a])} from the tree copied there failed: {exc}",
                                 f"give {t.name} a way to its npm registry (`ssh {t.name} npm ping`)") from None

@@ -189,10 +189,16 @@ def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
 
 
-def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(machine: Machine,
-                                                                                     tmp_path: Path) -> None:
+# The cache of carried trees that outlives a run, beside the agents scripts/install-agents.sh installed: Pi's
+# tree is installed and packed here on the first run only (tests/machines/test_carry.py packs one every run).
+TREES = Path(__file__).resolve().parents[2] / ".cache" / "xdg"
+
+
+def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(
+        machine: Machine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Pi needs Node.js 22.19 or newer (the machine has an older one) and has dependencies of its own: its tree,
-    # installed here, goes over.
+    # installed here (or kept from an earlier run), goes over.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(TREES))
     with closed_registry():
         repo = project(tmp_path, PI)
         ran = balanced(repo, "ready", "box", "--yes")
@@ -204,7 +210,11 @@ def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_regi
     assert "pi 0.73.1" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
     assert not [c for c in machine.commands() if " install " in c and "pi-coding-agent" in c], \
         "its own npm was not asked for Pi"
-    assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-tree.tgz" in c], "the tree was copied"
+    assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-0.73.1-linux-x64.tgz" in c], \
+        "the tree was copied"
+    kept = json.loads((TREES / "git-balanced" / "trees" / "mariozechner-pi-coding-agent-0.73.1-linux-x64.json")
+                      .read_text())
+    assert kept["bin"] == {"pi": "dist/cli.js"} and kept["version"] == "0.73.1", "kept for the next machine"
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied tree is removed once unpacked"
 
 
