@@ -526,13 +526,17 @@ def status(req: dict) -> dict:
     return {"jobs": answer}
 
 
+def _result(run_dir: str) -> Any:
+    try:
+        return json.loads(_read(os.path.join(run_dir, "result.json")) or "null")
+    except ValueError:  # written by rename, so never half: a hand-edited file at worst
+        return None
+
+
 def _job_status(run_dir: str) -> dict:
     if not run_dir or not os.path.isdir(run_dir):
         return {"state": "missing", "pid": None, "result": None, "log_tail": "", "log_size": 0}
-    try:
-        result = json.loads(_read(os.path.join(run_dir, "result.json")) or "null")
-    except ValueError:  # written by rename, so never half: a hand-edited file at worst
-        result = None
+    result = _result(run_dir)
     pid, tick = _read_pid(os.path.join(run_dir, "pid"))
     if result is not None:
         state = "finished"
@@ -540,6 +544,9 @@ def _job_status(run_dir: str) -> dict:
         state = "running" if time.time() - os.path.getmtime(run_dir) < START_WINDOW else "dead"
     else:
         state = "running" if _alive(pid, tick) else "dead"
+    if state == "dead":  # a runner that wrote its result and ended just after the first read is not dead
+        result = _result(run_dir)
+        state = "finished" if result is not None else state
     log = os.path.join(run_dir, "log")
     tail = b"\n".join((_read(log, True, -65536) or b"").splitlines()[-TAIL_LINES:]).decode("utf-8", "replace")
     answer = {"state": state, "pid": pid, "result": result, "log_tail": tail,

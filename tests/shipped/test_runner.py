@@ -186,6 +186,30 @@ def test_status_answers_for_several_jobs_in_one_call(tmp_path: Path, lead: tuple
     assert wait_for("busy", runs)["result"]["stopped"]
 
 
+def test_a_runner_that_ends_while_its_status_is_read_is_finished_not_dead(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner writes its result and exits between status's read of result.json and its look at the pid:
+    the engine must see the result, not a dead runner (which it would try again as a crash)."""
+    run_dir = tmp_path / "runs" / "job"
+    run_dir.mkdir(parents=True)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    (run_dir / "pid").write_text(f"{ended.pid}\n\n")
+    real_alive = runner._alive
+
+    def ends_meanwhile(pid: int | None, tick: str = "") -> bool:
+        if pid == ended.pid:  # the runner's last act, just before this look
+            (run_dir / "result.json").write_text(json.dumps({"exit_code": 0, "commits": 1}))
+        return real_alive(pid, tick)
+
+    monkeypatch.setattr(runner, "_alive", ends_meanwhile)
+    st = runner._job_status(str(run_dir))
+    assert st["state"] == "finished" and st["result"] == {"exit_code": 0, "commits": 1}, st
+    (run_dir / "result.json").unlink()
+    monkeypatch.setattr(runner, "_alive", real_alive)
+    assert runner._job_status(str(run_dir))["state"] == "dead", "with no result at all, it is dead"
+
+
 def test_stop_ends_the_agent_with_sigterm(tmp_path: Path, lead: tuple[Path, str]) -> None:
     runs = tmp_path / "runs"
     call("start", request(tmp_path, lead, "st1", "echo partial > p.txt; sleep 30"))
