@@ -120,12 +120,16 @@ def tree_for(spec: str, name: str, version: str, platform: list[str]) -> tuple[P
     if found is not None:
         return found[0], found[1], True
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     key = _key(name, version, platform)
-    with tempfile.TemporaryDirectory(prefix=".balanced-tree-", dir=folder) as tmp:
-        built, bins = bundle(spec, name, platform, Path(tmp))
-        os.replace(built, folder / f"{key}.tgz")
-    write_json(folder / f"{key}.json", {"name": name, "version": version, "platform": platform, "bin": bins})
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".balanced-tree-", dir=folder) as tmp:
+            built, bins = bundle(spec, name, platform, Path(tmp))
+            os.replace(built, folder / f"{key}.tgz")
+        write_json(folder / f"{key}.json", {"name": name, "version": version, "platform": platform, "bin": bins})
+    except OSError as exc:
+        raise CarryFailed(f"the cache of carried trees, {folder}, cannot be written ({exc.strerror or exc}); "
+                          "set XDG_CACHE_HOME to a folder you can write") from None
     for record in folder.glob("*.json"):  # a tree of another version of the same package is not wanted again
         try:
             old = json.loads(record.read_text())

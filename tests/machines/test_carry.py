@@ -75,3 +75,14 @@ def test_a_new_version_replaces_the_old_ones_tree_and_a_tree_without_its_record_
     assert carry.cached("@balanced-test/tiny", "2.1.0", PLATFORM) is None
     again, _, from_cache = carry.tree_for(_tiny(tmp_path, "2.1.0"), "@balanced-test/tiny", "2.1.0", PLATFORM)
     assert not from_cache and again == new and new.with_suffix(".json").is_file()
+
+
+def test_a_cache_folder_that_cannot_be_written_is_named_with_what_to_do(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache's folder would go\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    with pytest.raises(carry.CarryFailed) as err:
+        carry.tree_for(_tiny(tmp_path, "2.0.0"), "@balanced-test/tiny", "2.0.0", PLATFORM)
+    assert f"the cache of carried trees, {blocked}/git-balanced/trees, cannot be written" in str(err.value)
+    assert "set XDG_CACHE_HOME to a folder you can write" in str(err.value)
