@@ -155,7 +155,7 @@ def bundle(spec: str, name: str, platform: list[str], dest: Path) -> tuple[Path,
     bins = meta.get("bin") or {}
     if isinstance(bins, str):  # a lone command named after the package
         bins = {name.rsplit("/", 1)[-1]: bins}
-    tree = dest / (name.replace("@", "").replace("/", "-") + "-tree.tgz")
+    tree = dest / "tree.tgz"  # named for the cache by tree_for
     with tarfile.open(tree, "w:gz", compresslevel=1) as tar:  # a few times smaller, at little cost here
         tar.add(str(top), arcname="package")
     shutil.rmtree(prefix, ignore_errors=True)

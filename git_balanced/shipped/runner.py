@@ -527,6 +527,7 @@ def status(req: dict) -> dict:
 
 
 def _result(run_dir: str) -> Any:
+    """The run's result.json, or None while it has none."""
     try:
         return json.loads(_read(os.path.join(run_dir, "result.json")) or "null")
     except ValueError:  # written by rename, so never half: a hand-edited file at worst

@@ -199,10 +199,14 @@ def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_regi
     # Pi needs Node.js 22.19 or newer (the machine has an older one) and has dependencies of its own: its tree,
     # installed here (or kept from an earlier run), goes over.
     monkeypatch.setenv("XDG_CACHE_HOME", str(TREES))
+    record = TREES / "git-balanced" / "trees" / "mariozechner-pi-coding-agent-0.73.1-linux-x64.json"
+    kept_before = record.is_file()
     with closed_registry():
         repo = project(tmp_path, PI)
         ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
+    from_cache = f"box: Pi 0.73.1 came from the cache of carried trees ({TREES}/git-balanced/trees)"
+    assert (from_cache in ran.out) == kept_before, ran.out  # said exactly when a run before kept the tree
     assert f"Node.js {pins.NODE_VERSION} in ~/.local" in ran.out, ran.out
     assert "box: its npm cannot reach its registry; fetching Pi 0.73.1 here and copying it over" in ran.out
     assert "Pi 0.73.1 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
@@ -212,8 +216,7 @@ def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_regi
         "its own npm was not asked for Pi"
     assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-0.73.1-linux-x64.tgz" in c], \
         "the tree was copied"
-    kept = json.loads((TREES / "git-balanced" / "trees" / "mariozechner-pi-coding-agent-0.73.1-linux-x64.json")
-                      .read_text())
+    kept = json.loads(record.read_text())
     assert kept["bin"] == {"pi": "dist/cli.js"} and kept["version"] == "0.73.1", "kept for the next machine"
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied tree is removed once unpacked"
 
