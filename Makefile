@@ -4,13 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_STAMP := $(VENV)/.installed-lint
+# Test processes: a third beside the two cores fills the time the others wait on sshd and the agents.
+WORKERS ?= 3
 
 .PHONY: demo test test-fast venv lint bench clean
 
 $(STAMP): pyproject.toml man/git-balanced.1
 	$(PY) -m venv $(VENV)
 	# The pip the venv comes with installs this project as it is (PEP 660); upgrading it first costs seconds.
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	# The wheels come from .cache/wheels, fetched there once.
+	bash scripts/install-python.sh $(VENV) test
 	# An editable install skips data files: put the man page where `git balanced --help` finds it.
 	install -D -m 644 man/git-balanced.1 $(VENV)/share/man/man1/git-balanced.1
 	touch $(STAMP)
@@ -23,15 +26,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-sshd.sh
 	bash scripts/install-agents.sh
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit-test loop: every test but those that start sshd machines or run the real agent CLIs.
 test-fast: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
 
 # The linters are installed only for `make lint`: `make test` on a clean clone does not wait for them.
 $(LINT_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,lint]'
+	bash scripts/install-python.sh $(VENV) test,lint
 	touch $(LINT_STAMP)
 
 lint: $(LINT_STAMP)
