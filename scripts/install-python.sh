@@ -14,7 +14,7 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check --quiet)
 
 # What pyproject.toml asks for: the dependencies, those of each extra named, and the build's own (setuptools),
 # since the project is then installed without a build environment of its own.
-mapfile -t wanted < <("$venv/bin/python" - "$top/pyproject.toml" "$extras" <<'PY'
+listed=$("$venv/bin/python" - "$top/pyproject.toml" "$extras" <<'PY'
 import sys, tomllib
 with open(sys.argv[1], "rb") as fh:
     meta = tomllib.load(fh)
@@ -26,14 +26,13 @@ for name in names:
 print("\n".join(meta["project"]["dependencies"] + [r for e in names for r in extras[e]]
                 + meta["build-system"]["requires"]))
 PY
-)
+)  # a command substitution, so that an extra pyproject.toml does not name stops the script here (set -e)
+mapfile -t wanted <<<"$listed"
 
-offline() { [ -d "$wheels" ] && "${pip[@]}" install --no-compile --no-index --find-links "$wheels" "${wanted[@]}"; }
+offline() { [ -d "$wheels" ] && "${pip[@]}" install --no-index --find-links "$wheels" "${wanted[@]}"; }
 if ! offline 2>/dev/null; then
   echo "install-python: fetching the wheels of .[$extras] into $wheels" >&2
   "${pip[@]}" wheel --wheel-dir "$wheels" "${wanted[@]}"
   offline
 fi
 "${pip[@]}" install --no-index --no-build-isolation --no-deps -e "$top"
-# pip byte-compiles one file after another; both cores at once take half the time.
-"$venv/bin/python" -m compileall -q -j 0 "$venv/lib" >/dev/null

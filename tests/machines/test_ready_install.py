@@ -18,6 +18,7 @@ import pytest
 from git_balanced.machines import pins
 from git_balanced.machines.transport import Transport
 from git_balanced.shipped import runner
+from tests.support import agent_home
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.model_server import ModelServer, say
@@ -189,9 +190,9 @@ def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
 
 
-# The cache of carried trees that outlives a run, beside the agents scripts/install-agents.sh installed: Pi's
-# tree is installed and packed here on the first run only (tests/machines/test_carry.py packs one every run).
-TREES = Path(__file__).resolve().parents[2] / ".cache" / "xdg"
+# Pi's tree is installed and packed here on the first run only, then kept in a cache of carried trees that
+# outlives the run (tests/machines/test_carry.py packs one every run).
+TREES = agent_home.XDG_CACHE
 
 
 def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(

@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = Path(os.environ.get("GIT_BALANCED_AGENTS", ROOT / ".cache" / "agents"))
 INSTALL = ROOT / "scripts" / "install-agents.sh"
+# The XDG cache folder that outlives a run, beside the agents: `ready`'s cache of carried trees for Pi.
+XDG_CACHE = ROOT / ".cache" / "xdg"
 
 # The models the tests ask for; each CLI must know the name (Codex looks up its own metadata by slug).
 CLAUDE_MODEL = "sonnet"
