@@ -11,10 +11,8 @@ WORKERS ?= 4
 .PHONY: demo test test-fast venv lint bench clean
 
 $(STAMP): pyproject.toml man/git-balanced.1
-	$(PY) -m venv $(VENV)
-	# The pip the venv comes with installs this project as it is (PEP 660); upgrading it first costs seconds.
-	# The wheels come from .cache/wheels, fetched there once.
-	bash scripts/install-python.sh $(VENV) test
+	# The venv, and the wheels from .cache/wheels (fetched there once), installed by uv (kept in .cache/uv).
+	PY=$(PY) bash scripts/install-python.sh $(VENV) test
 	# An editable install skips data files: put the man page where `git balanced --help` finds it.
 	install -D -m 644 man/git-balanced.1 $(VENV)/share/man/man1/git-balanced.1
 	touch $(STAMP)
@@ -35,7 +33,7 @@ test-fast: $(STAMP)
 
 # The linters are installed only for `make lint`: `make test` on a clean clone does not wait for them.
 $(LINT_STAMP): $(STAMP)
-	bash scripts/install-python.sh $(VENV) test,lint
+	PY=$(PY) bash scripts/install-python.sh $(VENV) test,lint
 	touch $(LINT_STAMP)
 
 lint: $(LINT_STAMP)
