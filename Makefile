@@ -25,10 +25,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	bash scripts/ensure-sshd.sh
 	bash scripts/install-agents.sh
+	bash scripts/rewrite-tests.sh $(VENV)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit-test loop: every test but those that start sshd machines or run the real agent CLIs.
 test-fast: $(STAMP)
+	bash scripts/rewrite-tests.sh $(VENV)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
 
 # The linters are installed only for `make lint`: `make test` on a clean clone does not wait for them.

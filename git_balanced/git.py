@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from dulwich.repo import Repo as DulwichRepo
 
 ZERO = "0" * 40
+# A detached HEAD file: a commit id (SHA-1 or SHA-256) on a line of its own.
+_DETACHED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\n?")
+# What makes a name more than a ref's name to `git rev-parse` (`main~1`, `main^{tree}`, `main@{1}`, `a:b`).
+_REV_SYNTAX = re.compile(r"[~^:?*\[\\@\s]|\.\.")
 
 # A writer holds a ref's `.lock` for the milliseconds it takes to write 41 bytes and rename them; one older than
 # this was left by a process that ended (killed, or its machine went down) and will never be released.
@@ -306,7 +310,13 @@ class Repo:
 
     # -- porcelain-ish helpers ---------------------------------------------------------------------------------
     def rev_parse(self, rev: str) -> str | None:
-        """The commit id `rev` names, or None."""
+        """The commit id `rev` names, or None. A branch's full ref name (`refs/heads/…`, which git keeps
+        pointing at a commit) is read in-process, without starting git."""
+        if rev.startswith("refs/heads/") and not _REV_SYNTAX.search(rev):
+            try:
+                return self.read_ref(rev)
+            except (OSError, ValueError):
+                pass  # unreadable here: git says what it is
         res = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
         return res.out.strip() or None if res.code == 0 else None
 
@@ -314,7 +324,18 @@ class Repo:
         return self.git("rev-parse", f"{rev}^{{tree}}")
 
     def current_branch(self) -> str | None:
-        """The checked-out branch's short name, or None when HEAD is detached."""
+        """The checked-out branch's short name, or None when HEAD is detached. Read from this checkout's HEAD
+        file, as `git symbolic-ref HEAD` reads it, without starting git; git answers when the file says
+        something else (another ref store's placeholder, a symbolic ref outside refs/heads/)."""
+        try:
+            head = (self.git_dir / "HEAD").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            head = ""
+        name = head[len("ref: refs/heads/"):].rstrip("\n") if head.startswith("ref: refs/heads/") else ""
+        if name and name != ".invalid" and "\n" not in name:
+            return name
+        if _DETACHED.fullmatch(head):
+            return None
         res = self.run("symbolic-ref", "--quiet", "--short", "HEAD")
         return res.out.strip() if res.code == 0 else None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -71,27 +72,52 @@ def _make(repo: Repo, where: Path, objects: str) -> None:
         raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
                             hint=f"check that {where.parent} is writable.")
     (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
-    for key in CARRIED_CONFIG:
-        value = repo.run("config", "--get", key)
-        if value.code == 0 and value.out.strip():
-            run_git(["config", key, value.out.strip()], cwd=tmp)
-    # Worker commits skip `maintenance --auto`; a gc here must not drop what a running worker holds.
-    run_git(["config", "gc.auto", "0"], cwd=tmp)
+    # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
+    # there must not drop what a running worker holds.
+    _write_config(git_dir(tmp) / "config", {**carried_config(repo), "gc.auto": "0"})
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
+
+
+def carried_config(repo: Repo) -> dict[str, str]:
+    """The lead's CARRIED_CONFIG values that are set (the last of several, as `git config --get` says), read
+    with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
+    spelled = {key.lower(): key for key in CARRIED_CONFIG}
+    pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
+    res = repo.run("config", "--null", "--get-regexp", pattern)
+    found: dict[str, str] = {}
+    for entry in res.out.split("\0") if res.code == 0 else []:
+        key, _, value = entry.partition("\n")
+        if key.lower() in spelled and value.strip():
+            found[spelled[key.lower()]] = value.strip()
+    return found
+
+
+def _write_config(path: Path, values: dict[str, str]) -> None:
+    """Set `section.key` values in a repository's config file, in one write (the copy's, just made)."""
+    from dulwich.config import ConfigFile
+
+    cfg = ConfigFile.from_path(str(path))
+    for key, value in values.items():
+        section, _, name = key.rpartition(".")
+        cfg.set((section.encode(),), name.encode(), value.encode())
+    cfg.write_to_path(str(path))
 
 
 def sync_hooks(repo: Repo, copy: Path) -> None:
     """The lead's own hooks for the copy, so a worker's commit runs them as before: a core.hooksPath of
     the worktree (`.husky`) or outside the lead's git folder is set in the copy too; otherwise the hooks
     are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job."""
-    theirs = repo.git("rev-parse", "--path-format=absolute", "--git-path", "hooks")
     configured = repo.run("config", "--get", "core.hooksPath").out.strip()
+    # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
+    theirs = str(repo.common_dir / "hooks") if not configured else \
+        repo.git("rev-parse", "--path-format=absolute", "--git-path", "hooks")
     inside = Path(theirs).resolve().is_relative_to(repo.common_dir.resolve())
     if configured and (not os.path.isabs(configured) or not inside):
         git_in(copy, "config", "core.hooksPath", configured)
         return
-    run_git(["config", "--unset-all", "core.hooksPath"], cwd=copy)
+    if _mentions(git_dir(copy) / "config", "hookspath"):  # set there by us, or by a worker: gone again
+        run_git(["config", "--unset-all", "core.hooksPath"], cwd=copy)
     want: dict[str, bytes] = {}
     for name in sorted(os.listdir(theirs)) if os.path.isdir(theirs) else []:
         src = os.path.join(theirs, name)
@@ -111,6 +137,14 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
         tmp.write_bytes(data)
         tmp.chmod(0o755)
         os.replace(tmp, target)
+
+
+def _mentions(path: Path, word: str) -> bool:
+    """Whether a config file's text has `word` in any case (or cannot be read: then git is asked)."""
+    try:
+        return word in path.read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:
+        return True
 
 
 def git_in(copy: Path, *args: str) -> str:

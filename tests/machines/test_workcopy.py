@@ -1,0 +1,83 @@
+"""This machine's worker copy of a lead repository: what it carries over of the lead's config and hooks, and
+what this machine's reads of a repository answer without starting git (git.py), checked against git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_balanced.git import Repo
+from git_balanced.machines import workcopy
+from tests.support.builders import commit, git, make_repo
+
+
+def test_the_copy_carries_who_commits_and_how_in_the_leads_spelling(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead")
+    git(lead, "config", "user.name", "Ada Lead")
+    git(lead, "config", "user.email", "ada@example.com")
+    git(lead, "config", "commit.gpgSign", "false")
+    git(lead, "config", "user.signingKey", 'key "quoted" \\ and # not a comment')
+    git(lead, "config", "gpg.format", "ssh")
+    git(lead, "config", "core.editor", "vi")  # not carried
+    copy = workcopy.ensure(Repo.discover(lead))
+    assert git(copy, "config", "--local", "user.name") == "Ada Lead"
+    assert git(copy, "config", "--local", "user.email") == "ada@example.com"
+    assert git(copy, "config", "--local", "commit.gpgsign") == "false"
+    assert git(copy, "config", "--local", "user.signingkey") == 'key "quoted" \\ and # not a comment'
+    assert git(copy, "config", "--local", "gpg.format") == "ssh"
+    assert git(copy, "config", "--local", "gc.auto") == "0", "a gc there never drops what a worker holds"
+    assert "editor" not in git(copy, "config", "--local", "--list")
+    text = (copy / ".git" / "config").read_text()
+    assert "signingKey" in text and "gpgSign" in text, "written as the lead spells the keys"
+
+
+def test_a_lead_without_an_identity_gives_the_copy_none(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead")
+    assert workcopy.carried_config(Repo.discover(lead)) == {}  # the sealed tests' identity is in the environment
+    copy = workcopy.ensure(Repo.discover(lead))
+    assert git(copy, "config", "--local", "--list").count("user.") == 0
+
+
+def test_hooks_are_the_leads_again_before_each_job_whatever_a_worker_set(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead")
+    hook = lead / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    repo = Repo.discover(lead)
+    copy = workcopy.ensure(repo)
+    workcopy.sync_hooks(repo, copy)
+    assert (copy / ".git" / "hooks" / "pre-commit").read_text() == hook.read_text()
+    # A worker points the copy's hooks elsewhere and writes one of its own: both are gone at the next job.
+    git(copy, "config", "core.hooksPath", str(tmp_path / "theirs"))
+    (copy / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\necho mine\n")
+    workcopy.sync_hooks(repo, copy)
+    assert "hookspath" not in git(copy, "config", "--local", "--list").lower()
+    assert not (copy / ".git" / "hooks" / "post-commit").exists()
+    # A lead whose hooks live in the worktree (`.husky`): the copy is pointed at the same relative folder.
+    git(lead, "config", "core.hooksPath", ".husky")
+    workcopy.sync_hooks(repo, copy)
+    assert git(copy, "config", "core.hooksPath") == ".husky"
+
+
+def test_the_branch_and_a_branch_tip_read_without_git_agree_with_git(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead")
+    repo = Repo.discover(lead)
+    assert repo.current_branch() == "main"
+    tip = git(lead, "rev-parse", "HEAD")
+    assert repo.rev_parse("refs/heads/main") == tip
+    assert repo.rev_parse("refs/heads/nothing") is None
+    first = commit(lead, {"b.txt": "b\n"})
+    assert repo.rev_parse("refs/heads/main") == first, "read again, never kept"
+    assert repo.rev_parse("refs/heads/main~1") == tip, "rev syntax still goes to git"
+    git(lead, "pack-refs", "--all")
+    assert repo.rev_parse("refs/heads/main") == first, "a packed branch"
+    git(lead, "tag", "main")  # a tag of the same name: git would shorten the branch to heads/main
+    assert repo.current_branch() == "main"
+    git(lead, "checkout", "-q", "--detach")
+    assert repo.current_branch() is None
+    git(lead, "checkout", "-q", "-b", "feat/x-1")
+    assert repo.current_branch() == "feat/x-1"
+    wt = tmp_path / "wt"
+    git(lead, "worktree", "add", "-q", "-b", "other", str(wt))
+    assert Repo.discover(wt).current_branch() == "other"
+    assert Repo.discover(wt).rev_parse("refs/heads/feat/x-1") == first
