@@ -29,7 +29,7 @@ from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.sshd, pytest.mark.agents]  # installs and runs the real agent CLIs there
 
-AGENTS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n\n[agents.codex]\nmodels = ["gpt-5.5"]\n'
+CODEX = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "codex"\n'
 CLAUDE = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "claude"\n'
 PI = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "pi"\n'
 SHELL = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\n'
@@ -92,62 +92,31 @@ def project(tmp_path: Path, settings: str) -> Path:
     return repo
 
 
-def test_ready_installs_the_pinned_claude_and_codex_from_the_registry(machine: Machine, tmp_path: Path) -> None:
-    repo = project(tmp_path, AGENTS)
+def test_ready_installs_the_pinned_codex_from_the_registry(machine: Machine, tmp_path: Path) -> None:
+    repo = project(tmp_path, CODEX)
     ran = balanced(repo, "ready", "box")
-    assert ran.code == 1 and "box  not ready: claude, the agent of this repository's settings, is not " \
+    assert ran.code == 1 and "box  not ready: codex, the agent of this repository's settings, is not " \
                               "installed there" in ran.out, ran.out
-    assert "`git balanced ready box --yes` installs Claude Code 2.1.332 and Codex 0.171.0 into ~/.local" in ran.out
+    assert "`git balanced ready box --yes` installs Codex 0.171.0 into ~/.local" in ran.out, ran.out
 
     ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
-    assert "box: installing Claude Code 2.1.332 and Codex 0.171.0 into ~/.local with npm" in ran.out, ran.out
-    assert "Claude Code 2.1.332 and Codex 0.171.0 installed into ~/.local from the npm registry" in ran.out
-    assert "agents: claude 2.1.332, codex 0.171.0" in ran.out, ran.out
+    assert "box: installing Codex 0.171.0 into ~/.local with npm" in ran.out, ran.out
+    assert "Codex 0.171.0 installed into ~/.local from the npm registry" in ran.out
+    assert "agents: codex 0.171.0" in ran.out, ran.out
     home = machine.home
-    assert there(f"{home}/.local/bin/claude", "--version").startswith(pins.AGENTS["claude"][1])
     assert pins.AGENTS["codex"][1] in there(f"{home}/.local/bin/codex", "--version")
     assert not (home / ".balanced" / "packs").exists(), "from the registry: nothing was copied over"
     # Sign-in is never faked: the machine says how to sign in there, and the facts say it is not.
-    assert "not signed in to Claude Code: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH claude /login'`" in ran.out
     assert "not signed in to Codex: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH codex login'`" in ran.out
     hinted = there("sh", "-c", "PATH=$HOME/.local/bin:$PATH codex --version")
     assert hinted.endswith("0.171.0"), "the hint's PATH works there"
     rows = {r["name"]: r for r in json.loads(balanced(repo, "machines", "--json").out)}
-    assert rows["box"]["ready"] and {"claude", "codex"} <= set(rows["box"]["agents"]), rows["box"]
+    assert rows["box"]["ready"] and "codex" in rows["box"]["agents"], rows["box"]
     shown = rows["box"]["facts"]["agents"]
-    assert shown["claude"]["version"] == "2.1.332" and shown["codex"]["version"] == "0.171.0", shown
-    assert not shown["claude"]["signed_in"] and not shown["codex"]["signed_in"]
+    assert shown["codex"]["version"] == "0.171.0" and not shown["codex"]["signed_in"], shown
     facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
-    assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
     assert facts["codex"]["version"] == "0.171.0" and facts["codex"]["signed_in"] is False
-
-
-def test_a_claude_piece_then_runs_there_against_the_scripted_server_and_lands(machine: Machine,
-                                                                              tmp_path: Path) -> None:
-    # Signed in as a user would be with an API key, kept in Claude Code's own settings there (`env`), pointed at
-    # the scripted server on this host's loopback; this machine is unticked, so the piece can go only there.
-    with ModelServer([commit_turn("landed.txt", "from box"), say("Done.")]) as server:
-        settings = {"env": {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-api03-scripted",
-                            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
-                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}
-        there("sh", "-c", "mkdir -p ~/.claude && cat > ~/.claude/settings.json", input=json.dumps(settings))
-        try:
-            repo = project(tmp_path, CLAUDE)
-            assert balanced(repo, "allow", "--yes").code == 0
-            assert balanced(repo, "untick", "local").code == 0
-            ran = balanced(repo, "ready", "box", "--yes")  # installed already by the first test: nothing to do
-            assert ran.code == 0 and "installing" not in ran.out, ran.out
-            ran = plan(repo, [agent_piece("landed", "claude")], "--start")
-            assert ran.code == 0 and " box: " in ran.out, ran.out
-            assert engine(repo, "--until-idle").code == 0
-        finally:
-            there("rm", "-f", f"{machine.home}/.claude/settings.json")
-    rows = board(repo)["jobs"]
-    assert [(r["piece"], r["machine"], r["state"]) for r in rows] == [  # type: ignore[union-attr]
-        ("landed", "box", "landed")], rows
-    assert git(repo, "show", "main:landed.txt") == "from box"
-    assert server.main_requests(), "the machine's Claude Code asked the scripted server"
 
 
 class socket_closed:
@@ -177,17 +146,50 @@ def closed_registry() -> Iterator[None]:
 
 def test_a_machine_whose_npm_cannot_reach_its_registry_gets_packages_packed_here(machine: Machine,
                                                                                   tmp_path: Path) -> None:
-    there("sh", "-c", "rm -rf ~/.local/bin/claude ~/.local/lib/node_modules/@anthropic-ai")
     with closed_registry():
         repo = project(tmp_path, CLAUDE)
+        ran = balanced(repo, "ready", "box")
+        assert ran.code == 1 and "`git balanced ready box --yes` installs Claude Code 2.1.332 into ~/.local" \
+            in ran.out, ran.out
         ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
     assert "box: its npm cannot reach its registry; fetching Claude Code 2.1.332 here and copying it over" in ran.out
     assert "Claude Code 2.1.332 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
-    assert there(f"{machine.home}/.local/bin/claude", "--version").startswith("2.1.332")
+    assert "claude 2.1.332" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
+    assert there(f"{machine.home}/.local/bin/claude", "--version").startswith(pins.AGENTS["claude"][1])
+    assert "not signed in to Claude Code: run `ssh -t box 'PATH=$HOME/.local/bin:$PATH claude /login'`" in ran.out
+    facts = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["agent_facts"]
+    assert facts["claude"]["version"] == "2.1.332" and facts["claude"]["signed_in"] is False
     installs = [c for c in machine.commands() if " install -g " in c]
     assert installs and "--offline" in installs[-1] and "anthropic-ai-claude-code-2.1.332.tgz" in installs[-1]
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied packages are removed once installed"
+
+
+def test_a_claude_piece_then_runs_there_against_the_scripted_server_and_lands(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    # Signed in as a user would be with an API key, kept in Claude Code's own settings there (`env`), pointed at
+    # the scripted server on this host's loopback; this machine is unticked, so the piece can go only there.
+    with ModelServer([commit_turn("landed.txt", "from box"), say("Done.")]) as server:
+        settings = {"env": {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-api03-scripted",
+                            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
+                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}
+        there("sh", "-c", "mkdir -p ~/.claude && cat > ~/.claude/settings.json", input=json.dumps(settings))
+        try:
+            repo = project(tmp_path, CLAUDE)
+            assert balanced(repo, "allow", "--yes").code == 0
+            assert balanced(repo, "untick", "local").code == 0
+            ran = balanced(repo, "ready", "box", "--yes")  # installed already by the test before: nothing to do
+            assert ran.code == 0 and "installing" not in ran.out, ran.out
+            ran = plan(repo, [agent_piece("landed", "claude")], "--start")
+            assert ran.code == 0 and " box: " in ran.out, ran.out
+            assert engine(repo, "--until-idle").code == 0
+        finally:
+            there("rm", "-f", f"{machine.home}/.claude/settings.json")
+    rows = board(repo)["jobs"]
+    assert [(r["piece"], r["machine"], r["state"]) for r in rows] == [  # type: ignore[union-attr]
+        ("landed", "box", "landed")], rows
+    assert git(repo, "show", "main:landed.txt") == "from box"
+    assert server.main_requests(), "the machine's Claude Code asked the scripted server"
 
 
 # Pi's tree is installed and packed here on the first run only, then kept in a cache of carried trees that

@@ -61,3 +61,12 @@ def test_the_pinned_versions_in_docs_agents_md_are_those_of_pins_py() -> None:
     table = {row[1]: row[2] for row in ([c.strip(" `") for c in line.strip("|").split("|")] for line in lines)}
     assert table == dict(pins.AGENTS.values()), "docs/agents.md lists other versions than machines/pins.py"
     assert "git_balanced/machines/pins.py" in doc
+
+
+def test_what_ready_installs_is_named_with_the_pinned_versions() -> None:
+    from git_balanced.machines.install import described
+
+    claude, codex, pi = (pins.AGENTS[a][1] for a in ("claude", "codex", "pi"))
+    assert described(["codex"]) == f"Codex {codex}"
+    assert described(["claude", "codex"]) == f"Claude Code {claude} and Codex {codex}"
+    assert described(["claude", "codex", "pi"]) == f"Claude Code {claude}, Codex {codex} and Pi {pi}"
