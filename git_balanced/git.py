@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +23,13 @@ ZERO = "0" * 40
 _DETACHED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\n?")
 # What makes a name more than a ref's name to `git rev-parse` (`main~1`, `main^{tree}`, `main@{1}`, `a:b`).
 _REV_SYNTAX = re.compile(r"[~^:?*\[\\@\s]|\.\.")
+
+BALANCED = "refs/balanced/"  # the state's refs (DESIGN §4)
+# The git commands that never write a ref: running any other through a Repo drops its listing (listing_once).
+_READS_NO_REF = frozenset({
+    "rev-parse", "for-each-ref", "show-ref", "cat-file", "show", "log", "rev-list", "merge-base", "ls-tree",
+    "ls-files", "diff", "diff-tree", "status", "config", "symbolic-ref", "merge-tree", "commit-tree", "hash-object",
+    "mktree", "check-ref-format", "var", "grep", "describe", "name-rev", "count-objects", "check-ignore"})
 
 # A writer holds a ref's `.lock` for the milliseconds it takes to write 41 bytes and rename them; one older than
 # this was left by a process that ended (killed, or its machine went down) and will never be released.
@@ -104,6 +112,8 @@ class Repo:
         # The stale locks removed through this object, (lock path, age in seconds): the engine tells its lead.
         self.cleared: list[tuple[str, float]] = []
         self._log_dirs: set[str] = set()  # the reflog folders known to exist (see _reflog_dir)
+        self._listing = 0  # inside how many `listing_once` blocks
+        self._listed: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs, while listing
 
     @classmethod
     def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Repo:
@@ -124,11 +134,15 @@ class Repo:
     def git(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
             cwd: str | os.PathLike[str] | None = None) -> str:
         """Run git here; stdout, or GitError with the command and both streams."""
+        if args and args[0] not in _READS_NO_REF:
+            self._listed = None
         return git_out(args, cwd=cwd or self.root, input=input, env=env)
 
     def run(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
             cwd: str | os.PathLike[str] | None = None, timeout: float | None = None) -> proc.Result:
         """Run git here and return the result whatever its exit code."""
+        if args and args[0] not in _READS_NO_REF:
+            self._listed = None
         return run_git(args, cwd=cwd or self.root, input=input, env=env, timeout=timeout)
 
     # -- where things live ---------------------------------------------------------------------------------
@@ -262,6 +276,7 @@ class Repo:
 
         refs = self._refs
         self._reflog_dir(ref)
+        self._listed = None
         try:
             # Naming the committer spares dulwich a read of the git config for the reflog on every update.
             who = self.identity_line.encode()
@@ -287,6 +302,7 @@ class Repo:
         from dulwich.file import FileLocked
 
         self._reflog_dir(ref)
+        self._listed = None
         try:
             return bool(self._refs.remove_if_equals(ref.encode(), old.encode(), committer=self.identity_line.encode(),
                                                     message=b"git balanced"))
@@ -299,8 +315,35 @@ class Repo:
         base = prefix.rstrip("/").encode()
         return sorted(f"{prefix.rstrip('/')}/{name.decode()}" for name in self._refs.subkeys(base))
 
+    @contextmanager
+    def listing_once(self) -> Iterator[None]:
+        """Within it, the refs under refs/balanced/ are listed with one `git for-each-ref` for every kind of
+        them (a pass of the engine, and the board, read four to six kinds), and listed again after a ref was
+        written through this object. What another process writes meanwhile is seen at the next listing."""
+        self._listing += 1
+        try:
+            yield
+        finally:
+            self._listing -= 1
+            if not self._listing:
+                self._listed = None
+
     def list_refs(self, prefix: str) -> dict[str, str]:
-        """Every ref under `prefix` with its id, in one call to git."""
+        """Every ref under `prefix` with its id, in one call to git (see listing_once)."""
+        if not self._listing or not prefix.startswith(BALANCED) or any(c in prefix for c in "*?["):
+            return self._for_each_ref(prefix)
+        if self._listed is None:
+            self._listed = {}
+            for ref, tip in self._for_each_ref(BALANCED).items():
+                end = ref.find("/", len(BALANCED))
+                self._listed.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
+        if prefix in self._listed:
+            return dict(self._listed[prefix])
+        whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
+        return {ref: tip for refs in self._listed.values() for ref, tip in refs.items()
+                if ref == whole or ref.startswith(whole + "/")}
+
+    def _for_each_ref(self, prefix: str) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
         refs: dict[str, str] = {}
         for line in out.splitlines():

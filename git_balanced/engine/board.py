@@ -8,7 +8,6 @@ from operator import itemgetter
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import JobView, PlanView, latest_by_piece
@@ -53,32 +52,14 @@ def job_row(j: JobView) -> dict[str, Any]:
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
 
 
-class _Listed(Repo):
-    """A repository whose refs under refs/balanced/ are listed once: the board reads five kinds of them (jobs,
-    plans, questions, schedules, corrections), and one `git for-each-ref` costs about what five do."""
-
-    def __init__(self, repo: Repo) -> None:
-        super().__init__(repo.root, repo.git_dir, repo.common_dir, repo.bare)
-        self._kinds: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs
-
-    def list_refs(self, prefix: str) -> dict[str, str]:
-        if not prefix.startswith("refs/balanced/") or any(c in prefix for c in "*?["):
-            return super().list_refs(prefix)
-        if self._kinds is None:
-            self._kinds = {}
-            for ref, tip in super().list_refs("refs/balanced/").items():
-                end = ref.find("/", len("refs/balanced/"))
-                self._kinds.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
-        if prefix in self._kinds:
-            return dict(self._kinds[prefix])
-        whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
-        return {ref: tip for refs in self._kinds.values() for ref, tip in refs.items()
-                if ref == whole or ref.startswith(whole + "/")}
-
-
 def collect(lead: Lead) -> dict[str, Any]:
-    """The board as data."""
-    lead = Lead(_Listed(lead.repo), lead.branch)
+    """The board as data: the five kinds of refs it reads (jobs, plans, questions, schedules, corrections) listed
+    with one `git for-each-ref`, which costs about what each of five would."""
+    with lead.repo.listing_once():
+        return _collect(lead)
+
+
+def _collect(lead: Lead) -> dict[str, Any]:
     # Light views, not `jobs.Job`: the board reads a few fields of every job, and validating each costs more
     # than the rest of the board (see docs/performance.md).
     plans = {pid: p for pid, st in cache.read_all(lead.repo, "plans").items()

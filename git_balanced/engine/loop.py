@@ -68,7 +68,12 @@ class Engine:
         """One reconcile pass; True while anything is live or can still move.
 
         Each phase works on the jobs as the phases before it left them: every job is read at the start (one
-        ref listing), and after a phase wrote events, the jobs it wrote are read again (and those alone)."""
+        ref listing, for plans, jobs, questions and schedules alike), and after a phase wrote events, the jobs it
+        wrote are read again (and those alone)."""
+        with self.repo.listing_once():
+            return self._pass()
+
+    def _pass(self) -> bool:
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))
         self.owners.beat(ctx)
         plans = {pid: p for pid, p in J.all_plans(self.repo).items() if p.lead == self.lead.branch}
