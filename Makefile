@@ -10,7 +10,7 @@ WORKERS ?= 4
 
 .PHONY: demo test test-fast venv lint bench clean
 
-$(STAMP): pyproject.toml man/git-balanced.1
+$(STAMP): pyproject.toml man/git-balanced.1 scripts/install-python.sh
 	# The venv, and the wheels from .cache/wheels (fetched there once), installed by uv (kept in .cache/uv).
 	PY=$(PY) bash scripts/install-python.sh $(VENV) test
 	# An editable install skips data files: put the man page where `git balanced --help` finds it.
