@@ -70,6 +70,18 @@ def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | Non
     return age
 
 
+def write_config(path: Path, values: Mapping[str, str]) -> None:
+    """Set `section.key` values in one repository's config file, read and written once (with dulwich), where
+    `git config` would start a process for each."""
+    from dulwich.config import ConfigFile
+
+    cfg = ConfigFile.from_path(str(path))
+    for key, value in values.items():
+        section, _, name = key.rpartition(".")
+        cfg.set((section.encode(),), name.encode(), value.encode())
+    cfg.write_to_path(str(path))
+
+
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child git: ours without the GIT_* variables leaked by hooks."""
     env = proc.no_git_env()

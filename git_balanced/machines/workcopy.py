@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo, run_git
+from git_balanced.git import Repo, run_git, write_config
 
 WORKERS = "workers"
 CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
@@ -74,7 +74,7 @@ def _make(repo: Repo, where: Path, objects: str) -> None:
     (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
     # there must not drop what a running worker holds.
-    _write_config(git_dir(tmp) / "config", {**carried_config(repo), "gc.auto": "0"})
+    write_config(git_dir(tmp) / "config", {**carried_config(repo), "gc.auto": "0"})
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
 
@@ -91,17 +91,6 @@ def carried_config(repo: Repo) -> dict[str, str]:
         if key.lower() in spelled and value.strip():
             found[spelled[key.lower()]] = value.strip()
     return found
-
-
-def _write_config(path: Path, values: dict[str, str]) -> None:
-    """Set `section.key` values in a repository's config file, in one write (the copy's, just made)."""
-    from dulwich.config import ConfigFile
-
-    cfg = ConfigFile.from_path(str(path))
-    for key, value in values.items():
-        section, _, name = key.rpartition(".")
-        cfg.set((section.encode(),), name.encode(), value.encode())
-    cfg.write_to_path(str(path))
 
 
 def sync_hooks(repo: Repo, copy: Path) -> None:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from git_balanced.machines import pins
-from git_balanced.machines.install import CannotInstall, Facts, install_node, node_needed
+from git_balanced.machines.install import CannotInstall, Facts, described, install_node, node_needed
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import call, status_of
 from tests.support.wait import wait_until
@@ -64,8 +64,6 @@ def test_the_pinned_versions_in_docs_agents_md_are_those_of_pins_py() -> None:
 
 
 def test_what_ready_installs_is_named_with_the_pinned_versions() -> None:
-    from git_balanced.machines.install import described
-
     claude, codex, pi = (pins.AGENTS[a][1] for a in ("claude", "codex", "pi"))
     assert described(["codex"]) == f"Codex {codex}"
     assert described(["claude", "codex"]) == f"Claude Code {claude} and Codex {codex}"

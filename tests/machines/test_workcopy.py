@@ -1,5 +1,5 @@
-"""This machine's worker copy of a lead repository: what it carries over of the lead's config and hooks, and
-what this machine's reads of a repository answer without starting git (git.py), checked against git."""
+"""This machine's worker copy of a lead repository (machines/workcopy.py): what it carries over of the lead's
+config and hooks, against real repositories."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from git_balanced.git import Repo
 from git_balanced.machines import workcopy
-from tests.support.builders import commit, git, make_repo
+from tests.support.builders import git, make_repo
 
 
 def test_the_copy_carries_who_commits_and_how_in_the_leads_spelling(tmp_path: Path) -> None:
@@ -57,27 +57,3 @@ def test_hooks_are_the_leads_again_before_each_job_whatever_a_worker_set(tmp_pat
     git(lead, "config", "core.hooksPath", ".husky")
     workcopy.sync_hooks(repo, copy)
     assert git(copy, "config", "core.hooksPath") == ".husky"
-
-
-def test_the_branch_and_a_branch_tip_read_without_git_agree_with_git(tmp_path: Path) -> None:
-    lead = make_repo(tmp_path / "lead")
-    repo = Repo.discover(lead)
-    assert repo.current_branch() == "main"
-    tip = git(lead, "rev-parse", "HEAD")
-    assert repo.rev_parse("refs/heads/main") == tip
-    assert repo.rev_parse("refs/heads/nothing") is None
-    first = commit(lead, {"b.txt": "b\n"})
-    assert repo.rev_parse("refs/heads/main") == first, "read again, never kept"
-    assert repo.rev_parse("refs/heads/main~1") == tip, "rev syntax still goes to git"
-    git(lead, "pack-refs", "--all")
-    assert repo.rev_parse("refs/heads/main") == first, "a packed branch"
-    git(lead, "tag", "main")  # a tag of the same name: git would shorten the branch to heads/main
-    assert repo.current_branch() == "main"
-    git(lead, "checkout", "-q", "--detach")
-    assert repo.current_branch() is None
-    git(lead, "checkout", "-q", "-b", "feat/x-1")
-    assert repo.current_branch() == "feat/x-1"
-    wt = tmp_path / "wt"
-    git(lead, "worktree", "add", "-q", "-b", "other", str(wt))
-    assert Repo.discover(wt).current_branch() == "other"
-    assert Repo.discover(wt).rev_parse("refs/heads/feat/x-1") == first

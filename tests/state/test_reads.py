@@ -16,7 +16,7 @@ from git_balanced.state import refs
 from git_balanced.state.events import Event, write_event_commit
 from git_balanced.state.fold import JOB_RANK
 from git_balanced.state.views import FIELDS, JobView, PlanView
-from tests.support.builders import git, make_repo
+from tests.support.builders import make_repo
 
 
 def folded(state: str | None, fields: dict[str, Any], created: float | None = 100.0,
@@ -81,42 +81,6 @@ def test_a_chain_read_whole_through_git_is_the_chain_walked_in_python(tmp_path: 
     whole = refs.read_chain_whole(repo, plain)
     assert whole == refs.read_chain(repo, plain)
     assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge and the bare commit hold none"
-
-
-def test_one_listing_answers_as_a_listing_per_kind_does_and_a_write_lists_again(tmp_path: Path) -> None:
-    repo = Repo.discover(make_repo(tmp_path / "r"))
-    for ref in ("refs/balanced/jobs/j1", "refs/balanced/jobs/j2", "refs/balanced/plans/p1",
-                "refs/balanced/inbox/main", "refs/balanced/inbox/main%2Fui", "refs/balanced/jobsx/odd"):
-        refs.append(repo, ref, "note", "a note")
-    prefixes = ("refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/plans/", "refs/balanced/questions/",
-                "refs/balanced/inbox/main", "refs/balanced/inbox/mai", "refs/balanced/", "refs/heads/")
-    each = {prefix: repo.list_refs(prefix) for prefix in prefixes}
-    calls: list[tuple[str, ...]] = []
-    real = repo.git
-
-    def counted(*args: str, **kw: Any) -> str:
-        calls.append(args)
-        return real(*args, **kw)
-
-    repo.git = counted  # type: ignore[method-assign]
-    with repo.listing_once():
-        for prefix in prefixes:
-            assert repo.list_refs(prefix) == each[prefix], prefix
-        assert len(repo.list_refs("refs/balanced/")) == 6
-        assert [c for c in calls if c[0] == "for-each-ref"] == [
-            ("for-each-ref", "--format=%(objectname) %(refname)", "refs/balanced/"),
-            ("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")], "one listing for every kind"
-        refs.append(repo, "refs/balanced/jobs/j3", "note", "written within")  # through this object: seen at once
-        assert set(repo.list_refs("refs/balanced/jobs/")) == {f"refs/balanced/jobs/j{i}" for i in (1, 2, 3)}
-        tip = repo.read_ref("refs/balanced/plans/p1")
-        git(repo.root, "update-ref", "-d", "refs/balanced/plans/p1")  # another writer: seen at the next listing
-        assert "refs/balanced/plans/p1" in repo.list_refs("refs/balanced/plans/")
-        repo.run("update-ref", "refs/balanced/plans/p2", tip or "")  # a git command that writes: listed again
-        assert set(repo.list_refs("refs/balanced/plans/")) == {"refs/balanced/plans/p2"}
-    calls.clear()
-    repo.list_refs("refs/balanced/jobs/")
-    repo.list_refs("refs/balanced/jobs/")
-    assert len(calls) == 2, "outside the block, every listing asks git"
 
 
 def test_a_chain_git_cannot_walk_fails_as_the_walk_in_python_does(tmp_path: Path) -> None:
