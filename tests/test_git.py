@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
-from typing import Any
 
-from git_balanced.git import Repo
+from git_balanced.git import PackedRefs, Repo, found_in_process, refs_from_files
 from git_balanced.state import refs
 from tests.support.builders import commit, git, make_repo
+
+
+def by_git(root: Path, prefix: str) -> dict[str, str]:
+    """What `git for-each-ref PREFIX` lists, as list_refs returns it."""
+    out = git(root, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+    return {name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())}
 
 
 def test_show_file_reads_a_branch_a_commit_a_tag_and_any_revision(tmp_path: Path) -> None:
@@ -95,21 +101,21 @@ def test_one_listing_answers_as_a_listing_per_kind_does_and_a_write_lists_again(
     prefixes = ("refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/plans/", "refs/balanced/questions/",
                 "refs/balanced/inbox/main", "refs/balanced/inbox/mai", "refs/balanced/", "refs/heads/")
     each = {prefix: repo.list_refs(prefix) for prefix in prefixes}
-    calls: list[tuple[str, ...]] = []
-    real = repo.git
+    for prefix in prefixes:
+        assert each[prefix] == by_git(repo.root, prefix), prefix
+    calls: list[str] = []
+    real = repo._for_each_ref
 
-    def counted(*args: str, **kw: Any) -> str:
-        calls.append(args)
-        return real(*args, **kw)
+    def counted(prefix: str) -> dict[str, str]:
+        calls.append(prefix)
+        return real(prefix)
 
-    repo.git = counted  # type: ignore[method-assign]
+    repo._for_each_ref = counted  # type: ignore[method-assign]
     with repo.listing_once():
         for prefix in prefixes:
             assert repo.list_refs(prefix) == each[prefix], prefix
         assert len(repo.list_refs("refs/balanced/")) == 6
-        assert [c for c in calls if c[0] == "for-each-ref"] == [
-            ("for-each-ref", "--format=%(objectname) %(refname)", "refs/balanced/"),
-            ("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")], "one listing for every kind"
+        assert calls == ["refs/balanced/", "refs/heads/"], "one listing for every kind"
         refs.append(repo, "refs/balanced/jobs/j3", "note", "written within")  # through this object: seen at once
         assert set(repo.list_refs("refs/balanced/jobs/")) == {f"refs/balanced/jobs/j{i}" for i in (1, 2, 3)}
         tip = repo.read_ref("refs/balanced/plans/p1")
@@ -120,4 +126,99 @@ def test_one_listing_answers_as_a_listing_per_kind_does_and_a_write_lists_again(
     calls.clear()
     repo.list_refs("refs/balanced/jobs/")
     repo.list_refs("refs/balanced/jobs/")
-    assert len(calls) == 2, "outside the block, every listing asks git"
+    assert len(calls) == 2, "outside the block, every listing reads the refs again"
+
+
+def test_a_listing_read_from_the_ref_files_is_what_for_each_ref_lists(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin")
+    git(origin, "tag", "-a", "v1", "-m", "an annotated tag")  # listed with the tag's own id, as git does
+    git(origin, "tag", "light")
+    root = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(root))  # refs/remotes/origin/HEAD: a symbolic ref
+    head = commit(root, {"a": "a\n"})
+    first = git(root, "rev-parse", "HEAD~1")
+    for ref in ("refs/balanced/jobs/j1", "refs/balanced/jobs/j2", "refs/balanced/jobs/deep/j3",
+                "refs/balanced/inbox/main", "refs/balanced/inbox/main%2Fui", "refs/balanced/jobsx/odd"):
+        git(root, "update-ref", ref, first)
+    git(root, "pack-refs", "--all")
+    git(root, "update-ref", "refs/balanced/jobs/j1", head)  # loose over packed: the loose one counts
+    git(root, "update-ref", "refs/balanced/jobs/j4", head)
+    git(root, "update-ref", "-d", "refs/balanced/jobs/j2")  # gone from packed-refs
+    (root / ".git" / "refs" / "balanced" / "jobs" / "j5.lock").write_text(head + "\n")  # a writer's lock
+    repo = Repo.discover(root)
+    packed = PackedRefs(repo.common_dir / "packed-refs")
+    for prefix in ("refs/balanced/", "refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/inbox/main",
+                   "refs/balanced/inbox/mai", "refs/balanced/nothing/", "refs/heads/", "refs/tags/", "refs/remotes/",
+                   "refs/"):
+        read = refs_from_files(repo.common_dir, prefix, packed)
+        assert read is not None and read == by_git(root, prefix), prefix
+        assert list(read) == list(by_git(root, prefix)), f"{prefix}: in git's order"
+    assert set(refs_from_files(repo.common_dir, "refs/balanced/jobs/", packed) or {}) == {
+        "refs/balanced/jobs/j1", "refs/balanced/jobs/j4", "refs/balanced/jobs/deep/j3"}
+    # What git would judge goes to git: a pattern, a worktree's own refs, a file that is no id, a link.
+    for prefix in ("refs/balanced/jobs/j*", "refs/bisect/"):
+        assert refs_from_files(repo.common_dir, prefix, packed) is None, prefix
+    broken = root / ".git" / "refs" / "balanced" / "jobs" / "broken"
+    broken.write_text("not an id\n")
+    assert refs_from_files(repo.common_dir, "refs/balanced/", packed) is None
+    assert repo.list_refs("refs/balanced/jobs/") == by_git(root, "refs/balanced/jobs/"), "git answers, and skips it"
+    broken.unlink()
+    (root / ".git" / "refs" / "balanced" / "jobs" / "linked").symlink_to(root / ".git" / "refs" / "heads" / "main")
+    assert refs_from_files(repo.common_dir, "refs/balanced/", packed) is None
+    assert repo.list_refs("refs/balanced/jobs/") == by_git(root, "refs/balanced/jobs/")
+
+
+def discovered_by_git(where: Path) -> tuple[Path, Path, Path] | None:
+    res = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--is-bare-repository", "--git-dir",
+                          "--git-common-dir", "--show-toplevel"], cwd=where, capture_output=True, text=True)
+    if res.returncode != 0:
+        return None
+    bare, git_dir, common, *top = res.stdout.splitlines()
+    return None if bare == "true" else (Path(top[0]), Path(git_dir), Path(common))
+
+
+def test_a_checkout_found_without_git_is_the_one_git_finds(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead", {"sub/deeper/f": "x\n"})
+    git(lead, "worktree", "add", "-q", "-b", "other", str(tmp_path / "wt"))
+    (tmp_path / "wt" / "new" / "folder").mkdir(parents=True)
+    inner = make_repo(tmp_path / "inner")
+    git(lead, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "mod")
+    (tmp_path / "link").symlink_to(lead / "sub")
+    for where in (lead, lead / "sub" / "deeper", tmp_path / "wt", tmp_path / "wt" / "new" / "folder",
+                  tmp_path / "link" / "deeper"):
+        found = found_in_process(where)
+        assert found is not None and found == discovered_by_git(where), where
+        repo = Repo.discover(where)
+        assert (repo.root, repo.git_dir, repo.common_dir, repo.bare) == (*found, False), where
+    # Where git has more to say, git says it: a bare repository, inside a git folder, outside any repository,
+    # a config that moves the working tree (a submodule's does).
+    assert found_in_process(lead / "mod") is None
+    mod = Repo.discover(lead / "mod")
+    assert (mod.root, mod.git_dir, mod.common_dir) == discovered_by_git(lead / "mod")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for where in (bare, lead / ".git" / "refs", outside):
+        assert found_in_process(where) is None, where
+    assert Repo.discover(bare).bare and Repo.discover(bare).git_dir == bare
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    moved = make_repo(tmp_path / "moved")
+    git(moved, "config", "core.worktree", str(elsewhere))
+    assert found_in_process(moved) is None
+    assert Repo.discover(moved / ".git").root == elsewhere, "git's answer, core.worktree followed"
+
+
+def test_a_checkout_of_another_user_is_left_to_git(tmp_path: Path) -> None:
+    """git refuses a repository another user owns unless safe.directory names it: that is git's to judge."""
+    import os
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("giving the folder to another user needs root")
+    lead = make_repo(tmp_path / "lead")
+    assert found_in_process(lead) is not None
+    os.chown(lead / ".git", 65534, 65534)
+    assert found_in_process(lead) is None

@@ -189,9 +189,8 @@ def _undo_foreign_results(repo: Repo, before: str | None) -> int:
 
 
 def _branches_and_tags(repo: Repo) -> dict[str, str]:
-    """Every branch and tag with its id, in one `for-each-ref`."""
-    out = repo.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
-    return {name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())}
+    """Every branch and tag with its id."""
+    return {**repo.list_refs("refs/heads/"), **repo.list_refs("refs/tags/")}
 
 
 def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
