@@ -26,6 +26,7 @@ from tests.support.builders import commit, make_repo
 from tests.support.cli import Ran, balanced
 from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, run_shell, say, write_file
+from tests.support.wait import wait_until
 
 
 def hook(cwd: Path, name: str, payload: dict, env: dict[str, str] | None = None) -> Ran:
@@ -256,7 +257,9 @@ def test_a_workers_plan_goes_to_the_lead_which_sends_it_back_with_a_line(lead_re
     t, got = ask_in_background(worktree, {**base, "tool_name": "ExitPlanMode", "tool_input": {}}, env)
     q = pending(lead_repo)
     assert (q["kind"], q["text"]) == ("plan", plan)
-    words = [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main") if e.get("kind") == "question"]
+    # The hook posts to the inbox just after it stores the question: wait for the post.
+    words = wait_until(lambda: [e["text"] for e in entries(open_lead(str(lead_repo)).repo, "main")
+                                if e.get("kind") == "question"], 30, "the question in the lead's inbox")
     assert words == [f"orders-api shows its plan before it starts ({q['qid']}): {plan} · answer: git balanced "
                      f"answer {q['qid']} --allow (go ahead) or --deny LINE (send it back with a line)"]
     assert balanced(lead_repo, "answer", q["qid"], "--deny", "Say why in the file too.").code == 0
