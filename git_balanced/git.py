@@ -577,11 +577,31 @@ class Repo:
                 return self.read_ref(rev)
             except (OSError, ValueError):
                 pass  # unreadable here: git says what it is
+        obj = self._object(rev)
+        if obj is not None:
+            return obj.id.decode() if obj.type_name == b"commit" else None
         res = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
         return res.out.strip() or None if res.code == 0 else None
 
     def tree_of(self, rev: str) -> str:
+        """The tree of a commit (or the tree itself); a full commit id is read in-process."""
+        obj = self._object(rev)
+        if obj is not None and obj.type_name in (b"commit", b"tree"):
+            return str((obj.tree if obj.type_name == b"commit" else obj.id).decode())
         return self.git("rev-parse", f"{rev}^{{tree}}")
+
+    def _object(self, rev: str) -> Any | None:
+        """The object a full id names, its tags peeled, read through dulwich; None for anything else (a name, an
+        abbreviated id, an object dulwich cannot find or read), which git then resolves."""
+        if not _ID.fullmatch(rev):
+            return None
+        try:
+            obj = self.store[rev.encode()]
+            while obj.type_name == b"tag":
+                obj = self.store[obj.object[1]]
+        except Exception:  # missing or unreadable here: git has the last word on it
+            return None
+        return obj
 
     def current_branch(self) -> str | None:
         """The checked-out branch's short name, or None when HEAD is detached. Read from this checkout's HEAD

@@ -5,6 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from git_balanced.errors import GitError
 from git_balanced.git import PackedRefs, Repo, found_in_process, refs_from_files
 from git_balanced.state import refs
 from tests.support.builders import commit, git, make_repo
@@ -214,11 +217,29 @@ def test_a_checkout_of_another_user_is_left_to_git(tmp_path: Path) -> None:
     """git refuses a repository another user owns unless safe.directory names it: that is git's to judge."""
     import os
 
-    import pytest
-
     if os.geteuid() != 0:
         pytest.skip("giving the folder to another user needs root")
     lead = make_repo(tmp_path / "lead")
     assert found_in_process(lead) is not None
     os.chown(lead / ".git", 65534, 65534)
     assert found_in_process(lead) is None
+
+
+def test_a_full_id_is_resolved_in_process_as_git_resolves_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"f": "x\n"})
+    git(root, "tag", "-a", "v1", "-m", "an annotated tag")
+    repo = Repo.discover(root)
+    head = git(root, "rev-parse", "HEAD")
+    ids = {"commit": head, "tag": git(root, "rev-parse", "v1"), "tree": git(root, "rev-parse", "HEAD^{tree}"),
+           "blob": git(root, "rev-parse", "HEAD:f"), "missing": "1" * 40}
+    for kind, sha in ids.items():
+        commit_res = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"], cwd=root,
+                                    capture_output=True, text=True)
+        assert repo.rev_parse(sha) == (commit_res.stdout.strip() or None), kind
+        tree_res = subprocess.run(["git", "rev-parse", f"{sha}^{{tree}}"], cwd=root, capture_output=True, text=True)
+        if tree_res.returncode == 0:
+            assert repo.tree_of(sha) == tree_res.stdout.strip(), kind
+        else:
+            with pytest.raises(GitError):
+                repo.tree_of(sha)
+    assert repo.rev_parse(ids["tag"]) == head, "a tag peeled to its commit"

@@ -14,7 +14,7 @@ from typing import Any
 
 from git_balanced import fence, proc
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+from git_balanced.git import Repo, found_in_process
 from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
@@ -82,6 +82,9 @@ class Scratch:
         """A worktree of the copy (one of the lead's own, from before the copies, is made again)."""
         if not self.path.is_dir() or not (self.path / ".git").is_file():
             return False
+        found = found_in_process(self.path)
+        if found is not None:
+            return found[2] == workcopy.git_dir(copy).resolve()
         res = self.repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=self.path)
         return res.code == 0 and Path(res.out.strip()).resolve() == workcopy.git_dir(copy).resolve()
 

@@ -32,7 +32,25 @@ def commit(repo: Path, files: dict[str, str], message: str = "change") -> str:
         p.write_text(content)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+    return head_of(repo)
+
+
+def head_of(repo: Path) -> str:
+    """The commit the checked-out branch of `repo` points at, read from its files (as `git rev-parse HEAD`
+    would say, without starting git: the builders commit hundreds of times a run)."""
+    git_dir = repo / ".git"
+    if git_dir.is_file():  # a linked worktree: its own HEAD, the branches in the common folder
+        git_dir = (repo / git_dir.read_text().split("gitdir: ", 1)[1].strip()).resolve()
+    head = (git_dir / "HEAD").read_text().strip()
+    if not head.startswith("ref: "):
+        return head
+    common = (git_dir / (git_dir / "commondir").read_text().strip()).resolve() \
+        if (git_dir / "commondir").is_file() else git_dir
+    ref = head[len("ref: "):]
+    try:
+        return (common / ref).read_text().strip()
+    except FileNotFoundError:  # packed
+        return git(repo, "rev-parse", "HEAD")
 
 
 def make_remote(tmp: Path, repo: Path, name: str = "origin") -> Path:
