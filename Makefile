@@ -49,6 +49,7 @@ bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/ssh_connect.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/dispatch.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/board.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/listing.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
