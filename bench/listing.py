@@ -33,8 +33,8 @@ def cpu() -> float:
 
 def make(where: Path, count: int) -> G.Repo:
     env = proc.no_git_env()
-    env.update(HOME=str(where.parent), GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
-               GIT_COMMITTER_EMAIL="bench@localhost", GIT_CONFIG_NOSYSTEM="1")
+    env.update(HOME=str(where.parent), GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost", GIT_CONFIG_NOSYSTEM="1")
     for args in (["init", "-q", "-b", "main", str(where)],
                  ["-C", str(where), "commit", "-q", "--allow-empty", "-m", "initial"],
                  ["-C", str(where), "update-ref", "refs/balanced/jobs/packed", "HEAD"],
