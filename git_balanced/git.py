@@ -244,12 +244,13 @@ def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[s
         try:
             with os.scandir(f"{common_dir}/{rel}") as entries:
                 for entry in entries:
-                    name = f"{rel}/{entry.name}"
-                    if entry.is_symlink() or _ODD_PART.search(entry.name):
-                        if entry.name.endswith(".lock") and not entry.is_symlink():
-                            continue  # a writer's lock, not a ref
+                    if entry.is_symlink():
                         return None
-                    (folders if entry.is_dir(follow_symlinks=False) else files).append(name)
+                    if entry.name.endswith(".lock"):
+                        continue  # a writer's lock, not a ref
+                    if _ODD_PART.search(entry.name):
+                        return None
+                    (folders if entry.is_dir(follow_symlinks=False) else files).append(f"{rel}/{entry.name}")
         except FileNotFoundError:
             continue
         except NotADirectoryError:
@@ -258,18 +259,13 @@ def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[s
             files.append(rel)  # the prefix names one ref: for-each-ref matches it whole
     found: dict[str, str] = {}
     symbolic: dict[str, str] = {}
-    base = f"{common_dir}/"
     for name in files:
         try:
-            fd = os.open(base + name, os.O_RDONLY)
+            text = _ref_text(f"{common_dir}/{name}")
         except FileNotFoundError:
             continue  # removed since the folder was read: as if read after
         except OSError:
             return None
-        try:
-            text = os.read(fd, 4096).decode("utf-8", "replace").strip()
-        finally:
-            os.close(fd)
         if _ID.fullmatch(text):
             found[name] = text
         elif text.startswith("ref: refs/"):
@@ -291,12 +287,22 @@ def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[s
     return dict(sorted(found.items()))
 
 
+def _ref_text(path: str) -> str:
+    """A loose ref file's text, stripped; OSError (FileNotFoundError when it is gone) as open raises it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+
+
 def _loose_id(common_dir: Path, ref: str) -> str | None:
+    """The id a loose ref holds, or None (no such file, or not an id)."""
     if ref.startswith(_PER_WORKTREE) or any(_ODD_PART.search(part) for part in ref.split("/")):
         return None
     try:
-        text = (common_dir / ref).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        text = _ref_text(f"{common_dir}/{ref}")
+    except OSError:
         return None
     return text if _ID.fullmatch(text) else None
 
@@ -520,12 +526,6 @@ class Repo:
                                                     message=b"git balanced"))
         except FileLocked:
             return False
-
-    def ref_names(self, prefix: str) -> list[str]:
-        """The names of the refs under `prefix` (a folder, ending in /), read in-process: for a few refs,
-        where starting `git for-each-ref` would cost more than the reading."""
-        base = prefix.rstrip("/").encode()
-        return sorted(f"{prefix.rstrip('/')}/{name.decode()}" for name in self._refs.subkeys(base))
 
     @contextmanager
     def listing_once(self) -> Iterator[None]:

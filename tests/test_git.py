@@ -33,7 +33,7 @@ def test_show_file_reads_a_branch_a_commit_a_tag_and_any_revision(tmp_path: Path
     assert repo.show_file("main~1", "f") is None, "a revision before the first commit"
 
 
-def test_ref_names_lists_loose_and_packed_refs(tmp_path: Path) -> None:
+def test_remote_refs_are_listed_loose_and_packed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", {"f": "x\n"})
     head = git(root, "rev-parse", "HEAD")
     for ref in ("refs/remotes/alpha/balanced/p1", "refs/remotes/beta/balanced/x/y"):
@@ -41,9 +41,9 @@ def test_ref_names_lists_loose_and_packed_refs(tmp_path: Path) -> None:
     git(root, "pack-refs", "--all")
     git(root, "update-ref", "refs/remotes/gamma/balanced/p1", head)
     repo = Repo.discover(root)
-    assert repo.ref_names("refs/remotes/") == ["refs/remotes/alpha/balanced/p1", "refs/remotes/beta/balanced/x/y",
-                                               "refs/remotes/gamma/balanced/p1"]
-    assert repo.ref_names("refs/nothing/") == []
+    assert list(repo.list_refs("refs/remotes/")) == [
+        "refs/remotes/alpha/balanced/p1", "refs/remotes/beta/balanced/x/y", "refs/remotes/gamma/balanced/p1"]
+    assert repo.list_refs("refs/nothing/") == {}
 
 
 def test_a_first_ref_in_a_folder_another_writer_just_made_is_written(tmp_path: Path, monkeypatch) -> None:

@@ -54,7 +54,7 @@ def job_row(j: JobView) -> dict[str, Any]:
 
 def collect(lead: Lead) -> dict[str, Any]:
     """The board as data: the five kinds of refs it reads (jobs, plans, questions, schedules, corrections) listed
-    with one `git for-each-ref`, which costs about what each of five would."""
+    once (Repo.listing_once)."""
     with lead.repo.listing_once():
         return _collect(lead)
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced import fence, proc
-from git_balanced.errors import BalancedError
-from git_balanced.git import Repo, found_in_process
+from git_balanced.errors import BalancedError, NotARepository
+from git_balanced.git import Repo
 from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
@@ -82,11 +82,10 @@ class Scratch:
         """A worktree of the copy (one of the lead's own, from before the copies, is made again)."""
         if not self.path.is_dir() or not (self.path / ".git").is_file():
             return False
-        found = found_in_process(self.path)
-        if found is not None:
-            return found[2] == workcopy.git_dir(copy).resolve()
-        res = self.repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=self.path)
-        return res.code == 0 and Path(res.out.strip()).resolve() == workcopy.git_dir(copy).resolve()
+        try:
+            return Repo.discover(self.path).common_dir.resolve() == workcopy.git_dir(copy).resolve()
+        except NotARepository:
+            return False
 
     def checkout(self, rev: str) -> Path:
         """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken."""
@@ -115,7 +114,7 @@ class Scratch:
                                 writable=[self.path, workcopy.path(self.repo, workcopy.CHECKS)])
 
     def marker(self) -> Path:
-        return Path(self.repo.git("rev-parse", "--path-format=absolute", "--git-dir", cwd=self.path)) / "balanced-setup"
+        return Repo.discover(self.path).git_dir / "balanced-setup"
 
     def ensure_setup(self, setup: str | None) -> proc.Result | None:
         """Run setup once per scratch worktree (again only when the command changes)."""

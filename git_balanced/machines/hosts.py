@@ -139,9 +139,8 @@ def earlier_work(repo: Repo, branch: str) -> str | None:
     own = repo.read_ref(f"refs/heads/{branch}")
     if own:
         tips.append(own)
-    for ref in repo.ref_names("refs/remotes/"):
-        sha = repo.read_ref(ref) if ref.split("/", 3)[-1] == branch else None
-        if sha:
+    for ref, sha in repo.list_refs("refs/remotes/").items():
+        if ref.split("/", 3)[-1] == branch:
             tips.append(sha)
     best: str | None = None
     for sha in tips:
