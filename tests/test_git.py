@@ -169,6 +169,12 @@ def test_a_listing_read_from_the_ref_files_is_what_for_each_ref_lists(tmp_path: 
     (root / ".git" / "refs" / "balanced" / "jobs" / "linked").symlink_to(root / ".git" / "refs" / "heads" / "main")
     assert refs_from_files(repo.common_dir, "refs/balanced/", packed) is None
     assert repo.list_refs("refs/balanced/jobs/") == by_git(root, "refs/balanced/jobs/")
+    # A packed-refs file that is not what git writes: left to git too.
+    odd = PackedRefs(tmp_path / "packed-refs")
+    odd.path.write_text("# pack-refs with: peeled\nnot-an-id refs/heads/x\n")
+    assert odd.refs() is None
+    odd.path.write_text(f"{head} refs/heads/x\n")
+    assert odd.refs() == {"refs/heads/x": head}, "read again once the file changed"
 
 
 def discovered_by_git(where: Path) -> tuple[Path, Path, Path] | None:
