@@ -64,6 +64,13 @@ class RunError(Exception):
 # lead going the way of `ask`. Anything else goes to a git balanced installed there, or is refused.
 ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py",  # in bin/: from shipped/
                   "permit.py": "permit.py"}
+if "safe_argv" not in globals():  # sent to another machine, untrusted.py's source comes first and defines it
+    try:
+        from git_balanced.untrusted import safe_argv, safe_env, safe_listing
+    except ImportError:  # run as a file beside an uninstalled copy of the package
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        from git_balanced.untrusted import safe_argv, safe_env, safe_listing
+
 if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it from the files themselves
     ASK_SHIM = {}
     for _name, _file in ASK_SHIM_FILES.items():
@@ -154,9 +161,16 @@ def _base_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in KEEP_GIT}
 
 
-def _git(args: list[str], cwd: str) -> tuple[int, str]:
+def _git(args: list[str], cwd: str, own: bool = False) -> tuple[int, str]:
+    """git in the copy or a worktree, which workers write: nothing found there runs (untrusted.py), unless
+    `own`, a commit the runner makes for the worker, as the worker would, with its hooks (the guard)."""
+    env = _base_env()
+    argv = ["git", *args]
+    if not own:
+        env = safe_env(env)
+        argv = safe_argv(args, cwd, lambda a, c: safe_listing(a, c, env))
     try:
-        cp = subprocess.run(["git", *args], cwd=cwd, env=_base_env(), stdin=subprocess.DEVNULL,
+        cp = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         return 127, f"git: {exc}"
@@ -506,7 +520,7 @@ def _commit(wt: str, message: str) -> tuple[str | None, bool]:
         code, out = _git(["add", "-A"], wt)
         if code == 0:
             # No `git maintenance run --auto` after it: a gc of the shared objects while other workers commit.
-            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt)
+            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt, own=True)
     return (None if code == 0 else (out or f"git exited {code}")), clean
 
 
@@ -670,9 +684,11 @@ ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup"
 
 
 def source(with_meter: bool = True) -> str:
-    """meter.py and this module as one script for another machine's python3 (one __future__ line first)."""
+    """untrusted.py, meter.py and this module as one script for another machine's python3 (one __future__ line
+    first)."""
     here = os.path.abspath(__file__)
-    paths = [os.path.join(os.path.dirname(here), "meter.py")] if with_meter else []
+    untrusted = os.path.join(os.path.dirname(os.path.dirname(here)), "untrusted.py")
+    paths = [untrusted, *([os.path.join(os.path.dirname(here), "meter.py")] if with_meter else [])]
     parts = [_read(path) or "" for path in [*paths, here]]
     shim = {name: _read(os.path.join(os.path.dirname(here), file)) or "" for name, file in ASK_SHIM_FILES.items()}
     return "\n".join(["from __future__ import annotations\n", f"ASK_SHIM = {shim!r}\n"] + [

@@ -1,0 +1,113 @@
+"""Git in a folder a worker could have written: nothing found there runs (DESIGN §5, "Untrusted folders").
+
+A worker copy, the checks' copy, their worktrees and a machine's copy are written by code git balanced did not
+write: a worker, a check, a setup. git runs what it finds in a repository (hooks, `core.fsmonitor`, filter,
+diff and merge drivers, a pager, credential helpers) and goes where its config says (`core.worktree`). Every git
+command of ours in such a folder is built here: the settings that run a program are set on git's command line,
+which git reads after every config file (the repository's, its includes, its worktree config), and the working
+tree is named, so none of that folder's config decides what runs or where git writes. Stdlib only: the runner
+carries this file to other machines, and its own git commands there are built the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+
+# Each names a program git may run, or a way for one to be run, and is set to nothing that runs.
+OVERRIDES = (
+    "core.hooksPath=/dev/null",  # hooks: git looks for /dev/null/<hook>, which cannot exist
+    "core.fsmonitor=false",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.pager=cat",
+    "core.askPass=",
+    "core.editor=false",
+    "sequence.editor=false",
+    "core.alternateRefsCommand=",
+    "credential.helper=",  # an empty value empties the list, helpers for particular URLs included
+    "diff.external=",
+    "gpg.program=false",
+    "gpg.openpgp.program=false",
+    "gpg.x509.program=false",
+    "gpg.ssh.program=false",
+    "gpg.ssh.defaultKeyCommand=",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "protocol.ext.allow=never",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "gc.auto=0",  # and with it the pre-auto-gc hook, and a gc racing the workers
+    "maintenance.auto=false",
+)
+# The drivers a `.gitattributes` (or `info/attributes`) names by name: their commands are emptied for every name
+# the folder's own config defines. The user's global and system config are the user's own, and stay (git-lfs).
+DRIVER_KEY = re.compile(r"^(filter\.(?P<f>.+)\.(clean|smudge|process)|diff\.(?P<d>.+)\.(textconv|command)|"
+                        r"merge\.(?P<m>.+)\.driver)$", re.IGNORECASE)
+OWN_SCOPES = ("local", "worktree")
+# Environment variables that name a program for git to run, dropped; and what a pager would be.
+DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER", "GIT_EDITOR",
+               "GIT_SEQUENCE_EDITOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
+SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false"}
+
+GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
+
+
+def folder_of_ours(path: str, home: str | None = None) -> bool:
+    """Whether `path` lies under `~/.balanced/` (the copies, worktrees, scratch worktrees and runs of this
+    machine), where only workers, checks and setups write."""
+    base = os.path.realpath(os.path.join(home or os.path.expanduser("~"), ".balanced"))
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return True  # a path that cannot be judged is not trusted
+    return real == base or real.startswith(base + os.sep)
+
+
+def safe_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without the variables that name a program or a repository for git, and with a pager that is cat."""
+    out = {k: v for k, v in base.items() if k not in DROPPED_ENV}
+    out.update(SET_ENV)
+    return out
+
+
+def driver_overrides(listing: bytes) -> list[str]:
+    """`-c` values that empty every filter, diff and merge driver the folder's own config defines, read from
+    `git config --list -z --show-scope` (included files report the scope of the file that includes them)."""
+    out: list[str] = []
+    parts = listing.split(b"\0")
+    for scope, entry in zip(parts[0::2], parts[1::2]):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if scope.decode("ascii", "replace") in OWN_SCOPES and DRIVER_KEY.match(key):
+            out.append(f"{key}=")
+    if any(x.lower().startswith("filter.") for x in out):
+        out.extend(sorted({f"{x.rsplit('.', 1)[0]}.required=false" for x in out if x.lower().startswith("filter.")}))
+    return list(dict.fromkeys(out))
+
+
+def worktree_arg(cwd: str) -> list[str]:
+    """`--work-tree=<cwd>` where `cwd` is a checkout's top (it holds `.git`): a `core.worktree` in the folder's
+    config (its worktree config included) cannot send git's writes elsewhere."""
+    return [f"--work-tree={cwd}"] if os.path.lexists(os.path.join(cwd, ".git")) else []
+
+
+def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -> list[str]:
+    """The argv for `git args` in the untrusted `cwd`: OVERRIDES, the emptied drivers and the named working tree
+    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config."""
+    fixed = [x for kv in OVERRIDES for x in ("-c", kv)]
+    code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope"], cwd)
+    drivers = driver_overrides(listing) if code == 0 else []
+    return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
+
+
+def safe_listing(argv_: Sequence[str], cwd: str, environ: Mapping[str, str]) -> tuple[int, bytes]:
+    """Run a config listing (which runs nothing of the folder's) and return (exit code, stdout)."""
+    try:
+        cp = subprocess.run(list(argv_), cwd=cwd, env=dict(environ), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return 127, b""
+    return cp.returncode, cp.stdout
