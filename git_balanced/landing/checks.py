@@ -65,7 +65,7 @@ def for_landing(repo: Repo, tree: str, command: str) -> CheckResult | None:
     if fence.available():
         return cached(repo, tree, command)
     with _OURS_LOCK:
-        return _RAN.get((tree, command_hash(command)))
+        return _RAN.get((repo.identity, tree, command_hash(command)))
 
 
 class Scratch:
@@ -215,14 +215,15 @@ _OURS: dict[str, tuple[str, dict[str, Any]]] = {}
 _OURS_LOCK = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
 
 
-# The checks this process ran, by (tree, command hash): without a fence, the only results a landing counts.
-_RAN: dict[tuple[str, str], CheckResult] = {}
+# The checks this process ran, by (repository, tree, command hash): without a fence, the only results a landing
+# counts.
+_RAN: dict[tuple[str, str, str], CheckResult] = {}
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
     with _OURS_LOCK:
         _OURS[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
-        _RAN[(tree, str(record.get("command_hash")))] = CheckResult(
+        _RAN[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
             tree=tree, command=str(record.get("command")), passed=record.get("result") == "pass",
             code=int(record.get("code", 1)), seconds=float(record.get("seconds", 0)), tail=str(record.get("tail", "")),
             at=float(record.get("at", 0)), cached=True)
