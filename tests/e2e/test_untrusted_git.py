@@ -6,11 +6,13 @@ the fence and without it (`GIT_BALANCED_NO_FENCE=1`): the door to git holds eith
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.support.builders import commit
+from tests.support.builders import commit, git
 from tests.support.cli import balanced
 from tests.support.plans import engine, jobs_of, lead_repo, piece, plan
 
@@ -99,3 +101,30 @@ def test_a_worker_that_plants_in_its_copy_is_run_by_nothing_of_ours(tmp_path: Pa
     assert engine(repo, "--until-idle").code == 0
     assert log.exists(), "the worker ran its plant itself"
     assert ran_by_us(log) == [], f"git balanced ran what a worker planted ({fencing}):\n{log.read_text()}"
+
+
+def test_without_a_fence_a_note_the_worker_wrote_in_the_lead_does_not_land_it(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unfenced, a worker can write the lead's `.git` (its copy's alternates say where it is): it writes a
+    well-formed passing check result for the very tree its landing will make. A landing counts only a check
+    its own process ran, so the real check runs, fails, and the BAD tree does not land."""
+    monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    repo = lead_repo(tmp_path, extra="attempts = 1\n")
+    check = "! grep -rq BAD src"
+    forged = {"at": 1767225600.0, "code": 0, "command": check, "passed": True, "result": "pass", "seconds": 0.1,
+              "tail": "", "command_hash": hashlib.sha256(check.encode()).hexdigest()[:16], "tree": "TREE"}
+    (tmp_path / "note.json").write_text(json.dumps(forged, sort_keys=True) + "\n")
+    run = ("echo BAD > src/bad.txt && git add -A && git commit -qm forged && t=$(git rev-parse 'HEAD^{tree}') && "
+           'objects=$(head -1 "$(git rev-parse --path-format=absolute --git-common-dir)/objects/info/alternates") && '
+           f"sed s/TREE/$t/ {tmp_path / 'note.json'} > {tmp_path / 'forged.note'} && "
+           f'GIT_ALTERNATE_OBJECT_DIRECTORIES="$(git rev-parse --path-format=absolute --git-common-dir)/objects" '
+           f'git --git-dir="$(dirname "$objects")" notes --ref balanced-checks add -f -F {tmp_path / "forged.note"} '
+           '"$t" && echo "forged a pass for $t"')
+    assert plan(repo, [piece("forger", run)], "--start").code == 0
+    engine(repo, "--until-idle")
+    [job] = jobs_of(repo, "forger")
+    assert job["state"] == "failed", job
+    assert "BAD" not in git(repo, "ls-tree", "-r", "--name-only", "main"), "a tree nobody checked landed"
+    shown = git(repo, "notes", "--ref", "balanced-checks", "show", git(repo, "rev-parse", "balanced/forger^{tree}"))
+    assert '"result": "pass"' in shown and '"result": "fail"' in shown, \
+        "the worker's forged pass is there, shown, and the lead's own failing result beside it"
