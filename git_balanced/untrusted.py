@@ -76,16 +76,77 @@ def safe_env(base: Mapping[str, str]) -> dict[str, str]:
 
 def driver_overrides(listing: bytes) -> list[str]:
     """`-c` values that empty every filter, diff and merge driver the folder's own config defines, read from
-    `git config --list -z --show-scope` (included files report the scope of the file that includes them)."""
+    `git config --list -z --show-scope --show-origin` (included files report the scope of the file that
+    includes them)."""
+    return _parse(listing)[0]
+
+
+def _parse(listing: bytes) -> tuple[list[str], list[str]]:
+    """The driver overrides, and the files of the folder's own config the listing came from."""
     out: list[str] = []
+    files: list[str] = []
     parts = listing.split(b"\0")
-    for scope, entry in zip(parts[0::2], parts[1::2]):
+    for scope, origin, entry in zip(parts[0::3], parts[1::3], parts[2::3]):
+        if scope.decode("ascii", "replace") not in OWN_SCOPES:
+            continue
+        where = origin.decode("utf-8", "surrogateescape")
+        if where.startswith("file:"):
+            files.append(where[len("file:"):])
         key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
-        if scope.decode("ascii", "replace") in OWN_SCOPES and DRIVER_KEY.match(key):
+        if DRIVER_KEY.match(key):
             out.append(f"{key}=")
-    if any(x.lower().startswith("filter.") for x in out):
-        out.extend(sorted({f"{x.rsplit('.', 1)[0]}.required=false" for x in out if x.lower().startswith("filter.")}))
-    return list(dict.fromkeys(out))
+    filters = {x.rsplit(".", 1)[0] for x in out if x.lower().startswith("filter.")}
+    out.extend(f"{name}.required=false" for name in sorted(filters))
+    return list(dict.fromkeys(out)), list(dict.fromkeys(files))
+
+
+# What each folder's own config defines, kept while none of the files it comes from changes: a listing is a git
+# process, and the runner and an engine pass run git in the same copy many times.
+_KNOWN: dict[str, tuple[list[str], tuple[object, ...], list[str]]] = {}  # cwd -> (files, their marks, drivers)
+RACY_SECONDS = 2.0  # a file written this recently may be written again within the same timestamp: not kept
+
+
+def _config_files(cwd: str) -> list[str]:
+    """The config files git reads for `cwd` of its own (its repository's, and its worktree's), found as git
+    finds them from a `.git` folder or file; the files these include are added from the listing."""
+    dotgit = os.path.join(cwd, ".git")
+    git_dir = dotgit
+    if os.path.isfile(dotgit):
+        try:
+            with open(dotgit, encoding="utf-8") as fh:
+                line = fh.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return []
+        git_dir = os.path.join(cwd, line[len("gitdir: "):]) if line.startswith("gitdir: ") else dotgit
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(git_dir, fh.readline().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    return [os.path.join(common, "config"), os.path.join(common, "config.worktree"),
+            os.path.join(git_dir, "config.worktree")]
+
+
+def _fingerprint(cwd: str, files: Sequence[str]) -> tuple[object, ...] | None:
+    """Each file's identity and times (None for a missing one), or None when one was written too recently to
+    tell a later write in the same timestamp apart."""
+    import time
+
+    now = time.time()
+    out: list[object] = []
+    for name in files:
+        try:
+            st = os.stat(os.path.join(cwd, name))
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        if now - st.st_mtime < RACY_SECONDS or now - st.st_ctime < RACY_SECONDS:
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
 
 
 def worktree_arg(cwd: str) -> list[str]:
@@ -96,10 +157,21 @@ def worktree_arg(cwd: str) -> list[str]:
 
 def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -> list[str]:
     """The argv for `git args` in the untrusted `cwd`: OVERRIDES, the emptied drivers and the named working tree
-    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config."""
+    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config,
+    unless the files that config comes from are unchanged since the last listing for `cwd`."""
     fixed = [x for kv in OVERRIDES for x in ("-c", kv)]
-    code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope"], cwd)
-    drivers = driver_overrides(listing) if code == 0 else []
+    known = _KNOWN.get(cwd)
+    if known is not None and _fingerprint(cwd, known[0]) == known[1]:
+        drivers = known[2]
+    else:
+        code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope", "--show-origin"], cwd)
+        drivers, origins = _parse(listing) if code == 0 else ([], [])
+        files = list(dict.fromkeys([*_config_files(cwd), *origins]))
+        mark = _fingerprint(cwd, files)
+        if code == 0 and mark is not None:
+            _KNOWN[cwd] = (files, mark, drivers)
+        else:
+            _KNOWN.pop(cwd, None)
     return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
 
 

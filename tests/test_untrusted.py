@@ -180,9 +180,35 @@ def test_the_runner_carries_the_rules_to_other_machines() -> None:
 
 def test_drivers_of_the_users_own_config_stay(tmp_path: Path) -> None:
     """A driver the user's global config defines (git-lfs's) is the user's own program, and keeps working."""
-    listing = b"global\0filter.lfs.smudge\ngit-lfs smudge -- %f\0local\0filter.evil.clean\nevil\0" \
-              b"worktree\0diff.x.textconv\nx\0local\0merge.m.driver\nm\0"
+    listing = b"global\0file:/home/u/.gitconfig\0filter.lfs.smudge\ngit-lfs smudge -- %f\0" \
+              b"local\0file:.git/config\0filter.evil.clean\nevil\0" \
+              b"worktree\0file:.git/config.worktree\0diff.x.textconv\nx\0local\0file:/elsewhere\0merge.m.driver\nm\0"
     got = untrusted.driver_overrides(listing)
     assert "filter.evil.clean=" in got and "diff.x.textconv=" in got and "merge.m.driver=" in got
     assert not any(x.startswith("filter.lfs") for x in got), got
     assert shutil.which("git")
+
+
+def test_a_driver_added_after_a_listing_is_still_emptied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing of a folder's config is kept while the files it came from are unchanged; a driver added to
+    the config, or to a file it includes, is seen at the next git command of ours."""
+    monkeypatch.setattr(untrusted, "RACY_SECONDS", 0.0)  # keep even what was written just now
+    repo = make_repo(Path(os.environ["HOME"]) / ".balanced" / "copies" / "kept", {"src/base.txt": "ok\n"})
+    inc = repo.parent / "included"
+    inc.write_text("[user]\n\tname = x\n")
+    git(repo, "config", "include.path", str(inc))
+    calls: list[list[str]] = []
+
+    def listing(argv: list[str], cwd: str) -> tuple[int, bytes]:
+        calls.append(argv)
+        return untrusted.safe_listing(argv, cwd, untrusted.safe_env(os.environ))
+
+    untrusted.safe_argv(["status"], str(repo), listing)
+    untrusted.safe_argv(["status"], str(repo), listing)
+    assert len(calls) == 1, "an unchanged config is listed once"
+    marker = tmp_path / "marker"
+    git(repo, "config", "filter.late.clean", script(tmp_path / "late", marker, "cat"))
+    assert "filter.late.clean=" in untrusted.safe_argv(["status"], str(repo), listing)
+    inc.write_text(f"[filter \"inc\"]\n\tsmudge = {script(tmp_path / 'inc', marker, 'cat')}\n")
+    assert "filter.inc.smudge=" in untrusted.safe_argv(["status"], str(repo), listing)
+    assert len(calls) == 3
