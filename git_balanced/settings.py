@@ -83,6 +83,9 @@ class BalancedSettings(_Table):
     ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
     lost_after: AtLeastOne = Field(default=120, description="a whole number of seconds, at least 1")
     takeover_after: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
+    attach_from: tuple[PathGlob, ...] = Field(
+        default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
+                                'such as ["docs/shots"]')
 
     @model_validator(mode="before")
     @classmethod
