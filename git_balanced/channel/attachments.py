@@ -101,17 +101,21 @@ def judged(lead: Lead, paths: list[str] | tuple[str, ...]) -> list[tuple[str, Pa
         assert where is not None
         why = _why_not(repo, real, where)
         if why:
-            raise _refuse(raw if str(p if p.is_absolute() else Path.cwd() / p) == real else f"{raw} (that is {real})", why, where)
+            given = str(p if p.is_absolute() else Path.cwd() / p)
+            raise _refuse(raw if given == real else f"{raw} (that is {real})", why, where)
         if os.stat(real).st_size > MOST_BYTES:
             _read(raw, real, MOST_BYTES)  # refuses, naming the size
         out.append((raw, p, real))
     return out
 
 
-def entries(lead: Lead, paths: list[str] | tuple[str, ...]) -> tuple[list[dict[str, Any]], list[tuple[str, int, str]]]:
+Entry = tuple[str, int, str]  # a tree entry: name, mode, blob
+
+
+def entries(lead: Lead, paths: list[str] | tuple[str, ...]) -> tuple[list[dict[str, Any]], list[Entry]]:
     """Each file judged, read and written as a blob: the row's records of them and their tree entries."""
     found: list[dict[str, Any]] = []
-    items: list[tuple[str, int, str]] = []
+    items: list[Entry] = []
     room = MOST_BYTES
     for raw, p, real in judged(lead, paths):
         data = _read(raw, real, room)
