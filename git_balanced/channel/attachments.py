@@ -32,8 +32,8 @@ class Places:
 
     def words(self) -> str:
         named = ", ".join(self.folders.values()) if self.folders else "none yet"
-        return (f"the repository's working tree {self.tree} (files git does not ignore, outside .git) and the "
-                f"folders `[balanced] attach_from` names ({named})")
+        return (f"the repository's working tree {self.tree} (files git does not ignore, outside .git) or a "
+                f"folder `[balanced] attach_from` names ({named})")
 
 
 def places(lead: Lead) -> Places:
@@ -54,17 +54,19 @@ def _why_not(repo: Repo, real: str, where: Places) -> str | None:
     if any(_inside(real, f) for f in where.folders):
         return None
     if not _inside(real, where.tree):
-        return "outside them"
+        return "outside"
     for own in {os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)}:
         if _inside(real, own):
             return "inside git's own folder"
     if repo.run("check-ignore", "-q", "--", os.path.relpath(real, where.tree)).code == 0:
-        return "a file git ignores (ignored files are where secrets such as .env live)"
+        return "a file git ignores (where secrets such as .env live)"
     return None
 
 
 def _refuse(shown: str, why: str, where: Places) -> BalancedError:
-    return BalancedError(f"The attachment {shown} is {why}: attachments come only from {where.words()}.",
+    said = (f"The attachment {shown} is not in a place attachments come from: {where.words()}." if why == "outside"
+            else f"The attachment {shown} is {why}; attachments come only from {where.words()}.")
+    return BalancedError(said,
                          hint=f"attach a file from there, or name its folder in `[balanced] attach_from` in "
                               f"{SETTINGS_PATH} and commit it.")
 

@@ -60,8 +60,8 @@ def test_a_file_of_the_working_tree_is_attached_and_read_back(repo: Path) -> Non
 def test_a_key_in_the_home_folder_is_refused_with_where_attachments_may_come_from(repo: Path) -> None:
     key = a_key()
     err = refused(put(repo, str(key)))
-    assert f"error: The attachment {key} is outside them: attachments come only from the repository's working " \
-           f"tree {os.path.realpath(repo)} (files git does not ignore, outside .git) and the folders " \
+    assert f"error: The attachment {key} is not in a place attachments come from: the repository's working " \
+           f"tree {os.path.realpath(repo)} (files git does not ignore, outside .git) or a folder " \
            "`[balanced] attach_from` names (none yet)." in err, err
     assert "hint: attach a file from there, or name its folder in `[balanced] attach_from`" in err
     assert not now.rows(open_lead(str(repo))), "no row was stored"
@@ -73,14 +73,14 @@ def test_a_symlink_or_dots_out_of_the_tree_are_judged_where_they_lead(repo: Path
     key = a_key()
     (repo / "shot.png").symlink_to(key)
     err = refused(put(repo, "shot.png"))
-    assert f"The attachment shot.png (that is {key}) is outside them" in err, err
+    assert f"The attachment shot.png (that is {key}) is not in a place attachments come from" in err, err
     (repo / "docs").mkdir()
     err = refused(put(repo, f"docs/../../../{os.path.relpath(key, repo.parent.parent)}"))
-    assert f"(that is {key}) is outside them" in err, err
+    assert f"(that is {key}) is not in a place attachments come from" in err, err
 
 
 def test_git_own_folder_and_ignored_files_are_refused(repo: Path) -> None:
-    assert "The attachment .git/config is inside git's own folder: attachments come only from" \
+    assert "The attachment .git/config is inside git's own folder; attachments come only from" \
         in refused(put(repo, ".git/config"))
     (repo / ".env").write_text("TOKEN=abc\n")
     assert "The attachment .env is a file git ignores" in refused(put(repo, ".env"))
@@ -93,13 +93,13 @@ def test_folders_attach_from_names_are_taken_relative_or_absolute(repo: Path, tm
     (repo / "out").mkdir()
     (repo / "out" / "b.log").write_text("B\n")
     assert "is a file git ignores" in refused(put(repo, "out/b.log"))
-    assert "is outside them" in refused(put(repo, str(shots / "a.png")))
+    assert "is not in a place attachments come from" in refused(put(repo, str(shots / "a.png")))
     commit(repo, {".magnum/settings.toml": SETTINGS + f'attach_from = ["out", "{shots}"]\n'}, "Attach from")
     ran = put(repo, "out/b.log", str(shots / "a.png"))
     assert ran.code == 0, ran.err
     assert [a["name"] for a in json.loads(ran.out)["attachments"]] == ["b.log", "a.png"]
     (repo / ".env").write_text("TOKEN=abc\n")
-    assert "folders `[balanced] attach_from` names (out, " + str(shots) + ")" in refused(put(repo, ".env"))
+    assert "folder `[balanced] attach_from` names (out, " + str(shots) + ")" in refused(put(repo, ".env"))
 
 
 def test_a_file_past_the_bound_is_refused_with_its_size(repo: Path) -> None:

@@ -238,7 +238,7 @@ def test_put_to_you_and_idea_make_rows_under_now(mcp: Session) -> None:
     outside = mcp.repo.parent / "screen.png"
     outside.write_bytes(b"\x89PNG fake")
     said = mcp.refused("put_to_you", {"summary": "x", "attachments": [str(outside)]})
-    assert f"error: The attachment {outside} is outside them: attachments come only from" in said, said
+    assert f"error: The attachment {outside} is not in a place attachments come from" in said, said
     shot = mcp.repo / "screen.png"  # from the working tree
     shot.write_bytes(b"\x89PNG fake")
     try:
