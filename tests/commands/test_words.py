@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced import ui
 from git_balanced.channel import now
 from git_balanced.lead import open_lead
+from tests.support.builders import git, make_remote
 from tests.support.cli import Ran, balanced
 from tests.support.plans import engine, lead_repo, piece, plan
 
@@ -74,10 +74,10 @@ def test_what_the_lead_puts_under_now_and_an_error_quoting_words_are_plain(run: 
     assert f"error: Nothing under Now is named {SHOWN}." in err, err
 
 
-def test_plain_escapes_controls_and_bidirectional_marks_and_keeps_lines_where_asked() -> None:
-    assert ui.plain("a\tb\nc") == "a\tb\nc"
-    assert ui.plain("a\tb\nc", lines=False) == "a\\x09b\\x0ac"
-    assert ui.plain("\r\x00\x7f\x9b\u200e\u200f\u061c\u202a\u2066\u2069") == \
-        "\\x0d\\x00\\x7f\\x9b\\u200e\\u200f\\u061c\\u202a\\u2066\\u2069"
-    assert ui.plain(ui.plain(EVIL)) == ui.plain(EVIL) == SHOWN, "shown once or twice, the same"
-    assert ui.plain("naïve — ünïcode ✓") == "naïve — ünïcode ✓", "other characters are words"
+def test_review_shows_what_it_quotes_plain(run: Path, tmp_path: Path) -> None:
+    make_remote(tmp_path, run)
+    git(run, "branch", "--set-upstream-to=origin/main")
+    assert engine(run, "--until-idle").code == 1
+    text = plain(balanced(run, "review"))
+    assert SHOWN in text and "good" in text, text
+    assert json.loads(balanced(run, "review", "--json").out)["check"]["command"].endswith(EVIL)
