@@ -31,12 +31,12 @@ def plain(text: str, *, lines: bool = True) -> str:
 
 def say(text: str = "") -> None:
     """A line for the user on stdout, shown plain (a worker's words can be in any line)."""
-    print(plain(text), flush=True)
+    print(plain(str(text)), flush=True)
 
 
 def note(text: str) -> None:
     """A line about what is going on, on stderr, so stdout stays clean for data; shown plain."""
-    print(plain(text), file=sys.stderr, flush=True)
+    print(plain(str(text)), file=sys.stderr, flush=True)
 
 
 def emit_lines(lines: list[str]) -> None:
