@@ -177,7 +177,7 @@ class Queue:
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
             return False
-        touched = self.protected.touched(repo.changed_paths(base, c.tip))
+        touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
