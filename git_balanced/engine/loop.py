@@ -338,7 +338,7 @@ class Engine:
             j = go.job
             if not self.allowed(ctx):
                 break
-            if not self.owners.claim(j):  # another engine, here or in another clone, starts it
+            if not self.owners.claim(j, ctx):  # another engine (here or in another clone) starts it
                 continue
             if j.lead and not j.told_dirty:
                 if not dirty:
