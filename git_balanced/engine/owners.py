@@ -132,12 +132,13 @@ class Owners:
             if (self.me not in j.lost_claims and not taken) or j.id in released:
                 continue
             try:
-                workers.stop(self.lead, j)
+                ran_here = workers.stop(self.lead, j).get("state") not in (None, "missing")
             except BalancedError:
-                pass  # nothing running here any more: the cleanup below is all there is to do
+                ran_here = False  # nothing running here any more: the cleanup below is all there is to do
             workers.cleanup(self.lead, j)
             why = "took it over" if taken else "claimed it first"
-            ctx.say(f"{j.piece}: the engine on {j.node} {why}; this clone stopped its own worker", job=j.id)
+            done = "this clone stopped its own worker" if ran_here else "this clone leaves it to that engine"
+            ctx.say(f"{j.piece}: the engine on {j.node} {why}; {done}", job=j.id)
             released.add(j.id)
             changed = True
         if changed:
