@@ -8,7 +8,6 @@ import sys
 import time
 from typing import Any
 
-
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"

@@ -86,7 +86,8 @@ def _parse(listing: bytes) -> tuple[list[str], list[str]]:
     out: list[str] = []
     files: list[str] = []
     parts = listing.split(b"\0")
-    for scope, origin, entry in zip(parts[0::3], parts[1::3], parts[2::3]):
+    for i in range(0, len(parts) - 2, 3):  # (scope, origin, key and value); no zip(strict=) on Python 3.9
+        scope, origin, entry = parts[i], parts[i + 1], parts[i + 2]
         if scope.decode("ascii", "replace") not in OWN_SCOPES:
             continue
         where = origin.decode("utf-8", "surrogateescape")

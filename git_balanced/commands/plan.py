@@ -61,7 +61,7 @@ def plans_command(*, as_json: bool) -> int:
         ui.say("No plans yet. Store one with `git balanced plan FILE`.")
     for r in rows:
         count = f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}"
-        ui.say(f"{r['id']}  {r['state']:<9} {count}  {ui.plain(r['task'], lines=False)}")
+        ui.say(f"{r['id']}  {r['state']:<9} {count}  {ui.plain(str(r['task']), lines=False)}")
     return 0
 
 

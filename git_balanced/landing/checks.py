@@ -100,7 +100,8 @@ class Scratch:
             found = Repo.discover(self.path)
         except NotARepository:
             return None
-        if found.common_dir.resolve() != workcopy.git_dir(copy).resolve() or found.root.resolve() != self.path.resolve():
+        if found.common_dir.resolve() != workcopy.git_dir(copy).resolve() or \
+                found.root.resolve() != self.path.resolve():
             return None
         return found.git_dir
 
