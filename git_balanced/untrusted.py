@@ -176,6 +176,14 @@ def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -
     return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
 
 
+def machine_program(program: str) -> str:
+    """`git receive-pack` or `git upload-pack` as our push or fetch runs it in a machine's copy over SSH
+    (`--receive-pack`, `--upload-pack`): with OVERRIDES, so the copy's hooks (pre-receive, update,
+    reference-transaction, post-update, push-to-checkout) and programs do not run. Each value is one plain word
+    for the machine's shell."""
+    return " ".join(["git", *[f"-c {kv}" for kv in OVERRIDES], program])
+
+
 def safe_listing(argv_: Sequence[str], cwd: str, environ: Mapping[str, str]) -> tuple[int, bytes]:
     """Run a config listing (which runs nothing of the folder's) and return (exit code, stdout)."""
     try:
