@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -49,6 +50,19 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     return check
 
 
+MAX_TIMEOUT = 86400  # a day: a check that needs longer is not one to land by
+
+
+def _duration(value: Any) -> Any:
+    """`"90s"`, `"30m"` or `"2h"` as whole seconds; anything else is left for the type to judge."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([smh])\s*", value)
+        if not m:
+            raise ValueError("not a duration")
+        return int(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+    return value
+
+
 Command = Annotated[StrictStr, AfterValidator(_not_blank)]
 Name = Annotated[StrictStr, AfterValidator(_not_blank)]
 PathGlob = Annotated[StrictStr, AfterValidator(_not_blank)]
@@ -66,6 +80,8 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
     protect: tuple[PathGlob, ...] = Field(
         default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
+    check_timeout: Annotated[StrictInt, BeforeValidator(_duration), Field(ge=1, le=MAX_TIMEOUT)] = Field(
+        default=1800, description=f'a whole number of seconds from 1 to {MAX_TIMEOUT}, or "90s", "30m", "2h"')
 
 
 class BalancedSettings(_Table):

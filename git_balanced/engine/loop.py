@@ -269,13 +269,15 @@ class Engine:
                 continue
             landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
             dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != "retried"}
+            stuck = self._stuck(ctx, plan, latest)
             for piece in plan.pieces:
                 if (plan_id, piece.id) in latest:
                     continue
                 if any(a in dead for a in piece.after):
                     continue
                 if not all(a in landed for a in piece.after):
-                    movable = True
+                    # It may start later only if what it waits for can land without you.
+                    movable = movable or not any(a in stuck for a in piece.after)
                     continue
                 if not self.allowed(ctx):
                     return False, placed
@@ -290,6 +292,20 @@ class Engine:
                     "plan_first": piece.plan_first})
                 movable = placed = True
         return movable, placed
+
+    def _stuck(self, ctx: Context, plan: StoredPlan, latest: Latest) -> set[str]:
+        """The plan's pieces that cannot land until you act (held for you, waiting for you or for the machine
+        the plan names), and the pieces not started yet that come after one of them."""
+        stuck = {p for (pid, p), j in latest.items() if pid == plan.id and (
+            j.state == "held" or j.id in self.waiting_for_machine
+            or (j.state == "finished" and self.waits_for_you(ctx, j)))}
+        grew = True
+        while grew:
+            more = {p.id for p in plan.pieces if p.id not in stuck and (plan.id, p.id) not in latest
+                    and any(a in stuck for a in p.after)}
+            stuck |= more
+            grew = bool(more)
+        return stuck
 
     def _places(self, ctx: Context, plan: StoredPlan) -> bool:
         """Whether this clone places the plan's pieces: the clone that started it does, or, once its engine
