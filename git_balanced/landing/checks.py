@@ -73,13 +73,23 @@ class Scratch:
     def __enter__(self) -> Scratch:
         lock = self.path.with_name(self.path.name + ".lock")
         self._lock_fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # a crashed holder's lock dies with its process
-        # Its check does not: what a killed engine's check left running in this folder is ended first, so
-        # no two checks ever share it.
+        # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
+        # again and again rather than waited on, so that a stop is heard meanwhile.
+        while True:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if proc.STOP.is_set():
+                    self.__exit__()
+                    raise proc.Stopped from None
+                time.sleep(0.1)
+        # Its check's processes may outlive it, though: what a killed engine's check left running in this
+        # folder is ended first, so no two checks ever share it.
         left = proc.end_tree(None, self.mark_prefix)
         if left:
             print(f"[balanced] Ended {left} process(es) that an earlier check left running in {self.path} "
-                  "(its engine was killed).", file=sys.stderr, flush=True)
+                  "(what ran that check was killed).", file=sys.stderr, flush=True)
         return self
 
     @property
