@@ -36,6 +36,15 @@ def engine_process(repo: Path, *args: str, timeout: float = 20) -> Ran:
     return Ran(p.returncode, out, err)
 
 
+def _state(pid: int) -> str:
+    """A process's state and parent, as /proc says (for a failure's message)."""
+    try:
+        return " ".join(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                        if line.startswith(("State", "PPid")))
+    except OSError:
+        return "gone"
+
+
 def test_until_idle_returns_when_a_held_piece_holds_up_the_rest(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     plan(repo, [piece("guard", "echo more > .magnum/notes.txt"),
@@ -44,7 +53,7 @@ def test_until_idle_returns_when_a_held_piece_holds_up_the_rest(tmp_path: Path) 
     assert r.code == 1, r
     assert "guard is held for you: it changes" in r.err, r.err
     assert "git balanced land balanced/guard --yes" in r.err, "it says the command that moves it"
-    assert "after-guard never started: it comes after guard" in r.err, r.err
+    assert "after-guard never started: it comes after guard; guard waits for you" in r.err, r.err
     assert [j["state"] for j in jobs_of(repo, "guard")] == ["held"]
 
 
@@ -104,7 +113,7 @@ def test_engine_stop_kills_an_engine_that_does_not_answer(tmp_path: Path, sealed
         assert r.code == 0, r
         assert "with SIGTERM, then SIGKILL after" in r.out and "Ended" in r.out, r.out
         eng.wait(timeout=10)
-    assert gone(escaped), "the checks it left behind were ended too"
+    assert gone(escaped), f"the checks it left behind were ended too: {r.out} {_state(escaped)}"
 
 
 def test_a_killed_engines_check_is_ended_before_its_folder_is_used_again(tmp_path: Path, sealed: Path) -> None:
