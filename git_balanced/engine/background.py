@@ -105,7 +105,15 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         stop[0] = True
         proc.STOP.set()
 
+    def on_int(signum: int, frame: object) -> None:
+        # Ctrl-C ends the checks too: the landing waits for its check threads, which would otherwise run on.
+        proc.STOP.set()
+        raise KeyboardInterrupt
+
     old = signal.signal(signal.SIGTERM, on_term)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is not signal.SIG_IGN:  # an engine started in the background with SIGINT ignored keeps it so
+        signal.signal(signal.SIGINT, on_int)
     proc.STOP.clear()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
@@ -123,6 +131,8 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
               file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGTERM, old)
+        if old_int is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, old_int)
         proc.STOP.clear()
         lock.release()
     if stop[0]:

@@ -95,7 +95,7 @@ def test_engine_stop_ends_an_engine_whose_check_hangs(tmp_path: Path, sealed: Pa
         wait_for_file(sealed / "escaped", 20, "the check to start, and a child of its own to leave its group")
         check, escaped = int((sealed / "check").read_text()), int((sealed / "escaped").read_text())
         r = balanced(repo, "engine", "--stop")
-        assert r.code == 0 and f"Stopped the engine (pid {eng.pid})" in r.out, r
+        assert r.code == 0 and f"Stopped the engine (pid {eng.pid}) with SIGTERM." in r.out, r
         eng.wait(timeout=10)
     assert gone(check) and gone(escaped), "the check and what it started in a session of its own were ended"
     assert jobs_of(repo, "a")[0]["state"] == "finished", "a stopped check is no verdict: it is checked again later"
@@ -135,3 +135,22 @@ def test_a_killed_engines_check_is_ended_before_its_folder_is_used_again(tmp_pat
     assert gone(escaped), "the leftover check was ended before the folder was used"
     assert [j["state"] for j in jobs_of(repo, "a")] == ["landed"]
     assert git(repo, "log", "-1", "--format=%s", "main").startswith("Land balanced/a")
+
+
+def test_ctrl_c_ends_the_engine_and_its_check(tmp_path: Path, sealed: Path) -> None:
+    from tests.support.wait import interruptible
+
+    repo = lead_repo(tmp_path, check=HANGS)
+    plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
+    p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=repo, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=interruptible)
+    try:
+        wait_for_file(sealed / "escaped", 20, "the check to start")
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=15)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode in (1, 130), "interrupted, as any command is (click says `Aborted.`)"
+    assert gone(int((sealed / "escaped").read_text())), "the check it ran was ended with it"
