@@ -165,3 +165,15 @@ def test_a_bad_check_timeout_names_the_file_and_key(tmp_path: Path) -> None:
         assert r.code == 1 and "Traceback" not in r.err, r
         assert ".magnum/settings.toml" in r.err and "`worktree.check_timeout`" in r.err, r.err
         assert 'or "90s", "30m", "2h"' in r.err, "it says what is allowed"
+
+
+def test_what_a_passing_check_leaves_running_is_ended(tmp_path: Path, sealed: Path) -> None:
+    from tests.support.wait import gone
+
+    daemon = ('setsid sh -c \'echo $$ > "$HOME/daemon"; exec sleep 300\' > /dev/null 2>&1 & '
+              'while [ ! -s "$HOME/daemon" ]; do sleep 0.05; done; exit 0')
+    repo = _project(tmp_path, check=daemon)
+    balanced(repo, "allow", "--yes")
+    assert balanced(repo, "check").code == 0
+    pid = int((sealed / "daemon").read_text())
+    assert gone(pid), "a server the check left behind does not outlive it (nor share its folder with the next)"
