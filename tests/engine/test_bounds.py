@@ -154,3 +154,18 @@ def test_ctrl_c_ends_the_engine_and_its_check(tmp_path: Path, sealed: Path) -> N
             p.wait()
     assert p.returncode in (1, 130), "interrupted, as any command is (click says `Aborted.`)"
     assert gone(int((sealed / "escaped").read_text())), "the check it ran was ended with it"
+
+
+def test_engine_stop_ends_the_checks_of_an_engine_killed_before(tmp_path: Path, sealed: Path) -> None:
+    repo = lead_repo(tmp_path, check=HANGS)
+    plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
+    with background_engine(repo, tmp_path / "engine.log") as eng:
+        wait_for_file(sealed / "escaped", 20, "the check to start")
+        eng.send_signal(signal.SIGKILL)
+        eng.wait()
+    escaped = int((sealed / "escaped").read_text())
+    lock = EngineLock(open_lead(str(repo)))
+    wait_until(lambda: lock.holder() is None, 20, "the killed engine's lock", said=lambda: holders(lock.path))
+    r = balanced(repo, "engine", "--stop")
+    assert r.code == 0 and "No engine runs for this repository. Ended" in r.out, r
+    assert gone(escaped), f"the check the killed engine left running was ended: {_state(escaped)}"
