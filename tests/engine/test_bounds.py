@@ -36,6 +36,12 @@ def engine_process(repo: Path, *args: str, timeout: float = 20) -> Ran:
     return Ran(p.returncode, out, err)
 
 
+def ended(*pids: int, what: str) -> None:
+    """Wait for the processes to be gone: a SIGKILL takes a moment to arrive. The test fails naming `what`, and
+    how the processes are, if they are still there after a while."""
+    wait_until(lambda: all(gone(p) for p in pids), 10, what, said=lambda: [_state(p) for p in pids])
+
+
 def _state(pid: int) -> str:
     """A process's state and parent, as /proc says (for a failure's message)."""
     try:
@@ -97,7 +103,7 @@ def test_engine_stop_ends_an_engine_whose_check_hangs(tmp_path: Path, sealed: Pa
         r = balanced(repo, "engine", "--stop")
         assert r.code == 0 and f"Stopped the engine (pid {eng.pid}) with SIGTERM." in r.out, r
         eng.wait(timeout=10)
-    assert gone(check) and gone(escaped), "the check and what it started in a session of its own were ended"
+    ended(check, escaped, what="the check and what it started in a session of its own to be ended")
     assert jobs_of(repo, "a")[0]["state"] == "finished", "a stopped check is no verdict: it is checked again later"
     assert "Stopped (SIGTERM) during a check" in (tmp_path / "engine.log").read_text()
 
@@ -113,7 +119,7 @@ def test_engine_stop_kills_an_engine_that_does_not_answer(tmp_path: Path, sealed
         assert r.code == 0, r
         assert "with SIGTERM, then SIGKILL after" in r.out and "Ended" in r.out, r.out
         eng.wait(timeout=10)
-    assert gone(escaped), f"the checks it left behind were ended too: {r.out} {_state(escaped)}"
+    ended(escaped, what=f"the checks it left behind to be ended too ({r.out.strip()})")
 
 
 def test_a_killed_engines_check_is_ended_before_its_folder_is_used_again(tmp_path: Path, sealed: Path) -> None:
@@ -132,7 +138,7 @@ def test_a_killed_engines_check_is_ended_before_its_folder_is_used_again(tmp_pat
     r = engine_process(repo, "--until-idle")
     assert r.code == 0, r
     assert "that an earlier check left running" in r.err, r.err
-    assert gone(escaped), "the leftover check was ended before the folder was used"
+    ended(escaped, what="the leftover check to have been ended before the folder was used")
     assert [j["state"] for j in jobs_of(repo, "a")] == ["landed"]
     assert git(repo, "log", "-1", "--format=%s", "main").startswith("Land balanced/a")
 
@@ -153,7 +159,7 @@ def test_ctrl_c_ends_the_engine_and_its_check(tmp_path: Path, sealed: Path) -> N
             p.kill()
             p.wait()
     assert p.returncode in (1, 130), "interrupted, as any command is (click says `Aborted.`)"
-    assert gone(int((sealed / "escaped").read_text())), "the check it ran was ended with it"
+    ended(int((sealed / "escaped").read_text()), what="the check it ran to be ended with it")
 
 
 def test_engine_stop_ends_the_checks_of_an_engine_killed_before(tmp_path: Path, sealed: Path) -> None:
@@ -168,4 +174,4 @@ def test_engine_stop_ends_the_checks_of_an_engine_killed_before(tmp_path: Path, 
     wait_until(lambda: lock.holder() is None, 20, "the killed engine's lock", said=lambda: holders(lock.path))
     r = balanced(repo, "engine", "--stop")
     assert r.code == 0 and "No engine runs for this repository. Ended" in r.out, r
-    assert gone(escaped), f"the check the killed engine left running was ended: {_state(escaped)}"
+    ended(escaped, what="the check the killed engine left running to be ended")

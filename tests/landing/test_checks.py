@@ -125,7 +125,7 @@ HANGS = 'setsid sh -c \'echo $$ > "$HOME/escaped"; exec sleep 300\' & echo $$ > 
 
 
 def test_a_check_past_its_timeout_is_stopped_with_all_it_started(tmp_path: Path, sealed: Path) -> None:
-    from tests.support.wait import gone
+    from tests.support.wait import gone, wait_until
 
     repo = _project(tmp_path, check=HANGS.format(name="check"))
     settings = (repo / ".magnum" / "settings.toml").read_text() + "check_timeout = 2\n"
@@ -136,12 +136,13 @@ def test_a_check_past_its_timeout_is_stopped_with_all_it_started(tmp_path: Path,
     data = json.loads(r.out)
     assert data["result"] == "fail", "a check stopped at its timeout failed"
     assert data["tail"].endswith("the check ran past its 2 s timeout and was stopped"), data["tail"]
-    assert gone(int((sealed / "check").read_text())), "the check was ended"
-    assert gone(int((sealed / "escaped").read_text())), "and what it started in a session of its own"
+    pids = [int((sealed / name).read_text()) for name in ("check", "escaped")]
+    wait_until(lambda: all(gone(p) for p in pids), 10, "the check, and what it started in a session of its own, "
+               "to be ended")
 
 
 def test_a_setup_past_its_timeout_is_stopped(tmp_path: Path, sealed: Path) -> None:
-    from tests.support.wait import gone
+    from tests.support.wait import gone, wait_until
 
     repo = _project(tmp_path, setup=HANGS.format(name="setup"))
     settings = (repo / ".magnum" / "settings.toml").read_text().replace("[worktree]\n",
@@ -152,7 +153,8 @@ def test_a_setup_past_its_timeout_is_stopped(tmp_path: Path, sealed: Path) -> No
     assert r.code == 124, r
     tail = json.loads(r.out)["tail"]
     assert tail.startswith("setup failed:") and tail.endswith("the setup ran past its 2 s timeout and was stopped")
-    assert gone(int((sealed / "escaped").read_text())), "what setup started was ended"
+    escaped = int((sealed / "escaped").read_text())
+    wait_until(lambda: gone(escaped), 10, "what setup started to be ended")
     assert _runs(sealed) == 0, "the check did not run after a setup that never ended"
 
 
@@ -168,7 +170,7 @@ def test_a_bad_check_timeout_names_the_file_and_key(tmp_path: Path) -> None:
 
 
 def test_what_a_passing_check_leaves_running_is_ended(tmp_path: Path, sealed: Path) -> None:
-    from tests.support.wait import gone
+    from tests.support.wait import gone, wait_until
 
     daemon = ('setsid sh -c \'echo $$ > "$HOME/daemon"; exec sleep 300\' > /dev/null 2>&1 & '
               'while [ ! -s "$HOME/daemon" ]; do sleep 0.05; done; exit 0')
@@ -176,4 +178,4 @@ def test_what_a_passing_check_leaves_running_is_ended(tmp_path: Path, sealed: Pa
     balanced(repo, "allow", "--yes")
     assert balanced(repo, "check").code == 0
     pid = int((sealed / "daemon").read_text())
-    assert gone(pid), "a server the check left behind does not outlive it (nor share its folder with the next)"
+    wait_until(lambda: gone(pid), 10, "a server the check left behind to be ended with it")
