@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -42,13 +43,12 @@ def stop_engine(lead: Lead) -> int:
         ui.say("No engine runs for this repository." +
                (f" Ended {left} process(es) of checks a killed engine left running." if left else ""))
         return 0
-    os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):  # it ended of itself meanwhile
+        os.kill(pid, signal.SIGTERM)
     how = "SIGTERM"
     if not _gone(lock, STOP_WAIT):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         how = f"SIGTERM, then SIGKILL after {STOP_WAIT:g} s"
         if not _gone(lock, KILL_WAIT):
             raise BalancedError(f"The engine (pid {pid}) did not stop, even after SIGKILL.",
