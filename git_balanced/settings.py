@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -50,19 +49,6 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     return check
 
 
-MAX_TIMEOUT = 86400  # a day: a check that needs longer is not one to land by
-
-
-def _duration(value: Any) -> Any:
-    """`"90s"`, `"30m"` or `"2h"` as whole seconds; anything else is left for the type to judge."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*([smh])\s*", value)
-        if not m:
-            raise ValueError("not a duration")
-        return int(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
-    return value
-
-
 Command = Annotated[StrictStr, AfterValidator(_not_blank)]
 Name = Annotated[StrictStr, AfterValidator(_not_blank)]
 PathGlob = Annotated[StrictStr, AfterValidator(_not_blank)]
@@ -80,8 +66,20 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
     protect: tuple[PathGlob, ...] = Field(
         default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
-    check_timeout: Annotated[StrictInt, BeforeValidator(_duration), Field(ge=1, le=MAX_TIMEOUT)] = Field(
-        default=1800, description=f'a whole number of seconds from 1 to {MAX_TIMEOUT}, or "90s", "30m", "2h"')
+    # A day at the most: a check that needs longer is not one to land by.
+    check_timeout: Annotated[StrictInt, Field(ge=1, le=86400)] = Field(
+        default=1800, description='a whole number of seconds from 1 to 86400, or "90s", "30m", "2h"')
+
+    @model_validator(mode="before")
+    @classmethod
+    def _duration(cls, data: Any) -> Any:
+        # "30m" is 1800 seconds; any other string (or one out of range) is left for the type to refuse, and its
+        # message shows it as written.
+        if isinstance(data, dict) and isinstance(text := data.get("check_timeout"), str):
+            if m := re.fullmatch(r"\s*(\d+)\s*([smh])\s*", text):
+                seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]]
+                return {**data, "check_timeout": seconds} if 1 <= seconds <= 86400 else data
+        return data
 
 
 class BalancedSettings(_Table):
