@@ -6,10 +6,8 @@ import fcntl
 import hashlib
 import os
 import shutil
-import sys
 import threading
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,6 @@ from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
 TAIL_LINES = 30
-DEFAULT_TIMEOUT = 1800.0  # seconds; `[worktree] check_timeout` sets it
 
 
 def command_hash(command: str) -> str:
@@ -88,8 +85,10 @@ class Scratch:
         # folder is ended first, so no two checks ever share it.
         left = proc.end_tree(None, self.mark_prefix)
         if left:
-            print(f"[balanced] Ended {left} process(es) that an earlier check left running in {self.path} "
-                  "(what ran that check was killed).", file=sys.stderr, flush=True)
+            from git_balanced import ui
+
+            ui.note(f"[balanced] Ended {left} process(es) that an earlier check left running in {self.path} "
+                    "(what ran that check was killed).")
         return self
 
     @property
@@ -140,13 +139,15 @@ class Scratch:
     def marker(self) -> Path:
         return Repo.discover(self.path).git_dir / "balanced-setup"
 
-    def ensure_setup(self, setup: str | None, timeout: float = DEFAULT_TIMEOUT) -> proc.Result | None:
-        """Run setup once per scratch worktree (again only when the command changes), within `timeout`."""
+    def ensure_setup(self, setup: str | None, timeout: float | None = None) -> proc.Result | None:
+        """Run setup once per scratch worktree (again only when the command changes), within `timeout`
+        (default: `[worktree] check_timeout`)."""
         if not setup:
             return None
         marker = self.marker()
         if marker.exists() and marker.read_text().strip() == command_hash(setup):
             return None
+        timeout = timeout if timeout is not None else timeout_of(self.repo)
         res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup), timeout=timeout,
                          mark=self.mark_prefix + _run_id())
         if res.code == 124 and res.out.endswith(f"timed out after {timeout} seconds"):
@@ -208,7 +209,7 @@ def timeout_of(repo: Repo) -> float:
 
 def _run_id() -> str:
     """A new id for one run of setup or check: its processes, and only its, carry it."""
-    return f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return f"{os.getpid()}-{os.urandom(6).hex()}"
 
 
 def _past(out: str, what: str, limit: float) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -121,8 +120,10 @@ class Queue:
             got = raw.get("limit") if isinstance(raw, dict) else raw
             if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= MAX_LIMIT:
                 return got
-            print(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
-                  f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.", file=sys.stderr, flush=True)
+            from git_balanced import ui
+
+            ui.note(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
+                    f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.")
             value = FIRST_LIMIT
         path.write_text(json.dumps({"limit": value}) + "\n")
         return value
