@@ -67,6 +67,20 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
     protect: tuple[PathGlob, ...] = Field(
         default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
+    # A day at the most: a check that needs longer is not one to land by.
+    check_timeout: Annotated[StrictInt, Field(ge=1, le=86400)] = Field(
+        default=1800, description='a whole number of seconds from 1 to 86400, or "90s", "30m", "2h"')
+
+    @model_validator(mode="before")
+    @classmethod
+    def _duration(cls, data: Any) -> Any:
+        # "30m" is 1800 seconds; any other string (or one out of range) is left for the type to refuse, and its
+        # message shows it as written.
+        if isinstance(data, dict) and isinstance(text := data.get("check_timeout"), str):
+            if m := re.fullmatch(r"\s*(\d+)\s*([smh])\s*", text):
+                seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]]
+                return {**data, "check_timeout": seconds} if 1 <= seconds <= 86400 else data
+        return data
 
 
 class BalancedSettings(_Table):

@@ -82,8 +82,31 @@ class Scratch:
     def __enter__(self) -> Scratch:
         lock = self.path.with_name(self.path.name + ".lock")
         self._lock_fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # a crashed holder's lock dies with its process
+        # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
+        # again and again rather than waited on, so that a stop is heard meanwhile.
+        while True:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if proc.STOP.is_set():
+                    self.__exit__()
+                    raise proc.Stopped from None
+                time.sleep(0.1)
+        # Its check's processes may outlive it, though: what a killed engine's check left running in this
+        # folder is ended first, so no two checks ever share it.
+        left = proc.end_tree(None, self.mark_prefix)
+        if left:
+            from git_balanced import ui
+
+            ui.note(f"[balanced] Ended {left} process(es) that an earlier check left running in {self.path} "
+                    "(what ran that check was killed).")
         return self
+
+    @property
+    def mark_prefix(self) -> str:
+        """What every check run in this folder carries in its environment (proc.MARK), before its own id."""
+        return f"{self.path}#"
 
     def __exit__(self, *exc: object) -> None:
         if self._lock_fd is not None:
@@ -141,14 +164,19 @@ class Scratch:
     def marker(self) -> Path:
         return Repo.discover(self.path).git_dir / "balanced-setup"
 
-    def ensure_setup(self, setup: str | None) -> proc.Result | None:
-        """Run setup once per scratch worktree (again only when the command changes)."""
+    def ensure_setup(self, setup: str | None, timeout: float | None = None) -> proc.Result | None:
+        """Run setup once per scratch worktree (again only when the command changes), within `timeout`
+        (default: `[worktree] check_timeout`)."""
         if not setup:
             return None
         marker = self.marker()
         if marker.exists() and marker.read_text().strip() == command_hash(setup):
             return None
-        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup))
+        timeout = timeout if timeout is not None else timeout_of(self.repo)
+        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup), timeout=timeout,
+                         mark=self.mark_prefix + _run_id())
+        if res.code == 124 and res.out.endswith(f"timed out after {timeout} seconds"):
+            res = proc.Result(124, _past(res.out, "setup", timeout), "")
         if res.code == 0:
             marker.write_text(command_hash(setup) + "\n")
         return res
@@ -181,22 +209,32 @@ def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
             planted.unlink(missing_ok=True)
 
 
-def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None) -> CheckResult:
+def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None,
+           timeout: float | None = None) -> CheckResult:
     """Run setup (once) and the check in a scratch worktree already at the right commit (`commit`); record
     it. A branch or tag of the lead's that the check's code moved to what it checks is put back, and the
-    check fails: the lead's branch moves only by the lead, after the check."""
+    check fails: the lead's branch moves only by the lead, after the check. Each of setup and check is
+    stopped past `timeout` seconds (default: `[worktree] check_timeout` as committed at HEAD), and fails."""
     repo = scratch.repo
+    limit = timeout if timeout is not None else timeout_of(repo)
     start = time.time()
     before = _branches_and_tags(repo) if commit else {}
     notes_before = repo.read_ref(notes.CHECKS)
-    res = scratch.ensure_setup(setup)
-    if res is not None and res.code != 0:
-        out, code = "setup failed:\n" + res.out, res.code
-    else:
-        env = proc.no_git_env()
-        env["GIT_BALANCED_CHECK"] = "1"
-        r = proc.shell(command, cwd=scratch.path, env=env, argv=scratch.fenced(command))
-        out, code = r.out, r.code
+    try:
+        res = scratch.ensure_setup(setup, limit)
+        if res is not None and res.code != 0:
+            out, code = "setup failed:\n" + res.out, res.code
+        else:
+            r = proc.shell(command, cwd=scratch.path, env=proc.no_git_env(), argv=scratch.fenced(command),
+                           timeout=limit, mark=scratch.mark_prefix + _run_id())
+            out, code = r.out, r.code
+            if code == 124 and out.endswith(f"timed out after {limit} seconds"):
+                out = _past(out, "check", limit)
+    except proc.Stopped:  # stopped, not failed: nothing is recorded, but what its code moved is put back
+        if commit:
+            _put_back(repo, commit, before)
+        _undo_foreign_results(repo, notes_before)
+        raise
     if commit and (put_back := _put_back(repo, commit, before)):
         out, code = f"{out.rstrip()}\nThe check's code moved the lead's {put_back}; put back.", code or 1
     if forged := _undo_foreign_results(repo, notes_before):
@@ -207,6 +245,29 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
                          seconds=round(time.time() - start, 3), tail=tail, at=time.time())
     _record(repo, tree, result.record())
     return result
+
+
+def marks_of(repo: Repo) -> str:
+    """What every check run in any of this repository's scratch folders carries in its environment, first."""
+    return str(repo.worktrees_home() / "scratch-")
+
+
+def timeout_of(repo: Repo) -> float:
+    """`[worktree] check_timeout` as committed at HEAD (the lead's own), or as in the checkout before a commit."""
+    from git_balanced.lead import settings_at
+
+    return float(settings_at(repo, "HEAD" if repo.rev_parse("HEAD") else None).worktree.check_timeout)
+
+
+def _run_id() -> str:
+    """A new id for one run of setup or check: its processes, and only its, carry it."""
+    return f"{os.getpid()}-{os.urandom(6).hex()}"
+
+
+def _past(out: str, what: str, limit: float) -> str:
+    """A run's output with why it ended in place of proc's words: it ran past its timeout."""
+    body = out.rsplit("\ntimed out after", 1)[0].rstrip()
+    return f"{body}\nthe {what} ran past its {limit:g} s timeout and was stopped".lstrip("\n")
 
 
 # The check results this process wrote, by their notes commit: a result in the lead's notes that appeared while

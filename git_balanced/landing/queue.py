@@ -107,12 +107,24 @@ class Queue:
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
+        """How many new branches a round takes (`.git/balanced/landing.json`, kept between runs), or write it.
+        A value the queue could not work with (0 would take none, for ever) is named once and replaced."""
         path = self.repo.state_dir / "landing.json"
         if value is None:
             try:
-                return int(json.loads(path.read_text())["limit"])
-            except (FileNotFoundError, ValueError, KeyError):
+                raw = json.loads(path.read_text())
+            except FileNotFoundError:
                 return FIRST_LIMIT
+            except (OSError, ValueError) as exc:
+                raw = {"limit": f"unreadable ({exc.__class__.__name__})"}
+            got = raw.get("limit") if isinstance(raw, dict) else raw
+            if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= MAX_LIMIT:
+                return got
+            from git_balanced import ui
+
+            ui.note(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
+                    f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.")
+            value = FIRST_LIMIT
         path.write_text(json.dumps({"limit": value}) + "\n")
         return value
 
