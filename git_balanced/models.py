@@ -16,15 +16,46 @@ _T = TypeVar("_T", bound="_Name")
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
-def shown(value: str) -> str:
-    """`value` quoted, with control characters made visible, so a message never carries raw controls."""
+def shown(value: str, most: int = 200) -> str:
+    """`value` quoted, with control characters and lone surrogates made visible (a message never carries
+    them raw: a terminal would act on one, and UTF-8 cannot write the other), cut after `most` characters."""
     out = []
-    for c in value:
+    for c in value[:most]:
         if ord(c) < 0x20 or ord(c) == 0x7F:
             out.append(f"\\x{ord(c):02x}")
+        elif 0xD800 <= ord(c) <= 0xDFFF:
+            out.append(f"\\u{ord(c):04x}")
         else:
             out.append(c)
-    return '"' + "".join(out) + '"'
+    cut = f"… ({len(value):,} characters)" if len(value) > most else ""
+    return '"' + "".join(out) + cut + '"'
+
+
+# Bounds of what a person writes (docs/safety/inputs.md): what no real file comes near, and what keeps the
+# tool and the programs it hands text to (git, sh, an agent's argv) working.
+TEXT_MOST = 32_768  # characters of a task, an answer, a summary: an agent's prompt, not a book
+NAME_MOST = 200  # characters of a model name, a glob, an attachment path
+COMMAND_MOST = 65_536  # bytes of a setup, check or run command: Linux refuses one argument of 128 KiB,
+# and a command sent over SSH is quoted, which can make it longer still
+_LINES = "\t\n\r"  # the control characters a text of several lines may hold
+
+
+def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit: str = "characters") -> str | None:
+    """What makes `value` unfit as text to store, show and hand to a program, in words; None when it is fit.
+    A NUL cuts a C string and a commit; other control characters act on a terminal; a lone surrogate is no
+    character at all (UTF-8 cannot write it)."""
+    size = len(value.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(value)
+    if size > most:
+        return f"it has {size:,} {unit}, more than {most:,}"
+    if "\0" in value:
+        return "it holds a NUL character (\\x00), which git, the shell and a program's arguments cannot carry"
+    odd = [c for c in value if 0xD800 <= ord(c) <= 0xDFFF]
+    if odd:
+        return f"it holds a lone surrogate ({shown(odd[0])[1:-1]}), which is not a character"
+    bad = [c for c in value if (ord(c) < 0x20 and not (lines and c in _LINES)) or ord(c) == 0x7F]
+    if bad:
+        return f"it holds a control character ({shown(bad[0])[1:-1]}){'' if lines else '; it is one line'}"
+    return None
 
 
 def _listed(chars: list[str]) -> str:
@@ -195,4 +226,5 @@ class JobId(_Name):
         return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-__all__ = ["BranchName", "JobId", "MachineName", "PieceId", "shown"]
+__all__ = ["COMMAND_MOST", "NAME_MOST", "TEXT_MOST", "BranchName", "JobId", "MachineName", "PieceId", "shown",
+           "text_problem"]
