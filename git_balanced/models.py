@@ -1,4 +1,5 @@
-"""Small `str` types for the names the code passes around; each refuses bad forms at the border."""
+"""Small `str` types for the names the code passes around, each refusing bad forms at the border, and the
+bounds of any text a person writes (docs/safety/inputs.md)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ COMMAND_MOST = 65_536  # bytes of a setup, check or run command: Linux refuses o
 _LINES = "\t\n\r"  # the control characters a text of several lines may hold
 
 
-def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit: str = "characters") -> str | None:
+def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit: str = "characters",
+                 controls: bool = False) -> str | None:
     """What makes `value` unfit as text to store, show and hand to a program, in words; None when it is fit.
     A NUL cuts a C string and a commit; other control characters act on a terminal; a lone surrogate is no
     character at all (UTF-8 cannot write it)."""
@@ -52,7 +54,8 @@ def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit:
     odd = [c for c in value if 0xD800 <= ord(c) <= 0xDFFF]
     if odd:
         return f"it holds a lone surrogate ({shown(odd[0])[1:-1]}), which is not a character"
-    bad = [c for c in value if (ord(c) < 0x20 and not (lines and c in _LINES)) or ord(c) == 0x7F]
+    # A shell command may mean its control characters (an escape in a printf); no other text does.
+    bad = [] if controls else [c for c in value if (ord(c) < 0x20 and not (lines and c in _LINES)) or ord(c) == 0x7F]
     if bad:
         return f"it holds a control character ({shown(bad[0])[1:-1]}){'' if lines else '; it is one line'}"
     return None
@@ -60,6 +63,44 @@ def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit:
 
 def _listed(chars: list[str]) -> str:
     return ", ".join(shown(c) for c in chars)
+
+
+DEPTH_MOST = 20  # levels of nesting in a settings or plan file; real ones have 4
+# A TOML file's strings and comments (whose brackets do not nest), its brackets, and its line ends.
+_TOML_TOKENS = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]|\n',
+                          re.DOTALL)
+
+
+def toml_nesting(text: str, most: int = DEPTH_MOST) -> int | None:
+    """The line where TOML text nests arrays or inline tables deeper than `most`, or None: tomllib recurses
+    once per level, so this is asked before it reads the text."""
+    depth, line = 0, 1
+    for token in _TOML_TOKENS.finditer(text):
+        t = token.group()
+        if t in "[{":
+            depth += 1
+            if depth > most:
+                return line
+        elif t in "]}":
+            depth = max(depth - 1, 0)
+        else:
+            line += t.count("\n")
+    return None
+
+
+def nested_deeper(value: Any, most: int = DEPTH_MOST) -> str | None:
+    """The dotted key where a parsed table goes deeper than `most` levels (dotted keys nest without
+    brackets), or None; walked without recursion."""
+    todo: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while todo:
+        item, where, depth = todo.pop()
+        if depth > most:
+            return where
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, inner in pairs:
+            todo.append((inner, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip("."),
+                         depth + 1))
+    return None
 
 
 class _Name(str):
@@ -226,5 +267,7 @@ class JobId(_Name):
         return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-__all__ = ["COMMAND_MOST", "NAME_MOST", "TEXT_MOST", "BranchName", "JobId", "MachineName", "PieceId", "shown",
-           "text_problem"]
+__all__ = [
+    "COMMAND_MOST", "DEPTH_MOST", "NAME_MOST", "TEXT_MOST", "BranchName", "JobId", "MachineName", "PieceId",
+    "nested_deeper", "shown", "text_problem", "toml_nesting",
+]

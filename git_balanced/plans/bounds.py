@@ -23,10 +23,9 @@ from ruamel.yaml.events import (
 )
 
 from git_balanced.errors import BalancedError, SettingsError
-from git_balanced.models import shown, text_problem
+from git_balanced.models import DEPTH_MOST, shown, text_problem
 
 PLAN_FILE_MOST = 1024 * 1024  # bytes; the largest real plans are a few KB
-DEPTH_MOST = 20  # levels of nesting; a plan has 4 (the plan, `pieces`, a piece, its `after` or `paths`)
 NUMBER_MOST = 100  # characters of a number written in the file (Python refuses ints of 4,300 digits)
 PATH_MOST = 4096  # bytes of a path, and 255 of one name in it (Linux's PATH_MAX and NAME_MAX)
 _NUMBER = re.compile(r"[-+]?\.?[0-9][0-9a-fA-FxXoObB_.eE+-]*")
