@@ -130,7 +130,7 @@ def _next(stack: list[list[Any]]) -> None:
     if not stack:
         return
     if stack[-1][0]:
-        stack[-1][2] = True
+        stack[-1][1], stack[-1][2] = None, True
     else:
         stack[-1][1] += 1
 
@@ -151,7 +151,8 @@ def _scalar(event: ScalarEvent, line: int, where: str, is_key: bool, source: str
     if event.style is None and len(value) > NUMBER_MOST and _NUMBER.fullmatch(value):
         return [(line, f"{what}: a number of {len(value):,} characters; numbers here have at most "
                  f"{NUMBER_MOST}.", f"in {source}, write a number in range on line {line}")]
-    wrong = text_problem(value, most=sys.maxsize)
+    # A shell command may mean its control characters; `run` is checked as a command when it is read.
+    wrong = text_problem(value, most=sys.maxsize, controls=not is_key and where.endswith(".run"))
     if wrong:
         return [(line, f"{what}: {shown(value, 60)}: {wrong}.",
                  f"in {source}, remove the character from line {line}")]
