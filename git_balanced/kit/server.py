@@ -312,17 +312,16 @@ def call(name: str, arguments: str) -> int:
     """One tool call through the server, in this process: its structured result as JSON on stdout, or its
     refusal on stderr and exit 1 (how Pi, which has no MCP, calls the same tools)."""
     import asyncio
-    import json
-    import sys
 
     from mcp import Client
 
     from git_balanced.errors import UsageError
 
     try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except ValueError as exc:
-        raise UsageError(f"The arguments of {name} are not JSON: {exc}.",
+        args = json.loads(mend(arguments.encode("utf-8", "surrogatepass"))) if arguments.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        said = "nested too deeply" if isinstance(exc, RecursionError) else f"not JSON: {exc}"
+        raise UsageError(f"The arguments of {name} are {said}.",
                          hint=f"git balanced mcp --call {name} '{{\"key\": \"value\"}}'") from None
     if not isinstance(args, dict):
         raise UsageError(f"The arguments of {name} must be a JSON object.", hint="{} when it takes none.")
