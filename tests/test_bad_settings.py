@@ -19,7 +19,8 @@ DEEP = 3000
 
 # (case id, the file's text, what the message must say besides the file's name)
 CASES: list[tuple[str, str, str]] = [
-    ("check-nul", '[worktree]\ncheck = "pytest\\u0000 -q"\n', "`worktree.check` is \"pytest\\u0000 -q\": it holds a NUL"),
+    ("check-nul", '[worktree]\ncheck = "pytest\\u0000 -q"\n',
+     "`worktree.check` is \"pytest\\u0000 -q\": it holds a NUL"),
     ("setup-nul", '[worktree]\nsetup = "\\u0000"\n', "`worktree.setup`"),
     ("check-200k", '[worktree]\ncheck = "' + "x" * 200_000 + '"\n', "it has 200,000 bytes, more than 65,536"),
     ("setup-70k-bytes", '[worktree]\nsetup = "' + "é" * 35_000 + '"\n', "`worktree.setup` is"),

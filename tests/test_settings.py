@@ -210,7 +210,8 @@ def test_wrong_types(text: str, shown: str) -> None:
     ("[balanced]\ntakeover_after = 0\n",
      "`balanced.takeover_after` is 0, but it must be a whole number of seconds from 1 to 604,800 (a week)."),
     ('[balanced]\ntakeover_after = "10m"\n',
-     '`balanced.takeover_after` is "10m" (a string), but it must be a whole number of seconds from 1 to 604,800 (a week).'),
+     '`balanced.takeover_after` is "10m" (a string), but it must be a whole number of seconds from 1 to '
+     '604,800 (a week).'),
 ])
 def test_values_outside_what_is_allowed(text: str, shown: str) -> None:
     message = str(fails(text))

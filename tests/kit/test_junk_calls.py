@@ -62,7 +62,7 @@ class Wire:
 
     def send(self, method: str, params: str) -> int:
         self.n += 1
-        line = '{"jsonrpc": "2.0", "id": %d, "method": "%s", "params": %s}\n' % (self.n, method, params)
+        line = f'{{"jsonrpc": "2.0", "id": {self.n}, "method": "{method}", "params": {params}}}\n'
         assert self.proc.stdin is not None
         self.proc.stdin.write(line.encode("utf-8"))
         self.proc.stdin.flush()
@@ -100,7 +100,7 @@ def wire(tmp_path: Path) -> Iterator[Wire]:
 def test_every_junk_call_is_answered_with_a_tool_error_in_words(wire: Wire) -> None:
     unanswered_or_wrong = []
     for tool, args, said in JUNK:
-        n = wire.send("tools/call", '{"name": "%s", "arguments": %s}' % (tool, args))
+        n = wire.send("tools/call", f'{{"name": "{tool}", "arguments": {args}}}')
         reply = wire.answer(n)
         result = reply.get("result", {})
         text = "\n".join(c.get("text", "") for c in result.get("content", []))
