@@ -143,8 +143,11 @@ def test_a_recursion_error_from_input_exits_1_naming_the_command(tmp_path: Path)
     (["plan", "-", "--budget", "1e308"], "--budget 1e+308 is not a number of US dollars from 0 to 100,000"),
     (["mcp", "--call", "idea", '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}"], "Input should be a valid string"),
     (["mcp", "--call", "idea", '{"text": "\\ud800"}'], "`text` holds a lone surrogate (\\ud800)"),
+    (["schedule", "add", "daily 09:00", "caf\udce9"], "error: an argument of `git balanced schedule add daily "
+     "09:00 caf\\udce9` is not UTF-8 text."),
+    (["correct", "caf\udce9"], "is not UTF-8 text"),
 ], ids=["worker-nul", "worker-surrogate", "worker-long", "run-nul", "budget-flag", "plan-budget-flag",
-        "call-deep", "call-surrogate"])
+        "call-deep", "call-surrogate", "schedule-not-utf8", "correct-not-utf8"])
 def test_bad_text_on_the_command_line_exits_1(tmp_path: Path, args: list[str], said: str) -> None:
     from tests.support.builders import make_repo
 
