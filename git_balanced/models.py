@@ -4,6 +4,7 @@ bounds of any text a person writes (docs/safety/inputs.md)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -63,6 +64,20 @@ def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit:
 
 def _listed(chars: list[str]) -> str:
     return ", ".join(shown(c) for c in chars)
+
+
+def fit(most: int, unit: str = "characters", command: bool = False) -> Callable[[str], str]:
+    """A pydantic check that text is not blank, at most `most` long and free of what no such text holds (a
+    NUL, control characters, lone surrogates; a command may hold any control character but NUL): a command
+    that could never run is refused where it is read, not when it is run."""
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError("blank")
+        wrong = text_problem(value, most=most, unit=unit, lines=command, controls=command)
+        if wrong:
+            raise ValueError(wrong)
+        return value
+    return check
 
 
 DEPTH_MOST = 20  # levels of nesting in a settings or plan file; real ones have 4
@@ -269,5 +284,5 @@ class JobId(_Name):
 
 __all__ = [
     "COMMAND_MOST", "DEPTH_MOST", "NAME_MOST", "TEXT_MOST", "BranchName", "JobId", "MachineName", "PieceId",
-    "nested_deeper", "shown", "text_problem", "toml_nesting",
+    "fit", "nested_deeper", "shown", "text_problem", "toml_nesting",
 ]

@@ -24,7 +24,7 @@ from pydantic import (
 
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
-from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, nested_deeper, text_problem, toml_nesting
+from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
 
 SETTINGS_PATH = ".magnum/settings.toml"
 AGENTS = ("claude", "codex", "pi", "shell")
@@ -36,23 +36,6 @@ DEFAULT_MODELS: dict[str, str] = {"claude": "sonnet"}
 AgentName = Literal["claude", "codex", "pi", "shell"]
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("blank")
-    return value
-
-
-def _fit(most: int, unit: str = "characters", command: bool = False) -> Callable[[str], str]:
-    """A check that text is not blank, at most `most` long and free of what no such text holds (a NUL,
-    control characters, lone surrogates): a command that could never run is refused here, not at landing."""
-    def check(value: str) -> str:
-        wrong = text_problem(_not_blank(value), most=most, unit=unit, lines=command, controls=command)
-        if wrong:
-            raise ValueError(wrong)
-        return value
-    return check
-
-
 def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     def check(value: int) -> int:
         if value not in allowed:
@@ -61,9 +44,9 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     return check
 
 
-Command = Annotated[StrictStr, AfterValidator(_fit(COMMAND_MOST, "bytes", command=True))]
-Name = Annotated[StrictStr, AfterValidator(_fit(NAME_MOST))]
-PathGlob = Annotated[StrictStr, AfterValidator(_fit(1000))]
+Command = Annotated[StrictStr, AfterValidator(fit(COMMAND_MOST, "bytes", command=True))]
+Name = Annotated[StrictStr, AfterValidator(fit(NAME_MOST))]
+PathGlob = Annotated[StrictStr, AfterValidator(fit(1000))]
 # The ranges of the numbers (docs/safety/inputs.md): far past any real use, short of absurd.
 WEEK = 7 * 24 * 3600
 Attempts = Annotated[StrictInt, Field(ge=1, le=100)]

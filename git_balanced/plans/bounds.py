@@ -28,6 +28,14 @@ from git_balanced.models import DEPTH_MOST, shown, text_problem
 PLAN_FILE_MOST = 1024 * 1024  # bytes; the largest real plans are a few KB
 NUMBER_MOST = 100  # characters of a number written in the file (Python refuses ints of 4,300 digits)
 PATH_MOST = 4096  # bytes of a path, and 255 of one name in it (Linux's PATH_MAX and NAME_MAX)
+# The ranges of a plan's numbers and counts (docs/safety/inputs.md): far past any real plan, short of absurd.
+BUDGET_MOST = 100_000.0  # USD
+SIZE_RANGE = (0.01, 1000.0)
+PIECES_MOST = 500
+PATHS_MOST = 1000
+GLOB_MOST = 1000  # characters
+BUDGET_RULE = f"a number of US dollars from 0 to {BUDGET_MOST:,.0f}"
+SIZE_RULE = f"a number from {SIZE_RANGE[0]} to {SIZE_RANGE[1]:,.0f} (relative, default 1)"
 _NUMBER = re.compile(r"[-+]?\.?[0-9][0-9a-fA-FxXoObB_.eE+-]*")
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a device"),
           (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
@@ -188,4 +196,5 @@ def yaml_error(exc: YAMLError, text: str, source: str) -> SettingsError:
                          hint=f"in {source}, fix line {line}")
 
 
-__all__ = ["DEPTH_MOST", "PLAN_FILE_MOST", "read_source", "said", "scan", "yaml_error"]
+__all__ = ["BUDGET_MOST", "BUDGET_RULE", "GLOB_MOST", "PATHS_MOST", "PIECES_MOST", "PLAN_FILE_MOST", "SIZE_RANGE",
+           "SIZE_RULE", "read_source", "said", "scan", "yaml_error"]

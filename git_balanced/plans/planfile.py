@@ -15,20 +15,12 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from git_balanced.errors import BalancedError, SettingsError
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, MachineName, PieceId, shown, text_problem
+from git_balanced.plans import bounds
 from git_balanced.plans.bounds import said as _said
-from git_balanced.plans.bounds import scan, yaml_error
 from git_balanced.settings import AGENTS, AgentName
 
 PLAN_KEYS = ("task", "budget", "pieces")
 PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths", "plan_first")
-# The ranges of a plan's numbers and counts (docs/safety/inputs.md): far past any real plan, short of absurd.
-BUDGET_MOST = 100_000.0  # USD
-SIZE_RANGE = (0.01, 1000.0)
-PIECES_MOST = 500
-PATHS_MOST = 1000
-GLOB_MOST = 1000  # characters
-BUDGET_RULE = f"a number of US dollars from 0 to {BUDGET_MOST:,.0f}"
-SIZE_RULE = f"a number from {SIZE_RANGE[0]} to {SIZE_RANGE[1]:,.0f} (relative, default 1)"
 # How long each text key may be, and in what unit: a command goes to `sh -c` as one argument.
 _TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"), "model": (NAME_MOST, "characters"),
               "machine": (NAME_MOST, "characters"), "agent": (NAME_MOST, "characters")}
@@ -44,7 +36,7 @@ class Piece(BaseModel):
 
     id: PieceId
     task: Text
-    size: float = Field(default=1.0, ge=SIZE_RANGE[0], le=SIZE_RANGE[1], allow_inf_nan=False)
+    size: float = Field(default=1.0, ge=bounds.SIZE_RANGE[0], le=bounds.SIZE_RANGE[1], allow_inf_nan=False)
     after: tuple[PieceId, ...] = ()
     machine: MachineName | None = None
     agent: AgentName | None = None
@@ -53,7 +45,7 @@ class Piece(BaseModel):
     paths: tuple[str, ...] = ()
     plan_first: bool = False  # a Claude Code worker starts in plan mode and shows its lead a plan first
     # This piece's share of the plan's budget in USD: filled by with_shares, never read from the file.
-    budget: float | None = Field(default=None, ge=0, le=BUDGET_MOST, allow_inf_nan=False)
+    budget: float | None = Field(default=None, ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _shell_runs(self) -> Piece:
@@ -68,8 +60,8 @@ class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     task: Text
-    budget: float | None = Field(default=None, ge=0, le=BUDGET_MOST, allow_inf_nan=False)
-    pieces: tuple[Piece, ...] = Field(min_length=1, max_length=PIECES_MOST)
+    budget: float | None = Field(default=None, ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)
+    pieces: tuple[Piece, ...] = Field(min_length=1, max_length=bounds.PIECES_MOST)
 
     @model_validator(mode="after")
     def _graph(self) -> Plan:
@@ -156,12 +148,12 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
     """Read and check a plan file's text: every problem found, each with `source`, the piece, the field
     and the line, in one SettingsError."""
     try:
-        bad = scan(text, source)  # before the parser, which recurses, meets the nesting
+        bad = bounds.scan(text, source)  # before the parser, which recurses, meets the nesting
         if bad:
             raise SettingsError("\n".join(f"{source}:{line}: {said}" for line, said, _ in bad), hint=bad[0][2])
         doc = YAML(typ="rt").load(text)
     except YAMLError as exc:
-        raise yaml_error(exc, text, source) from None
+        raise bounds.yaml_error(exc, text, source) from None
     if not isinstance(doc, CommentedMap):
         said = "empty" if doc is None else _said(doc)
         raise SettingsError(f"{source}:1: the plan is {said}, but it must be a mapping with `task`, `budget` "
@@ -175,7 +167,7 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
         reader.problem(1, "the plan: `task` is missing; it says what the whole plan does.",
                        "add `task: <what the whole plan does>` at the top")
     if doc.get("budget") is not None:
-        plan["budget"] = reader.number(doc, "budget", "the plan", BUDGET_RULE, 0, BUDGET_MOST)
+        plan["budget"] = reader.number(doc, "budget", "the plan", bounds.BUDGET_RULE, 0, bounds.BUDGET_MOST)
     pieces = doc.get("pieces")
     if "pieces" not in doc:
         reader.problem(1, "the plan: `pieces` is missing; it lists the pieces of the task.",
@@ -185,9 +177,9 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
         reader.problem(_line(doc, "pieces"), f"the plan, `pieces`: is {said}, but it must be a list of "
                        "pieces, each with `id` and `task`.",
                        "list the pieces under `pieces:`, each as `- id: ...` with `task: ...`")
-    elif len(pieces) > PIECES_MOST:
+    elif len(pieces) > bounds.PIECES_MOST:
         reader.problem(_line(doc, "pieces"), f"the plan, `pieces`: it lists {len(pieces):,} pieces, more than "
-                       f"{PIECES_MOST}.", "split the task into plans of fewer pieces")
+                       f"{bounds.PIECES_MOST}.", "split the task into plans of fewer pieces")
     else:
         read = [_read_piece(reader, pieces, i) for i in range(len(pieces))]
         plan["pieces"] = [piece for piece, _ in read]
@@ -220,7 +212,7 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
         reader.problem(lines["piece"], f"{where}: `task` is missing; it tells the worker what to do.",
                        f"add `task: ...` to {where}")
     if node.get("size") is not None:
-        piece["size"] = reader.number(node, "size", where, SIZE_RULE, *SIZE_RANGE)
+        piece["size"] = reader.number(node, "size", where, bounds.SIZE_RULE, *bounds.SIZE_RANGE)
     piece["after"] = []
     for line, item in _listed(reader, node, "after", where):
         piece["after"].append(reader.named(PieceId, item, line, f"{where}, `after`"))
@@ -230,9 +222,9 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
             piece[key] = reader.text(node, key, where)
     _check_choices(reader, node, piece, where)
     listed = _listed(reader, node, "paths", where)
-    if len(listed) > PATHS_MOST:
+    if len(listed) > bounds.PATHS_MOST:
         reader.problem(_line(node, "paths"), f"{where}, `paths`: it lists {len(listed):,} globs, more than "
-                       f"{PATHS_MOST:,}.", "write fewer, wider globs such as `src/**`")
+                       f"{bounds.PATHS_MOST:,}.", "write fewer, wider globs such as `src/**`")
         listed = []
     piece["paths"] = [path for line, path in listed if _good_path(reader, path, line, where)]
     if node.get("plan_first") is not None:
@@ -291,7 +283,7 @@ def _good_path(reader: _Reader, path: Any, line: int, where: str) -> bool:
         reader.problem(line, f"{where}, `paths`: an item is {said}, but it must be a glob such as `src/**`.",
                        "write each path as a glob relative to the repository's top folder")
         return False
-    wrong = text_problem(path, most=GLOB_MOST, lines=False)
+    wrong = text_problem(path, most=bounds.GLOB_MOST, lines=False)
     if wrong:
         reader.problem(line, f"{where}, `paths`: {shown(path, 60)}: {wrong}.", "write each path as a short glob")
         return False
@@ -362,8 +354,9 @@ def budget_shares(plan: Plan, budget: float | None = None) -> dict[str, float | 
     total = plan.budget if budget is None else budget
     if total is None:
         return {p.id: None for p in plan.pieces}
-    if isinstance(total, bool) or not math.isfinite(total) or not 0 <= total <= BUDGET_MOST:
-        raise BalancedError(f"--budget {total:g} is not {BUDGET_RULE}.", hint="give --budget a number such as 2.50")
+    if isinstance(total, bool) or not math.isfinite(total) or not 0 <= total <= bounds.BUDGET_MOST:
+        raise BalancedError(f"--budget {total:g} is not {bounds.BUDGET_RULE}.",
+                            hint="give --budget a number such as 2.50")
     cents = int((Decimal(str(total)) * 100).to_integral_value(ROUND_DOWN))  # never give out more than given
     weight = sum(Fraction(p.size) for p in plan.pieces)
     exact = [cents * Fraction(p.size) / weight for p in plan.pieces]
