@@ -155,3 +155,11 @@ def test_bad_text_on_the_command_line_exits_1(tmp_path: Path, args: list[str], s
     r = balanced(repo, *args, input='{"task": "t", "pieces": [{"id": "a", "task": "t"}]}')
     assert r.code == 1 and "Traceback" not in r.err, (r.code, r.err[-2000:])
     assert said in r.err, r.err[-2000:]
+
+
+def test_a_tool_name_that_is_not_text_is_wrong_usage(tmp_path: Path) -> None:
+    from tests.support.builders import make_repo
+
+    r = balanced(make_repo(tmp_path / "r"), "mcp", "--call", "bo\udcffard")
+    assert r.code == 2 and "Traceback" not in r.err, r
+    assert 'error: --call "bo\\udcffard" names no tool: it holds a lone surrogate (\\udcff)' in r.err, r.err

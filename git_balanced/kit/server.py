@@ -317,6 +317,9 @@ def call(name: str, arguments: str) -> int:
 
     from git_balanced.errors import UsageError
 
+    wrong = text_problem(name, most=NAME_MOST, lines=False)
+    if wrong:
+        raise UsageError(f"--call {shown(name, 60)} names no tool: {wrong}.", hint="git balanced mcp --call board")
     try:
         args = json.loads(mend(arguments.encode("utf-8", "surrogatepass"))) if arguments.strip() else {}
     except (ValueError, RecursionError) as exc:
