@@ -154,7 +154,8 @@ def _path(stack: list[list[Any]]) -> str:
 
 
 def _scalar(event: ScalarEvent, line: int, where: str, is_key: bool, source: str) -> list[tuple[int, str, str]]:
-    value = event.value
+    # ruamel marks where a folded (`>`) block folds with \a; such a block cannot hold a control of its own.
+    value = event.value.replace("\a", "") if event.style == ">" else event.value
     what = f"{where}: a key" if is_key else where
     if event.style is None and len(value) > NUMBER_MOST and _NUMBER.fullmatch(value):
         return [(line, f"{what}: a number of {len(value):,} characters; numbers here have at most "

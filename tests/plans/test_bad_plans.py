@@ -126,7 +126,7 @@ def test_a_plan_at_every_bound_is_taken(lead: Path) -> None:
             + "".join(f"  - {{id: p{i}, task: t, size: 0.01}}\n" for i in range(498))
             + '  - id: last\n    size: 1000\n    task: "tab\\tand\\nlines"\n    model: ' + "m" * 200
             + "\n    paths:\n" + f"      - src/{'g' * 996}\n" + f"      - src/{'g' * 400}\n" * 999
-            + '  - id: sh\n    agent: shell\n    after: [p0]\n    task: x\n'
+            + '  - id: sh\n    agent: shell\n    after: [p0]\n    task: >-\n      folded\n      lines\n'
             + "    run: \"printf '\\e[1m'; " + "x" * 60_000 + '"\n')
     path = lead.parent / "plan.yaml"
     path.write_text(text)
