@@ -68,7 +68,7 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description=_COMMAND)
     protect: tuple[PathGlob, ...] = Field(
         default=(), max_length=1000,
-        description='a list of up to 1,000 path globs (one line each), such as ["tests/**"]')
+        description='a list of path globs (one line each, up to 1,000), such as ["tests/**"]')
 
 
 class BalancedSettings(_Table):

@@ -42,7 +42,7 @@ CASES: list[tuple[str, str, str]] = [
     ("ladder-item-nul", '[agents.claude]\nmodels = ["haiku", "\\u0000"]\n', "`agents.claude.models` item 2"),
     ("protect-nul", '[worktree]\nprotect = ["src/\\u0000"]\n', "`worktree.protect` item 1"),
     ("protect-1001", "[worktree]\nprotect = [" + ", ".join(['"a/**"'] * 1001) + "]\n",
-     "a list of up to 1,000 path globs"),
+     "a list of path globs (one line each, up to 1,000)"),
     ("arrays-deep", "x = " + "[" * DEEP + "]" * DEEP + "\n", "line 1 nests brackets more than 20 levels deep"),
     ("inline-tables-deep", "x = " + "{a = " * DEEP + "1" + "}" * DEEP + "\n", "more than 20 levels deep"),
     ("arrays-deep-line-3", '[worktree]\ncheck = "[[[["\nprotect = ' + "[" * 30 + "]" * 30 + "\n",

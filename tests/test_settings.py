@@ -164,8 +164,8 @@ def test_protect_is_a_list_of_globs() -> None:
     assert load_settings_text('[worktree]\nprotect = ["tests/**", "conftest.py"]\n', SRC).worktree.protect == (
         "tests/**", "conftest.py")
     err = fails('[worktree]\nprotect = "tests/**"\n')
-    assert str(err) == (f'{SRC}: `worktree.protect` is "tests/**" (a string), but it must be a list of up to 1,000 '
-                        'path globs (one line each), such as ["tests/**"].')
+    assert str(err) == (f'{SRC}: `worktree.protect` is "tests/**" (a string), but it must be a list of path globs '
+                        '(one line each, up to 1,000), such as ["tests/**"].')
     assert "`worktree.protect` item 2 is 3 (a number)" in str(fails('[worktree]\nprotect = ["a", 3]\n'))
 
 
