@@ -587,17 +587,15 @@ def main(argv: list[str] | None = None) -> int:
                    f".magnum/settings.toml) is {said}.", err=True)
         click.echo("hint: make that file smaller and flatter; docs/safety/inputs.md lists the bounds", err=True)
         return 1
-    except UnicodeEncodeError as exc:
-        if "surrogates not allowed" not in str(exc):
-            raise
-        # Bytes of an argument that are not UTF-8 reach Python as lone surrogates, which git cannot store.
-        from git_balanced.models import shown
+    except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
+            # Bytes of an argument that are not UTF-8 reach Python as lone surrogates, which git cannot store.
+            from git_balanced.models import shown
 
-        given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
-        click.echo(f"error: an argument of `git balanced {given}` is not UTF-8 text.", err=True)
-        click.echo("hint: give the text as UTF-8 (see `locale`)", err=True)
-        return 1
-    except Exception:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+            given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
+            click.echo(f"error: an argument of `git balanced {given}` is not UTF-8 text.", err=True)
+            click.echo("hint: give the text as UTF-8 (see `locale`)", err=True)
+            return 1
         import traceback  # here, not above: only an internal error needs it
 
         traceback.print_exc()
