@@ -75,8 +75,8 @@ def unfit(name: str, value: Any) -> str | None:
         return f"`{name}` {said}"
     key = re.sub(r"\[\d+\]|^.*\.", "", name)
     most, unit = _MOST.get(key, (TEXT_MOST, "characters"))
-    wrong = text_problem(value, most=most, unit=unit, controls=key == "run",
-                         lines=key in ("run", "task", "text", "reason", "summary"))
+    words = key in ("run", "task", "text", "reason", "summary")  # shown plain wherever they are shown
+    wrong = text_problem(value, most=most, unit=unit, controls=words, lines=words)
     return f"`{name}` is {shown(value, 60)}: {wrong}" if wrong else None
 
 

@@ -160,8 +160,10 @@ def _scalar(event: ScalarEvent, line: int, where: str, is_key: bool, source: str
     if event.style is None and len(value) > NUMBER_MOST and _NUMBER.fullmatch(value):
         return [(line, f"{what}: a number of {len(value):,} characters; numbers here have at most "
                  f"{NUMBER_MOST}.", f"in {source}, write a number in range on line {line}")]
-    # A shell command may mean its control characters; `run` is checked as a command when it is read.
-    wrong = text_problem(value, most=sys.maxsize, controls=not is_key and where.endswith(".run"))
+    # A shell command may mean its control characters, and a task's are shown plain wherever it is shown
+    # (docs/safety/words.md); every other text is one line of words, and none may hold a NUL.
+    free = not is_key and (where.endswith(".run") or where.endswith("task"))
+    wrong = text_problem(value, most=sys.maxsize, controls=free)
     if wrong:
         return [(line, f"{what}: {shown(value, 60)}: {wrong}.",
                  f"in {source}, remove the character from line {line}")]

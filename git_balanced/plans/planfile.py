@@ -113,7 +113,7 @@ class _Reader:
         if isinstance(value, str) and value.strip():
             most, unit = _TEXT_MOST.get(key, (TEXT_MOST, "characters"))
             wrong = text_problem(value.strip(), most=most, unit=unit, lines=key in ("task", "run"),
-                                 controls=key == "run")
+                                 controls=key in ("task", "run"))
             if wrong:
                 self.problem(_line(node, key), f"{where}, `{key}`: {wrong}.",
                              f"shorten `{key}` to at most {most:,} {unit}" if wrong.startswith("it has") else

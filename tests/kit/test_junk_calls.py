@@ -31,7 +31,7 @@ JUNK: list[tuple[str, str, str]] = [
     ("put_to_you", '{"summary": "done", "attachments": ["shot\\ud800.png"]}', "`attachments[0]` holds"),
     ("schedule_add", '{"when": "daily 09:00", "text": "\\udbff"}', "`text` holds a lone surrogate"),
     ("worker", '{"task": "a\\u0000b"}', "`task` is \"a\\x00b\": it holds a NUL character"),
-    ("deny", '{"id": "q1", "reason": "\\u001b[2J"}', "it holds a control character (\\x1b)"),
+    ("deny", '{"id": "q\\u001b[2J", "reason": "no"}', "`id` is \"q\\x1b[2J\": it holds a control character (\\x1b)"),
     ("stop", '{"job": "j\\u0000"}', "`job` is \"j\\x00\": it holds a NUL"),
     ("idea", json.dumps({"text": "x" * 40_000}), "`text` is \"xxx"),
     ("plan", json.dumps({"task": "t" * 100_000, "pieces": [{"id": "a", "task": "b"}]}),
