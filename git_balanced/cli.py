@@ -576,7 +576,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return 130
-    except Exception:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+    except (RecursionError, MemoryError) as exc:
+        # An input nested or sized past what the checks at the edge let through: still yours to fix, so
+        # exit 1 naming what was given, not a traceback.
+        from git_balanced.models import shown
+
+        given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
+        said = "nested too deeply to read" if isinstance(exc, RecursionError) else "too large to hold in memory"
+        click.echo(f"error: an input of `git balanced {given}` (a file it names or reads, or "
+                   f".magnum/settings.toml) is {said}.", err=True)
+        click.echo("hint: make that file smaller and flatter; docs/safety/inputs.md lists the bounds", err=True)
+        return 1
+    except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
+            # Bytes of an argument that are not UTF-8 reach Python as lone surrogates, which git cannot store.
+            from git_balanced.models import shown
+
+            given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
+            click.echo(f"error: an argument of `git balanced {given}` is not UTF-8 text.", err=True)
+            click.echo("hint: give the text as UTF-8 (see `locale`)", err=True)
+            return 1
         import traceback  # here, not above: only an internal error needs it
 
         traceback.print_exc()

@@ -1,8 +1,10 @@
-"""Small `str` types for the names the code passes around; each refuses bad forms at the border."""
+"""Small `str` types for the names the code passes around, each refusing bad forms at the border, and the
+bounds of any text a person writes (docs/safety/inputs.md)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -16,19 +18,104 @@ _T = TypeVar("_T", bound="_Name")
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
-def shown(value: str) -> str:
-    """`value` quoted, with control characters made visible, so a message never carries raw controls."""
+def shown(value: str, most: int = 200) -> str:
+    """`value` quoted, with control characters and lone surrogates made visible (a message never carries
+    them raw: a terminal would act on one, and UTF-8 cannot write the other), cut after `most` characters."""
     out = []
-    for c in value:
+    for c in value[:most]:
         if ord(c) < 0x20 or ord(c) == 0x7F:
             out.append(f"\\x{ord(c):02x}")
+        elif 0xD800 <= ord(c) <= 0xDFFF:
+            out.append(f"\\u{ord(c):04x}")
         else:
             out.append(c)
-    return '"' + "".join(out) + '"'
+    cut = f"… ({len(value):,} characters)" if len(value) > most else ""
+    return '"' + "".join(out) + cut + '"'
+
+
+# Bounds of what a person writes (docs/safety/inputs.md): what no real file comes near, and what keeps the
+# tool and the programs it hands text to (git, sh, an agent's argv) working.
+TEXT_MOST = 32_768  # characters of a task, an answer, a summary: an agent's prompt, not a book
+NAME_MOST = 200  # characters of a model name, a glob, an attachment path
+COMMAND_MOST = 65_536  # bytes of a setup, check or run command: Linux refuses one argument of 128 KiB,
+# and a command sent over SSH is quoted, which can make it longer still
+_LINES = "\t\n\r"  # the control characters a text of several lines may hold
+
+
+def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit: str = "characters",
+                 controls: bool = False) -> str | None:
+    """What makes `value` unfit as text to store, show and hand to a program, in words; None when it is fit.
+    A NUL cuts a C string and a commit; other control characters act on a terminal; a lone surrogate is no
+    character at all (UTF-8 cannot write it)."""
+    size = len(value.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(value)
+    if size > most:
+        return f"it has {size:,} {unit}, more than {most:,}"
+    if "\0" in value:
+        return "it holds a NUL character (\\x00), which git, the shell and a program's arguments cannot carry"
+    odd = [c for c in value if 0xD800 <= ord(c) <= 0xDFFF]
+    if odd:
+        return f"it holds a lone surrogate ({shown(odd[0])[1:-1]}), which is not a character"
+    # A shell command may mean its control characters (an escape in a printf); no other text does.
+    bad = [] if controls else [c for c in value if (ord(c) < 0x20 and not (lines and c in _LINES)) or ord(c) == 0x7F]
+    if bad:
+        return f"it holds a control character ({shown(bad[0])[1:-1]}){'' if lines else '; it is one line'}"
+    return None
 
 
 def _listed(chars: list[str]) -> str:
     return ", ".join(shown(c) for c in chars)
+
+
+def fit(most: int, unit: str = "characters", command: bool = False) -> Callable[[str], str]:
+    """A pydantic check that text is not blank, at most `most` long and free of what no such text holds (a
+    NUL, control characters, lone surrogates; a command may hold any control character but NUL): a command
+    that could never run is refused where it is read, not when it is run."""
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError("blank")
+        wrong = text_problem(value, most=most, unit=unit, lines=command, controls=command)
+        if wrong:
+            raise ValueError(wrong)
+        return value
+    return check
+
+
+DEPTH_MOST = 20  # levels of nesting in a settings or plan file; real ones have 4
+# A TOML file's strings and comments (whose brackets do not nest), its brackets, and its line ends.
+_TOML_TOKENS = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]|\n',
+                          re.DOTALL)
+
+
+def toml_nesting(text: str, most: int = DEPTH_MOST) -> int | None:
+    """The line where TOML text nests arrays or inline tables deeper than `most`, or None: tomllib recurses
+    once per level, so this is asked before it reads the text."""
+    depth, line = 0, 1
+    for token in _TOML_TOKENS.finditer(text):
+        t = token.group()
+        if t in "[{":
+            depth += 1
+            if depth > most:
+                return line
+        elif t in "]}":
+            depth = max(depth - 1, 0)
+        else:
+            line += t.count("\n")
+    return None
+
+
+def nested_deeper(value: Any, most: int = DEPTH_MOST) -> str | None:
+    """The dotted key where a parsed table goes deeper than `most` levels (dotted keys nest without
+    brackets), or None; walked without recursion."""
+    todo: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while todo:
+        item, where, depth = todo.pop()
+        if depth > most:
+            return where
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, inner in pairs:
+            todo.append((inner, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip("."),
+                         depth + 1))
+    return None
 
 
 class _Name(str):
@@ -195,4 +282,7 @@ class JobId(_Name):
         return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-__all__ = ["BranchName", "JobId", "MachineName", "PieceId", "shown"]
+__all__ = [
+    "COMMAND_MOST", "DEPTH_MOST", "NAME_MOST", "TEXT_MOST", "BranchName", "JobId", "MachineName", "PieceId",
+    "fit", "nested_deeper", "shown", "text_problem", "toml_nesting",
+]

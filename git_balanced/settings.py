@@ -25,6 +25,7 @@ from pydantic import (
 
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
+from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
 
 SETTINGS_PATH = ".magnum/settings.toml"
 AGENTS = ("claude", "codex", "pi", "shell")
@@ -36,12 +37,6 @@ DEFAULT_MODELS: dict[str, str] = {"claude": "sonnet"}
 AgentName = Literal["claude", "codex", "pi", "shell"]
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("blank")
-    return value
-
-
 def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     def check(value: int) -> int:
         if value not in allowed:
@@ -50,10 +45,17 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
     return check
 
 
-Command = Annotated[StrictStr, AfterValidator(_not_blank)]
-Name = Annotated[StrictStr, AfterValidator(_not_blank)]
-PathGlob = Annotated[StrictStr, AfterValidator(_not_blank)]
-AtLeastOne = Annotated[StrictInt, Field(ge=1)]
+Command = Annotated[StrictStr, AfterValidator(fit(COMMAND_MOST, "bytes", command=True))]
+Name = Annotated[StrictStr, AfterValidator(fit(NAME_MOST))]
+PathGlob = Annotated[StrictStr, AfterValidator(fit(1000))]
+# The ranges of the numbers (docs/safety/inputs.md): far past any real use, short of absurd.
+WEEK = 7 * 24 * 3600
+Attempts = Annotated[StrictInt, Field(ge=1, le=100)]
+Cap = Annotated[StrictInt, Field(ge=1, le=1000)]
+Slots = Annotated[StrictInt, Field(ge=1, le=64)]
+Seconds = Annotated[StrictInt, Field(ge=1, le=WEEK)]
+_COMMAND = f"a non-empty command line of at most {COMMAND_MOST:,} bytes, without a NUL"
+_SECONDS = f"a whole number of seconds from 1 to {WEEK:,} (a week)"
 
 
 class _Table(BaseModel):
@@ -63,10 +65,11 @@ class _Table(BaseModel):
 class WorktreeSettings(_Table):
     """`[worktree]`: how a new copy is readied and how a tree is judged."""
 
-    setup: Command | None = Field(default=None, description="a command line (a non-empty string)")
-    check: Command | None = Field(default=None, description="a command line (a non-empty string)")
+    setup: Command | None = Field(default=None, description=_COMMAND)
+    check: Command | None = Field(default=None, description=_COMMAND)
     protect: tuple[PathGlob, ...] = Field(
-        default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
+        default=(), max_length=1000,
+        description='a list of path globs (one line each, up to 1,000), such as ["tests/**"]')
     # A day at the most: a check that needs longer is not one to land by.
     check_timeout: Annotated[StrictInt, Field(ge=1, le=86400)] = Field(
         default=1800, description='a whole number of seconds from 1 to 86400, or "90s", "30m", "2h"')
@@ -87,17 +90,17 @@ class BalancedSettings(_Table):
     """`[balanced]`: the engine's knobs."""
 
     agent: AgentName = Field(default="claude", description="one of " + ", ".join(f'"{a}"' for a in AGENTS))
-    model: Name | None = Field(default=None, description="a model name (a non-empty string)")
-    attempts: AtLeastOne = Field(default=3, description="a whole number, at least 1")
-    cap: AtLeastOne = Field(default=10, description="a whole number of running workers, at least 1")
+    model: Name | None = Field(default=None, description=f"a model name: one line, 1 to {NAME_MOST} characters")
+    attempts: Attempts = Field(default=3, description="a whole number from 1 to 100")
+    cap: Cap = Field(default=10, description="a whole number of running workers from 1 to 1,000")
     reserve: Annotated[StrictInt, AfterValidator(_one_of(RESERVES))] = Field(
         default=20, description="one of " + ", ".join(str(r) for r in RESERVES) + " (percent)")
     workers_edit_without_asking: StrictBool = Field(default=True, description="true or false")
     lead_allows_commands: StrictBool = Field(default=False, description="true or false")
-    check_slots: AtLeastOne = Field(default=1, description="a whole number of checks run at once, at least 1")
-    ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
-    lost_after: AtLeastOne = Field(default=120, description="a whole number of seconds, at least 1")
-    takeover_after: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
+    check_slots: Slots = Field(default=1, description="a whole number of checks run at once, from 1 to 64")
+    ask_timeout: Seconds = Field(default=600, description=_SECONDS)
+    lost_after: Seconds = Field(default=120, description=_SECONDS)
+    takeover_after: Seconds = Field(default=600, description=_SECONDS)
     attach_from: tuple[PathGlob, ...] = Field(
         default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
                                 'such as ["docs/shots"]')
@@ -126,8 +129,8 @@ class LandingSettings(_Table):
 class AgentSettings(_Table):
     """`[agents.<name>]`: per-agent choices."""
 
-    models: tuple[Name, ...] = Field(min_length=1,
-                                     description="a non-empty list of model names, weakest first")
+    models: tuple[Name, ...] = Field(min_length=1, max_length=50,
+                                     description="a list of 1 to 50 model names, weakest first")
 
 
 _TABLE = "a table"
@@ -194,10 +197,19 @@ def load_settings(root: Path) -> Settings:
 
 def load_settings_text(text: str, source_name: str) -> Settings:
     """Parse settings from `text`; errors name `source_name` (a path, or `REV:path` for committed content)."""
+    deep = toml_nesting(text)  # before tomllib, which recurses once per level of brackets
+    if deep is not None:
+        raise SettingsError(f"{source_name}: line {deep} nests brackets more than {DEPTH_MOST} levels deep; "
+                            "settings hold a list at most.", hint=_hint(source_name, f"fix line {deep}"))
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(exc, text, source_name) from None
+    deep_key = nested_deeper(raw)  # dotted keys nest without brackets
+    if deep_key is not None:
+        raise SettingsError(f"{source_name}: `{deep_key[:80]}` is nested more than {DEPTH_MOST} levels deep; "
+                            "settings have tables of keys, two levels at most.",
+                            hint=_hint(source_name, f"remove `{deep_key.split('.')[0]}`"))
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
@@ -287,8 +299,11 @@ def _explain(err: Any, source_name: str) -> tuple[str, str]:
     if err["type"] == "missing":
         return (f"{source_name}: `{key}` is missing; it must be {allowed}.",
                 _hint(source_name, f"add `{key}` ({allowed})"))
+    reason = str(err.get("ctx", {}).get("error", ""))
     if err["type"].endswith("_type") and not isinstance(value, dict):
         line = f"{source_name}: {where} is {_show(value)} ({_kind(value)}), but it must be {allowed}."
+    elif reason.startswith("it "):  # why the text is unfit: its length, or the character it holds
+        line = f"{source_name}: {where} is {_show(value)}: {reason}; it must be {allowed}."
     else:
         line = f"{source_name}: {where} is {_show(value)}, but it must be {allowed}."
     return line, _hint(source_name, f"set `{key}` to {allowed}")
@@ -335,8 +350,9 @@ def _kind(value: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as it reads in TOML, in a message (a table is only named)."""
-    return "a table" if isinstance(value, dict) else toml_value(value)
+    """A value as it reads in TOML, in a message (a table is only named, a long value cut)."""
+    said = "a table" if isinstance(value, dict) else toml_value(value)
+    return said if len(said) <= 200 else f"{said[:60]}… ({len(said):,} characters)"
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

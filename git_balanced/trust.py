@@ -18,6 +18,7 @@ from git_balanced import ui
 from git_balanced.errors import TrustError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
+from git_balanced.models import COMMAND_MOST, text_problem
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,18 @@ def status(repo: Repo, cmds: Commands) -> str:
     return "allowed" if rec.get("decision") == "allowed" else "denied"
 
 
+def runnable(cmds: Commands) -> None:
+    """Refuse commands that could never run (a NUL, or longer than one argument of `sh -c` may be), so no
+    approval is ever recorded for them."""
+    for name, cmd in (("setup", cmds.setup), ("check", cmds.check)):
+        wrong = None if cmd is None else text_problem(cmd, most=COMMAND_MOST, unit="bytes", controls=True)
+        if wrong:
+            raise TrustError(f"The {name} command in .magnum/settings.toml can never run: {wrong}.",
+                             hint=f"fix `{name}` in .magnum/settings.toml, then run `git balanced allow` again")
+
+
 def allow(repo: Repo, cmds: Commands) -> None:
+    runnable(cmds)
     _write(repo, cmds, "allowed")
 
 
@@ -85,6 +97,7 @@ def interactive() -> bool:
 
 def ask(repo: Repo, cmds: Commands, prompt: str = "Allow these commands to run?") -> bool:
     """Show the commands and ask on the terminal; records the answer."""
+    runnable(cmds)
     print(f"git balanced will run these commands from {repo.root}/.magnum/settings.toml:")
     print(ui.plain("\n".join(cmds.lines())))  # what is approved must be what is seen: no escape sequence hides it
     answer = input(f"{prompt} [y/N] ").strip().lower()

@@ -107,3 +107,59 @@ def test_bad_input_gets_one_message_and_exit_1(tmp_path: Path, sealed: Path) -> 
     (cfg / "machines.json").unlink()
     r = balanced(repo, "machines", "add", "box1", "--host", "-evil")
     assert r.code == 1 and "Refusing the host '-evil'" in r.err, r
+
+
+def test_a_recursion_error_from_input_exits_1_naming_the_command(tmp_path: Path) -> None:
+    """Nesting the checks at the edge let through that still overflows the stack (here: a lower stack) is
+    yours to fix, so exit 1 with the command that was given, not a traceback and exit 3."""
+    import inspect
+    import sys
+
+    from tests.support.builders import make_repo
+
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": '[balanced]\nagent = "shell"\n'})
+    flat, deep = tmp_path / "flat.yaml", tmp_path / "deep.yaml"
+    flat.write_text("task: t\npieces:\n  - id: a\n    task: x\n")
+    deep.write_text("task: t\npieces:\n  - id: a\n    task: x\n    paths: " + "[" * 16 + "]" * 16 + "\n")
+    here, limit = len(inspect.stack()), sys.getrecursionlimit()
+    try:
+        # The lowest stack a flat plan is stored with: 16 more levels of nesting overflow it.
+        room = next(n for n in range(40, 400, 5) if (sys.setrecursionlimit(here + n) or
+                                                       balanced(repo, "plan", str(flat)).code == 0))
+        r = balanced(repo, "plan", str(deep))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert room < 395, "a flat plan was stored"
+    assert r.code == 1 and "Traceback" not in r.err, r
+    assert f"error: an input of `git balanced plan {deep}`" in r.err and "nested too deeply" in r.err, r.err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["worker", "a\0b", "--run", "true"], "error: worker:1: task: \"a\\x00b\": it holds a NUL character"),
+    (["worker", "\ud800", "--run", "true"], "lone surrogate (\\ud800)"),
+    (["worker", "t" * 40_000, "--run", "true"], "it has 40,000 characters, more than 32,768"),
+    (["worker", "t", "--run", "x\0"], "pieces[0].run"),
+    (["worker", "t", "--run", "true", "--budget", "1e308"], "from 0 to 100,000"),
+    (["plan", "-", "--budget", "1e308"], "--budget 1e+308 is not a number of US dollars from 0 to 100,000"),
+    (["mcp", "--call", "idea", '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}"], "Input should be a valid string"),
+    (["mcp", "--call", "idea", '{"text": "\\ud800"}'], "`text` holds a lone surrogate (\\ud800)"),
+    (["schedule", "add", "daily 09:00", "caf\udce9"], "error: an argument of `git balanced schedule add daily "
+     "09:00 caf\\udce9` is not UTF-8 text."),
+    (["correct", "caf\udce9"], "is not UTF-8 text"),
+], ids=["worker-nul", "worker-surrogate", "worker-long", "run-nul", "budget-flag", "plan-budget-flag",
+        "call-deep", "call-surrogate", "schedule-not-utf8", "correct-not-utf8"])
+def test_bad_text_on_the_command_line_exits_1(tmp_path: Path, args: list[str], said: str) -> None:
+    from tests.support.builders import make_repo
+
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": '[balanced]\nagent = "shell"\n'})
+    r = balanced(repo, *args, input='{"task": "t", "pieces": [{"id": "a", "task": "t"}]}')
+    assert r.code == 1 and "Traceback" not in r.err, (r.code, r.err[-2000:])
+    assert said in r.err, r.err[-2000:]
+
+
+def test_a_tool_name_that_is_not_text_is_wrong_usage(tmp_path: Path) -> None:
+    from tests.support.builders import make_repo
+
+    r = balanced(make_repo(tmp_path / "r"), "mcp", "--call", "bo\udcffard")
+    assert r.code == 2 and "Traceback" not in r.err, r
+    assert 'error: --call "bo\\udcffard" names no tool: it holds a lone surrogate (\\udcff)' in r.err, r.err

@@ -182,3 +182,47 @@ def test_types_work_as_pydantic_fields() -> None:
     with pytest.raises(ValidationError) as info:
         _Holder(piece="ok", machine="-oProxyCommand")
     assert '"-oProxyCommand" is not a machine name: it must not start with -' in str(info.value)
+
+
+def test_shown_escapes_what_a_terminal_or_utf8_cannot_take_and_cuts_long_values() -> None:
+    from git_balanced.models import shown
+
+    assert shown("a\x00\x1b\ud800b") == '"a\\x00\\x1b\\ud800b"'
+    assert shown("x" * 500) == '"' + "x" * 200 + '… (500 characters)"'
+    shown("\udcff").encode("utf-8")  # always writable
+
+
+@pytest.mark.parametrize(("value", "kw", "said"), [
+    ("a\0b", {}, "it holds a NUL character (\\x00)"),
+    ("a\ud800", {}, "it holds a lone surrogate (\\ud800), which is not a character"),
+    ("a\x1bb", {}, "it holds a control character (\\x1b)"),
+    ("a\nb", {"lines": False}, "it holds a control character (\\x0a); it is one line"),
+    ("é" * 40, {"most": 50, "unit": "bytes"}, "it has 80 bytes, more than 50"),
+    ("x" * 11, {"most": 10}, "it has 11 characters, more than 10"),
+    ("sh -c '\x1b\x7f'\n", {"controls": True}, None),
+    ("\0", {"controls": True}, "it holds a NUL character (\\x00)"),
+    ("tab\tand\nlines\r\n", {}, None),
+    ("🚀 ok", {}, None),
+])
+def test_text_problem_names_what_is_wrong(value: str, kw: dict[str, object], said: str | None) -> None:
+    from git_balanced.models import text_problem
+
+    got = text_problem(value, **kw)  # type: ignore[arg-type]
+    assert got == said if said is None else (got or "").startswith(said), got
+
+
+def test_toml_nesting_counts_brackets_outside_strings_and_comments() -> None:
+    from git_balanced.models import nested_deeper, toml_nesting
+
+    many = "[" * 25
+    text = f'a = "{many}"\n# {many}\nb = \'{many}\'\nc = """\n{many}\n"""\n[[t]]\n[u]\nd = [[1], [2]]\n'
+    assert toml_nesting(text) is None
+    assert toml_nesting("\n\nx = " + "[" * 21 + "]" * 21) == 3
+    assert toml_nesting("x = " + "{a = " * 21 + "1" + "}" * 21) == 1
+    assert nested_deeper({"a": {"b": [1, {"c": 2}]}}) is None
+    deep: dict[str, object] = {}
+    inner = deep
+    for _ in range(25):
+        inner["k"] = {}
+        inner = inner["k"]  # type: ignore[assignment]
+    assert nested_deeper(deep) == ".".join(["k"] * 21)

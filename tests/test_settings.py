@@ -166,7 +166,7 @@ def test_protect_is_a_list_of_globs() -> None:
         "tests/**", "conftest.py")
     err = fails('[worktree]\nprotect = "tests/**"\n')
     assert str(err) == (f'{SRC}: `worktree.protect` is "tests/**" (a string), but it must be a list of path globs '
-                        '(non-empty strings), such as ["tests/**"].')
+                        '(one line each, up to 1,000), such as ["tests/**"].')
     assert "`worktree.protect` item 2 is 3 (a number)" in str(fails('[worktree]\nprotect = ["a", 3]\n'))
 
 
@@ -179,15 +179,15 @@ def test_unknown_agent_table() -> None:
 def test_wrong_type_names_key_value_and_what_is_allowed() -> None:
     err = fails('[balanced]\nattempts = "3"\n')
     assert str(err) == (f'{SRC}: `balanced.attempts` is "3" (a string), '
-                        "but it must be a whole number, at least 1.")
-    assert err.hint == f"in {SRC}, set `balanced.attempts` to a whole number, at least 1"
+                        "but it must be a whole number from 1 to 100.")
+    assert err.hint == f"in {SRC}, set `balanced.attempts` to a whole number from 1 to 100"
 
 
 @pytest.mark.parametrize("text, shown", [
     ("[balanced]\ncap = true\n", "`balanced.cap` is true (a boolean)"),
     ("[balanced]\nask_timeout = 1.5\n", "`balanced.ask_timeout` is 1.5 (a number)"),
     ('[balanced]\nlead_allows_commands = "yes"\n', '`balanced.lead_allows_commands` is "yes" (a string)'),
-    ("[worktree]\ncheck = 3\n", "`worktree.check` is 3 (a number), but it must be a command line"),
+    ("[worktree]\ncheck = 3\n", "`worktree.check` is 3 (a number), but it must be a non-empty command line"),
     ("balanced = 3\n", "`balanced` is 3 (a number), but it must be a table [balanced]"),
     ('[agents.claude]\nmodels = ["a", 3]\n', "`agents.claude.models` item 2 is 3 (a number)"),
 ])
@@ -201,17 +201,18 @@ def test_wrong_types(text: str, shown: str) -> None:
     ('[balanced]\nagent = "gpt"\n',
      '`balanced.agent` is "gpt", but it must be one of "claude", "codex", "pi", "shell".'),
     ("[balanced]\ncap = 0\n",
-     "`balanced.cap` is 0, but it must be a whole number of running workers, at least 1."),
+     "`balanced.cap` is 0, but it must be a whole number of running workers from 1 to 1,000."),
     ("[balanced]\ncheck_slots = -1\n",
      "`balanced.check_slots` is -1, but it must be a whole number of checks"),
     ('[worktree]\ncheck = "  "\n',
-     '`worktree.check` is "  ", but it must be a command line (a non-empty string).'),
-    ("[agents.claude]\nmodels = []\n", "`agents.claude.models` is [], but it must be a non-empty list"),
-    ("[agents.pi]\n", "`agents.pi.models` is missing; it must be a non-empty list of model names"),
+     '`worktree.check` is "  ", but it must be a non-empty command line of at most 65,536 bytes, without a NUL.'),
+    ("[agents.claude]\nmodels = []\n", "`agents.claude.models` is [], but it must be a list of 1 to 50 model names"),
+    ("[agents.pi]\n", "`agents.pi.models` is missing; it must be a list of 1 to 50 model names"),
     ("[balanced]\ntakeover_after = 0\n",
-     "`balanced.takeover_after` is 0, but it must be a whole number of seconds, at least 1."),
+     "`balanced.takeover_after` is 0, but it must be a whole number of seconds from 1 to 604,800 (a week)."),
     ('[balanced]\ntakeover_after = "10m"\n',
-     '`balanced.takeover_after` is "10m" (a string), but it must be a whole number of seconds, at least 1.'),
+     '`balanced.takeover_after` is "10m" (a string), but it must be a whole number of seconds from 1 to '
+     '604,800 (a week).'),
 ])
 def test_values_outside_what_is_allowed(text: str, shown: str) -> None:
     message = str(fails(text))

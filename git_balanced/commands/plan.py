@@ -7,7 +7,8 @@ from typing import Any
 from git_balanced import ui
 from git_balanced.jobs import all_plans
 from git_balanced.lead import open_lead
-from git_balanced.plans.store import read_source, start_plan, store
+from git_balanced.plans.bounds import read_source
+from git_balanced.plans.store import start_plan, store
 from git_balanced.plans.worker import start_worker
 
 

@@ -9,6 +9,11 @@ nothing is pushed unless the person says so.
 from __future__ import annotations
 
 import functools
+import io
+import json
+import os
+import re
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -20,6 +25,7 @@ from git_balanced import __version__
 from git_balanced.errors import BalancedError
 from git_balanced.kit import tools
 from git_balanced.kit.tools import Piece
+from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
 
 NAME = "balanced"
 INSTRUCTIONS = (
@@ -36,15 +42,58 @@ def refusal(exc: BalancedError) -> str:
     return f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
 
 
+# A mark the wire puts where the SDK's JSON reader would have refused the whole call unanswered (a lone
+# surrogate, nesting past its limit): a noncharacter, never in real text, so the tool can refuse in words.
+MARK = "\ufdd0"
+WIRE_DEPTH_MOST = 64  # levels of JSON in one message; the SDK's reader gives up near 255
+LIST_MOST = 1000  # items of a list argument
+# How long each argument may be; a command goes to `sh -c` as one argument, a path names a file.
+_MOST = {"run": (COMMAND_MOST, "bytes"), "attachments": (4096, "bytes"), "id": (NAME_MOST, "characters"),
+         "machine": (NAME_MOST, "characters"), "agent": (NAME_MOST, "characters"),
+         "model": (NAME_MOST, "characters"), "plan": (NAME_MOST, "characters"), "job": (NAME_MOST, "characters"),
+         "name": (NAME_MOST, "characters"), "names": (NAME_MOST, "characters"),
+         "paths": (NAME_MOST * 5, "characters"), "after": (NAME_MOST, "characters")}
+
+
+def unfit(name: str, value: Any) -> str | None:
+    """Why an argument (by its name) cannot be taken, in words naming it, or None: a marked lone surrogate
+    or nesting, text with a NUL or control characters, text or a list longer than its bound."""
+    if isinstance(value, tools.Piece):
+        value = value.model_dump(exclude_none=True)
+    if isinstance(value, dict):
+        return next((w for k, v in value.items() if (w := unfit(f"{name}.{k}", v))), None)
+    if isinstance(value, list | tuple):
+        if len(value) > LIST_MOST:
+            return f"`{name}` lists {len(value):,} items, more than {LIST_MOST:,}"
+        return next((w for i, v in enumerate(value) if (w := unfit(f"{name}[{i}]", v))), None)
+    if not isinstance(value, str):
+        return None
+    if MARK in value:
+        at = value.index(MARK) + 1
+        said = "is nested too deeply" if value[at:].startswith("nested") else \
+            f"holds a lone surrogate ({value[at:at + 6]}), which is not a character"
+        return f"`{name}` {said}"
+    key = re.sub(r"\[\d+\]|^.*\.", "", name)
+    most, unit = _MOST.get(key, (TEXT_MOST, "characters"))
+    words = key in ("run", "task", "text", "reason", "summary")  # shown plain wherever they are shown
+    wrong = text_problem(value, most=most, unit=unit, controls=words, lines=words)
+    return f"`{name}` is {shown(value, 60)}: {wrong}" if wrong else None
+
+
 def _said(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """The tool, with a BalancedError turned into a tool error in the CLI's words."""
+    """The tool, its arguments checked first, with a BalancedError turned into a tool error in the CLI's
+    words (an error's text is made safe to write: the reply must reach the client)."""
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        wrong = next((w for k, v in kwargs.items() if (w := unfit(k, v))), None)
+        if wrong:
+            raise ToolError(f"error: the argument {wrong}.\nhint: call {fn.__name__.rstrip('_')} again "
+                            "without it; docs/safety/inputs.md lists what each argument takes")
         try:
             return fn(*args, **kwargs)
         except BalancedError as exc:
-            raise ToolError(refusal(exc)) from None
+            raise ToolError(refusal(exc).encode("utf-8", "backslashreplace").decode("utf-8")) from None
 
     return call
 
@@ -180,8 +229,74 @@ def build() -> MCPServer:
 
 def serve() -> int:
     """Serve the lead's tools over stdin and stdout until the client goes away."""
+    wire = os.fdopen(os.dup(0), "rb", buffering=0)
+    # The server's children read nothing of the wire, as the SDK would arrange for its own stdin.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Mended(wire)), encoding="utf-8", errors="replace")
     build().run()
     return 0
+
+
+class _Mended(io.RawIOBase):
+    """The wire, a line at a time, each mended by `mend` before the SDK reads it."""
+
+    def __init__(self, wire: io.RawIOBase) -> None:
+        super().__init__()
+        self._wire, self._left = io.BufferedReader(wire), b""  # type: ignore[arg-type]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, into: Any) -> int:
+        if not self._left:
+            self._left = mend(self._wire.readline())
+        n = min(len(into), len(self._left))
+        into[:n], self._left = self._left[:n], self._left[n:]
+        return n
+
+
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_LONE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def mend(line: bytes) -> bytes:
+    """One line of JSON-RPC as the SDK can read it. Its reader refuses a lone surrogate (`\\ud800`) and
+    nesting past about 255 levels, and then never answers the call: a value nested past WIRE_DEPTH_MOST
+    becomes the text `MARK nested`, and a lone surrogate `MARK \\ud800`, which the tools refuse in words."""
+    if line.count(b"[") + line.count(b"{") > WIRE_DEPTH_MOST:
+        cuts, depth, start = [], 0, 0
+        for token in _JSON_TOKENS.finditer(line):
+            t = token.group()
+            if t in (b"[", b"{"):
+                depth += 1
+                if depth == WIRE_DEPTH_MOST + 1:
+                    start = token.start()
+            elif t in (b"]", b"}"):
+                depth -= 1
+                if depth == WIRE_DEPTH_MOST:
+                    cuts.append((start, token.end()))
+        for a, b in reversed(cuts):
+            line = line[:a] + json.dumps(MARK + "nested").encode() + line[b:]
+    if not _LONE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line  # not JSON at all: the SDK says so
+    return json.dumps(_marked(message), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def _marked(value: Any) -> Any:
+    """`value` with each lone surrogate written out after MARK."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", lambda m: f"{MARK}\\u{ord(m.group()):04x}", value)
+    if isinstance(value, list):
+        return [_marked(v) for v in value]
+    if isinstance(value, dict):
+        return {_marked(k): _marked(v) for k, v in value.items()}
+    return value
 
 
 def tool_specs() -> list[dict[str, Any]]:
@@ -197,18 +312,20 @@ def call(name: str, arguments: str) -> int:
     """One tool call through the server, in this process: its structured result as JSON on stdout, or its
     refusal on stderr and exit 1 (how Pi, which has no MCP, calls the same tools)."""
     import asyncio
-    import json
-    import sys
 
     from mcp import Client
 
     from git_balanced.errors import UsageError
     from git_balanced.ui import plain
 
+    wrong = text_problem(name, most=NAME_MOST, lines=False)
+    if wrong:
+        raise UsageError(f"--call {shown(name, 60)} names no tool: {wrong}.", hint="git balanced mcp --call board")
     try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except ValueError as exc:
-        raise UsageError(f"The arguments of {name} are not JSON: {exc}.",
+        args = json.loads(mend(arguments.encode("utf-8", "surrogatepass"))) if arguments.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        said = "nested too deeply" if isinstance(exc, RecursionError) else f"not JSON: {exc}"
+        raise UsageError(f"The arguments of {name} are {said}.",
                          hint=f"git balanced mcp --call {name} '{{\"key\": \"value\"}}'") from None
     if not isinstance(args, dict):
         raise UsageError(f"The arguments of {name} must be a JSON object.", hint="{} when it takes none.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field
-from datetime import date
 from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
 from typing import Annotated, Any
@@ -15,11 +14,16 @@ from ruamel.yaml import YAML, YAMLError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from git_balanced.errors import BalancedError, SettingsError
-from git_balanced.models import MachineName, PieceId, shown
+from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, MachineName, PieceId, shown, text_problem
+from git_balanced.plans import bounds
+from git_balanced.plans.bounds import said as _said
 from git_balanced.settings import AGENTS, AgentName
 
 PLAN_KEYS = ("task", "budget", "pieces")
 PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths", "plan_first")
+# How long each text key may be, and in what unit: a command goes to `sh -c` as one argument.
+_TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"), "model": (NAME_MOST, "characters"),
+              "machine": (NAME_MOST, "characters"), "agent": (NAME_MOST, "characters")}
 
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -32,7 +36,7 @@ class Piece(BaseModel):
 
     id: PieceId
     task: Text
-    size: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    size: float = Field(default=1.0, ge=bounds.SIZE_RANGE[0], le=bounds.SIZE_RANGE[1], allow_inf_nan=False)
     after: tuple[PieceId, ...] = ()
     machine: MachineName | None = None
     agent: AgentName | None = None
@@ -41,7 +45,7 @@ class Piece(BaseModel):
     paths: tuple[str, ...] = ()
     plan_first: bool = False  # a Claude Code worker starts in plan mode and shows its lead a plan first
     # This piece's share of the plan's budget in USD: filled by with_shares, never read from the file.
-    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    budget: float | None = Field(default=None, ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _shell_runs(self) -> Piece:
@@ -56,8 +60,8 @@ class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     task: Text
-    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    pieces: tuple[Piece, ...] = Field(min_length=1)
+    budget: float | None = Field(default=None, ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)
+    pieces: tuple[Piece, ...] = Field(min_length=1, max_length=bounds.PIECES_MOST)
 
     @model_validator(mode="after")
     def _graph(self) -> Plan:
@@ -97,6 +101,7 @@ class _Reader:
                              "each piece's share follows its `size`.",
                              "move `budget` to the top level and give the pieces sizes")
             elif name not in allowed:
+                name = name if len(name) <= 60 else shown(name, 40)[1:-1]
                 near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
                 said = f"; did you mean `{near[0]}`?" if near else "."
                 self.problem(_line(node, key), f"{where}: unknown key `{name}`{said} "
@@ -106,18 +111,27 @@ class _Reader:
     def text(self, node: CommentedMap, key: str, where: str) -> str | None:
         value = node.get(key)
         if isinstance(value, str) and value.strip():
+            most, unit = _TEXT_MOST.get(key, (TEXT_MOST, "characters"))
+            wrong = text_problem(value.strip(), most=most, unit=unit, lines=key in ("task", "run"),
+                                 controls=key in ("task", "run"))
+            if wrong:
+                self.problem(_line(node, key), f"{where}, `{key}`: {wrong}.",
+                             f"shorten `{key}` to at most {most:,} {unit}" if wrong.startswith("it has") else
+                             f"write `{key}` without that character")
+                return None
             return value.strip()
         said = "empty" if value is None or isinstance(value, str) else _said(value)
         self.problem(_line(node, key), f"{where}, `{key}`: is {said}, but it must be text.",
                      f"write the text of `{key}`")
         return None
 
-    def number(self, node: CommentedMap, key: str, where: str, rule: str, zero_ok: bool) -> float | None:
+    def number(self, node: CommentedMap, key: str, where: str, rule: str, low: float, high: float) -> float | None:
         value = node.get(key)
-        real = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        if real and (value > 0 or (zero_ok and value == 0)):
+        real = isinstance(value, int | float) and not isinstance(value, bool) and \
+            (isinstance(value, int) or math.isfinite(value))
+        if real and low <= value <= high:
             return float(value)
-        said = f"is {value}" if real else f"is {_said(value)}"
+        said = f"is {_said(value).removesuffix(' (a number)')}" if real else f"is {_said(value)}"
         self.problem(_line(node, key), f"{where}, `{key}`: {said}, but it must be {rule}.",
                      f"set `{key}` to {rule}")
         return None
@@ -134,9 +148,12 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
     """Read and check a plan file's text: every problem found, each with `source`, the piece, the field
     and the line, in one SettingsError."""
     try:
+        bad = bounds.scan(text, source)  # before the parser, which recurses, meets the nesting
+        if bad:
+            raise SettingsError("\n".join(f"{source}:{line}: {said}" for line, said, _ in bad), hint=bad[0][2])
         doc = YAML(typ="rt").load(text)
     except YAMLError as exc:
-        raise _yaml_error(exc, text, source) from None
+        raise bounds.yaml_error(exc, text, source) from None
     if not isinstance(doc, CommentedMap):
         said = "empty" if doc is None else _said(doc)
         raise SettingsError(f"{source}:1: the plan is {said}, but it must be a mapping with `task`, `budget` "
@@ -150,7 +167,7 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
         reader.problem(1, "the plan: `task` is missing; it says what the whole plan does.",
                        "add `task: <what the whole plan does>` at the top")
     if doc.get("budget") is not None:
-        plan["budget"] = reader.number(doc, "budget", "the plan", "a number of US dollars, 0 or more", True)
+        plan["budget"] = reader.number(doc, "budget", "the plan", bounds.BUDGET_RULE, 0, bounds.BUDGET_MOST)
     pieces = doc.get("pieces")
     if "pieces" not in doc:
         reader.problem(1, "the plan: `pieces` is missing; it lists the pieces of the task.",
@@ -160,6 +177,9 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
         reader.problem(_line(doc, "pieces"), f"the plan, `pieces`: is {said}, but it must be a list of "
                        "pieces, each with `id` and `task`.",
                        "list the pieces under `pieces:`, each as `- id: ...` with `task: ...`")
+    elif len(pieces) > bounds.PIECES_MOST:
+        reader.problem(_line(doc, "pieces"), f"the plan, `pieces`: it lists {len(pieces):,} pieces, more than "
+                       f"{bounds.PIECES_MOST}.", "split the task into plans of fewer pieces")
     else:
         read = [_read_piece(reader, pieces, i) for i in range(len(pieces))]
         plan["pieces"] = [piece for piece, _ in read]
@@ -192,7 +212,7 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
         reader.problem(lines["piece"], f"{where}: `task` is missing; it tells the worker what to do.",
                        f"add `task: ...` to {where}")
     if node.get("size") is not None:
-        piece["size"] = reader.number(node, "size", where, "a number above 0 (relative, default 1)", False)
+        piece["size"] = reader.number(node, "size", where, bounds.SIZE_RULE, *bounds.SIZE_RANGE)
     piece["after"] = []
     for line, item in _listed(reader, node, "after", where):
         piece["after"].append(reader.named(PieceId, item, line, f"{where}, `after`"))
@@ -201,8 +221,12 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
         if node.get(key) is not None:
             piece[key] = reader.text(node, key, where)
     _check_choices(reader, node, piece, where)
-    piece["paths"] = [path for line, path in _listed(reader, node, "paths", where)
-                      if _good_path(reader, path, line, where)]
+    listed = _listed(reader, node, "paths", where)
+    if len(listed) > bounds.PATHS_MOST:
+        reader.problem(_line(node, "paths"), f"{where}, `paths`: it lists {len(listed):,} globs, more than "
+                       f"{bounds.PATHS_MOST:,}.", "write fewer, wider globs such as `src/**`")
+        listed = []
+    piece["paths"] = [path for line, path in listed if _good_path(reader, path, line, where)]
     if node.get("plan_first") is not None:
         if not isinstance(node["plan_first"], bool):
             reader.problem(_line(node, "plan_first"), f"{where}, `plan_first`: it is true or false.",
@@ -258,6 +282,10 @@ def _good_path(reader: _Reader, path: Any, line: int, where: str) -> bool:
         said = "empty" if path is None or isinstance(path, str) else _said(path)
         reader.problem(line, f"{where}, `paths`: an item is {said}, but it must be a glob such as `src/**`.",
                        "write each path as a glob relative to the repository's top folder")
+        return False
+    wrong = text_problem(path, most=bounds.GLOB_MOST, lines=False)
+    if wrong:
+        reader.problem(line, f"{where}, `paths`: {shown(path, 60)}: {wrong}.", "write each path as a short glob")
         return False
     if path.startswith("/") or ".." in path.split("/"):
         # The guard matches paths inside the worktree; one outside it could never match.
@@ -326,9 +354,9 @@ def budget_shares(plan: Plan, budget: float | None = None) -> dict[str, float | 
     total = plan.budget if budget is None else budget
     if total is None:
         return {p.id: None for p in plan.pieces}
-    if isinstance(total, bool) or not math.isfinite(total) or total < 0:
-        raise BalancedError(f"--budget {total:g} is not a number of US dollars, 0 or more.",
-                         hint="give --budget a number such as 2.50")
+    if isinstance(total, bool) or not math.isfinite(total) or not 0 <= total <= bounds.BUDGET_MOST:
+        raise BalancedError(f"--budget {total:g} is not {bounds.BUDGET_RULE}.",
+                            hint="give --budget a number such as 2.50")
     cents = int((Decimal(str(total)) * 100).to_integral_value(ROUND_DOWN))  # never give out more than given
     weight = sum(Fraction(p.size) for p in plan.pieces)
     exact = [cents * Fraction(p.size) / weight for p in plan.pieces]
@@ -378,33 +406,6 @@ def _line(node: CommentedMap | CommentedSeq, key: Any = None, *, item: int | Non
         return (node.lc.key(key) if item is None else node.lc.item(item))[0] + 1
     except (KeyError, TypeError, AttributeError):
         return node.lc.line + 1  # keys brought in by a `<<:` merge have no place of their own
-
-
-def _said(value: Any) -> str:
-    """A value and its kind as a message says it: `"2" (text)`, `a list`."""
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (true/false)"
-    if isinstance(value, int | float):
-        return f"{value} (a number)"
-    if isinstance(value, str):
-        return f"{shown(value)} (text)"
-    if isinstance(value, date):
-        return f"{value.isoformat()} (a date)"
-    return {CommentedSeq: "a list", CommentedMap: "a mapping"}.get(type(value), type(value).__name__)
-
-
-def _yaml_error(exc: YAMLError, text: str, source: str) -> SettingsError:
-    mark = getattr(exc, "problem_mark", None)
-    reason = getattr(exc, "problem", None) or str(exc)
-    if mark is None:
-        return SettingsError(f"{source}: not valid YAML: {reason}.", hint=f"in {source}, fix the YAML")
-    line, col = mark.line + 1, mark.column + 1
-    shown_line = (text.split("\n") + [""])[line - 1]
-    context = getattr(exc, "context", None)
-    said = f"{reason} ({context})" if context else reason
-    return SettingsError(f"{source}:{line}:{col}: not valid YAML: {said}.\n"
-                         f"    {line} | {shown_line}\n    {' ' * len(str(line))} | {' ' * (col - 1)}^",
-                         hint=f"in {source}, fix line {line}")
 
 
 __all__ = ["Piece", "Plan", "budget_shares", "describe_after", "load_plan", "order", "with_shares"]

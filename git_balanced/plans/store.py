@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 from git_balanced.channel.inbox import post
@@ -16,20 +14,6 @@ from git_balanced.state import refs
 from git_balanced.state.events import new_id, node_id
 
 LIVE_PLANS = ("created", "started")
-
-
-def read_source(source: str) -> tuple[str, str]:
-    if source == "-":
-        return sys.stdin.read(), "<stdin>"
-    path = Path(source)
-    try:
-        return path.read_text(encoding="utf-8"), source
-    except FileNotFoundError:
-        raise BalancedError(f"There is no plan file {source}.", hint="name a YAML plan file, or - for stdin.") \
-            from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise BalancedError(f"Cannot read the plan file {source}: {exc}.", hint="name a YAML text file.") \
-            from None
 
 
 def live_plans(lead: Lead) -> dict[str, StoredPlan]:

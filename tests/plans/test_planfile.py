@@ -149,7 +149,7 @@ def test_bad_and_missing_ids_name_the_piece_by_position() -> None:
     assert lines == [
         'plan.yaml:5: pieces[1], `id`: "Orders API" is not a piece id: only a-z, 0-9 and - are allowed, '
         'not " ", "A", "I", "O", "P".',
-        "plan.yaml:7: pieces[1], `size`: is 0, but it must be a number above 0 (relative, default 1).",
+        "plan.yaml:7: pieces[1], `size`: is 0, but it must be a number from 0.01 to 1,000 (relative, default 1).",
         "plan.yaml:8: pieces[2]: `id` is missing.",
     ]
 
@@ -247,14 +247,14 @@ def test_a_machine_name_that_would_be_an_ssh_option_is_refused() -> None:
 ])
 def test_the_budget_must_be_a_number_of_dollars(budget: str, said: str) -> None:
     assert problems(plan_of("id: a\ntask: t", head=f"task: t\nbudget: {budget}\n")) == [
-        f"plan.yaml:2: the plan, `budget`: {said}, but it must be a number of US dollars, 0 or more."]
+        f"plan.yaml:2: the plan, `budget`: {said}, but it must be a number of US dollars from 0 to 100,000."]
 
 
 @pytest.mark.parametrize(("size", "said"), [("-2", "is -2"), ("0", "is 0"), ("big", 'is "big" (text)'),
                                             (".nan", "is nan (a number)")])
 def test_the_size_must_be_above_zero(size: str, said: str) -> None:
     problem = problems(plan_of(f"id: a\ntask: t\nsize: {size}", "id: b\ntask: t\nsize: 0.5"))
-    assert problem == [f"plan.yaml:5: piece a, `size`: {said}, but it must be a number above 0 "
+    assert problem == [f"plan.yaml:5: piece a, `size`: {said}, but it must be a number from 0.01 to 1,000 "
                        "(relative, default 1)."]
 
 
@@ -291,7 +291,7 @@ def test_merge_keys_still_load_and_report() -> None:
     text = "base: &b {task: shared, size: 0}\n"
     assert problems(text + "task: t\npieces:\n  - <<: *b\n    id: a\n") == [
         "plan.yaml:1: the plan: unknown key `base`. Known keys: task, budget, pieces.",
-        "plan.yaml:4: piece a, `size`: is 0, but it must be a number above 0 (relative, default 1).",
+        "plan.yaml:4: piece a, `size`: is 0, but it must be a number from 0.01 to 1,000 (relative, default 1).",
     ], "a merged key has no line of its own: the piece's line stands in"
 
 
@@ -329,7 +329,7 @@ def test_the_flag_overrides_the_file_and_no_budget_gives_none() -> None:
     assert budget_shares(three(0.999)) == {"p0": 0.33, "p1": 0.33, "p2": 0.33}, "never more than given"
     with pytest.raises(BalancedError) as info:
         budget_shares(three(), -1)
-    assert info.value.message == "--budget -1 is not a number of US dollars, 0 or more."
+    assert info.value.message == "--budget -1 is not a number of US dollars from 0 to 100,000."
 
 
 def test_a_plan_reads_back_from_its_json() -> None:
