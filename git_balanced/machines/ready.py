@@ -21,7 +21,7 @@ from git_balanced import proc, ui
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import all_plans
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines import agents_probe, install, inventory, leftovers, pins, signin
+from git_balanced.machines import agents_probe, copies, install, inventory, leftovers, pins, signin
 from git_balanced.machines.accounts import configured_agents
 from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.remote import GIT_TIMEOUT, copy_path, host_alias, transport_for
@@ -36,15 +36,16 @@ LOOK = r'''
 import json, os, shutil, subprocess, sys
 req = json.loads(sys.stdin.read())
 home = os.path.expanduser("~")
-copy = os.path.join(home, req["name"])
 path = os.path.join(home, ".local", "bin") + os.pathsep + os.environ.get("PATH", os.defpath)
-ans = {"home": home, "repo_path": copy, "python": sys.version.split()[0], "created": False,
+ans = {"home": home, "python": sys.version.split()[0], "created": False,
        "agents": {a: shutil.which(a, path=path) for a in req["agents"]},
        "on_path": [a for a in req["agents"] if shutil.which(a)], "free": shutil.disk_usage(home).free}
 
 def git(*args):
+    # A folder there may hold anyone's repository: none of its hooks or commands it configures run here.
+    safe = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
     try:
-        p = subprocess.run(["git"] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        p = subprocess.run(["git"] + safe + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
     except OSError as exc:
         return 127, str(exc)
@@ -52,8 +53,10 @@ def git(*args):
 
 code, out = git("--version")
 ans["git"] = out.split()[-1] if code == 0 else None
-if ans["git"]:
-    if not os.path.exists(copy):
+''' + copies.CHOOSE + r'''
+ans["repo_path"] = copy
+if ans["git"] and "problem" not in ans:
+    if kind == "free":
         code, out = git("init", "-q", copy)
         if code == 0:
             git("-C", copy, "symbolic-ref", "HEAD", "refs/heads/" + req["branch"])
@@ -63,16 +66,16 @@ if ans["git"]:
             ans["created"] = True
         else:
             ans["problem"] = "`git init " + copy + "` failed there: " + out
+    if "problem" not in ans and kind in ("free", "older"):  # this repository's from now on
+        git("-C", copy, "config", "balanced.repository", req["id"])
+        git("-C", copy, "config", "balanced.root", req["root"])
+        ans["claimed"] = kind == "older"
     if "problem" not in ans:
-        code, top = git("-C", copy, "rev-parse", "--show-toplevel")
-        if code != 0 or os.path.realpath(top) != os.path.realpath(copy):
-            ans["problem"] = copy + " exists there and is not a git repository of its own"
-        else:
-            ans["ours"] = git("-C", copy, "config", "--bool", "balanced.copy")[1] == "true"
-            ans["user_name"] = git("-C", copy, "config", "user.name")[1]
-            ans["user_email"] = git("-C", copy, "config", "user.email")[1]
-            code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
-            ans["had_base"] = had if code == 0 else None
+        ans["ours"] = True
+        ans["user_name"] = git("-C", copy, "config", "user.name")[1]
+        ans["user_email"] = git("-C", copy, "config", "user.email")[1]
+        code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
+        ans["had_base"] = had if code == 0 else None
 print(json.dumps(ans))
 '''
 
@@ -155,7 +158,8 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | 
 
 
 def _look(lead: Lead, t: Transport, name: str, alias: str) -> dict[str, Any]:
-    req = {"name": lead.repo.name, "branch": lead.branch, "agents": list(AGENTS)}
+    ident = copies.identity(lead.repo, lead.ref)
+    req = {"name": lead.repo.name, "branch": lead.branch, "agents": list(AGENTS), "id": ident.id, "root": ident.root}
     res = t.run_python(LOOK, [], input=json.dumps(req), timeout=60)
     if res.code == 127 or "python3: not found" in res.err or "python3: command not found" in res.err:
         raise NotReady("python3 is not installed there (or not on the PATH of a command run over SSH)",
@@ -188,8 +192,10 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     if not got.get("git"):
         raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
                        f"install git on {name}, then `git balanced ready {name}`")
+    if got.get("elsewhere"):  # `~/<repository>` there is not this repository's: it is never used
+        found.notes.append(f"{got['elsewhere']}: this repository's copy there is {got['repo_path']}")
     if got.get("problem"):
-        raise NotReady(got["problem"], f"move it aside on {name}, then `git balanced ready {name}`")
+        raise NotReady(got["problem"], f"move one aside on {name}, then `git balanced ready {name}`")
     if got["free"] < MIN_FREE_BYTES:
         raise NotReady(f"only {_size(got['free'])} is free in {got['home']} there, less than "
                        f"{_size(MIN_FREE_BYTES)}", f"make room on {name}, then `git balanced ready {name}`")
@@ -225,8 +231,10 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     had = got.get("had_base")
     copied = "copied now" if not had else f"up to date at {tip[:7]}" if had == tip else \
         f"base moved from {had[:7]} to {tip[:7]}"
+    owner = copies.identity(lead.repo, lead.ref)
+    found.record["repository"] = owner.id
     found.words[:0] = [f"git {got['git']}", f"python {got['python']}", "agents: " + _agent_words(agents, facts),
-                       f"{_size(got['free'])} free", f"{got['repo_path']} ({copied})"]
+                       f"{_size(got['free'])} free", f"{got['repo_path']} ({copied}; repository {owner.short})"]
     if facts is not None:
         found.record["agent_facts"] = facts["agents"]
         found.record["node"] = facts.get("node")
@@ -349,7 +357,9 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
     tip = lead.repo.rev_parse(lead.ref)
     if tip is None:
         raise BalancedError(f"The lead's branch {lead.branch} has no commits yet.", hint="make a first commit.")
-    specs = [f"+{tip}:refs/balanced/base/{lead.branch}"]
+    owner = copies.owner_blob(lead.repo, copies.identity(lead.repo, lead.ref))
+    # The copy's owner mark, which the engine's pushes lease: only a copy LOOK found or made ours gets here.
+    specs = [f"+{tip}:refs/balanced/base/{lead.branch}", f"+{owner}:{copies.OWNER_REF}"]
     if got.get("ours"):
         specs.append(f"{tip}:refs/heads/{lead.branch}")
     env = t.git_env()
@@ -357,7 +367,7 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
         res = lead.repo.run("push", "--porcelain", "--no-verify", t.git_url(got["repo_path"]), *specs, env=env,
                             timeout=GIT_TIMEOUT)
     lines = res.out.splitlines()
-    if any(line.startswith("!") and "refs/balanced/base/" in line for line in lines) or \
+    if any(line.startswith("!") and ("refs/balanced/base/" in line or copies.OWNER_REF in line) for line in lines) or \
             (res.code != 0 and not any(line.startswith("!") for line in lines)):
         raise NotReady(f"could not push {lead.branch} there: {(res.err or res.out).strip()[-300:]}",
                        f"try `git push {t.git_url(got['repo_path'])} {lead.branch}` to see why")
