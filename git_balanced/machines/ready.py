@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_balanced import proc, ui
+from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import all_plans
 from git_balanced.lead import Lead, settings_at
@@ -303,27 +303,16 @@ def _sign_in_notes(facts: dict[str, Any], alias: str, on_path: set[str]) -> list
 
 
 def _stop_left_agents(found: Found, t: Transport | None, yes: bool) -> None:
-    """Find the agents earlier workers left running there (by the runner's records) and, when you say so,
-    stop them by pid; each is named."""
-    script = leftovers.agents_script()
-
-    def run(stop: bool) -> list[leftovers.LeftAgent]:
-        req = json.dumps({"stop": stop})
-        res = t.run_python(script, [], input=req, timeout=120) if t is not None else \
-            proc.run([sys.executable, "-c", script], input=req, timeout=120)
-        try:
-            return leftovers.read_agents(res.out)
-        except (ValueError, IndexError, KeyError):
-            return []  # a machine that could not say: nothing is stopped on a guess
-
-    left = run(stop=yes)
+    """Find what earlier workers left running there (agents, and what they started) and, when you say so,
+    stop it by pid; each is named."""
+    left = leftovers.processes(t, stop=yes) or []
     if left and not yes:
         names = "; ".join(x.words() for x in left)
-        if not ask(f"Agents left running on {found.name} by earlier workers: {names}. Stop them?"):
+        if not ask(f"Left running on {found.name} by earlier workers: {names}. Stop them?"):
             found.notes.append(f"left running by earlier workers: {names}; `git balanced ready {found.name} "
                                "--yes` stops them")
             return
-        left = run(stop=True)
+        left = leftovers.processes(t, stop=True) or []
     for x in left:
         found.notes.append(("stopped " if x.stopped else "could not stop ") + x.words() +
                            ", left running by an earlier worker")
