@@ -9,6 +9,7 @@ On a machine the copy of repository `app` is `~/app` when that is this repositor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -123,6 +124,21 @@ def owner_lease(repo: Repo, ident: Identity) -> tuple[list[str], str]:
 def lease_refused(porcelain: str) -> bool:
     """Whether a push's porcelain output says the copy's owner mark was not this repository's."""
     return any(line.startswith("!") and OWNER_REF in line for line in porcelain.splitlines())
+
+
+def copy_path(home: str, repo_name: str) -> str:
+    """`<home>/<repository>`: where the copy of a repository of that name goes on a machine, when free."""
+    if not repo_name or "/" in repo_name or repo_name in (".", "..") or repo_name.startswith("-") \
+            or any(ord(c) < 32 for c in repo_name):
+        raise BalancedError(f"The repository's folder name {repo_name!r} cannot name a folder on another machine.",
+                            hint="rename the repository's folder to plain letters, digits, '.', '_' and '-'.")
+    return f"{home.rstrip('/')}/{repo_name}"
+
+
+def worktrees_folder(home: str, copy: str, repo_name: str) -> str:
+    """Where the worktrees of the copy `copy` are made on a machine whose home is `home`."""
+    short = hashlib.sha256(f"{copy}/.git".encode()).hexdigest()[:8]
+    return f"{home.rstrip('/')}/.balanced/worktrees/{repo_name}-{short}"
 
 
 # Runs on the machine inside ready's LOOK script (its `git`, `req` and `home` in scope): picks the copy of the

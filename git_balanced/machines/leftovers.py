@@ -30,9 +30,16 @@ class Leftover:
     what: str
     fix: str
     kept: str = ""
+    machine: str = "local"  # or the ticked SSH machine it is on (left_there.py)
 
     def as_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "path": self.path, "what": self.what, "fix": self.fix, "kept": self.kept}
+        return {"kind": self.kind, "path": self.path, "what": self.what, "fix": self.fix, "kept": self.kept,
+                "machine": self.machine}
+
+    @property
+    def where(self) -> str:
+        """The path, with its machine's name before it when that is not this one."""
+        return self.path if self.machine == "local" else f"{self.machine}:{self.path}"
 
 
 def find(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:

@@ -19,12 +19,13 @@ from typing import Any
 
 from git_balanced import ui
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import all_plans
+from git_balanced.jobs import all_jobs, all_plans
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines import agents_probe, copies, install, inventory, leftovers, pins, signin
+from git_balanced.machines import agents_probe, copies, install, inventory, left_there, leftovers, pins, signin
 from git_balanced.machines.accounts import configured_agents
 from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.remote import GIT_TIMEOUT, copy_path, host_alias, transport_for
+from git_balanced.machines.copies import copy_path
+from git_balanced.machines.remote import GIT_TIMEOUT, host_alias, transport_for
 from git_balanced.machines.transport import MachineUnreachable, Transport
 
 MIN_FREE_BYTES = 1 << 30  # a worktree per worker, and agents that install packages
@@ -143,6 +144,7 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | 
         found.ready = True
         found.words = ["this machine"]
         _stop_left_agents(found, None, options.yes)
+        _left_behind(lead, found, None, options.yes)
         return found
     try:
         _prepare(lead, found, yes=options.yes, agent=agent, options=options, say=say)
@@ -215,6 +217,7 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
         raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
                        f"`git balanced ready {name} --yes` installs it into {install.PREFIX} there (with npm)")
     _stop_left_agents(found, t, yes)
+    _left_behind(lead, found, t, yes)
     if options.share:
         shared = signin.share(t, options.share, replace=options.replace)
         found.words.append(shared.words)
@@ -316,6 +319,13 @@ def _stop_left_agents(found: Found, t: Transport | None, yes: bool) -> None:
     for x in left:
         found.notes.append(("stopped " if x.stopped else "could not stop ") + x.words() +
                            ", left running by an earlier worker")
+
+
+def _left_behind(lead: Lead, found: Found, t: Transport | None, yes: bool) -> None:
+    """What this repository's done workers left there (worktrees, run folders): named, removed with `yes`."""
+    line = left_there.tidy(found.name, t, found.record, lead.repo, all_jobs(lead.repo), yes=yes)
+    if line:
+        found.notes.append(line)
 
 
 def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, yes: bool) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -26,6 +25,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines import batched, copies, inventory, sessions
+from git_balanced.machines.copies import copy_path, worktrees_folder
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import runner
@@ -123,15 +123,6 @@ def remote_home(t: Transport) -> str:
 
 def _key(request: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
-
-
-def copy_path(home: str, repo_name: str) -> str:
-    """`<home>/<repository>`: the project's copy on a machine."""
-    if not repo_name or "/" in repo_name or repo_name in (".", "..") or repo_name.startswith("-") \
-            or any(ord(c) < 32 for c in repo_name):
-        raise BalancedError(f"The repository's folder name {repo_name!r} cannot name a folder on another machine.",
-                            hint="rename the repository's folder to plain letters, digits, '.', '_' and '-'.")
-    return f"{home.rstrip('/')}/{repo_name}"
 
 
 class MachineNotReady(MachineUnreachable):
@@ -300,8 +291,7 @@ class RemoteHost:
 
     def worktree_path(self, job: str) -> str:
         """`~/.balanced/worktrees/<repository>-<short hash of the copy's git folder>/<job>` there."""
-        short = hashlib.sha256(f"{self.repo_path()}/.git".encode()).hexdigest()[:8]
-        return f"{self.home().rstrip('/')}/.balanced/worktrees/{self.repo.name}-{short}/{job}"
+        return f"{worktrees_folder(self.home(), self.repo_path(), self.repo.name)}/{job}"
 
     # -- branches both ways --------------------------------------------------------------------------
     def prepare_base(self, branch: str, base: str) -> None:
