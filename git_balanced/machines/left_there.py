@@ -119,8 +119,10 @@ def find(machine: str, t: Transport, record: dict[str, Any], repo_name: str, job
     out = []
     for item in answer.get("found", []):
         path = str(item["path"])
-        fix = f"ssh {t.name} git -C {record['repo_path']} worktree remove {path}" if item["kind"] == "worktree" \
-            and "git checkout" not in item["what"] and "empty folder" not in item["what"] else f"ssh {t.name} rm -rf {path}"
+        checkout = item["kind"] == "worktree" and "git checkout" not in item["what"] \
+            and "empty folder" not in item["what"]
+        fix = f"ssh {t.name} git -C {record['repo_path']} worktree remove {path}" if checkout else \
+            f"ssh {t.name} rm -rf {path}"
         if item["kept"]:
             fix = f"ssh {t.name} git -C {path} status"
         out.append(Leftover(str(item["kind"]), path, str(item["what"]), fix, str(item["kept"]), machine))
