@@ -73,7 +73,7 @@ for name in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
     job = name.split("-r", 1)[0]
     if job in done and not running(name) and os.path.isdir(os.path.join(runs, name)):
         found.append({"kind": "run folder", "path": os.path.join(runs, name), "kept": "",
-                      "what": "the run folder of job " + done[job] + ": its log and result"})
+                      "what": "the run folder " + done[job] + ": its log and result"})
 removed, failed = [], []
 for item in found:
     if item["path"] not in req.get("remove", []) or item["kept"]:

@@ -85,6 +85,7 @@ def test_a_daemon_of_a_failed_worker_is_listed_then_stopped_by_ready_and_doctor(
         assert f"alpha: sleep (pid {theirs}) of job " in listed.out and f"stop: ssh alpha kill {theirs}" in listed.out
         assert f"alpha:{alpha.home}/.balanced/worktrees/proj-" in listed.out, "the failed job's worktree there"
         assert f"alpha:{alpha.home}/.balanced/runs/" in listed.out, "and its run folder there"
+        assert ": the run folder of job " in listed.out and "of job of job" not in listed.out
         data = json.loads(balanced(repo, "doctor", "--json").out)
         assert sorted((p["machine"], p["pid"]) for p in data["processes"]) == sorted([("local", mine),
                                                                                     ("alpha", theirs)])

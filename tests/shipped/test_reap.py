@@ -42,5 +42,6 @@ def test_stop_ends_the_daemon_its_worker_left_and_no_other(tmp_path: Path) -> No
         for pid in [*pids, stray.pid]:
             with suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        call("stop", {"job": "j2", "runs_dir": str(runs), "wait": 10, "grace": 1})
+        for job in ("j1", "j2"):  # the workers themselves, whatever failed above
+            call("stop", {"job": job, "runs_dir": str(runs), "wait": 10, "grace": 1})
         stray.wait()
