@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from git_balanced import __version__
+from git_balanced.ui import plain
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -568,9 +569,9 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return 2
     except BalancedError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {plain(exc.message)}", err=True)  # a message may quote a plan's or a worker's words
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {plain(exc.hint)}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)

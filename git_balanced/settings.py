@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -83,6 +84,9 @@ class BalancedSettings(_Table):
     ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
     lost_after: AtLeastOne = Field(default=120, description="a whole number of seconds, at least 1")
     takeover_after: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
+    attach_from: tuple[PathGlob, ...] = Field(
+        default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
+                                'such as ["docs/shots"]')
 
     @model_validator(mode="before")
     @classmethod
@@ -93,6 +97,16 @@ class BalancedSettings(_Table):
             if isinstance(agent, str) and agent in DEFAULT_MODELS:
                 return {**data, "model": DEFAULT_MODELS[agent]}
         return data
+
+
+Megabytes = Annotated[StrictFloat, Field(gt=0)]
+
+
+class LandingSettings(_Table):
+    """`[landing]`: what a landing takes without asking you; a branch past it is held for you."""
+
+    max_file_mb: Megabytes = Field(default=10, description="a number of megabytes above 0, such as 10")
+    max_change_mb: Megabytes = Field(default=50, description="a number of megabytes above 0, such as 50")
 
 
 class AgentSettings(_Table):
@@ -121,6 +135,7 @@ class Settings(_Table):
     worktree: WorktreeSettings = Field(default=WorktreeSettings(), description=_TABLE + " [worktree]")
     balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
     agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
+    landing: LandingSettings = Field(default=LandingSettings(), description=_TABLE + " [landing]")
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""
@@ -407,7 +422,7 @@ def write_settings(root: Path, *, check: str | None = None, setup: str | None = 
 
 
 __all__ = [
-    "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings",
+    "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings", "LandingSettings",
     "Settings", "WorktreeSettings", "load_settings", "load_settings_text", "render_settings",
     "settings_path", "toml_string", "toml_value", "write_settings",
 ]

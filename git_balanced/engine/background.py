@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterable
 
+from git_balanced import ui
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
@@ -128,7 +129,7 @@ def _until_idle_code(eng: Engine) -> int:
         return 0
     print("[balanced] Nothing else can move, and not every piece landed:", file=sys.stderr)
     for line in lines:
-        print(f"  {line}", file=sys.stderr)
+        print(f"  {ui.plain(line)}", file=sys.stderr)
     print("  `git balanced board` shows them; `git balanced inbox` says more.", file=sys.stderr, flush=True)
     return 1
 

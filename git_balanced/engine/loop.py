@@ -8,7 +8,7 @@ import sys
 import time
 
 from git_balanced import jobs as J
-from git_balanced import trust
+from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
@@ -48,7 +48,7 @@ class Engine:
         if text not in self.told:
             self.told.add(text)
             ctx.say(text)
-            print(f"[balanced] {text}", file=sys.stderr, flush=True)
+            print(f"[balanced] {ui.plain(text)}", file=sys.stderr, flush=True)
 
     def allowed(self, ctx: Context) -> bool:
         """Whether the setup and check may run; if not, the lead hears what to run, and nothing starts."""
@@ -197,7 +197,7 @@ class Engine:
         record(self.lead, verdicts)
         for v in verdicts:
             if v.status == "in_the_way":
-                print(f"[balanced] {v.branch} waits: {v.reason}", file=sys.stderr, flush=True)
+                print(f"[balanced] {v.branch} waits: {ui.plain(v.reason)}", file=sys.stderr, flush=True)
         workers.cleanup_many(self.lead, [by_id[v.job] for v in verdicts
                                          if v.status in ("landed", "already") and v.job in by_id])
         return bool(verdicts)
@@ -338,7 +338,7 @@ class Engine:
             j = go.job
             if not self.allowed(ctx):
                 break
-            if not self.owners.claim(j):  # another engine, here or in another clone, starts it
+            if not self.owners.claim(j, ctx):  # another engine (here or in another clone) starts it
                 continue
             if j.lead and not j.told_dirty:
                 if not dirty:

@@ -152,7 +152,7 @@ class Queue:
                     continue
             if top < n:
                 culprit = chain[top]
-                res = checks.cached(self.repo, culprit.tree, self.cmds.check or "")
+                res = checks.for_landing(self.repo, culprit.tree, self.cmds.check or "")
                 self.verdicts.append(Verdict(
                     culprit.cand.branch, "check_failed", culprit.cand.job,
                     reason=f"its check failed (exit {res.code if res else '?'})" +
@@ -177,7 +177,7 @@ class Queue:
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
             return False
-        touched = self.protected.touched(repo.changed_paths(base, c.tip))
+        touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
@@ -292,7 +292,7 @@ class Queue:
             return search(n, lambda idx: {i: True for i in idx}, 1, known={n: True})
         known = {}
         for i, link in enumerate(chain, 1):
-            hit = checks.cached(self.repo, link.tree, cmd)
+            hit = checks.for_landing(self.repo, link.tree, cmd)
             if hit is not None:
                 known[i] = hit.passed
 
@@ -321,7 +321,7 @@ class Queue:
                 raise LandingBusy(f"Another git command is writing {self.lead.branch} ({held[0]} exists), so "
                                     "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
                                     "is removed once it is a minute old.")
-        res = checks.cached(repo, target.tree, self.cmds.check) if self.cmds.check else None
+        res = checks.for_landing(repo, target.tree, self.cmds.check) if self.cmds.check else None
         for link in links:
             info = link.cand.info
             notes.add_json(repo, notes.LANDINGS, link.commit, {

@@ -20,22 +20,16 @@ from git_balanced.shipped import runner
 # folder, the words for this repository's done jobs and the ids of its live ones; with "remove", the paths to
 # remove (each found again first: only what is still a leftover and not kept goes).
 LEFT_THERE = r"""
-import json, os, shutil, subprocess, sys
+import json, os, shutil, sys
 ns = {"__name__": "balanced_runner"}
 exec(compile(RUNNER, "<runner>", "exec"), ns)
 req = json.loads(sys.stdin.read())
 folder, copy, done, live = req["folder"], req["copy"], req["done"], set(req["live"])
 runs = os.path.abspath(os.path.expanduser(ns["RUNS_DIR"]))
 
-def git(*args, cwd=None):
-    # A worker wrote in these folders: none of their hooks or configured commands run here.
-    safe = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
-    try:
-        p = subprocess.run(["git"] + safe + list(args), cwd=cwd, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    except OSError as exc:
-        return 127, str(exc)
-    return p.returncode, p.stdout.decode("utf-8", "replace").strip()
+def git(*args, cwd):
+    # The runner's own door to git: a worker wrote in these folders, and nothing it planted there runs.
+    return ns["_git"](list(args), cwd)
 
 def running(key):
     return ns["_job_status"](os.path.join(runs, key))["state"] == "running"
@@ -59,7 +53,7 @@ def worktree(path, whose):
         head = git("rev-parse", "-q", "--verify", "HEAD", cwd=path)[1]
         if branch:
             item["what"] += ", on " + branch + " (the branch stays)"
-        elif head and not git("-C", copy, "for-each-ref", "--count=1", "--contains", head, "refs/heads/")[1]:
+        elif head and not git("for-each-ref", "--count=1", "--contains", head, "refs/heads/", cwd=copy)[1]:
             item["kept"] = "its commit " + head[:12] + " is on no branch there"
     return item
 
@@ -79,13 +73,13 @@ for item in found:
     if item["path"] not in req.get("remove", []) or item["kept"]:
         continue
     if item["kind"] == "worktree" and os.path.exists(os.path.join(item["path"], ".git")):
-        code, out = git("-C", copy, "worktree", "remove", item["path"])  # no --force: git refuses if it changed
+        code, out = git("worktree", "remove", item["path"], cwd=copy)  # no --force: git refuses if it changed
     else:
         shutil.rmtree(item["path"], ignore_errors=True)
         code, out = (0, "") if not os.path.exists(item["path"]) else (1, item["path"] + " is still there")
     (removed if code == 0 else failed).append({"what": item["path"], "why": out})
 if removed:
-    git("-C", copy, "worktree", "prune")
+    git("worktree", "prune", cwd=copy)
 print(json.dumps({"found": found, "removed": [r["what"] for r in removed], "failed": failed}))
 """
 
