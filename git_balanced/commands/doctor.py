@@ -65,7 +65,12 @@ def _machines(repo: Repo) -> list[tuple[str, Transport, dict[str, Any]]]:
 
 def _look_there(repo: Repo, jobs: dict[str, Job], f: Findings) -> None:
     """Add what workers left on each ticked SSH machine; a machine that cannot be asked is named."""
-    for name, t, record in _machines(repo):
+    looked = _machines(repo)
+    known = {name for name, _, _ in looked}
+    for name in sorted(set(inventory.readiness(repo)) & inventory.ticked(repo) - known - {LOCAL}):
+        f.unreached.append(f"{name}: no copy there is known to be this repository's; `git balanced ready {name}` "
+                           "finds it")
+    for name, t, record in looked:
         try:
             f.left += left_there.find(name, t, record, repo.name, jobs)
             procs = leftovers.processes(t, stop=False)
