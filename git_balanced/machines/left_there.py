@@ -11,8 +11,8 @@ from typing import Any
 from git_balanced.git import Repo
 from git_balanced.jobs import LIVE, Job
 from git_balanced.machines import leftovers
-from git_balanced.machines.leftovers import Leftover
 from git_balanced.machines.copies import worktrees_folder
+from git_balanced.machines.leftovers import Leftover
 from git_balanced.machines.transport import Transport
 from git_balanced.shipped import runner
 

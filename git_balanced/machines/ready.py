@@ -23,8 +23,8 @@ from git_balanced.jobs import all_jobs, all_plans
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines import agents_probe, copies, install, inventory, left_there, leftovers, pins, signin
 from git_balanced.machines.accounts import configured_agents
-from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.copies import copy_path
+from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.remote import GIT_TIMEOUT, host_alias, transport_for
 from git_balanced.machines.transport import MachineUnreachable, Transport
 from git_balanced.untrusted import machine_program
