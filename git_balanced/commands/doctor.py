@@ -1,5 +1,6 @@
-"""`git balanced doctor`: malformed state refs, stale ref locks and what workers left behind, listed with the
-command that removes each; `--fix` removes them (never a worktree that holds work nothing else keeps)."""
+"""`git balanced doctor`: malformed state refs, stale ref locks and what workers left behind (worktrees, run
+folders, and processes that outlived their worker, here and on every ticked SSH machine), listed with the command
+that removes each; `--fix` removes and stops them (never a worktree that holds work nothing else keeps)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from typing import Any
 from git_balanced import trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, remove_if_stale
-from git_balanced.jobs import all_jobs
-from git_balanced.machines import leftovers
-from git_balanced.machines.leftovers import Leftover
+from git_balanced.jobs import Job, all_jobs
+from git_balanced.machines import copies, inventory, left_there, leftovers
+from git_balanced.machines.inventory import LOCAL
+from git_balanced.machines.leftovers import Leftover, LeftProcess
+from git_balanced.machines.remote import host_alias, transport_for
+from git_balanced.machines.transport import Transport
 from git_balanced.state import health
 from git_balanced.state.health import BrokenRef, StaleLock
 
@@ -21,12 +25,15 @@ class Findings:
     refs: list[BrokenRef]
     locks: list[StaleLock]
     left: list[Leftover]
+    procs: list[tuple[str, LeftProcess]] = field(default_factory=list)  # (machine, process)
+    unreached: list[str] = field(default_factory=list)  # machines that could not be looked at, and why
     removed: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)  # of `removed`, the processes
     failed: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def removable(self) -> int:
-        return len(self.refs) + len(self.locks) + sum(1 for x in self.left if not x.kept)
+        return len(self.refs) + len(self.locks) + sum(1 for x in self.left if not x.kept) + len(self.procs)
 
     @property
     def kept(self) -> list[Leftover]:
@@ -36,7 +43,43 @@ class Findings:
         return {"malformed_refs": [{"ref": b.ref, "tip": b.tip, "why": b.why, "fix": b.fix} for b in self.refs],
                 "stale_locks": [{"path": str(lk.path), "ref": lk.ref, "age_seconds": round(lk.age), "fix": lk.fix}
                                 for lk in self.locks],
-                "leftovers": [x.as_json() for x in self.left], "removed": self.removed, "not_removed": self.failed}
+                "leftovers": [x.as_json() for x in self.left],
+                "processes": [{"machine": m, **p.as_json()} for m, p in self.procs],
+                "not_looked_at": self.unreached, "removed": self.removed, "not_removed": self.failed}
+
+
+def _machines(repo: Repo) -> list[tuple[str, Transport, dict[str, Any]]]:
+    """The ticked SSH machines whose copy `ready` found to be this repository's, with their records."""
+    ready = inventory.readiness(repo)
+    try:
+        mine = copies.identity(repo).id
+    except BalancedError:
+        return []
+    out = []
+    for name in sorted(inventory.ticked(repo) - {LOCAL}):
+        record = ready.get(name, {})
+        if record.get("repository") == mine and record.get("repo_path") and record.get("home"):
+            out.append((name, transport_for(host_alias(name)), record))
+    return out
+
+
+def _look_there(repo: Repo, jobs: dict[str, Job], f: Findings) -> None:
+    """Add what workers left on each ticked SSH machine; a machine that cannot be asked is named."""
+    looked = _machines(repo)
+    known = {name for name, _, _ in looked}
+    for name in sorted(set(inventory.readiness(repo)) & inventory.ticked(repo) - known - {LOCAL}):
+        f.unreached.append(f"{name}: no copy there is known to be this repository's; `git balanced ready {name}` "
+                           "finds it")
+    for name, t, record in looked:
+        try:
+            f.left += left_there.find(name, t, record, repo.name, jobs)
+            procs = leftovers.processes(t, stop=False)
+        except (BalancedError, ValueError) as exc:
+            f.unreached.append(f"{name}: {exc.message if isinstance(exc, BalancedError) else exc}")
+            continue
+        if procs is None:
+            f.unreached.append(f"{name}: it did not say which processes its workers left running")
+        f.procs += [(name, p) for p in procs or []]
 
 
 def gather(repo: Repo) -> Findings:
@@ -51,7 +94,10 @@ def gather(repo: Repo) -> Findings:
         by_ref.setdefault(b.ref, b)
     branch = repo.current_branch()
     locks = health.stale_locks(repo, f"refs/heads/{branch}" if branch else None)
-    return Findings(sorted(by_ref.values(), key=lambda b: b.ref), locks, leftovers.find(repo, jobs))
+    f = Findings(sorted(by_ref.values(), key=lambda b: b.ref), locks, leftovers.find(repo, jobs))
+    f.procs = [(LOCAL, p) for p in leftovers.processes(None, stop=False) or []]
+    _look_there(repo, jobs, f)
+    return f
 
 
 def _age(seconds: float) -> str:
@@ -73,10 +119,15 @@ def show(f: Findings) -> None:
     _section("Malformed refs (every reader skips them):", [(f"{b.ref}: {b.why}", b.fix) for b in f.refs])
     _section("Stale locks (left by a git process that ended; no writer holds one that long):",
              [(f"{lk.path}: the lock of {lk.ref}, {_age(lk.age)} old", lk.fix) for lk in f.locks])
+    _section("Left running by workers that are done (nobody watches them):",
+             [(f"{m}: {p.words()}", f"kill {p.pid}" if m == LOCAL else f"ssh {host_alias(m)} kill {p.pid}")
+              for m, p in f.procs], verb="stop")
     _section("Left behind by workers whose jobs are done:",
-             [(f"{x.path}: {x.what}", x.fix) for x in f.left if not x.kept])
+             [(f"{x.where}: {x.what}", x.fix) for x in f.left if not x.kept])
     _section("Kept, as they hold work (look, and remove them yourself if you do not need it):",
-             [(f"{x.path}: {x.what}; {x.kept}", x.fix) for x in f.kept], verb="look")
+             [(f"{x.where}: {x.what}; {x.kept}", x.fix) for x in f.kept], verb="look")
+    for why in f.unreached:
+        ui.say(f"Not looked at: {why}")
 
 
 def fix(repo: Repo, f: Findings) -> None:
@@ -88,9 +139,21 @@ def fix(repo: Repo, f: Findings) -> None:
     for lk in f.locks:
         gone = remove_if_stale(lk.path, repo.state_dir / "locks.lock", say=False) is not None or not lk.path.exists()
         _done(f, str(lk.path), None if gone else "it is no longer stale: a live git process holds it now")
+    for machine in sorted({m for m, _ in f.procs}):
+        t = None if machine == LOCAL else transport_for(host_alias(machine))
+        for p in leftovers.processes(t, stop=True) or []:
+            _done(f, f"{machine}: {p.words()}", None if p.stopped else "it still runs")
+            f.stopped += [f"{machine}: {p.words()}"] if p.stopped else []
     for x in f.left:
-        if not x.kept:
+        if not x.kept and x.machine == LOCAL:
             _done(f, x.path, leftovers.remove(repo, x))
+    jobs = all_jobs(repo)
+    for name, t, record in _machines(repo):
+        there = [x for x in f.left if x.machine == name and not x.kept]
+        if there:
+            removed, failed = left_there.remove(t, record, repo.name, jobs, there)
+            f.removed += [f"{name}:{p}" for p in removed]
+            f.failed += [{"what": f"{name}:{b['what']}", "why": b["why"]} for b in failed]
 
 
 def _done(f: Findings, what: str, error: str | None) -> None:
@@ -109,6 +172,8 @@ def doctor_command(*, do_fix: bool, yes: bool, as_json: bool) -> int:
             ui.emit_json(f.as_json())
         elif not (f.removable or f.kept):
             ui.say("Nothing to repair: no malformed refs, no stale locks, nothing left behind by workers.")
+            for why in f.unreached:
+                ui.say(f"Not looked at: {why}")
         else:
             show(f)
             if f.removable:
@@ -130,11 +195,11 @@ def doctor_command(*, do_fix: bool, yes: bool, as_json: bool) -> int:
         ui.emit_json(f.as_json())
     else:
         for what in f.removed:
-            ui.say(f"removed  {what}")
+            ui.say(f"{'stopped' if what in f.stopped else 'removed'}  {what}")
         for bad in f.failed:
             ui.say(f"kept     {bad['what']}: {bad['why']}")
         for x in f.kept:
-            ui.say(f"kept     {x.path}: {x.kept} (look: {x.fix})")
+            ui.say(f"kept     {x.where}: {x.kept} (look: {x.fix})")
         if not (f.removed or f.failed or f.kept):
             ui.say("Nothing to repair: no malformed refs, no stale locks, nothing left behind by workers.")
         elif f.removed:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced import ui
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
-from git_balanced.machines import agents_probe, inventory, seats, sshconfig
+from git_balanced.machines import agents_probe, copies, inventory, seats, sshconfig, workcopy
 from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.table import _repo, rows
 
@@ -16,7 +17,7 @@ def list_command(*, as_json: bool) -> int:
     """Print every machine: ticked, ready (and why not), running workers, preference."""
     table = rows()
     if as_json:
-        ui.emit_json(table)
+        ui.emit_json(_with_copies(table))
         return 0
     in_repo = table[0]["ticked"] is not None
     width = max(len("MACHINE"), *(len(r["name"]) for r in table))
@@ -46,6 +47,25 @@ def list_command(*, as_json: bool) -> int:
     for h in hints:
         ui.note(f"hint: {h}.")
     return 0
+
+
+def _with_copies(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with `repository`: the id of the repository its copy (`repo_path`) serves, as `ready` found it
+    there (local: this repository's worker copy)."""
+    repo = _repo()
+    if repo is None:
+        return table
+    ready = inventory.readiness(repo)
+    try:
+        mine: str | None = copies.identity(repo).id
+    except BalancedError:  # no commit yet: no identity, and no copy anywhere
+        mine = None
+    for r in table:
+        if r["name"] == LOCAL:
+            r["repo_path"], r["repository"] = str(workcopy.path(repo)), mine
+        else:
+            r["repository"] = ready.get(r["name"], {}).get("repository")
+    return table
 
 
 def facts_lines(facts: dict[str, Any]) -> list[str]:

@@ -1,19 +1,23 @@
 """What workers on this machine left behind once their jobs were done: worktrees, run folders, and worktree
 registrations whose folder is gone. Each is listed with what it is and the command that removes it; one that
 holds work nothing else keeps (uncommitted changes, commits on no branch) is listed and kept. And, on any
-machine, the agents left running by workers whose runner is gone (`ready` finds and stops them)."""
+machine, the processes workers left running once their runner was gone: agents, and what they started
+(`ready` and `doctor` find and stop them)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_balanced import proc
 from git_balanced.git import Repo
 from git_balanced.jobs import LIVE, Job
 from git_balanced.machines import workcopy
+from git_balanced.machines.transport import Transport
 from git_balanced.shipped import runner
 
 
@@ -26,9 +30,16 @@ class Leftover:
     what: str
     fix: str
     kept: str = ""
+    machine: str = "local"  # or the ticked SSH machine it is on (left_there.py)
 
     def as_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "path": self.path, "what": self.what, "fix": self.fix, "kept": self.kept}
+        return {"kind": self.kind, "path": self.path, "what": self.what, "fix": self.fix, "kept": self.kept,
+                "machine": self.machine}
+
+    @property
+    def where(self) -> str:
+        """The path, with its machine's name before it when that is not this one."""
+        return self.path if self.machine == "local" else f"{self.machine}:{self.path}"
 
 
 def find(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
@@ -176,18 +187,20 @@ def remove(repo: Repo, item: Leftover) -> str | None:
     return None if not path.exists() else f"{path} is still there"
 
 
-# -- agents left running -------------------------------------------------------------------------------------
+# -- processes left running --------------------------------------------------------------------------------------
 
-# Runs on the machine (python3, stdlib only) after the runner's source (AGENTS_LEFT_RUNNER): every run folder
-# whose agent still runs while its runner is gone (killed with its worker, the machine's engine lost). Those hold
-# the machine's room and nobody watches them. With "stop", each is stopped as the runner stops an agent (TERM to
-# its process group, KILL after the grace), checked by pid and start tick so a reused pid is never signalled.
-AGENTS_LEFT = r'''
+# Runs on the machine (python3, stdlib only) after the runner's source (RUNNER): every process a worker started
+# that still runs while no runner watches it: the agent of a runner killed with its machine's engine, or a daemon
+# a worker left behind (`setsid sleep 600 &`), found by the run folder the runner marks in the agent's environment
+# (BALANCED_RUN_DIR, inherited by all it starts) or by its agent's process group and session. Those hold the
+# machine's room and nobody watches them. With "stop", each is ended as the runner ends them (runner._reap: TERM,
+# KILL after the grace), checked by pid and start tick so a reused pid is never signalled.
+PROCESSES_LEFT = r"""
 import json, os, sys
 ns = {"__name__": "balanced_runner"}
 exec(compile(RUNNER, "<runner>", "exec"), ns)
 req = json.loads(sys.stdin.read() or "{}")
-runs = os.path.expanduser(req.get("runs_dir") or ns["RUNS_DIR"])
+runs = os.path.abspath(os.path.expanduser(req.get("runs_dir") or ns["RUNS_DIR"]))
 
 def command(pid):
     try:
@@ -200,27 +213,28 @@ def command(pid):
         return names[1]
     return names[0] if names else "?"
 
+scan = ns["_scan"]()
+folders = {p[4] for p in scan if p[4] and os.path.dirname(p[4]) == runs}  # the run folder may be gone
+folders |= {os.path.join(runs, j) for j in (os.listdir(runs) if os.path.isdir(runs) else [])}
 found = []
-for job in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
-    folder = os.path.join(runs, job)
-    agent, tick = ns["_read_pid"](os.path.join(folder, "agent_pid"))
-    if not agent or not ns["_alive"](agent, tick):
-        continue
-    runner, runner_tick = ns["_read_pid"](os.path.join(folder, "pid"))
-    if runner and ns["_alive"](runner, runner_tick):
+for run_dir in sorted(folders):
+    if ns["_job_status"](run_dir)["state"] == "running":
         continue  # its runner still watches it: a worker at work
-    item = {"job": job, "pid": agent, "command": command(agent), "run_dir": folder}
-    if req.get("stop"):
-        ns["stop"]({"job": job, "runs_dir": runs, "grace": float(req.get("grace", 5.0))})
-        item["stopped"] = not ns["_alive"](agent, tick)
-    found.append(item)
-print(json.dumps({"agents": found}))
-'''
+    procs = ns["_left"](run_dir, scan)
+    if not procs:
+        continue
+    names = {p[0]: command(p[0]) for p in procs}
+    ended = {d["pid"]: d["stopped"] for d in ns["_reap"](run_dir, float(req.get("grace", 5.0)), scan=procs)} \
+        if req.get("stop") else {}
+    found += [{"job": os.path.basename(run_dir), "pid": p[0], "command": names[p[0]], "run_dir": run_dir,
+               "stopped": ended.get(p[0], False)} for p in procs]
+print(json.dumps({"processes": found}))
+"""
 
 
 @dataclass(frozen=True)
-class LeftAgent:
-    """An agent process whose worker's runner is gone: its run folder's job, pid and command."""
+class LeftProcess:
+    """A process a worker started that outlived it: its run folder's job, pid and command."""
 
     job: str
     pid: int
@@ -230,14 +244,29 @@ class LeftAgent:
     def words(self) -> str:
         return f"{self.command} (pid {self.pid}) of job {self.job}"
 
-
-def agents_script() -> str:
-    """The script that finds (and with "stop" in its request, stops) the agents left running on a machine."""
-    return f"RUNNER = {runner.source(with_meter=False)!r}\n{AGENTS_LEFT}"
+    def as_json(self) -> dict[str, object]:
+        return {"job": self.job, "pid": self.pid, "command": self.command, "stopped": self.stopped}
 
 
-def read_agents(out: str) -> list[LeftAgent]:
-    """The agents of the script's answer."""
+def processes_script() -> str:
+    """The script that finds (and with "stop" in its request, ends) the processes workers left on a machine."""
+    return f"RUNNER = {runner.source(with_meter=False)!r}\n{PROCESSES_LEFT}"
+
+
+def read_processes(out: str) -> list[LeftProcess]:
+    """The processes of the script's answer."""
     data = json.loads(out.strip().splitlines()[-1])
-    return [LeftAgent(str(a["job"]), int(a["pid"]), str(a["command"]), bool(a.get("stopped")))
-            for a in data.get("agents", [])]
+    return [LeftProcess(str(a["job"]), int(a["pid"]), str(a["command"]), bool(a.get("stopped")))
+            for a in data.get("processes", [])]
+
+
+def processes(t: Transport | None, *, stop: bool) -> list[LeftProcess] | None:
+    """The processes workers left running on the machine of `t` (this one when None), ended with `stop`;
+    None when the machine could not say (nothing is stopped on a guess)."""
+    req = json.dumps({"stop": stop})
+    res = t.run_python(processes_script(), [], input=req, timeout=120) if t is not None else \
+        proc.run([sys.executable, "-c", processes_script()], input=req, timeout=120)
+    try:
+        return read_processes(res.out)
+    except (ValueError, IndexError, KeyError, TypeError):
+        return None

@@ -17,14 +17,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_balanced import proc, ui
+from git_balanced import ui
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import all_plans
+from git_balanced.jobs import all_jobs, all_plans
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines import agents_probe, install, inventory, leftovers, pins, signin
+from git_balanced.machines import agents_probe, copies, install, inventory, left_there, leftovers, pins, signin
 from git_balanced.machines.accounts import configured_agents
+from git_balanced.machines.copies import copy_path
 from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.remote import GIT_TIMEOUT, copy_path, host_alias, transport_for
+from git_balanced.machines.remote import GIT_TIMEOUT, host_alias, transport_for
 from git_balanced.machines.transport import MachineUnreachable, Transport
 from git_balanced.untrusted import machine_program
 
@@ -37,15 +38,16 @@ LOOK = r'''
 import json, os, shutil, subprocess, sys
 req = json.loads(sys.stdin.read())
 home = os.path.expanduser("~")
-copy = os.path.join(home, req["name"])
 path = os.path.join(home, ".local", "bin") + os.pathsep + os.environ.get("PATH", os.defpath)
-ans = {"home": home, "repo_path": copy, "python": sys.version.split()[0], "created": False,
+ans = {"home": home, "python": sys.version.split()[0], "created": False,
        "agents": {a: shutil.which(a, path=path) for a in req["agents"]},
        "on_path": [a for a in req["agents"] if shutil.which(a)], "free": shutil.disk_usage(home).free}
 
 def git(*args):
+    # A folder there may hold anyone's repository: none of its hooks or commands it configures run here.
+    safe = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
     try:
-        p = subprocess.run(["git"] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        p = subprocess.run(["git"] + safe + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
     except OSError as exc:
         return 127, str(exc)
@@ -53,8 +55,10 @@ def git(*args):
 
 code, out = git("--version")
 ans["git"] = out.split()[-1] if code == 0 else None
-if ans["git"]:
-    if not os.path.exists(copy):
+''' + copies.CHOOSE + r'''
+ans["repo_path"] = copy
+if ans["git"] and "problem" not in ans:
+    if kind == "free":
         code, out = git("init", "-q", copy)
         if code == 0:
             git("-C", copy, "symbolic-ref", "HEAD", "refs/heads/" + req["branch"])
@@ -64,16 +68,16 @@ if ans["git"]:
             ans["created"] = True
         else:
             ans["problem"] = "`git init " + copy + "` failed there: " + out
+    if "problem" not in ans and kind in ("free", "older"):  # this repository's from now on
+        git("-C", copy, "config", "balanced.repository", req["id"])
+        git("-C", copy, "config", "balanced.root", req["root"])
+        ans["claimed"] = kind == "older"
     if "problem" not in ans:
-        code, top = git("-C", copy, "rev-parse", "--show-toplevel")
-        if code != 0 or os.path.realpath(top) != os.path.realpath(copy):
-            ans["problem"] = copy + " exists there and is not a git repository of its own"
-        else:
-            ans["ours"] = git("-C", copy, "config", "--bool", "balanced.copy")[1] == "true"
-            ans["user_name"] = git("-C", copy, "config", "user.name")[1]
-            ans["user_email"] = git("-C", copy, "config", "user.email")[1]
-            code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
-            ans["had_base"] = had if code == 0 else None
+        ans["ours"] = True
+        ans["user_name"] = git("-C", copy, "config", "user.name")[1]
+        ans["user_email"] = git("-C", copy, "config", "user.email")[1]
+        code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
+        ans["had_base"] = had if code == 0 else None
 print(json.dumps(ans))
 '''
 
@@ -141,6 +145,7 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | 
         found.ready = True
         found.words = ["this machine"]
         _stop_left_agents(found, None, options.yes)
+        _left_behind(lead, found, None, options.yes)
         return found
     try:
         _prepare(lead, found, yes=options.yes, agent=agent, options=options, say=say)
@@ -156,7 +161,8 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | 
 
 
 def _look(lead: Lead, t: Transport, name: str, alias: str) -> dict[str, Any]:
-    req = {"name": lead.repo.name, "branch": lead.branch, "agents": list(AGENTS)}
+    ident = copies.identity(lead.repo, lead.ref)
+    req = {"name": lead.repo.name, "branch": lead.branch, "agents": list(AGENTS), "id": ident.id, "root": ident.root}
     res = t.run_python(LOOK, [], input=json.dumps(req), timeout=60)
     if res.code == 127 or "python3: not found" in res.err or "python3: command not found" in res.err:
         raise NotReady("python3 is not installed there (or not on the PATH of a command run over SSH)",
@@ -189,8 +195,10 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     if not got.get("git"):
         raise NotReady("git is not installed there (or not on the PATH of a command run over SSH)",
                        f"install git on {name}, then `git balanced ready {name}`")
+    if got.get("elsewhere"):  # `~/<repository>` there is not this repository's: it is never used
+        found.notes.append(f"{got['elsewhere']}: this repository's copy there is {got['repo_path']}")
     if got.get("problem"):
-        raise NotReady(got["problem"], f"move it aside on {name}, then `git balanced ready {name}`")
+        raise NotReady(got["problem"], f"move one aside on {name}, then `git balanced ready {name}`")
     if got["free"] < MIN_FREE_BYTES:
         raise NotReady(f"only {_size(got['free'])} is free in {got['home']} there, less than "
                        f"{_size(MIN_FREE_BYTES)}", f"make room on {name}, then `git balanced ready {name}`")
@@ -210,6 +218,7 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
         raise NotReady(f"{agent}, the agent of this repository's settings, is not installed there",
                        f"`git balanced ready {name} --yes` installs it into {install.PREFIX} there (with npm)")
     _stop_left_agents(found, t, yes)
+    _left_behind(lead, found, t, yes)
     if options.share:
         shared = signin.share(t, options.share, replace=options.replace)
         found.words.append(shared.words)
@@ -226,8 +235,10 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
     had = got.get("had_base")
     copied = "copied now" if not had else f"up to date at {tip[:7]}" if had == tip else \
         f"base moved from {had[:7]} to {tip[:7]}"
+    owner = copies.identity(lead.repo, lead.ref)
+    found.record["repository"] = owner.id
     found.words[:0] = [f"git {got['git']}", f"python {got['python']}", "agents: " + _agent_words(agents, facts),
-                       f"{_size(got['free'])} free", f"{got['repo_path']} ({copied})"]
+                       f"{_size(got['free'])} free", f"{got['repo_path']} ({copied}; repository {owner.short})"]
     if facts is not None:
         found.record["agent_facts"] = facts["agents"]
         found.record["node"] = facts.get("node")
@@ -296,30 +307,26 @@ def _sign_in_notes(facts: dict[str, Any], alias: str, on_path: set[str]) -> list
 
 
 def _stop_left_agents(found: Found, t: Transport | None, yes: bool) -> None:
-    """Find the agents earlier workers left running there (by the runner's records) and, when you say so,
-    stop them by pid; each is named."""
-    script = leftovers.agents_script()
-
-    def run(stop: bool) -> list[leftovers.LeftAgent]:
-        req = json.dumps({"stop": stop})
-        res = t.run_python(script, [], input=req, timeout=120) if t is not None else \
-            proc.run([sys.executable, "-c", script], input=req, timeout=120)
-        try:
-            return leftovers.read_agents(res.out)
-        except (ValueError, IndexError, KeyError):
-            return []  # a machine that could not say: nothing is stopped on a guess
-
-    left = run(stop=yes)
+    """Find what earlier workers left running there (agents, and what they started) and, when you say so,
+    stop it by pid; each is named."""
+    left = leftovers.processes(t, stop=yes) or []
     if left and not yes:
         names = "; ".join(x.words() for x in left)
-        if not ask(f"Agents left running on {found.name} by earlier workers: {names}. Stop them?"):
+        if not ask(f"Left running on {found.name} by earlier workers: {names}. Stop them?"):
             found.notes.append(f"left running by earlier workers: {names}; `git balanced ready {found.name} "
                                "--yes` stops them")
             return
-        left = run(stop=True)
+        left = leftovers.processes(t, stop=True) or []
     for x in left:
         found.notes.append(("stopped " if x.stopped else "could not stop ") + x.words() +
                            ", left running by an earlier worker")
+
+
+def _left_behind(lead: Lead, found: Found, t: Transport | None, yes: bool) -> None:
+    """What this repository's done workers left there (worktrees, run folders): named, removed with `yes`."""
+    line = left_there.tidy(found.name, t, found.record, lead.repo, all_jobs(lead.repo), yes=yes)
+    if line:
+        found.notes.append(line)
 
 
 def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, yes: bool) -> None:
@@ -350,7 +357,9 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
     tip = lead.repo.rev_parse(lead.ref)
     if tip is None:
         raise BalancedError(f"The lead's branch {lead.branch} has no commits yet.", hint="make a first commit.")
-    specs = [f"+{tip}:refs/balanced/base/{lead.branch}"]
+    owner = copies.owner_blob(lead.repo, copies.identity(lead.repo, lead.ref))
+    # The copy's owner mark, which the engine's pushes lease: only a copy LOOK found or made ours gets here.
+    specs = [f"+{tip}:refs/balanced/base/{lead.branch}", f"+{owner}:{copies.OWNER_REF}"]
     if got.get("ours"):
         specs.append(f"{tip}:refs/heads/{lead.branch}")
     env = t.git_env()
@@ -358,7 +367,7 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
         res = lead.repo.run("push", "--porcelain", "--no-verify", f"--receive-pack={machine_program('receive-pack')}",
                             t.git_url(got["repo_path"]), *specs, env=env, timeout=GIT_TIMEOUT)
     lines = res.out.splitlines()
-    if any(line.startswith("!") and "refs/balanced/base/" in line for line in lines) or \
+    if any(line.startswith("!") and ("refs/balanced/base/" in line or copies.OWNER_REF in line) for line in lines) or \
             (res.code != 0 and not any(line.startswith("!") for line in lines)):
         raise NotReady(f"could not push {lead.branch} there: {(res.err or res.out).strip()[-300:]}",
                        f"try `git push {t.git_url(got['repo_path'])} {lead.branch}` to see why")

@@ -1,7 +1,8 @@
 """A ticked SSH machine as a Host (hosts.py): the same runner as here, sent with `python3` over the master.
 
 Every command goes through transport.py: the runner's source and its request travel on stdin, git pushes the
-base into the machine's copy `~/<repository>` and fetches a finished branch back into
+base into the machine's copy of this repository (copies.py: `~/<repository>`, or `~/<repository>-<short id>`
+when that one is another repository's) and fetches a finished branch back into
 `refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
 SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
 measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -24,7 +24,8 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines import batched, inventory, sessions
+from git_balanced.machines import batched, copies, inventory, sessions
+from git_balanced.machines.copies import copy_path, worktrees_folder
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import runner
@@ -123,15 +124,6 @@ def remote_home(t: Transport) -> str:
 
 def _key(request: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
-
-
-def copy_path(home: str, repo_name: str) -> str:
-    """`<home>/<repository>`: the project's copy on a machine."""
-    if not repo_name or "/" in repo_name or repo_name in (".", "..") or repo_name.startswith("-") \
-            or any(ord(c) < 32 for c in repo_name):
-        raise BalancedError(f"The repository's folder name {repo_name!r} cannot name a folder on another machine.",
-                            hint="rename the repository's folder to plain letters, digits, '.', '_' and '-'.")
-    return f"{home.rstrip('/')}/{repo_name}"
 
 
 class MachineNotReady(MachineUnreachable):
@@ -295,13 +287,12 @@ class RemoteHost:
         return str(recorded) if recorded else remote_home(self.transport)
 
     def repo_path(self) -> str:
-        """The copy `~/<repository>` there, as an absolute path."""
+        """This repository's copy there (the one `ready` found or made), as an absolute path."""
         return str(self._record.get("repo_path") or copy_path(self.home(), self.repo.name))
 
     def worktree_path(self, job: str) -> str:
         """`~/.balanced/worktrees/<repository>-<short hash of the copy's git folder>/<job>` there."""
-        short = hashlib.sha256(f"{self.repo_path()}/.git".encode()).hexdigest()[:8]
-        return f"{self.home().rstrip('/')}/.balanced/worktrees/{self.repo.name}-{short}/{job}"
+        return f"{worktrees_folder(self.home(), self.repo_path(), self.repo.name)}/{job}"
 
     # -- branches both ways --------------------------------------------------------------------------
     def prepare_base(self, branch: str, base: str) -> None:
@@ -313,6 +304,11 @@ class RemoteHost:
             raise MachineNotReady(f"Machine {self.name} is not ready: "
                                   f"{self._record.get('why') or '`git balanced ready` has not run'}.",
                                   hint=f"`git balanced ready {self.name}` prepares it.")
+        owner = copies.identity(self.repo)
+        if self._record.get("repository") != owner.id:  # readied before copies were keyed, or by another id
+            raise MachineNotReady(f"Machine {self.name} has no copy known to be this repository's "
+                                  f"(id {owner.short}).",
+                                  hint=f"`git balanced ready {self.name}` finds or makes it.")
         earlier = earlier_work(self.repo, branch)
         self._later.wait()  # a cleanup on its way frees the branch this push may write
         key = (self.name, str(self.repo.common_dir), base)
@@ -325,12 +321,21 @@ class RemoteHost:
             _PUSHED.add(key)
 
     def _push_base(self, branch: str, base: str, earlier: str | None) -> None:
-        specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
-        if earlier:
-            # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
-            specs.append(f"{earlier}:refs/heads/{branch}")
-        res = self._git("push", "--porcelain", "--no-verify", f"--receive-pack={machine_program('receive-pack')}",
-                        self.transport.git_url(self.repo_path()), *specs)
+        # Leased on the copy's owner mark, atomically: into this repository's copy, or nowhere.
+        lease, mark = copies.owner_lease(self.repo, copies.identity(self.repo))
+        url = self.transport.git_url(self.repo_path())
+        receive = f"--receive-pack={machine_program('receive-pack')}"
+        res = self._git("push", "--porcelain", "--no-verify", receive, *lease, url, mark,
+                        f"+{base}:refs/balanced/base/{self.lead.branch}")
+        if copies.lease_refused(res.out):
+            why = f"its copy {self.repo_path()} is no longer this repository's"
+            inventory.set_readiness(self.repo, self.name, {**self._record, "ready": False, "why": why})
+            raise MachineNotReady(f"Machine {self.name} is not ready: {why}; nothing was pushed there.",
+                                  hint=f"`git balanced ready {self.name}` finds or makes this repository's copy.")
+        if earlier and res.code == 0:
+            # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept. Apart from
+            # the leased push, which a refused branch would fail whole.
+            res = self._git("push", "--porcelain", "--no-verify", receive, url, f"{earlier}:refs/heads/{branch}")
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]
         if res.code != 0 and (base_refused or not rejected):

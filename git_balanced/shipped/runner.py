@@ -648,7 +648,12 @@ def stop(req: dict) -> dict:
     while time.monotonic() < deadline and _job_status(run_dir)["state"] == "running":
         time.sleep(0.1)
     st = _job_status(run_dir)
-    return {"job": req["job"], "state": st["state"].replace("running", "stopping"), "result": st["result"]}
+    # What the worker started outside its group (`setsid`, `nohup … &`) ends with it: at once once its runner is
+    # gone; while the runner still winds down, a SIGTERM now, and the cleanup makes sure.
+    done = st["state"] != "running"
+    reaped = _reap(run_dir, _field(req, "grace", float, GRACE) if done else 0.0, wait=done)
+    return {"job": req["job"], "state": st["state"].replace("running", "stopping"), "result": st["result"],
+            "reaped": reaped}
 
 
 def log(req: dict) -> dict:
@@ -670,6 +675,8 @@ def cleanup(req: dict) -> dict:
     if _job_status(run_dir)["state"] == "running":
         raise RequestError(f"the job {req['job']} is still running; stop it first")
     answer: dict = {"job": req["job"], "worktree_removed": False, "run_dir_removed": False, "error": None}
+    # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
+    answer["reaped"] = _reap(run_dir, _field(req, "grace", float, 5.0))
     if os.path.isdir(repo):
         if os.path.exists(wt):
             code, out = _git(["worktree", "remove", "--force", wt], repo)
@@ -680,6 +687,62 @@ def cleanup(req: dict) -> dict:
         shutil.rmtree(run_dir, ignore_errors=True)
         answer["run_dir_removed"] = not os.path.exists(run_dir)
     return answer
+
+
+def _scan() -> list:
+    """This user's processes but this one and its ancestors, as (pid, start tick, process group, session, the
+    run folder of the worker that started it: its BALANCED_RUN_DIR, which the runner sets for the agent and
+    every process it starts inherits, `setsid` or not). [] without /proc."""
+    me, skip, pid = os.getuid(), set(), os.getpid()
+    while pid > 1 and pid not in skip:
+        skip.add(pid)
+        pid = int((_stat(pid) + ["0", "0"])[1])
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit() or int(name) in skip:
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid != me:
+                continue
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        fields = _stat(int(name))
+        if len(fields) < 20 or fields[0] in ("Z", "X"):
+            continue
+        mark = next((v[17:].decode("utf-8", "replace") for v in env if v.startswith(b"BALANCED_RUN_DIR=")), "")
+        found.append((int(name), fields[19], int(fields[2]), int(fields[3]), mark))
+    return found
+
+
+def _left(run_dir: str, scan: list) -> list:
+    """Of `scan`, what the worker of `run_dir` started: marked with its run folder, or in its agent's process
+    group or session (a pid the kernel does not hand out again while a group or session of that id lives)."""
+    agent, tick = _read_pid(os.path.join(run_dir, "agent_pid"))
+    own = agent and (not _stat(agent) or _alive(agent, tick))  # else the pid is another process's now
+    return [p for p in scan if p[4] == run_dir or (own and agent in (p[0], p[2], p[3]))]
+
+
+def _reap(run_dir: str, grace: float, wait: bool = True, scan: list | None = None) -> list:
+    """End what the worker of `run_dir` left running: SIGTERM, then SIGKILL after `grace` (with `wait`), each
+    checked by pid and start tick so a reused pid is never signalled. What was found, with whether it ended."""
+    procs = _left(run_dir, _scan() if scan is None else scan)
+    names = {p[0]: (_read(f"/proc/{p[0]}/comm") or "?").strip() for p in procs}  # before they go
+    for pid, _, _, _, _ in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while wait and procs and time.monotonic() < deadline and any(_alive(p[0], p[1]) for p in procs):
+        time.sleep(0.05)
+    out = []
+    for pid, tick, _, _, _ in procs:
+        if wait and _alive(pid, tick):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+        out.append({"pid": pid, "command": names[pid], "stopped": not _alive(pid, tick)})
+    return out
 
 
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,

@@ -56,8 +56,8 @@ def test_nothing_to_repair_on_a_healthy_repository(tmp_path: Path) -> None:
     assert "Nothing to repair" in r.out
     r = balanced(repo, "doctor", "--json")
     assert r.code == 0
-    assert json.loads(r.out) == {"malformed_refs": [], "stale_locks": [], "leftovers": [], "removed": [],
-                                 "not_removed": []}
+    assert json.loads(r.out) == {"malformed_refs": [], "stale_locks": [], "leftovers": [], "processes": [],
+                                 "not_looked_at": [], "removed": [], "not_removed": []}
     assert balanced(repo, "doctor", "--fix").code == 0, "nothing to remove: no need to ask"
 
 

@@ -48,7 +48,7 @@ def test_ready_on_a_new_machine(machines: Machines, tmp_path: Path) -> None:
     ran = balanced(repo, "ready", "--yes")
     assert ran.code == 0, ran
     copy = f"{alpha.home}/proj"
-    assert "alpha  ready · git " in ran.out and f"{copy} (copied now)" in ran.out, ran.out
+    assert "alpha  ready · git " in ran.out and f"{copy} (copied now; repository " in ran.out, ran.out
     assert ran.out.strip().endswith("Balanced: ready on 2 machines")
     tip = git(repo, "rev-parse", "HEAD")
     assert there("alpha", "git", "-C", copy, "rev-parse", "refs/balanced/base/main") == tip, "the base is there"
@@ -64,11 +64,11 @@ def test_ready_on_a_new_machine(machines: Machines, tmp_path: Path) -> None:
     # Later, only the new base goes, over the same connection.
     new = commit(repo, {"more.txt": "more\n"}, "more")
     ran = balanced(repo, "ready", "alpha")
-    assert ran.code == 0 and f"(base moved from {tip[:7]} to {new[:7]})" in ran.out, ran.out
+    assert ran.code == 0 and f"(base moved from {tip[:7]} to {new[:7]}; repository " in ran.out, ran.out
     assert there("alpha", "git", "-C", copy, "rev-parse", "refs/balanced/base/main") == new
     assert there("alpha", "cat", f"{copy}/more.txt") == "more"
     ran = balanced(repo, "ready", "alpha")
-    assert ran.code == 0 and f"(up to date at {new[:7]})" in ran.out, ran.out
+    assert ran.code == 0 and f"(up to date at {new[:7]}; repository " in ran.out, ran.out
     assert alpha.accepted() == 1, "four `ready` runs, git pushes included: one SSH connection"
     assert machines.by_name("beta").accepted() == 0, "an unticked machine is left alone"
 
@@ -84,7 +84,10 @@ def test_each_machine_that_is_not_ready_says_why(machines: Machines, tmp_path: P
     assert ran.code == 1, ran
     assert "alpha  not ready: claude, the agent of this repository's settings, is not installed there" in ran.out
     assert "`git balanced ready alpha --yes` installs Claude Code 2.1.332 into ~/.local there (with npm)" in ran.out
-    assert f"beta   not ready: {beta.home}/proj exists there and is not a git repository of its own" in ran.out
+    assert "beta   not ready: claude, the agent of this repository's settings, is not installed there" in ran.out
+    short = json.loads((repo / ".git" / "balanced" / "id").read_text())["id"][:8]
+    assert f"{beta.home}/proj is not a git repository of its own: this repository's copy there is " \
+           f"{beta.home}/proj-{short}" in ran.out, "what is in the copy's place is not used: the keyed name is"
     assert (beta.home / "proj" / "notes.txt").read_text() == "mine\n", "what was there is untouched"
     assert "Balanced: ready on 1 machine; not ready: alpha (claude, " in ran.out
     alpha.kill()

@@ -293,7 +293,8 @@ def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(ma
     assert balanced(repo, "ready", "box", "--yes").code == 0
     t = Transport("box")
     tip = git(repo, "rev-parse", "HEAD")
-    req = {"job": "j-left-1", "repo": "~/proj", "worktree": "~/.balanced/worktrees/j-left-1",
+    copy = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["repo_path"]
+    req = {"job": "j-left-1", "repo": copy, "worktree": "~/.balanced/worktrees/j-left-1",
            "branch": "balanced/left", "base": tip, "argv": ["sleep", "3600"], "runs_dir": runner.RUNS_DIR}
     res = t.run_python(runner.source(), ["start"], input=json.dumps(req))
     runner_pid = json.loads(res.out.strip().splitlines()[-1])["pid"]
@@ -327,9 +328,11 @@ def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(m
     assert balanced(repo, "ready", "box", "--yes").code == 0
     tip = git(repo, "rev-parse", "HEAD")
     runs = machine.home / ".balanced" / "runs"
+    # The machine serves every test of this module: each project's copy is its own (`proj`, `proj-<id>`).
+    copy = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["repo_path"]
 
     def start(job: str, branch: str, script: str) -> None:
-        req = {"job": job, "repo": "~/proj", "worktree": f"~/.balanced/worktrees/{job}", "branch": branch,
+        req = {"job": job, "repo": copy, "worktree": f"~/.balanced/worktrees/{job}", "branch": branch,
                "base": tip, "argv": ["sh", "-c", script], "runs_dir": runner.RUNS_DIR}
         res = Transport("box").run_python(runner.source(), ["start"], input=json.dumps(req))
         assert res.ok, res.err
@@ -340,7 +343,7 @@ def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(m
 
     # The first attempt commits, then the machine dies under it, and comes back.
     start("j-stale-1", "balanced/stale", "echo a > a.txt && git add a.txt && git commit -qm a && exec sleep 3600")
-    wait_until(lambda: there("git", "-C", "proj", "log", "--format=%s", "-1", "balanced/stale") == "a", 30,
+    wait_until(lambda: there("git", "-C", copy, "log", "--format=%s", "-1", "balanced/stale") == "a", 30,
                "the first attempt's commit")
     machine.kill()
     machine.restart()
@@ -350,8 +353,8 @@ def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(m
     start("j-stale-2", "balanced/stale", "test -f a.txt && echo b > b.txt && git add b.txt && git commit -qm b")
     got = result("j-stale-2")
     assert got["error"] is None and got["exit_code"] == 0, (got, (runs / "j-stale-2" / "log").read_text())
-    assert there("git", "-C", "proj", "log", "--format=%s", f"{tip}..balanced/stale") == "b\na", "commits kept"
-    assert not old.exists() and str(old) not in there("git", "-C", "proj", "worktree", "list")
+    assert there("git", "-C", copy, "log", "--format=%s", f"{tip}..balanced/stale") == "b\na", "commits kept"
+    assert not old.exists() and str(old) not in there("git", "-C", copy, "worktree", "list")
     assert "removed " in (runs / "j-stale-2" / "log").read_text()
 
     # A worktree whose job still runs is never taken from it.
