@@ -190,8 +190,10 @@ def test_a_machine_is_sent_a_base_once_and_finished_branches_come_back_in_one_fe
     states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
     assert states == {f"o{i}": "landed" for i in range(6)}, states
     cmds = alpha.commands()[before:]
-    pushes = [c for c in cmds if c.startswith("git-receive-pack ")]
-    fetches = [c for c in cmds if c.startswith("git-upload-pack ")]
+    # Named with the copy's hooks and programs turned off (untrusted.machine_program): `git -c … receive-pack`.
+    pushes = [c for c in cmds if c.startswith(("git-receive-pack ", "git ")) and " receive-pack " in f" {c} "]
+    fetches = [c for c in cmds if c.startswith(("git-upload-pack ", "git ")) and " upload-pack " in f" {c} "]
+    assert all("core.hooksPath=/dev/null" in c for c in pushes + fetches), pushes + fetches
     runners = [c for c in cmds if c.startswith("python3 -c ")]
     probes = [c for c in cmds if c == "true"]
     assert len(pushes) == 1, f"six pieces on one base: the base was pushed once, not {len(pushes)} times"
