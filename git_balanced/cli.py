@@ -555,7 +555,7 @@ def manpage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
-    from git_balanced.errors import BalancedError
+    from git_balanced.errors import BalancedError, disk_full
 
     try:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
@@ -568,6 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return 2
     except BalancedError as exc:
+        exc = disk_full(exc) or exc  # git's own words for a full disk read as ours
         click.echo(f"error: {exc.message}", err=True)
         if exc.hint:
             click.echo(f"hint: {exc.hint}", err=True)
@@ -575,7 +576,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return 130
-    except Exception:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+    except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        full = disk_full(exc)  # a full disk (ENOSPC, EDQUOT) is the machine's state, not a bug: exit 1
+        if full is not None:
+            click.echo(f"error: {full.message}\nhint: {full.hint}", err=True)
+            return 1
         import traceback  # here, not above: only an internal error needs it
 
         traceback.print_exc()

@@ -48,3 +48,23 @@ def json_objects(text: str) -> list[dict[str, Any]]:
         if isinstance(obj, dict):
             found.append(obj)
     return found
+
+
+# What a write that failed for want of room leaves in a git objects folder: git's temporary object files, and
+# the `.lock` files dulwich writes an object through (a close that fails leaves it behind).
+DEBRIS = ("tmp_obj_*", "*.lock")
+
+
+def clear_debris(objects: str | Path, since: float) -> list[Path]:
+    """Remove the temporary files a failed write left in `objects/??/` since `since` (a time.time()); returns
+    them. Older ones are left alone: they are no write of ours."""
+    removed = []
+    for pattern in DEBRIS:
+        for path in Path(objects).glob(f"??/{pattern}"):
+            try:
+                if path.lstat().st_mtime >= since - 1:  # the file system's clock may round down a second
+                    path.unlink()
+                    removed.append(path)
+            except FileNotFoundError:  # its writer finished after all
+                pass
+    return removed

@@ -14,8 +14,9 @@ from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
 from git_balanced.engine.watch import Watcher
-from git_balanced.errors import BalancedError, LandingBusy
+from git_balanced.errors import BalancedError, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
+from git_balanced.files import clear_debris
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.transport import MachineUnreachable
@@ -70,8 +71,19 @@ class Engine:
         Each phase works on the jobs as the phases before it left them: every job is read at the start (one
         ref listing, for plans, jobs, questions and schedules alike), and after a phase wrote events, the jobs it
         wrote are read again (and those alone)."""
-        with self.repo.listing_once():
-            return self._pass()
+        since = time.time()
+        try:
+            with self.repo.listing_once():
+                return self._pass()
+        except (OSError, BalancedError) as exc:  # a full disk: said once, and the next pass tries again
+            full = disk_full(exc, str(self.repo.common_dir), "the engine's pass")
+            if full is None:
+                raise
+            clear_debris(self.repo.common_dir / "objects", since)
+            if full.message not in self.told:
+                self.told.add(full.message)
+                print(f"[balanced] {full.message} Hint: {full.hint}", file=sys.stderr, flush=True)
+            return True
 
     def _pass(self) -> bool:
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))
