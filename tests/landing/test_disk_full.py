@@ -135,14 +135,22 @@ def test_a_disk_that_fills_while_git_writes_is_rolled_back(small_disk: Path) -> 
 
 
 def test_the_engine_says_it_once_and_lands_once_there_is_room(small_disk: Path) -> None:
-    repo = lead_on(small_disk)
+    """The disk fills while the check runs (the check itself fills it): mid-landing, after the worker's branch
+    came back. The engine does not die; once there is room, its next pass lands (the check is not run again)."""
+    filler = small_disk / "filler"
+    script = small_disk.parent / "fill.py"
+    script.write_text("import os\n"
+                      f"st = os.statvfs({str(small_disk)!r})\n"
+                      f"open({str(filler)!r}, 'wb').write(bytes(st.f_bavail * st.f_frsize - (600 << 10)))\n")
+    fill_it = f"python3 {script}"
+    repo = lead_on(small_disk, check=f"test -d src && {fill_it}")
     blob = "$(head -c 1572864 /dev/urandom | base64 -w0)"
     assert plan(repo, [piece("big", f"echo {blob} > src/big.txt")], "--start").code == 0
-    filler = fill(small_disk, 600 << 10)
     before = snapshot(repo)
 
     r = engine(repo, "--until-idle", timeout=120)
     assert r.code == 1, r
+    assert filler.exists(), "the check filled the disk"
     assert "Traceback" not in r.err and "is full" in r.err, r.err
     assert snapshot(repo) == before
     assert debris(repo) == []
@@ -151,5 +159,6 @@ def test_the_engine_says_it_once_and_lands_once_there_is_room(small_disk: Path) 
     filler.unlink()
     r = engine(repo, "--until-idle", timeout=120)
     assert r.code == 0, r
+    assert not filler.exists(), "the check was not run again: its result is on record"
     assert jobs_of(repo, "big")[0]["state"] == "landed"
     assert (repo / "src" / "big.txt").stat().st_size > 2 << 20
