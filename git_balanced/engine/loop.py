@@ -76,7 +76,7 @@ class Engine:
             with self.repo.listing_once():
                 return self._pass()
         except (OSError, BalancedError) as exc:  # a full disk: said once, and the next pass tries again
-            full = disk_full(exc, str(self.repo.common_dir), "the engine's pass")
+            full = disk_full(exc, str(self.repo.common_dir))
             if full is None:
                 raise
             clear_debris(self.repo.common_dir / "objects", since)
