@@ -81,8 +81,12 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
         short = _short_of_room(repo)  # git does not always say why a write failed (a filter's output): look
         try:
             restore(repo, tip, moves, made, keep)
-        except OSError as exc:
-            raise DiskFull(str(repo.root), what=what) if disk_full(exc) else exc
+        except OSError as exc:  # the one case where the checkout is not as it was: say so, and which paths
+            shown = " ".join(c.path for c in moves[:10]) + (" …" if len(moves) > 10 else "")
+            raise BalancedError(
+                f"{branch} did not move, and putting back the files git wrote failed too ({exc.strerror}).",
+                hint=f"make room, then `git restore --source=HEAD --staged --worktree -- {shown}` puts them back "
+                     "as committed.") from exc
         clear_debris(repo.common_dir / "objects", since)
         full = disk_full(GitError(["git", "merge", "--ff-only", target], r.code, r.out, r.err), str(repo.root),
                          what) or (DiskFull(short, what=what) if short else None)
