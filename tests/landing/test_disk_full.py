@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import engine, jobs_of, piece, plan
+from tests.support.wait import wait_until
 
 SIZE = 24 << 20
 
@@ -162,3 +164,40 @@ def test_the_engine_says_it_once_and_lands_once_there_is_room(small_disk: Path) 
     assert not filler.exists(), "the check was not run again: its result is on record"
     assert jobs_of(repo, "big")[0]["state"] == "landed"
     assert (repo / "src" / "big.txt").stat().st_size > 2 << 20
+
+
+def test_the_engine_waits_for_room_rather_than_dying(small_disk: Path, tmp_path: Path) -> None:
+    """Full before the worker's branch comes back: the pass itself cannot write. The engine (--until-idle too)
+    says so once and tries again, and lands once there is room."""
+    repo = lead_on(small_disk)
+    blob = "$(head -c 1572864 /dev/urandom | base64 -w0)"
+    assert plan(repo, [piece("big", f"echo {blob} > src/big.txt")], "--start").code == 0
+    filler = fill(small_disk, 600 << 10)
+    log = tmp_path / "engine.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"], cwd=repo,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: "is full" in log.read_text(), 60, "the engine to say the disk is full",
+                   said=log.read_text)
+        assert proc.poll() is None, "it goes on: " + log.read_text()
+        filler.unlink()
+        assert proc.wait(timeout=90) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = log.read_text()
+    assert "Traceback" not in said and said.count("is full") == 1, said
+    assert jobs_of(repo, "big")[0]["state"] == "landed"
+    assert debris(repo) == []
+
+
+def test_any_command_on_a_full_disk_is_one_message_and_exit_1(small_disk: Path) -> None:
+    repo = lead_on(small_disk)
+    filler = fill(small_disk, 0)
+    r = balanced(repo, "plan", "-", input=json.dumps({"task": "T", "pieces": [piece("p", "true")]}))
+    assert r.code == 1, r
+    assert "Traceback" not in r.err and "is full" in r.err and f"mounted at {small_disk}" in r.err, r.err
+    assert "hint: make room there" in r.err
+    filler.unlink()
+    assert balanced(repo, "plan", "-", input=json.dumps({"task": "T", "pieces": [piece("p", "true")]})).code == 0
