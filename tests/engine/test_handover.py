@@ -3,6 +3,7 @@ take the work: an engine in its last pass, or asked to stop, is followed by a ne
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -91,3 +92,20 @@ def test_detach_against_a_running_engine_says_it_runs(tmp_path: Path) -> None:
     finally:
         balanced(repo, "engine", "--stop")
         old.wait(timeout=30)
+
+
+def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(tmp_path: Path) -> None:
+    repo = _slow_landing(tmp_path, 3)
+    old = _engine_proc(repo, tmp_path / "old.log", "--once")
+    try:
+        wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
+        doc = {"task": "Another", "pieces": [piece("b", "echo b > src/b.txt")]}
+        r = balanced(repo, "mcp", "--call", "plan", json.dumps(doc))
+        assert r.code == 0, r
+        said = json.loads(r.out)["engine"]
+        assert said.startswith("started in the background (pid ") and str(old.pid) not in said, said
+        _lands(repo, "b")
+    finally:
+        if old.poll() is None:
+            old.kill()
+        balanced(repo, "engine", "--stop")
