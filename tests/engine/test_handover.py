@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.cli import balanced
@@ -109,3 +110,24 @@ def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(tmp_p
         if old.poll() is None:
             old.kill()
         balanced(repo, "engine", "--stop")
+
+
+def test_an_engine_woken_during_its_last_pass_takes_its_exit_back(tmp_path: Path) -> None:
+    from git_balanced.engine.background import EngineLock, wake_stamp
+    from git_balanced.lead import open_lead
+
+    lead = open_lead(str(lead_repo(tmp_path)))
+    lock = EngineLock(lead)
+    assert lock.acquire()
+    try:
+        woken = wake_stamp(lead)
+        time.sleep(0.02)  # past the file system's clock tick
+        lead.wake_engine()  # a starter stored work while the pass ran
+        assert not lock.leaving(lead, woken), "it looks again"
+        assert not lock.exiting(os.getpid()), "and a starter sees it running"
+        woken = wake_stamp(lead)
+        assert lock.leaving(lead, woken), "nothing new: it may end"
+        assert lock.exiting(os.getpid()), "and a starter sees it exiting"
+    finally:
+        lock.release()
+    assert not lock.exiting(os.getpid()) and lock.holder() is None
