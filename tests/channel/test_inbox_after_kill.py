@@ -19,6 +19,11 @@ def test_every_landing_is_told_once_after_a_kill(tmp_path: Path, point: str) -> 
 
     r = engine(repo, "--until-idle", crash_at=point)
     assert r.code == 137, r  # it died where it was told to: the branch moved, the lead not (all) told
+    moved = git(repo, "log", "--first-parent", "--format=%s", "main")
+    assert "Land balanced/" in moved, moved
+    for name in [n for n in ("a", "b") if f"Land balanced/{n} " in moved]:  # no engine runs now: the board says it
+        [job] = jobs_of(repo, name)
+        assert job["state"] == "landed" and job["reason"].startswith("landed in main as "), job
     r = engine(repo, "--until-idle")
     assert r.code == 0, r
 
