@@ -44,8 +44,10 @@ class EngineLock:
                 fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                # Started to follow an exiting engine: wait while it is still on its way out.
-                if after and self._holder_pid() == int(after) and self.exiting(int(after)):
+                # Started to follow an exiting engine: wait while it is on its way out (its pid file goes a moment
+                # before its lock does); not once it went on after all, or another engine took the lock.
+                holder = self.holder_pid()
+                if after and (holder is None or holder == int(after) and self.exiting(holder)):
                     time.sleep(0.1)
                     continue
                 os.close(self.fd)
@@ -87,7 +89,8 @@ class EngineLock:
         except (FileNotFoundError, ValueError):
             return False
 
-    def _holder_pid(self) -> int | None:
+    def holder_pid(self) -> int | None:
+        """The pid in the lock's pid file (a running engine's, or one killed before it could take it away)."""
         try:
             return int(self.pid_path.read_text().strip())
         except (FileNotFoundError, ValueError):
@@ -98,7 +101,7 @@ class EngineLock:
         if self.acquire():
             self.release()
             return None
-        return self._holder_pid()
+        return self.holder_pid()
 
 
 def wake_stamp(lead: Lead) -> float:
@@ -198,30 +201,38 @@ def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
 
     lock = EngineLock(lead)
     lead.wake_engine()  # before looking for the mark: an engine in its last look sees this and goes on
+    pid = first = lock.holder()
     end = time.monotonic() + HANDOVER
-    while (pid := lock.holder()) is not None and lock.exiting(pid) and time.monotonic() < end:
+    # Waited on by its pid file alone: taking the lock to look, even for a moment, could turn away an engine
+    # starting at that moment.
+    while pid is not None and lock.exiting(pid) and time.monotonic() < end:
         time.sleep(0.05)
+        pid = _named(lock)
     if pid is not None and not lock.exiting(pid):
         return pid, False
     argv = [sys.executable, "-m", "git_balanced.cli", "engine"] + (["--until-idle"] if until_idle else [])
-    env = None if pid is None else {**os.environ, AFTER_ENV: str(pid)}  # it waits for the exiting one to end
+    after = pid or first  # an engine seen exiting: the new one waits for it to let go of the lock
+    env = None if after is None else {**os.environ, AFTER_ENV: str(after)}
     log = lead.repo.state_dir / "engine.log"
     new = proc.spawn_detached(argv, cwd=lead.repo.root, log=log, env=env)
-    return _taken(lock, new, log, after=pid), True
+    return _taken(lock, new, log, after=after), True
 
 
 def _taken(lock: EngineLock, pid: int, log: os.PathLike[str], *, after: int | None) -> int:
-    """`pid`, once it holds the engine lock (or waits for the exiting engine `after`, or another engine started
-    at the same moment took it); a BalancedError with the end of its log when it died first."""
+    """`pid`, once it holds the engine lock (or waits for the exiting engine `after`), or the engine that took
+    the lock when it could not; a BalancedError with the end of its log when it died with none running."""
     end = time.monotonic() + TAKE
     while time.monotonic() < end:
-        holder = lock.holder()
-        if holder is not None and not (holder == after and lock.exiting(holder)):
-            return holder
-        if after is not None and holder == after and _alive(pid):
-            return pid  # it takes over once the exiting engine ended
+        named = _named(lock)
+        if named == pid:
+            return pid
         if not _alive(pid):
+            other = lock.holder()  # it is gone, so a look that takes the lock turns no one away
+            if other is not None and not lock.exiting(other):
+                return other  # another starter's engine got there first, and runs
             break
+        if after is not None and named == after and lock.exiting(after):
+            return pid  # it takes over once the exiting engine ended
         time.sleep(0.05)
     with open(log, "rb") as fh:
         fh.seek(0, os.SEEK_END)
@@ -229,6 +240,20 @@ def _taken(lock: EngineLock, pid: int, log: os.PathLike[str], *, after: int | No
         tail = [x for x in fh.read().decode(errors="replace").splitlines() if x.strip()][-3:]
     raise BalancedError("The engine did not start" + (f": {' '.join(tail)}" if tail else "."),
                         hint=f"its log is {log}; `git balanced engine` runs it here, where you see why.")
+
+
+def _named(lock: EngineLock) -> int | None:
+    """The engine the lock's pid file names, while that process lives (read without taking the lock)."""
+    pid = lock.holder_pid()
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None  # killed, and its file left behind
+    except PermissionError:
+        pass
+    return pid
 
 
 def _alive(pid: int) -> bool:
