@@ -68,6 +68,10 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
             os.link(index, keep)  # a second name for the index git replaces, which costs no room
         except FileNotFoundError:
             keep = Path()
+        except OSError as exc:
+            if disk_full(exc) is not None:  # not even a name fits: nothing was written yet
+                raise DiskFull(str(repo.git_dir), what=what) from None
+            keep = Path()  # a file system without hard links: git replaces the index only once the files are in
         made = _missing_folders(repo, moves)
         since = time.time()
         r = repo.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": "balanced land"})

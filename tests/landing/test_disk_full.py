@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,7 +190,8 @@ def test_the_engine_waits_for_room_rather_than_dying(small_disk: Path, tmp_path:
     said = log.read_text()
     assert "Traceback" not in said and said.count("is full") == 1, said
     assert jobs_of(repo, "big")[0]["state"] == "landed"
-    assert debris(repo) == []
+    left = [(p, round(time.time() - p.stat().st_mtime, 2), p.stat().st_size) for p in debris(repo)]
+    assert left == [], "no temporary object file is left (path, age, size)"
 
 
 def test_any_command_on_a_full_disk_is_one_message_and_exit_1(small_disk: Path) -> None:
