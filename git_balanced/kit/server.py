@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from git_balanced import __version__
-from git_balanced.errors import BalancedError
+from git_balanced.errors import BalancedError, disk_full
 from git_balanced.kit import tools
 from git_balanced.kit.tools import Piece
 
@@ -43,8 +43,11 @@ def _said(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
             return fn(*args, **kwargs)
-        except BalancedError as exc:
-            raise ToolError(refusal(exc)) from None
+        except (BalancedError, OSError) as exc:
+            said = disk_full(exc) or exc  # a full disk reads as it does on the command line
+            if not isinstance(said, BalancedError):
+                raise
+            raise ToolError(refusal(said)) from None
 
     return call
 

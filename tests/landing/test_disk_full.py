@@ -203,3 +203,13 @@ def test_any_command_on_a_full_disk_is_one_message_and_exit_1(small_disk: Path) 
     assert "hint: make room there" in r.err
     filler.unlink()
     assert balanced(repo, "plan", "-", input=json.dumps({"task": "T", "pieces": [piece("p", "true")]})).code == 0
+
+
+def test_the_mcp_plan_tool_on_a_full_disk_says_it_in_the_same_words(small_disk: Path) -> None:
+    repo = lead_on(small_disk)
+    filler = fill(small_disk, 0)
+    doc = {"task": "T", "pieces": [piece("p", "true")]}
+    r = balanced(repo, "mcp", "--call", "plan", json.dumps(doc))
+    assert r.code == 1, r
+    assert r.err.startswith("error: The disk holding ") and "is full" in r.err and "Errno" not in r.err, r.err
+    filler.unlink()
