@@ -61,8 +61,8 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
     if check_room:
         ensure_room(repo, moves, what)
     index = repo.git_dir / "index"
+    _forget_kept(repo)
     keep = repo.state_dir / f"index.before-land.{os.getpid()}"
-    keep.unlink(missing_ok=True)
     try:
         try:
             os.link(index, keep)  # a second name for the index git replaces, which costs no room
@@ -101,6 +101,21 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
     finally:
         if keep != Path():
             keep.unlink(missing_ok=True)
+
+
+def _forget_kept(repo: Repo) -> None:
+    """Remove the second names of old indexes that a landing killed halfway left (each holds an index's room)."""
+    for kept in repo.state_dir.glob("index.before-land.*"):
+        pid = kept.name.rsplit(".", 1)[1]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+                continue  # a landing of another process, going on now
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+        kept.unlink(missing_ok=True)
 
 
 def ensure_room(repo: Repo, moves: list[Change], what: str) -> None:
