@@ -3,6 +3,9 @@ inbox exactly once after the next engine's pass, and the board says landed, with
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,3 +42,30 @@ def test_every_landing_is_told_once_after_a_kill(tmp_path: Path, point: str) -> 
         assert text.count(f"balanced/{name} landed in main") == 1, text
         assert f"balanced/{name} is in main already" not in text, text
     assert text.count("is done: 2 landed") == 1, text
+
+
+def test_a_real_sigkill_right_after_the_branch_moved(tmp_path: Path) -> None:
+    """No crash point: git's own post-merge hook, which runs once the fast-forward moved main and the checkout,
+    sends the engine a real SIGKILL (once)."""
+    repo = lead_repo(tmp_path)
+    hook = repo / ".git" / "hooks" / "post-merge"
+    hook.parent.mkdir(exist_ok=True)
+    done = tmp_path / "killed"
+    hook.write_text(f"#!/bin/sh\n[ -e {done} ] && exit 0\ntouch {done}\n"
+                    f"kill -9 $(cat {repo}/.git/balanced/engine.pid)\n")
+    hook.chmod(0o755)
+    assert plan(repo, [piece("a", "echo a > src/a.txt")], "--start").code == 0
+
+    cp = subprocess.run([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"], cwd=repo,
+                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert cp.returncode == -signal.SIGKILL, (cp.returncode, cp.stderr)
+    assert done.exists() and "Land balanced/a " in git(repo, "log", "--format=%s", "-1", "main")
+    assert "balanced/a landed" not in inbox_text(repo), "killed before it told anyone"
+    [job] = jobs_of(repo, "a")
+    assert job["state"] == "landed", "the board says what happened all the same"
+
+    r = engine(repo, "--until-idle")
+    assert r.code == 0, r
+    text = inbox_text(repo)
+    assert text.count("Its check passed, so balanced/a landed in main as ") == 1, text
+    assert "already" not in text, text
