@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from git_balanced import __version__
+from git_balanced.ui import plain
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -569,9 +570,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BalancedError as exc:
         exc = disk_full(exc) or exc  # git's own words for a full disk read as ours
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {plain(exc.message)}", err=True)  # a message may quote a plan's or a worker's words
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {plain(exc.hint)}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
@@ -579,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
         full = disk_full(exc)  # a full disk (ENOSPC, EDQUOT) is the machine's state, not a bug: exit 1
         if full is not None:
-            click.echo(f"error: {full.message}\nhint: {full.hint}", err=True)
+            click.echo(f"error: {plain(full.message)}\nhint: {plain(full.hint or '')}", err=True)
             return 1
         import traceback  # here, not above: only an internal error needs it
 

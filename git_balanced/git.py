@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import proc, ui
+from git_balanced import proc, ui, untrusted
 from git_balanced.errors import GitError, NotARepository
 
 if TYPE_CHECKING:
@@ -92,8 +92,16 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,
             env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
-    """Run git in `cwd` and return the result whatever its exit code."""
-    return proc.run(["git", *args], cwd=cwd, input=input, env=git_env(env), timeout=timeout)
+    """Run git in `cwd` and return the result whatever its exit code. In a folder a worker, a check or a setup
+    could have written (untrusted.folder_of_ours), nothing of that folder's runs: no hook, no fsmonitor, no
+    driver, pager or helper its config names, and the working tree is the folder itself."""
+    environ = git_env(env)
+    argv = ["git", *args]
+    where = os.fspath(cwd)
+    if untrusted.folder_of_ours(where):
+        environ = untrusted.safe_env(environ)
+        argv = untrusted.safe_argv(argv[1:], where, lambda a, c: untrusted.safe_listing(a, c, environ))
+    return proc.run(argv, cwd=cwd, input=input, env=environ, timeout=timeout)
 
 
 def git_out(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,

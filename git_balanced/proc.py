@@ -6,9 +6,23 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+MARK = "GIT_BALANCED_CHECK"  # in a check's environment: `<scratch path>#<id>`, inherited by all it starts
+GRACE = 3.0  # seconds a process tree has between SIGTERM and SIGKILL
+SLICE = 0.2  # how often a marked run looks whether the process is stopping
+# Set when the process is asked to stop (the engine's SIGTERM): every marked run ends its tree and raises
+# Stopped, so no wait on a check outlives the stop.
+STOP = threading.Event()
+
+
+class Stopped(BaseException):
+    """A marked run was ended because this process is stopping; a BaseException, so no handler of
+    failures mistakes it for one (a check that was stopped neither passed nor failed)."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +72,125 @@ def run(
 
 
 def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None,
-          timeout: float | None = None, argv: Sequence[str] | None = None) -> Result:
+          timeout: float | None = None, argv: Sequence[str] | None = None, mark: str | None = None) -> Result:
     """Run a user's command line (setup, check, a shell piece) with `sh -c`, output merged; `argv`, when
-    given, is the same command wrapped (see fence.py)."""
-    code, out, _ = _communicate(argv or ["sh", "-c", command], cwd, env, None, timeout, True, merge=True)
+    given, is the same command wrapped (see fence.py). With `mark`, the run carries it in its environment
+    (MARK), its tree is ended by it too (children that left the group), and a stop ends it (Stopped)."""
+    if mark is None:
+        code, out, _ = _communicate(argv or ["sh", "-c", command], cwd, env, None, timeout, True, merge=True)
+    else:
+        code, out = _marked_run(argv or ["sh", "-c", command], cwd, {**(env or os.environ), MARK: mark},
+                                timeout, mark)
     if code is None:
         return Result(124, out + f"\ntimed out after {timeout} seconds", "")
     return Result(code, out, "")
+
+
+def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str], timeout: float | None,
+                mark: str) -> tuple[int | None, str]:
+    """Run in a process group of its own, output merged: (code, out), or (None, what came) past `timeout`,
+    when its tree is ended; Stopped once STOP is set, its tree ended first."""
+    if STOP.is_set():
+        raise Stopped
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace", process_group=0) as p:
+        got: list[str] = []
+        try:
+            while True:
+                left = SLICE if deadline is None else min(SLICE, deadline - time.monotonic())
+                try:
+                    out, _ = p.communicate(timeout=max(0.0, left))
+                    # The shell ended; what it left behind with the pipe closed would run on unbounded.
+                    end_tree(p.pid, mark)
+                    return p.returncode, out
+                except subprocess.TimeoutExpired as exc:
+                    got[:] = [_decoded(exc.stdout)]
+                if STOP.is_set():
+                    raise Stopped
+                if deadline is not None and time.monotonic() >= deadline:
+                    end_tree(p.pid, mark)
+                    p.wait()
+                    return None, got[0] if got else ""
+        except BaseException:  # Stopped, or Ctrl-C while waiting: nothing of it runs on
+            end_tree(p.pid, mark)
+            p.wait()
+            raise
+
+
+def marked(prefix: str) -> list[int]:
+    """The processes of this user whose environment carries MARK starting with `prefix` (read from /proc; none
+    where there is no /proc)."""
+    want = f"{MARK}={prefix}".encode()
+    found = []
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        if any(v.startswith(want) for v in env.split(b"\0")):
+            found.append(pid)
+    return found
+
+
+def end_tree(group: int | None, mark: str, grace: float = GRACE) -> int:
+    """End process group `group` and every process marked with `mark` (or starting with it): SIGTERM, then
+    SIGKILL to what is left after `grace` seconds. How many processes there were."""
+    def alive() -> set[int]:
+        pids = set(marked(mark))
+        if group is not None:
+            pids |= _in_group(group)
+        return pids
+
+    first = alive()
+    if not first and (group is None or os.path.isdir("/proc")):  # where /proc is not, the group is signalled
+        return 0
+    _signal_all(group, first, signal.SIGTERM)
+    end = time.monotonic() + grace
+    left = first
+    while left and time.monotonic() < end:
+        time.sleep(0.05)
+        left = alive()
+    if left:
+        _signal_all(group, left, signal.SIGKILL)
+        end = time.monotonic() + 1.0  # SIGKILL is not refused, only a moment in arriving
+        while alive() and time.monotonic() < end:
+            time.sleep(0.02)
+    return len(first)
+
+
+def _in_group(group: int) -> set[int]:
+    """The live processes of a process group (zombies do not count: nothing of them runs)."""
+    found = set()
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return set()
+    for n in names:
+        try:
+            with open(f"/proc/{n}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == group:
+            found.add(int(n))
+    return found
+
+
+def _signal_all(group: int | None, pids: set[int], sig: int) -> None:
+    if group is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, sig)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
 def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None,

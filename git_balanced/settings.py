@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -66,6 +67,20 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
     protect: tuple[PathGlob, ...] = Field(
         default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
+    # A day at the most: a check that needs longer is not one to land by.
+    check_timeout: Annotated[StrictInt, Field(ge=1, le=86400)] = Field(
+        default=1800, description='a whole number of seconds from 1 to 86400, or "90s", "30m", "2h"')
+
+    @model_validator(mode="before")
+    @classmethod
+    def _duration(cls, data: Any) -> Any:
+        # "30m" is 1800 seconds; any other string (or one out of range) is left for the type to refuse, and its
+        # message shows it as written.
+        if isinstance(data, dict) and isinstance(text := data.get("check_timeout"), str):
+            if m := re.fullmatch(r"\s*(\d+)\s*([smh])\s*", text):
+                seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]]
+                return {**data, "check_timeout": seconds} if 1 <= seconds <= 86400 else data
+        return data
 
 
 class BalancedSettings(_Table):
@@ -83,6 +98,9 @@ class BalancedSettings(_Table):
     ask_timeout: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
     lost_after: AtLeastOne = Field(default=120, description="a whole number of seconds, at least 1")
     takeover_after: AtLeastOne = Field(default=600, description="a whole number of seconds, at least 1")
+    attach_from: tuple[PathGlob, ...] = Field(
+        default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
+                                'such as ["docs/shots"]')
 
     @model_validator(mode="before")
     @classmethod
@@ -93,6 +111,16 @@ class BalancedSettings(_Table):
             if isinstance(agent, str) and agent in DEFAULT_MODELS:
                 return {**data, "model": DEFAULT_MODELS[agent]}
         return data
+
+
+Megabytes = Annotated[StrictFloat, Field(gt=0)]
+
+
+class LandingSettings(_Table):
+    """`[landing]`: what a landing takes without asking you; a branch past it is held for you."""
+
+    max_file_mb: Megabytes = Field(default=10, description="a number of megabytes above 0, such as 10")
+    max_change_mb: Megabytes = Field(default=50, description="a number of megabytes above 0, such as 50")
 
 
 class AgentSettings(_Table):
@@ -121,6 +149,7 @@ class Settings(_Table):
     worktree: WorktreeSettings = Field(default=WorktreeSettings(), description=_TABLE + " [worktree]")
     balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
     agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
+    landing: LandingSettings = Field(default=LandingSettings(), description=_TABLE + " [landing]")
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""
@@ -407,7 +436,7 @@ def write_settings(root: Path, *, check: str | None = None, setup: str | None = 
 
 
 __all__ = [
-    "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings",
+    "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings", "LandingSettings",
     "Settings", "WorktreeSettings", "load_settings", "load_settings_text", "render_settings",
     "settings_path", "toml_string", "toml_value", "write_settings",
 ]

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_balanced import ui
 from git_balanced.errors import TrustError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
@@ -85,7 +86,7 @@ def interactive() -> bool:
 def ask(repo: Repo, cmds: Commands, prompt: str = "Allow these commands to run?") -> bool:
     """Show the commands and ask on the terminal; records the answer."""
     print(f"git balanced will run these commands from {repo.root}/.magnum/settings.toml:")
-    print("\n".join(cmds.lines()))
+    print(ui.plain("\n".join(cmds.lines())))  # what is approved must be what is seen: no escape sequence hides it
     answer = input(f"{prompt} [y/N] ").strip().lower()
     if answer in ("y", "yes"):
         allow(repo, cmds)

@@ -3,19 +3,45 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any
 
+# What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
+# retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_OBEYED = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_OBEYED_IN_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def plain(text: str, *, lines: bool = True) -> str:
+    """`text` (a worker's, a plan's: words the person did not write) as the terminal should show it: control
+    characters and bidirectional marks written out (`\\x1b`, `\\u202e`); newlines and tabs kept when `lines`.
+    JSON output keeps the words as they are."""
+    pattern = _OBEYED if lines else _OBEYED_IN_A_LINE
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
+
 
 def say(text: str = "") -> None:
-    """A line for the user on stdout."""
-    print(text, flush=True)
+    """A line for the user on stdout, shown plain (a worker's words can be in any line)."""
+    print(plain(str(text)), flush=True)
 
 
 def note(text: str) -> None:
-    """A line about what is going on, on stderr, so stdout stays clean for data."""
-    print(text, file=sys.stderr, flush=True)
+    """A line about what is going on, on stderr, so stdout stays clean for data; shown plain."""
+    print(plain(str(text)), file=sys.stderr, flush=True)
+
+
+def emit_lines(lines: list[str]) -> None:
+    """Lines of data for programs (JSON lines), on stdout as they are, in one write."""
+    sys.stdout.write("".join(x + "\n" for x in lines))
+    sys.stdout.flush()
 
 
 def emit_json(data: Any) -> None:
@@ -68,8 +94,9 @@ def dumps(data: Any, level: int = 0) -> str:
 
 
 def tail(text: str, n: int = 10, indent: str = "    ") -> str:
+    """The last `n` lines of a worker's or a check's output, indented, shown plain."""
     lines = text.rstrip().splitlines()[-n:]
-    return "\n".join(indent + x for x in lines)
+    return "\n".join(indent + plain(x) for x in lines)
 
 
 def clock(ts: float, *, seconds: bool = False) -> str:

@@ -151,12 +151,13 @@ def test_unknown_key_suggests_the_near_miss() -> None:
 def test_key_in_the_wrong_table_names_where_it_belongs() -> None:
     err = fails('check = "pytest"\n')
     assert "unknown key `check`; did you mean `worktree.check`?" in str(err)
-    assert "Known keys in the top level: worktree, balanced, agents." in str(err)
+    assert "Known keys in the top level: worktree, balanced, agents, landing." in str(err)
 
 
 def test_unknown_key_without_a_near_miss() -> None:
     err = fails("[worktree]\nzzz = 1\n")
-    assert str(err) == f"{SRC}: unknown key `worktree.zzz`. Known keys in [worktree]: setup, check, protect."
+    assert str(err) == (f"{SRC}: unknown key `worktree.zzz`. Known keys in [worktree]: "
+                        "setup, check, protect, check_timeout.")
     assert err.hint == f"in {SRC}, remove `worktree.zzz`"
 
 

@@ -62,3 +62,28 @@ class _Named:
 def test_json_is_what_json_dumps_with_an_indent_writes(data: object) -> None:
     want = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
     assert ui.dumps(data) == want
+
+
+EVIL = "\033]0;x\007\033[2J\u202eevil"
+SHOWN = "\\x1b]0;x\\x07\\x1b[2J\\u202eevil"
+
+
+def test_plain_escapes_controls_and_bidirectional_marks_and_keeps_lines_where_asked() -> None:
+    assert ui.plain("a\tb\nc") == "a\tb\nc"
+    assert ui.plain("a\tb\nc", lines=False) == "a\\x09b\\x0ac"
+    assert ui.plain("\r\x00\x7f\x9b\u200e\u200f\u061c\u202a\u2066\u2069") == \
+        "\\x0d\\x00\\x7f\\x9b\\u200e\\u200f\\u061c\\u202a\\u2066\\u2069"
+    assert ui.plain(ui.plain(EVIL)) == ui.plain(EVIL) == SHOWN, "shown once or twice, the same"
+    assert ui.plain("naïve — ünïcode ✓") == "naïve — ünïcode ✓", "other characters are words"
+
+
+def test_say_note_and_tail_show_words_plain_and_json_keeps_them(capsys: pytest.CaptureFixture[str]) -> None:
+    ui.say("a " + EVIL)
+    ui.note("b " + EVIL)
+    assert ui.tail("one\n" + EVIL + "\n", 1) == "    " + SHOWN
+    got = capsys.readouterr()
+    assert (got.out, got.err) == ("a " + SHOWN + "\n", "b " + SHOWN + "\n")
+    ui.emit_json({"w": EVIL})
+    assert json.loads(capsys.readouterr().out) == {"w": EVIL}, "JSON keeps the words as they are"
+    ui.emit_lines([json.dumps({"w": "\x7f\x9b\u202e"}, ensure_ascii=False)])
+    assert json.loads(capsys.readouterr().out) == {"w": "\x7f\x9b\u202e"}

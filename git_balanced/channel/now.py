@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import secrets
 import time
-from pathlib import Path
 from typing import Any
 
 from git_balanced.channel import inbox
+from git_balanced.channel.attachments import entries as attachment_entries
 from git_balanced.channel.questions import all_questions, answer, append_if
 from git_balanced.errors import BalancedError, UsageError
 from git_balanced.git import Repo
@@ -33,7 +33,6 @@ PREFIX = f"refs/balanced/{KIND}/"
 WAITING = "waiting"
 ANSWERS = {"ship": "shipped", "correct": "corrected", "not-now": "not now", "go-ahead": "go ahead"}
 MODE_TREE = 0o040000
-MOST_BYTES = 20 * 1024 * 1024  # an attachment is a screenshot or a log, not a build
 _ALPHABET = "23456789abcdefghjkmnpqrstvwxyz"  # as question ids: short, no look-alikes
 
 
@@ -54,30 +53,10 @@ def lead_of(where: Lead | Repo | str | None) -> Lead:
 
 
 # -- putting ----------------------------------------------------------------------------------------------
-def _attachment_entries(repo: Repo, paths: list[str] | tuple[str, ...]) -> tuple[list[dict[str, Any]], str | None]:
-    """Each file as a blob, and the tree `attachments/` holding them; refuses a missing or huge file."""
-    found: list[dict[str, Any]] = []
-    entries: list[tuple[str, int, str]] = []
-    for raw in paths:
-        p = Path(raw).expanduser()
-        if not p.is_absolute() and not p.exists():
-            p = repo.root / p
-        if not p.is_file():
-            raise BalancedError(f"The attachment {raw} is not a file here.",
-                                hint="name files that exist, relative to the repository or absolute.")
-        size = p.stat().st_size
-        if size > MOST_BYTES:
-            raise BalancedError(f"The attachment {raw} has {size} bytes; at most {MOST_BYTES} fit a row.",
-                                hint="attach a smaller file (a screenshot, a log's tail).")
-        name = p.name
-        n = 2
-        while any(e[0] == name for e in entries):  # two files of one name keep both
-            name = f"{p.stem}-{n}{p.suffix}"
-            n += 1
-        blob = repo.write_blob(p.read_bytes())
-        entries.append((name, MODE_FILE, blob))
-        found.append({"name": name, "blob": blob, "bytes": size, "path": str(p)})
-    return found, (repo.write_tree(entries) if entries else None)
+def _attachment_entries(lead: Lead, paths: list[str] | tuple[str, ...]) -> tuple[list[dict[str, Any]], str | None]:
+    """Each file as a blob, and the tree `attachments/` holding them; refuses what attachments.entries refuses."""
+    found, items = attachment_entries(lead, paths)
+    return found, (lead.repo.write_tree(items) if items else None)
 
 
 def _new_row(lead: Lead, kind: str, subject: str, data: dict[str, Any], attach_tree: str | None) -> str:
@@ -108,7 +87,7 @@ def put(where: Lead | Repo | str | None, summary: str, *, ships: dict[str, Any] 
         raise UsageError("Putting work to you needs a summary of what was done.",
                          hint="say in a few lines what changed and why.")
     lead = lead_of(where)
-    found, tree = _attachment_entries(lead.repo, list(attachments))
+    found, tree = _attachment_entries(lead, list(attachments))
     for old in rows(lead):  # a review put again replaces the one still waiting: it is the newer work
         if old["kind"] == "review":
             _answer(lead, old["id"], "replaced", {"replaced_by": "a newer review"}, tell=False)

@@ -25,7 +25,8 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             if "text" in r:
                 lines.append(f"  {r['text']}")
             else:
-                lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {r['reason']}  ({r['id']})")
+                lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
+                             f"({r['id']})")
     rows = [r for r in data["jobs"] if not (r["state"] == "queued" and r["reason"].startswith("waits"))]
     spend = _spend_lines(data)
     if rows or spend:  # a queued piece that waits is under Next
@@ -45,15 +46,17 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]
             if r["cost_usd"]:
                 bits.append(f"${r['cost_usd']:.2f}" + (f" of ${r['budget_usd']:.2f}" if r["budget_usd"] else ""))
-            lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']:<{width}}  {r['reason']} · "
+            reason = ui.plain(r["reason"], lines=False)
+            lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']:<{width}}  {reason} · "
                          + " · ".join(b for b in bits if b))
     if data["next"]:
         lines.append("Next")
         for n in data["next"]:
-            lines.append(f"  · {n['piece']}  {n['words']}" if "piece" in n else f"  {n['text']}")
+            lines.append(f"  · {n['piece']}  {ui.plain(n['words'], lines=False)}" if "piece" in n
+                         else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
-    return "\n".join(lines)
+    return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say
 
 
 def _spend_lines(data: dict[str, Any]) -> list[str]:
@@ -68,7 +71,7 @@ def _spend_lines(data: dict[str, Any]) -> list[str]:
         if p.get("budget_usd") and p.get("spent_usd") or p.get("lead_usd"):
             budget = f" of ${p['budget_usd']:.2f}" if p.get("budget_usd") else ""
             lines.append(f"  $ plan {p['id']}: ${p['spent_usd']:.2f}{budget} spent (workers ${p['workers_usd']:.2f}, "
-                         f"lead ${p['lead_usd']:.2f}) · {p['task'][:50]}")
+                         f"lead ${p['lead_usd']:.2f}) · {ui.plain(p['task'][:50], lines=False)}")
     return lines
 
 

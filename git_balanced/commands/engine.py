@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 
-from git_balanced import ui
+from git_balanced import proc, ui
 from git_balanced.engine.background import EngineLock, run_loop, start_detached
 from git_balanced.errors import BalancedError
-from git_balanced.lead import open_lead
+from git_balanced.landing import checks
+from git_balanced.lead import Lead, open_lead
+
+STOP_WAIT = 8.0  # seconds an engine has to stop after SIGTERM before it is killed (its checks end in ~3)
+KILL_WAIT = 5.0  # and to be gone after SIGKILL
 
 
 def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) -> int:
     lead = open_lead()
-    lock = EngineLock(lead)
     if stop:
-        pid = lock.holder()
-        if pid is None:
-            ui.say("No engine runs for this repository.")
-            return 0
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            if lock.holder() is None:
-                ui.say(f"Stopped the engine (pid {pid}).")
-                return 0
-            time.sleep(0.1)
-        raise BalancedError(f"The engine (pid {pid}) did not stop within 10 seconds.",
-                            hint=f"it may be in the middle of a check; `kill {pid}` again, or wait.")
+        return stop_engine(lead)
     if detach:
         pid, started = start_detached(lead, until_idle=until_idle)
         if not started:
@@ -37,3 +30,40 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
                "`git balanced engine --stop` stops it.")
         return 0
     return run_loop(lead, once=once, until_idle=until_idle)
+
+
+def stop_engine(lead: Lead) -> int:
+    """Stop this repository's engine and its checks, whatever they do: SIGTERM, then SIGKILL past STOP_WAIT;
+    then any check still running in its scratch folders is ended too. Says what it did."""
+    lock = EngineLock(lead)
+    pid = lock.holder()
+    prefix = checks.marks_of(lead.repo)
+    if pid is None:
+        left = proc.end_tree(None, prefix)
+        ui.say("No engine runs for this repository." +
+               (f" Ended {left} process(es) of checks a killed engine left running." if left else ""))
+        return 0
+    with contextlib.suppress(ProcessLookupError):  # it ended of itself meanwhile
+        os.kill(pid, signal.SIGTERM)
+    how = "SIGTERM"
+    if not _gone(lock, STOP_WAIT):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        how = f"SIGTERM, then SIGKILL after {STOP_WAIT:g} s"
+        if not _gone(lock, KILL_WAIT):
+            raise BalancedError(f"The engine (pid {pid}) did not stop, even after SIGKILL.",
+                                hint=f"see what holds {lock.path}: `fuser {lock.path}`.")
+    left = proc.end_tree(None, prefix)
+    ui.say(f"Stopped the engine (pid {pid}) with {how}." +
+           (f" Ended {left} process(es) of its checks that were still running." if left else ""))
+    return 0
+
+
+def _gone(lock: EngineLock, seconds: float) -> bool:
+    """Whether the engine let its lock go within `seconds`."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if lock.holder() is None:
+            return True
+        time.sleep(0.1)
+    return lock.holder() is None

@@ -28,8 +28,10 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
 
                 lines.append(json.dumps(e, sort_keys=True, ensure_ascii=False))
             else:
-                lines.append(f"{clock(e['time'])}  {e['text']}")
-        if lines:
+                lines.append(f"{clock(e['time'])}  {ui.plain(e['text'])}")
+        if lines and as_json:  # JSON keeps the words exactly as they are
+            ui.emit_lines(lines)
+        elif lines:
             ui.say("\n".join(lines))
 
     known: set[str] = set()

@@ -15,7 +15,7 @@ def show(v: Verdict, lead: Lead) -> None:
     elif v.status == "already":
         ui.say(f"already   {v.branch}: {v.reason}")
     else:
-        ui.say(f"{v.status.replace('_', ' '):<9} {v.branch}: {v.reason}")
+        ui.say(f"{v.status.replace('_', ' '):<9} {v.branch}: {ui.plain(v.reason, lines=False)}")
         if v.tail:
             ui.say(ui.tail(v.tail, 8))
 

@@ -14,7 +14,7 @@ from git_balanced.plans.worker import start_worker
 def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     budget = f" · budget ${data['budget_usd']:.2f}" if data.get("budget_usd") is not None else ""
     n = len(data["pieces"])
-    ui.say(f"Plan {plan_id}: {data['task']} · {n} piece{'s' if n != 1 else ''}{budget}")
+    ui.say(f"Plan {plan_id}: {ui.plain(data['task'], lines=False)} · {n} piece{'s' if n != 1 else ''}{budget}")
     width = max(len(p["id"]) for p in data["pieces"])
     for p in data["pieces"]:
         why = p["why"] if p["placed"] else f"waits: {p['why']}"  # no machine can take it now
@@ -61,7 +61,7 @@ def plans_command(*, as_json: bool) -> int:
         ui.say("No plans yet. Store one with `git balanced plan FILE`.")
     for r in rows:
         count = f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}"
-        ui.say(f"{r['id']}  {r['state']:<9} {count}  {r['task']}")
+        ui.say(f"{r['id']}  {r['state']:<9} {count}  {ui.plain(str(r['task']), lines=False)}")
     return 0
 
 

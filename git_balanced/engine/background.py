@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterable
 
+from git_balanced import proc, ui
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
@@ -154,10 +155,22 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     stop = [False]
 
     def on_term(signum: int, frame: object) -> None:
+        # Heard at once, whatever the pass does: a running check ends its process tree and raises Stopped,
+        # and the loop looks at `stop` before each pass and while it sleeps.
         stop[0] = True
         lock.mark_exiting()  # asked to stop: a starter from now on starts another engine
+        proc.STOP.set()
+
+    def on_int(signum: int, frame: object) -> None:
+        # Ctrl-C ends the checks too: the landing waits for its check threads, which would otherwise run on.
+        proc.STOP.set()
+        raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is not signal.SIG_IGN:  # an engine started in the background with SIGINT ignored keeps it so
+        signal.signal(signal.SIGINT, on_int)
+    proc.STOP.clear()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
@@ -174,9 +187,17 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 break
             running = eng.running
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
+    except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
+        print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
+              file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGTERM, old)
+        if old_int is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, old_int)
+        proc.STOP.clear()
         lock.release()
+    if stop[0]:
+        return 0
     return _until_idle_code(eng) if until_idle and idle else 0
 
 
@@ -189,7 +210,7 @@ def _until_idle_code(eng: Engine) -> int:
         return 0
     print("[balanced] Nothing else can move, and not every piece landed:", file=sys.stderr)
     for line in lines:
-        print(f"  {line}", file=sys.stderr)
+        print(f"  {ui.plain(line)}", file=sys.stderr)
     print("  `git balanced board` shows them; `git balanced inbox` says more.", file=sys.stderr, flush=True)
     return 1
 
@@ -197,8 +218,6 @@ def _until_idle_code(eng: Engine) -> int:
 def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
     """An engine for this repository in the background that will take the work stored before this call:
     (its pid, whether this call started it). One that is exiting is not taken for it."""
-    from git_balanced import proc
-
     lock = EngineLock(lead)
     lead.wake_engine()  # before looking for the mark: an engine in its last look sees this and goes on
     pid = first = lock.holder()

@@ -8,7 +8,7 @@ import sys
 import time
 
 from git_balanced import jobs as J
-from git_balanced import trust
+from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
@@ -50,7 +50,7 @@ class Engine:
         if text not in self.told:
             self.told.add(text)
             ctx.say(text)
-            print(f"[balanced] {text}", file=sys.stderr, flush=True)
+            print(f"[balanced] {ui.plain(text)}", file=sys.stderr, flush=True)
 
     def allowed(self, ctx: Context) -> bool:
         """Whether the setup and check may run; if not, the lead hears what to run, and nothing starts."""
@@ -213,7 +213,7 @@ class Engine:
         record(self.lead, verdicts)
         for v in verdicts:
             if v.status == "in_the_way":
-                print(f"[balanced] {v.branch} waits: {v.reason}", file=sys.stderr, flush=True)
+                print(f"[balanced] {v.branch} waits: {ui.plain(v.reason)}", file=sys.stderr, flush=True)
         workers.cleanup_many(self.lead, [by_id[v.job] for v in verdicts
                                          if v.status in ("landed", "already") and v.job in by_id])
         return bool(verdicts)
@@ -285,13 +285,15 @@ class Engine:
                 continue
             landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
             dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != "retried"}
+            stuck = self._stuck(ctx, plan, latest)
             for piece in plan.pieces:
                 if (plan_id, piece.id) in latest:
                     continue
                 if any(a in dead for a in piece.after):
                     continue
                 if not all(a in landed for a in piece.after):
-                    movable = True
+                    # It may start later only if what it waits for can land without you.
+                    movable = movable or not any(a in stuck for a in piece.after)
                     continue
                 if not self.allowed(ctx):
                     return False, placed
@@ -306,6 +308,13 @@ class Engine:
                     "plan_first": piece.plan_first})
                 movable = placed = True
         return movable, placed
+
+    def _stuck(self, ctx: Context, plan: StoredPlan, latest: Latest) -> set[str]:
+        """The plan's pieces that cannot land until you act (held for you, waiting for you or for the machine
+        the plan names), and the pieces not started yet that come after one of them."""
+        return _and_after(plan, latest, {p for (pid, p), j in latest.items() if pid == plan.id and (
+            j.state == "held" or j.id in self.waiting_for_machine
+            or (j.state == "finished" and self.waits_for_you(ctx, j)))})
 
     def _places(self, ctx: Context, plan: StoredPlan) -> bool:
         """Whether this clone places the plan's pieces: the clone that started it does, or, once its engine
@@ -354,7 +363,7 @@ class Engine:
             j = go.job
             if not self.allowed(ctx):
                 break
-            if not self.owners.claim(j):  # another engine, here or in another clone, starts it
+            if not self.owners.claim(j, ctx):  # another engine (here or in another clone) starts it
                 continue
             if j.lead and not j.told_dirty:
                 if not dirty:
@@ -421,14 +430,13 @@ def _named_machine(j: Job, plans: dict[str, StoredPlan]) -> str | None:
 def _blocked(plan: StoredPlan, latest: Latest) -> int:
     """How many of the plan's pieces never start, as a piece they wait for failed for good."""
     dead = {p for (pid, p), j in latest.items() if pid == plan.id and j.decided and j.state != "retried"}
-    blocked: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for p in plan.pieces:
-            if p.id in blocked or (plan.id, p.id) in latest:
-                continue
-            if any(a in dead or a in blocked for a in p.after):
-                blocked.add(p.id)
-                changed = True
-    return len(blocked)
+    return len(_and_after(plan, latest, dead) - dead)
+
+
+def _and_after(plan: StoredPlan, latest: Latest, pieces: set[str]) -> set[str]:
+    """`pieces`, and the plan's pieces not started yet that come after one of them, however far down."""
+    found = set(pieces)
+    while more := {p.id for p in plan.pieces if p.id not in found and (plan.id, p.id) not in latest
+                   and any(a in found for a in p.after)}:
+        found |= more
+    return found

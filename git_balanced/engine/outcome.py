@@ -23,8 +23,13 @@ def unlanded(eng: Engine) -> list[str]:
             j = latest.get((pid, piece.id))
             if j is None:
                 why = next((t for t in sorted(eng.told) if t.startswith("Nothing starts")), "")
-                lines.append(f"{piece.id} never started: it comes after {', '.join(piece.after)}, "
-                             "which did not land" if piece.after else f"{piece.id} never started. {why}".strip())
+                # What it waits for that waits for you: moving that (the line above says how) moves this.
+                yours = [a for a in piece.after if (w := latest.get((pid, a))) is not None and (
+                    w.state == "held" or (w.state == "finished" and eng.waits_for_you(ctx, w)))]
+                waits = f"; {', '.join(yours)} {'waits' if len(yours) == 1 else 'wait'} for you (see above)"
+                lines.append(f"{piece.id} never started: it comes after {', '.join(piece.after)}"
+                             + (waits if yours else ", which did not land") if piece.after
+                             else f"{piece.id} never started. {why}".strip())
             elif j.state == "landed":
                 continue
             elif j.state == "held":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from git_balanced import jobs as J
 from git_balanced.engine import workers
@@ -40,17 +41,61 @@ class Owners:
         """J.mine, with this node's name known: asked of every job, several times a pass."""
         return not j.node or j.node == self.me
 
-    def claim(self, j: Job) -> bool:
+    def claim(self, j: Job, ctx: Context | None = None) -> bool:
         """Claim a queued job before its worker starts; False when another engine (here or, through the shared
-        remote, in another clone) claimed it first."""
-        sha = J.claim(self.repo, j.id, "claimed", f"{j.piece}: claimed by the engine on {self.me}")
+        remote, in another clone) claimed it first, or when this clone shares its state through a remote it
+        cannot reach now: then a claim counts only once that remote has taken it, so two clones apart never
+        both start a piece. What it claimed before goes on; the lead hears once why nothing new starts."""
+        ref = refs.ref_for("jobs", j.id)
+        if j.node == self.me:  # claimed here on an earlier pass, and the shared remote has not taken it yet
+            sha = self.repo.read_ref(ref)
+        else:
+            sha = J.claim(self.repo, j.id, "claimed", f"{j.piece}: claimed by the engine on {self.me}")
         if sha is None:
             return False
-        if sync.confirm(self.repo, refs.ref_for("jobs", j.id), sha) is False:
+        taken = sync.confirm(self.repo, ref, sha)
+        if taken is False:
             refs.note_written(self.repo, refs.ref_for("jobs", j.id))  # taken back: read it again
             return False
+        remote = sync.shared_remote(self.repo) if taken is None else None
+        if remote is not None:
+            self._waits_for_remote(ctx, j, remote)
+            return False
+        if taken:
+            self._remote_back(ctx, j)
         fresh = J.one(self.repo, j.id)
         return fresh is not None and fresh.node == self.me
+
+    def _waits_for_remote(self, ctx: Context | None, j: Job, remote: str) -> None:
+        """Tell the lead, once a plan, that its pieces wait for the shared remote."""
+        told = self._told_remote()
+        if j.plan in told or ctx is None:
+            return
+        ctx.say(f"{j.piece} and the rest of its plan wait: this clone shares its plans through {remote}, which "
+                "cannot be reached now, and a piece starts only once the remote has taken this clone's claim "
+                "(so no other clone runs it too). What runs goes on; `git balanced sync` shows what the remote "
+                "says.", job=j.id)
+        write_json(self._told_path, sorted(told | {j.plan}))
+
+    def _remote_back(self, ctx: Context | None, j: Job) -> None:
+        told = self._told_remote()
+        if j.plan not in told:
+            return
+        write_json(self._told_path, sorted(told - {j.plan}))
+        if ctx is not None:
+            ctx.say(f"{j.piece}: the shared remote took this clone's claim again, so its plan's pieces start "
+                    "again.", job=j.id)
+
+    @property
+    def _told_path(self) -> Path:
+        return self.repo.state_dir / "remote-waits.json"
+
+    def _told_remote(self) -> set[str]:
+        try:
+            data = json.loads(self._told_path.read_text())
+        except (FileNotFoundError, ValueError):
+            return set()
+        return {str(x) for x in data} if isinstance(data, list) else set()
 
     def take_over(self, ctx: Context, jobs: Iterable[Job]) -> bool:
         """Take over the live jobs whose owner's heartbeat is older than `takeover_after`: each is recorded as
@@ -87,12 +132,13 @@ class Owners:
             if (self.me not in j.lost_claims and not taken) or j.id in released:
                 continue
             try:
-                workers.stop(self.lead, j)
+                ran_here = workers.stop(self.lead, j).get("state") not in (None, "missing")
             except BalancedError:
-                pass  # nothing running here any more: the cleanup below is all there is to do
+                ran_here = False  # nothing running here any more: the cleanup below is all there is to do
             workers.cleanup(self.lead, j)
             why = "took it over" if taken else "claimed it first"
-            ctx.say(f"{j.piece}: the engine on {j.node} {why}; this clone stopped its own worker", job=j.id)
+            done = "this clone stopped its own worker" if ran_here else "this clone leaves it to that engine"
+            ctx.say(f"{j.piece}: the engine on {j.node} {why}; {done}", job=j.id)
             released.add(j.id)
             changed = True
         if changed:

@@ -30,7 +30,7 @@ def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
     if not cmds.check:
         return 0
     tree = repo.git("write-tree")
-    hit = checks.cached(repo, tree, cmds.check)
+    hit = checks.for_landing(repo, tree, cmds.check)
     if hit is not None and hit.passed:
         ui.note(f"[balanced] This merge's tree passed `{cmds.check}` before.")
         return 0

@@ -206,6 +206,7 @@ def call(name: str, arguments: str) -> int:
     from mcp import Client
 
     from git_balanced.errors import UsageError
+    from git_balanced.ui import plain
 
     try:
         args = json.loads(arguments) if arguments.strip() else {}
@@ -222,7 +223,7 @@ def call(name: str, arguments: str) -> int:
     result = asyncio.run(one())
     if result.is_error:
         text = "\n".join(getattr(c, "text", "") for c in result.content)
-        sys.stderr.write(text.removeprefix(f"Error executing tool {name}: ") + "\n")
+        sys.stderr.write(plain(text.removeprefix(f"Error executing tool {name}: ")) + "\n")
         return 1
     sys.stdout.write(json.dumps(result.structured_content, ensure_ascii=False, default=str) + "\n")
     return 0

@@ -213,7 +213,9 @@ def schedule_rm(name: str) -> dict[str, Any]:
 
 def put_to_you(summary: str, attachments: list[str] | None = None) -> dict[str, Any]:
     """Put the work to the person: a row under Now with the summary, what would ship, the check run again
-    on the branch, and the attachments. Nothing is pushed: shipping is the person's answer."""
+    on the branch, and the attachments. Nothing is pushed: shipping is the person's answer. Attachments are
+    files of the working tree that git does not ignore, or of a folder `[balanced] attach_from` names; at most
+    20 files and 20 MB together."""
     from git_balanced.landing.now import put_to_you as put
 
     return put(_lead(), summary, list(attachments or []))

@@ -14,11 +14,13 @@ from typing import Any
 
 from git_balanced import fence, proc
 from git_balanced.errors import BalancedError, NotARepository
-from git_balanced.git import Repo
+from git_balanced.git import Repo, write_config
 from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
 TAIL_LINES = 30
+# The checks' copy's own config as `git init` writes it; the lead's identity and `gc.auto = 0` are added.
+COPY_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
 
 
 def command_hash(command: str) -> str:
@@ -56,6 +58,16 @@ def cached(repo: Repo, tree: str, command: str) -> CheckResult | None:
                        cached=True)
 
 
+def for_landing(repo: Repo, tree: str, command: str) -> CheckResult | None:
+    """The result a landing may count on. Where workers and checks are fenced, the recorded one (`cached`);
+    without a fence, a note in the repository may be the checked code's own (it can compute the tree a landing
+    will make and write a passing note for it), so only a check this process ran counts."""
+    if fence.available():
+        return cached(repo, tree, command)
+    with _OURS_LOCK:
+        return _RAN.get((repo.identity, tree, command_hash(command)))
+
+
 class Scratch:
     """A scratch worktree outside `.git`, reused between checks; locked while in use. It belongs to the
     check's copy of the repository (machines/workcopy.py), not to the lead's: the code the check runs (the
@@ -70,32 +82,67 @@ class Scratch:
     def __enter__(self) -> Scratch:
         lock = self.path.with_name(self.path.name + ".lock")
         self._lock_fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # a crashed holder's lock dies with its process
+        # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
+        # again and again rather than waited on, so that a stop is heard meanwhile.
+        while True:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if proc.STOP.is_set():
+                    self.__exit__()
+                    raise proc.Stopped from None
+                time.sleep(0.1)
+        # Its check's processes may outlive it, though: what a killed engine's check left running in this
+        # folder is ended first, so no two checks ever share it.
+        left = proc.end_tree(None, self.mark_prefix)
+        if left:
+            from git_balanced import ui
+
+            ui.note(f"[balanced] Ended {left} process(es) that an earlier check left running in {self.path} "
+                    "(what ran that check was killed).")
         return self
+
+    @property
+    def mark_prefix(self) -> str:
+        """What every check run in this folder carries in its environment (proc.MARK), before its own id."""
+        return f"{self.path}#"
 
     def __exit__(self, *exc: object) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def _valid(self, copy: Path) -> bool:
-        """A worktree of the copy (one of the lead's own, from before the copies, is made again)."""
-        if not self.path.is_dir() or not (self.path / ".git").is_file():
-            return False
+    def _admin(self, copy: Path) -> Path | None:
+        """The scratch worktree's own folder in the copy (`.git/worktrees/<name>`), or None when the scratch
+        worktree must be made again: missing, broken, a link, or (a check may rewrite its `.git` file) one that
+        names another repository (one of the lead's own, from before the copies, included)."""
+        if self.path.is_symlink() or not self.path.is_dir() or not (self.path / ".git").is_file():
+            return None
         try:
-            return Repo.discover(self.path).common_dir.resolve() == workcopy.git_dir(copy).resolve()
+            found = Repo.discover(self.path)
         except NotARepository:
-            return False
+            return None
+        if found.common_dir.resolve() != workcopy.git_dir(copy).resolve() or \
+                found.root.resolve() != self.path.resolve():
+            return None
+        return found.git_dir
 
     def checkout(self, rev: str) -> Path:
-        """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken."""
+        """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken. The copy's
+        config and hooks, which the last check's code could write, are put back first (reset_copy); git runs
+        there as in any folder a check could have written (untrusted.py)."""
         copy = workcopy.ensure(self.repo, workcopy.CHECKS)
-        if not self._valid(copy):
+        admin = self._admin(copy)
+        reset_copy(self.repo, copy, admin)
+        if admin is None:
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
             (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
             fd = os.open(workcopy.git_dir(copy) / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                if self.path.is_symlink():
+                    self.path.unlink()
                 shutil.rmtree(self.path, ignore_errors=True)
                 self.repo.run("worktree", "prune")  # a scratch worktree of the lead's, from before the copies
                 workcopy.git_in(copy, "worktree", "prune")
@@ -103,8 +150,9 @@ class Scratch:
             finally:
                 os.close(fd)
         else:
-            self.repo.git("checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
-            self.repo.git("clean", "-ffdq", cwd=self.path)
+            # The worktree's own folder named, not found through its `.git` file, which the check could rewrite.
+            self.repo.git(f"--git-dir={admin}", "checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
+            self.repo.git(f"--git-dir={admin}", "clean", "-ffdq", cwd=self.path)
         return self.path
 
     def fenced(self, command: str) -> list[str] | None:
@@ -116,35 +164,77 @@ class Scratch:
     def marker(self) -> Path:
         return Repo.discover(self.path).git_dir / "balanced-setup"
 
-    def ensure_setup(self, setup: str | None) -> proc.Result | None:
-        """Run setup once per scratch worktree (again only when the command changes)."""
+    def ensure_setup(self, setup: str | None, timeout: float | None = None) -> proc.Result | None:
+        """Run setup once per scratch worktree (again only when the command changes), within `timeout`
+        (default: `[worktree] check_timeout`)."""
         if not setup:
             return None
         marker = self.marker()
         if marker.exists() and marker.read_text().strip() == command_hash(setup):
             return None
-        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup))
+        timeout = timeout if timeout is not None else timeout_of(self.repo)
+        res = proc.shell(setup, cwd=self.path, env=proc.no_git_env(), argv=self.fenced(setup), timeout=timeout,
+                         mark=self.mark_prefix + _run_id())
+        if res.code == 124 and res.out.endswith(f"timed out after {timeout} seconds"):
+            res = proc.Result(124, _past(res.out, "setup", timeout), "")
         if res.code == 0:
             marker.write_text(command_hash(setup) + "\n")
         return res
 
 
-def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None) -> CheckResult:
+def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
+    """Put back what the checks' copy holds that git would act on, as the copy was made (machines/workcopy.py):
+    its config (written anew), an empty hooks folder, no attributes or worktree config of its own. The checked
+    code could have written any of them; nothing of it may reach the next check, or a git command of ours."""
+    git_dir = workcopy.git_dir(copy)
+    tmp = git_dir / f".config.tmp{os.getpid()}.{threading.get_ident()}"
+    tmp.write_text(COPY_CONFIG, encoding="utf-8")
+    write_config(tmp, {**workcopy.carried_config(repo), "gc.auto": "0"})
+    os.replace(tmp, git_dir / "config")  # replaces a link planted there, never writes through it
+    hooks = git_dir / "hooks"
+    if hooks.is_symlink() or not hooks.is_dir():
+        hooks.unlink(missing_ok=True)
+        hooks.mkdir()
+    else:
+        for entry in os.scandir(hooks):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+    for planted in (git_dir / "info" / "attributes", git_dir / "config.worktree",
+                    *([admin / "config.worktree"] if admin else [])):
+        if planted.is_dir() and not planted.is_symlink():
+            shutil.rmtree(planted, ignore_errors=True)
+        else:
+            planted.unlink(missing_ok=True)
+
+
+def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None,
+           timeout: float | None = None) -> CheckResult:
     """Run setup (once) and the check in a scratch worktree already at the right commit (`commit`); record
     it. A branch or tag of the lead's that the check's code moved to what it checks is put back, and the
-    check fails: the lead's branch moves only by the lead, after the check."""
+    check fails: the lead's branch moves only by the lead, after the check. Each of setup and check is
+    stopped past `timeout` seconds (default: `[worktree] check_timeout` as committed at HEAD), and fails."""
     repo = scratch.repo
+    limit = timeout if timeout is not None else timeout_of(repo)
     start = time.time()
     before = _branches_and_tags(repo) if commit else {}
     notes_before = repo.read_ref(notes.CHECKS)
-    res = scratch.ensure_setup(setup)
-    if res is not None and res.code != 0:
-        out, code = "setup failed:\n" + res.out, res.code
-    else:
-        env = proc.no_git_env()
-        env["GIT_BALANCED_CHECK"] = "1"
-        r = proc.shell(command, cwd=scratch.path, env=env, argv=scratch.fenced(command))
-        out, code = r.out, r.code
+    try:
+        res = scratch.ensure_setup(setup, limit)
+        if res is not None and res.code != 0:
+            out, code = "setup failed:\n" + res.out, res.code
+        else:
+            r = proc.shell(command, cwd=scratch.path, env=proc.no_git_env(), argv=scratch.fenced(command),
+                           timeout=limit, mark=scratch.mark_prefix + _run_id())
+            out, code = r.out, r.code
+            if code == 124 and out.endswith(f"timed out after {limit} seconds"):
+                out = _past(out, "check", limit)
+    except proc.Stopped:  # stopped, not failed: nothing is recorded, but what its code moved is put back
+        if commit:
+            _put_back(repo, commit, before)
+        _undo_foreign_results(repo, notes_before)
+        raise
     if commit and (put_back := _put_back(repo, commit, before)):
         out, code = f"{out.rstrip()}\nThe check's code moved the lead's {put_back}; put back.", code or 1
     if forged := _undo_foreign_results(repo, notes_before):
@@ -157,6 +247,29 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
     return result
 
 
+def marks_of(repo: Repo) -> str:
+    """What every check run in any of this repository's scratch folders carries in its environment, first."""
+    return str(repo.worktrees_home() / "scratch-")
+
+
+def timeout_of(repo: Repo) -> float:
+    """`[worktree] check_timeout` as committed at HEAD (the lead's own), or as in the checkout before a commit."""
+    from git_balanced.lead import settings_at
+
+    return float(settings_at(repo, "HEAD" if repo.rev_parse("HEAD") else None).worktree.check_timeout)
+
+
+def _run_id() -> str:
+    """A new id for one run of setup or check: its processes, and only its, carry it."""
+    return f"{os.getpid()}-{os.urandom(6).hex()}"
+
+
+def _past(out: str, what: str, limit: float) -> str:
+    """A run's output with why it ended in place of proc's words: it ran past its timeout."""
+    body = out.rsplit("\ntimed out after", 1)[0].rstrip()
+    return f"{body}\nthe {what} ran past its {limit:g} s timeout and was stopped".lstrip("\n")
+
+
 # The check results this process wrote, by their notes commit: a result in the lead's notes that appeared while
 # a check ran and is not one of these was written by the checked code (where the fence is not available to
 # stop it), or by another process of the lead's, whose result is only a cache and is made again when needed.
@@ -164,9 +277,18 @@ _OURS: dict[str, tuple[str, dict[str, Any]]] = {}
 _OURS_LOCK = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
 
 
+# The checks this process ran, by (repository, tree, command hash): without a fence, the only results a landing
+# counts.
+_RAN: dict[tuple[str, str, str], CheckResult] = {}
+
+
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
     with _OURS_LOCK:
         _OURS[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
+        _RAN[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
+            tree=tree, command=str(record.get("command")), passed=record.get("result") == "pass",
+            code=int(record.get("code", 1)), seconds=float(record.get("seconds", 0)), tail=str(record.get("tail", "")),
+            at=float(record.get("at", 0)), cached=True)
 
 
 def _undo_foreign_results(repo: Repo, before: str | None) -> int:
@@ -218,7 +340,7 @@ def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch:
     if commit is None:
         raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
     tree = repo.tree_of(commit)
-    if use_cache and (hit := cached(repo, tree, command)) is not None:
+    if use_cache and (hit := for_landing(repo, tree, command)) is not None:
         return hit
     with Scratch(repo, scratch) as s:
         s.checkout(commit)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced.channel import now
+from git_balanced.channel.attachments import judged
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.landing.review import review, run_check, upstream_of
@@ -35,5 +36,6 @@ def put_to_you(where: Lead | Repo | str | None, summary: str,
     """Put the lead's work to you: a row under Now with the summary, what would ship, the check, the
     attachments (files, kept as blobs in the row, so `sync` shares them). Returns the row."""
     lead = now.lead_of(where)
+    judged(lead, attachments)  # a file that may not be attached is refused before the check runs
     ships, check = measure(lead)
     return now.put(lead, summary, ships=ships, check=check, attachments=attachments)

@@ -2,7 +2,8 @@
 
 A branch that changes one is held for you, not landed: `.magnum/`, the hooks' configuration, a file the
 setup or check command names, and what `[worktree] protect` lists. The rules come from the lead's committed
-settings, never from the branch being landed, so a branch cannot unprotect what it changes.
+settings, never from the branch being landed, so a branch cannot unprotect what it changes. A file or a
+change past the size limit (sizes.py) is held the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from git_balanced.git import Repo
+from git_balanced.landing.sizes import Limits, limits
 from git_balanced.settings import Settings
 from git_balanced.shipped.guard import matches
 
@@ -38,6 +40,7 @@ class Rules:
     named: dict[str, str] = field(default_factory=dict)  # exact path -> why
     folders: dict[str, str] = field(default_factory=dict)  # `folder/` -> why
     globs: tuple[str, ...] = ()
+    sizes: Limits | None = None  # the size limit (sizes.py): a file or a change past it is held the same way
 
     def why(self, path: str) -> str | None:
         """Why `path` is protected, or None when it is not."""
@@ -53,6 +56,14 @@ class Rules:
         """The protected paths among `paths`, each with why, in their order."""
         return {p: w for p in paths if (w := self.why(p)) is not None}
 
+    def held(self, repo: Repo, base: str, tip: str) -> dict[str, str]:
+        """What holds the change from `base` to `tip` for you: its protected paths, then files past the size
+        limit, each with why."""
+        out = self.touched(repo.changed_paths(base, tip))
+        for path, why in (self.sizes.over(repo, base, tip) if self.sizes else {}).items():
+            out[path] = f"{out[path]}; {why}" if path in out else why
+        return out
+
 
 def rules(repo: Repo, settings: Settings, tip: str) -> Rules:
     """The protected paths of the lead at `tip`, from its committed `settings` and its hooks folder."""
@@ -65,7 +76,7 @@ def rules(repo: Repo, settings: Settings, tip: str) -> Rules:
         # Only files the lead has: `test -f ok.txt` names a file a branch may rightly add.
         for path in _tracked(repo, tip, command_files(cmd or "")):
             named.setdefault(path, f"named by the {which} command")
-    return Rules(named, folders, tuple(settings.worktree.protect))
+    return Rules(named, folders, tuple(settings.worktree.protect), limits(settings))
 
 
 def command_files(cmd: str, depth: int = 0) -> list[str]:

@@ -108,12 +108,24 @@ class Queue:
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
+        """How many new branches a round takes (`.git/balanced/landing.json`, kept between runs), or write it.
+        A value the queue could not work with (0 would take none, for ever) is named once and replaced."""
         path = self.repo.state_dir / "landing.json"
         if value is None:
             try:
-                return int(json.loads(path.read_text())["limit"])
-            except (FileNotFoundError, ValueError, KeyError):
+                raw = json.loads(path.read_text())
+            except FileNotFoundError:
                 return FIRST_LIMIT
+            except (OSError, ValueError) as exc:
+                raw = {"limit": f"unreadable ({exc.__class__.__name__})"}
+            got = raw.get("limit") if isinstance(raw, dict) else raw
+            if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= MAX_LIMIT:
+                return got
+            from git_balanced import ui
+
+            ui.note(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
+                    f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.")
+            value = FIRST_LIMIT
         path.write_text(json.dumps({"limit": value}) + "\n")
         return value
 
@@ -153,7 +165,7 @@ class Queue:
                     continue
             if top < n:
                 culprit = chain[top]
-                res = checks.cached(self.repo, culprit.tree, self.cmds.check or "")
+                res = checks.for_landing(self.repo, culprit.tree, self.cmds.check or "")
                 self.verdicts.append(Verdict(
                     culprit.cand.branch, "check_failed", culprit.cand.job,
                     reason=f"its check failed (exit {res.code if res else '?'})" +
@@ -178,7 +190,7 @@ class Queue:
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
             return False
-        touched = self.protected.touched(repo.changed_paths(base, c.tip))
+        touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
@@ -293,7 +305,7 @@ class Queue:
             return search(n, lambda idx: {i: True for i in idx}, 1, known={n: True})
         known = {}
         for i, link in enumerate(chain, 1):
-            hit = checks.cached(self.repo, link.tree, cmd)
+            hit = checks.for_landing(self.repo, link.tree, cmd)
             if hit is not None:
                 known[i] = hit.passed
 
@@ -322,7 +334,7 @@ class Queue:
                 raise LandingBusy(f"Another git command is writing {self.lead.branch} ({held[0]} exists), so "
                                     "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
                                     "is removed once it is a minute old.")
-        res = checks.cached(repo, target.tree, self.cmds.check) if self.cmds.check else None
+        res = checks.for_landing(repo, target.tree, self.cmds.check) if self.cmds.check else None
         for link in links:
             info = link.cand.info
             notes.add_json(repo, notes.LANDINGS, link.commit, {

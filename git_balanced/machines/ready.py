@@ -26,6 +26,7 @@ from git_balanced.machines.accounts import configured_agents
 from git_balanced.machines.inventory import LOCAL
 from git_balanced.machines.remote import GIT_TIMEOUT, copy_path, host_alias, transport_for
 from git_balanced.machines.transport import MachineUnreachable, Transport
+from git_balanced.untrusted import machine_program
 
 MIN_FREE_BYTES = 1 << 30  # a worktree per worker, and agents that install packages
 AGENTS = tuple(pins.AGENTS)
@@ -354,8 +355,8 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
         specs.append(f"{tip}:refs/heads/{lead.branch}")
     env = t.git_env()
     with t.slot(GIT_TIMEOUT):
-        res = lead.repo.run("push", "--porcelain", "--no-verify", t.git_url(got["repo_path"]), *specs, env=env,
-                            timeout=GIT_TIMEOUT)
+        res = lead.repo.run("push", "--porcelain", "--no-verify", f"--receive-pack={machine_program('receive-pack')}",
+                            t.git_url(got["repo_path"]), *specs, env=env, timeout=GIT_TIMEOUT)
     lines = res.out.splitlines()
     if any(line.startswith("!") and "refs/balanced/base/" in line for line in lines) or \
             (res.code != 0 and not any(line.startswith("!") for line in lines)):

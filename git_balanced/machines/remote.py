@@ -29,6 +29,7 @@ from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import runner
 from git_balanced.ui import clock
+from git_balanced.untrusted import machine_program
 
 PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
@@ -328,7 +329,8 @@ class RemoteHost:
         if earlier:
             # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
             specs.append(f"{earlier}:refs/heads/{branch}")
-        res = self._git("push", "--porcelain", "--no-verify", self.transport.git_url(self.repo_path()), *specs)
+        res = self._git("push", "--porcelain", "--no-verify", f"--receive-pack={machine_program('receive-pack')}",
+                        self.transport.git_url(self.repo_path()), *specs)
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]
         if res.code != 0 and (base_refused or not rejected):
@@ -344,7 +346,8 @@ class RemoteHost:
         """The branches of several finished workers in one `git fetch`: each one's ref here, or None."""
         refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
         res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
-                        self.transport.git_url(self.repo_path()), *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
+                        f"--upload-pack={machine_program('upload-pack')}", self.transport.git_url(self.repo_path()),
+                        *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
         if res.code != 0:
             which = branches[0] if len(branches) == 1 else f"{len(branches)} branches"
             raise BalancedError(f"Could not fetch {which} back from {self.name}: {res.err.strip()[-500:]}",

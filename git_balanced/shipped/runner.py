@@ -64,6 +64,13 @@ class RunError(Exception):
 # lead going the way of `ask`. Anything else goes to a git balanced installed there, or is refused.
 ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py",  # in bin/: from shipped/
                   "permit.py": "permit.py"}
+if "safe_argv" not in globals():  # sent to another machine, untrusted.py's source comes first and defines it
+    try:
+        from git_balanced.untrusted import safe_argv, safe_env, safe_listing
+    except ImportError:  # run as a file beside an uninstalled copy of the package
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        from git_balanced.untrusted import safe_argv, safe_env, safe_listing
+
 if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it from the files themselves
     ASK_SHIM = {}
     for _name, _file in ASK_SHIM_FILES.items():
@@ -154,9 +161,17 @@ def _base_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in KEEP_GIT}
 
 
-def _git(args: list[str], cwd: str) -> tuple[int, str]:
+def _git(args: list[str], cwd: str, worker: dict | None = None) -> tuple[int, str]:
+    """git in the copy or a worktree, which workers write: nothing found there runs (untrusted.py). With
+    `worker` (the worker's marks in its environment), a commit the runner makes for the worker, as the worker
+    would make it, its hooks (the guard) and all: the worker's act, in the worker's fence."""
+    env = {**_base_env(), **(worker or {})}
+    argv = ["git", *args]
+    if worker is None:
+        env = safe_env(env)
+        argv = safe_argv(args, cwd, lambda a, c: safe_listing(a, c, env))
     try:
-        cp = subprocess.run(["git", *args], cwd=cwd, env=_base_env(), stdin=subprocess.DEVNULL,
+        cp = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         return 127, f"git: {exc}"
@@ -256,7 +271,8 @@ def _work(req: dict, run_dir: str) -> None:
         if not res["setup_failed"] and not _stopping(run_dir):
             _agent(req, run_dir, wt, grace, res)
             if req.get("commit_leftovers"):
-                res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work")
+                res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work",
+                                                     {"BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir})
     except RunError as exc:
         res["error"] = str(exc)
         _note(str(exc))
@@ -375,7 +391,8 @@ def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:
     if code != 0:
         raise RunError(f"could not install the guard: `git config extensions.worktreeConfig true` failed: {out}")
     _git(["config", "--worktree", "--unset", "core.hooksPath"], wt)  # an earlier attempt's folder
-    code, theirs = _git(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], wt)
+    # Where the worker's own commits find their hooks (asked as the worker would ask: only a path is read).
+    code, theirs = _git(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], wt, {})
     hooks = os.path.join(run_dir, "hooks")
     os.makedirs(hooks, exist_ok=True)
     names = sorted(os.listdir(theirs)) if code == 0 and os.path.isdir(theirs) else []
@@ -497,16 +514,16 @@ def _feed(meter: Any, lines: list[bytes]) -> bool:
         return False
 
 
-def _commit(wt: str, message: str) -> tuple[str | None, bool]:
-    """Commit what the agent left uncommitted, hooks and all: (the refusal text when that fails, whether
-    the worktree was clean already, so that nobody need ask git again)."""
+def _commit(wt: str, message: str, worker: dict) -> tuple[str | None, bool]:
+    """Commit what the agent left uncommitted, hooks and all, as the worker (`worker`: its marks): (the refusal
+    text when that fails, whether the worktree was clean already, so that nobody need ask git again)."""
     code, out = _git(["status", "--porcelain", "--untracked-files=all"], wt)
     clean = code == 0 and not out
     if code == 0 and out:
         code, out = _git(["add", "-A"], wt)
         if code == 0:
             # No `git maintenance run --auto` after it: a gc of the shared objects while other workers commit.
-            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt)
+            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt, worker)
     return (None if code == 0 else (out or f"git exited {code}")), clean
 
 
@@ -670,9 +687,11 @@ ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup"
 
 
 def source(with_meter: bool = True) -> str:
-    """meter.py and this module as one script for another machine's python3 (one __future__ line first)."""
+    """untrusted.py, meter.py and this module as one script for another machine's python3 (one __future__ line
+    first)."""
     here = os.path.abspath(__file__)
-    paths = [os.path.join(os.path.dirname(here), "meter.py")] if with_meter else []
+    untrusted = os.path.join(os.path.dirname(os.path.dirname(here)), "untrusted.py")
+    paths = [untrusted, *([os.path.join(os.path.dirname(here), "meter.py")] if with_meter else [])]
     parts = [_read(path) or "" for path in [*paths, here]]
     shim = {name: _read(os.path.join(os.path.dirname(here), file)) or "" for name, file in ASK_SHIM_FILES.items()}
     return "\n".join(["from __future__ import annotations\n", f"ASK_SHIM = {shim!r}\n"] + [

@@ -116,6 +116,9 @@ def shared_remote(repo: Repo) -> str | None:
     return remote if remote in repo.git("remote").split() else None
 
 
+CONFIRM_TIMEOUT = 30.0  # seconds a claim's push may take before the remote counts as out of reach
+
+
 def confirm(repo: Repo, ref: str, claim: str) -> bool | None:
     """Make a claim (the commit `claim`, the tip of `ref`) hold across clones: push it to the shared remote
     without `+`. True: the remote took it, so no other clone's claim came first. False: the remote had moved,
@@ -125,7 +128,8 @@ def confirm(repo: Repo, ref: str, claim: str) -> bool | None:
     remote = shared_remote(repo)
     if remote is None:
         return None
-    res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, f"{claim}:{ref}")
+    res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, f"{claim}:{ref}",
+                   timeout=CONFIRM_TIMEOUT)
     if res.code == 0:
         return True
     if "rejected" not in res.out and "rejected" not in res.err:

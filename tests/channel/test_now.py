@@ -44,7 +44,7 @@ def board(lead: Lead) -> str:
 
 def test_put_to_you_is_a_row_under_now_with_what_ships_the_check_and_attachments(lead: Lead,
                                                                                    tmp_path: Path) -> None:
-    shot = tmp_path / "shot.png"
+    shot = lead.repo.root / "shot.png"  # attachments come from the working tree (tests/channel/test_attachments.py)
     shot.write_bytes(b"\x89PNG fake screenshot")
     row = put_to_you(lead.repo, "Added the export button\nIt writes CSV.", [str(shot)])
     assert row["state"] == "waiting" and row["kind"] == "review"
@@ -151,7 +151,7 @@ def test_answer_allows_four_waiting_commands_with_one_command(lead: Lead) -> Non
 
 
 def test_sync_carries_rows_and_attachments_to_another_clone(lead: Lead, tmp_path: Path) -> None:
-    shot = tmp_path / "log.txt"
+    shot = lead.repo.root / "log.txt"
     shot.write_text("the tail of a log\n")
     row = put_to_you(lead.repo, "Added export", [str(shot)])
     assert balanced(lead.repo.root, "sync").code == 0

@@ -235,10 +235,17 @@ def test_a_plan_file_error_and_bad_arguments_are_refused(mcp: Session) -> None:
 
 
 def test_put_to_you_and_idea_make_rows_under_now(mcp: Session) -> None:
-    shot = mcp.repo.parent / "screen.png"
+    outside = mcp.repo.parent / "screen.png"
+    outside.write_bytes(b"\x89PNG fake")
+    said = mcp.refused("put_to_you", {"summary": "x", "attachments": [str(outside)]})
+    assert f"error: The attachment {outside} is not in a place attachments come from" in said, said
+    shot = mcp.repo / "screen.png"  # from the working tree
     shot.write_bytes(b"\x89PNG fake")
-    row = mcp.ok("put_to_you", {"summary": "alpha and beta landed; both files are there.",
-                                "attachments": [str(shot)]})
+    try:
+        row = mcp.ok("put_to_you", {"summary": "alpha and beta landed; both files are there.",
+                                    "attachments": [str(shot)]})
+    finally:
+        shot.unlink()
     assert row["kind"] == "review" and row["state"] == "waiting" and row["id"].startswith("r")
     assert [a["name"] for a in row["attachments"]] == ["screen.png"]
     assert row["check"]["state"], "the check was run again on the branch"

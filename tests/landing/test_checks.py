@@ -118,3 +118,64 @@ def test_scratch_worktree_recovers_after_a_crash(tmp_path: Path, sealed: Path) -
     (scratch / ".git").unlink()  # a crash half-way through leaves a broken folder
     commit(repo, {"c.txt": "c\n"})
     assert balanced(repo, "check").code == 0, "a broken scratch worktree is rebuilt"
+
+
+# A check (or setup) that hangs, and a child of it in a session of its own, which a process group kill misses.
+HANGS = 'setsid sh -c \'echo $$ > "$HOME/escaped"; exec sleep 300\' & echo $$ > "$HOME/{name}"; wait'
+
+
+def test_a_check_past_its_timeout_is_stopped_with_all_it_started(tmp_path: Path, sealed: Path) -> None:
+    from tests.support.wait import gone, wait_until
+
+    repo = _project(tmp_path, check=HANGS.format(name="check"))
+    settings = (repo / ".magnum" / "settings.toml").read_text() + "check_timeout = 2\n"
+    commit(repo, {".magnum/settings.toml": settings}, "a short check timeout")
+    balanced(repo, "allow", "--yes")
+    r = balanced(repo, "check", "--json")
+    assert r.code == 124, r
+    data = json.loads(r.out)
+    assert data["result"] == "fail", "a check stopped at its timeout failed"
+    assert data["tail"].endswith("the check ran past its 2 s timeout and was stopped"), data["tail"]
+    pids = [int((sealed / name).read_text()) for name in ("check", "escaped")]
+    wait_until(lambda: all(gone(p) for p in pids), 10, "the check, and what it started in a session of its own, "
+               "to be ended")
+
+
+def test_a_setup_past_its_timeout_is_stopped(tmp_path: Path, sealed: Path) -> None:
+    from tests.support.wait import gone, wait_until
+
+    repo = _project(tmp_path, setup=HANGS.format(name="setup"))
+    settings = (repo / ".magnum" / "settings.toml").read_text().replace("[worktree]\n",
+                                                                           '[worktree]\ncheck_timeout = "2s"\n')
+    commit(repo, {".magnum/settings.toml": settings}, "a short timeout")
+    balanced(repo, "allow", "--yes")
+    r = balanced(repo, "check", "--json")
+    assert r.code == 124, r
+    tail = json.loads(r.out)["tail"]
+    assert tail.startswith("setup failed:") and tail.endswith("the setup ran past its 2 s timeout and was stopped")
+    escaped = int((sealed / "escaped").read_text())
+    wait_until(lambda: gone(escaped), 10, "what setup started to be ended")
+    assert _runs(sealed) == 0, "the check did not run after a setup that never ended"
+
+
+def test_a_bad_check_timeout_names_the_file_and_key(tmp_path: Path) -> None:
+    for value in ("0", '"soon"', "999999"):
+        repo = _project(tmp_path / value.strip('"'))
+        settings = (repo / ".magnum" / "settings.toml").read_text() + f"check_timeout = {value}\n"
+        commit(repo, {".magnum/settings.toml": settings}, "a bad timeout")
+        r = balanced(repo, "check")
+        assert r.code == 1 and "Traceback" not in r.err, r
+        assert ".magnum/settings.toml" in r.err and "`worktree.check_timeout`" in r.err, r.err
+        assert 'or "90s", "30m", "2h"' in r.err, "it says what is allowed"
+
+
+def test_what_a_passing_check_leaves_running_is_ended(tmp_path: Path, sealed: Path) -> None:
+    from tests.support.wait import gone, wait_until
+
+    daemon = ('setsid sh -c \'echo $$ > "$HOME/daemon"; exec sleep 300\' > /dev/null 2>&1 & '
+              'while [ ! -s "$HOME/daemon" ]; do sleep 0.05; done; exit 0')
+    repo = _project(tmp_path, check=daemon)
+    balanced(repo, "allow", "--yes")
+    assert balanced(repo, "check").code == 0
+    pid = int((sealed / "daemon").read_text())
+    wait_until(lambda: gone(pid), 10, "a server the check left behind to be ended with it")

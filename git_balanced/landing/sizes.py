@@ -1,0 +1,62 @@
+"""The size limit: a branch that adds a file larger than `[landing] max_file_mb`, or whose change is larger
+than `max_change_mb` in all, is held for you like a branch that changes a protected path (protect.py).
+
+A worker that commits a 50 MB binary would otherwise land it silently, and every clone would carry it for
+good. The limits come from the lead's committed settings, as the protected paths do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from git_balanced.git import Repo
+from git_balanced.settings import Settings
+
+MB = 1024 * 1024
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The largest file and the largest change (all files added or changed, together) a landing takes."""
+
+    file_mb: float
+    change_mb: float
+
+    def over(self, repo: Repo, base: str, tip: str) -> dict[str, str]:
+        """The files of the change from `base` to `tip` that pass a limit, each with the words that say so."""
+        sizes = written(repo, base, tip)
+        out = {p: f"{size_words(n)}: {n:,} bytes, over `[landing] max_file_mb` = {self.file_mb:g}"
+               for p, n in sizes.items() if n > self.file_mb * MB}
+        total = sum(sizes.values())
+        if total > self.change_mb * MB:
+            for p, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:SHOWN]:
+                out.setdefault(p, f"{size_words(n)} of a {size_words(total)} change, over `[landing] "
+                                  f"max_change_mb` = {self.change_mb:g}")
+        return out
+
+
+def limits(settings: Settings) -> Limits:
+    """The limits the lead's settings set."""
+    return Limits(settings.landing.max_file_mb, settings.landing.max_change_mb)
+
+
+def written(repo: Repo, base: str, tip: str) -> dict[str, int]:
+    """Each file added or changed from `base` to `tip`, with its size in bytes at `tip` (git's own count,
+    without reading the files)."""
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, tip)
+    parts = out.split("\0")
+    blobs: dict[str, str] = {}
+    for head, path in zip(parts[0::2], parts[1::2], strict=False):
+        fields = head.split()  # `:100644 100644 OLD NEW M`
+        if len(fields) == 5 and fields[4] != "D" and fields[1] != "160000":  # a submodule is no blob here
+            blobs[path] = fields[3]
+    if not blobs:
+        return {}
+    sizes = repo.git("cat-file", "--batch-check=%(objectsize)", input="\n".join(blobs.values()) + "\n")
+    return {p: int(n) for p, n in zip(blobs, sizes.split(), strict=True)}
+
+
+def size_words(n: int) -> str:
+    """`12.5 MB`, `800 kB`, `20 B`."""
+    return f"{n} B" if n < 1024 else f"{n / 1024:.0f} kB" if n < MB else f"{n / MB:.1f} MB"

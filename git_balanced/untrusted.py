@@ -1,0 +1,194 @@
+"""Git in a folder a worker could have written: nothing found there runs (DESIGN §5, "Untrusted folders").
+
+A worker copy, the checks' copy, their worktrees and a machine's copy are written by code git balanced did not
+write: a worker, a check, a setup. git runs what it finds in a repository (hooks, `core.fsmonitor`, filter,
+diff and merge drivers, a pager, credential helpers) and goes where its config says (`core.worktree`). Every git
+command of ours in such a folder is built here: the settings that run a program are set on git's command line,
+which git reads after every config file (the repository's, its includes, its worktree config), and the working
+tree is named, so none of that folder's config decides what runs or where git writes. Stdlib only: the runner
+carries this file to other machines, and its own git commands there are built the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+
+# Each names a program git may run, or a way for one to be run, and is set to nothing that runs.
+OVERRIDES = (
+    "core.hooksPath=/dev/null",  # hooks: git looks for /dev/null/<hook>, which cannot exist
+    "core.fsmonitor=false",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.pager=cat",
+    "core.askPass=",
+    "core.editor=false",
+    "sequence.editor=false",
+    "core.alternateRefsCommand=",
+    "credential.helper=",  # an empty value empties the list, helpers for particular URLs included
+    "diff.external=",
+    "gpg.program=false",
+    "gpg.openpgp.program=false",
+    "gpg.x509.program=false",
+    "gpg.ssh.program=false",
+    "gpg.ssh.defaultKeyCommand=",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "protocol.ext.allow=never",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "gc.auto=0",  # and with it the pre-auto-gc hook, and a gc racing the workers
+    "maintenance.auto=false",
+)
+# The drivers a `.gitattributes` (or `info/attributes`) names by name: their commands are emptied for every name
+# the folder's own config defines. The user's global and system config are the user's own, and stay (git-lfs).
+DRIVER_KEY = re.compile(r"^(filter\.(?P<f>.+)\.(clean|smudge|process)|diff\.(?P<d>.+)\.(textconv|command)|"
+                        r"merge\.(?P<m>.+)\.driver)$", re.IGNORECASE)
+OWN_SCOPES = ("local", "worktree")
+# Environment variables that name a program for git to run, dropped; and what a pager would be.
+DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER", "GIT_EDITOR",
+               "GIT_SEQUENCE_EDITOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
+SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false"}
+
+GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
+
+
+def folder_of_ours(path: str, home: str | None = None) -> bool:
+    """Whether `path` lies under `~/.balanced/` (the copies, worktrees, scratch worktrees and runs of this
+    machine), where only workers, checks and setups write."""
+    base = os.path.realpath(os.path.join(home or os.path.expanduser("~"), ".balanced"))
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return True  # a path that cannot be judged is not trusted
+    return real == base or real.startswith(base + os.sep)
+
+
+def safe_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without the variables that name a program or a repository for git, and with a pager that is cat."""
+    out = {k: v for k, v in base.items() if k not in DROPPED_ENV}
+    out.update(SET_ENV)
+    return out
+
+
+def driver_overrides(listing: bytes) -> list[str]:
+    """`-c` values that empty every filter, diff and merge driver the folder's own config defines, read from
+    `git config --list -z --show-scope --show-origin` (included files report the scope of the file that
+    includes them)."""
+    return _parse(listing)[0]
+
+
+def _parse(listing: bytes) -> tuple[list[str], list[str]]:
+    """The driver overrides, and the files of the folder's own config the listing came from."""
+    out: list[str] = []
+    files: list[str] = []
+    parts = listing.split(b"\0")
+    for i in range(0, len(parts) - 2, 3):  # (scope, origin, key and value); no zip(strict=) on Python 3.9
+        scope, origin, entry = parts[i], parts[i + 1], parts[i + 2]
+        if scope.decode("ascii", "replace") not in OWN_SCOPES:
+            continue
+        where = origin.decode("utf-8", "surrogateescape")
+        if where.startswith("file:"):
+            files.append(where[len("file:"):])
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if DRIVER_KEY.match(key):
+            out.append(f"{key}=")
+    filters = {x.rsplit(".", 1)[0] for x in out if x.lower().startswith("filter.")}
+    out.extend(f"{name}.required=false" for name in sorted(filters))
+    return list(dict.fromkeys(out)), list(dict.fromkeys(files))
+
+
+# What each folder's own config defines, kept while none of the files it comes from changes: a listing is a git
+# process, and the runner and an engine pass run git in the same copy many times.
+_KNOWN: dict[str, tuple[list[str], tuple[object, ...], list[str]]] = {}  # cwd -> (files, their marks, drivers)
+RACY_SECONDS = 2.0  # a file written this recently may be written again within the same timestamp: not kept
+
+
+def _config_files(cwd: str) -> list[str]:
+    """The config files git reads for `cwd` of its own (its repository's, and its worktree's), found as git
+    finds them from a `.git` folder or file; the files these include are added from the listing."""
+    dotgit = os.path.join(cwd, ".git")
+    git_dir = dotgit
+    if os.path.isfile(dotgit):
+        try:
+            with open(dotgit, encoding="utf-8") as fh:
+                line = fh.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return []
+        git_dir = os.path.join(cwd, line[len("gitdir: "):]) if line.startswith("gitdir: ") else dotgit
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(git_dir, fh.readline().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    return [os.path.join(common, "config"), os.path.join(common, "config.worktree"),
+            os.path.join(git_dir, "config.worktree")]
+
+
+def _fingerprint(cwd: str, files: Sequence[str]) -> tuple[object, ...] | None:
+    """Each file's identity and times (None for a missing one), or None when one was written too recently to
+    tell a later write in the same timestamp apart."""
+    import time
+
+    now = time.time()
+    out: list[object] = []
+    for name in files:
+        try:
+            st = os.stat(os.path.join(cwd, name))
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        if now - st.st_mtime < RACY_SECONDS or now - st.st_ctime < RACY_SECONDS:
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def worktree_arg(cwd: str) -> list[str]:
+    """`--work-tree=<cwd>` where `cwd` is a checkout's top (it holds `.git`): a `core.worktree` in the folder's
+    config (its worktree config included) cannot send git's writes elsewhere."""
+    return [f"--work-tree={cwd}"] if os.path.lexists(os.path.join(cwd, ".git")) else []
+
+
+def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -> list[str]:
+    """The argv for `git args` in the untrusted `cwd`: OVERRIDES, the emptied drivers and the named working tree
+    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config,
+    unless the files that config comes from are unchanged since the last listing for `cwd`."""
+    fixed = [x for kv in OVERRIDES for x in ("-c", kv)]
+    known = _KNOWN.get(cwd)
+    if known is not None and _fingerprint(cwd, known[0]) == known[1]:
+        drivers = known[2]
+    else:
+        code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope", "--show-origin"], cwd)
+        drivers, origins = _parse(listing) if code == 0 else ([], [])
+        files = list(dict.fromkeys([*_config_files(cwd), *origins]))
+        mark = _fingerprint(cwd, files)
+        if code == 0 and mark is not None:
+            _KNOWN[cwd] = (files, mark, drivers)
+        else:
+            _KNOWN.pop(cwd, None)
+    return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
+
+
+def machine_program(program: str) -> str:
+    """`git receive-pack` or `git upload-pack` as our push or fetch runs it in a machine's copy over SSH
+    (`--receive-pack`, `--upload-pack`): with OVERRIDES, so the copy's hooks (pre-receive, update,
+    reference-transaction, post-update, push-to-checkout) and programs do not run. Each value is one plain word
+    for the machine's shell."""
+    return " ".join(["git", *[f"-c {kv}" for kv in OVERRIDES], program])
+
+
+def safe_listing(argv_: Sequence[str], cwd: str, environ: Mapping[str, str]) -> tuple[int, bytes]:
+    """Run a config listing (which runs nothing of the folder's) and return (exit code, stdout)."""
+    try:
+        cp = subprocess.run(list(argv_), cwd=cwd, env=dict(environ), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return 127, b""
+    return cp.returncode, cp.stdout
