@@ -556,7 +556,7 @@ def manpage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
-    from git_balanced.errors import BalancedError
+    from git_balanced.errors import BalancedError, disk_full
 
     try:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
@@ -569,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return 2
     except BalancedError as exc:
+        exc = disk_full(exc) or exc  # git's own words for a full disk read as ours
         click.echo(f"error: {plain(exc.message)}", err=True)  # a message may quote a plan's or a worker's words
         if exc.hint:
             click.echo(f"hint: {plain(exc.hint)}", err=True)
@@ -588,6 +589,10 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("hint: make that file smaller and flatter; docs/safety/inputs.md lists the bounds", err=True)
         return 1
     except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
+        full = disk_full(exc)  # a full disk (ENOSPC, EDQUOT) is the machine's state, not a bug: exit 1
+        if full is not None:
+            click.echo(f"error: {plain(full.message)}\nhint: {plain(full.hint or '')}", err=True)
+            return 1
         if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
             # Bytes of an argument that are not UTF-8 reach Python as lone surrogates, which git cannot store.
             from git_balanced.models import shown

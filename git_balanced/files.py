@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +49,36 @@ def json_objects(text: str) -> list[dict[str, Any]]:
         if isinstance(obj, dict):
             found.append(obj)
     return found
+
+
+# What a write that failed for want of room leaves in a git objects folder: git's temporary object files, and
+# the `.lock` files dulwich writes an object through (a close that fails leaves it behind).
+DEBRIS = ("tmp_obj_*", "*.lock")
+
+
+def clear_debris(objects: str | Path, since: float, *, settled: float = 0.0) -> list[Path]:
+    """Remove the temporary files a failed write left in `objects/??/` since `since` (a time.time()), and
+    untouched for `settled` seconds (a write still going on is left to finish); returns them. Older ones are
+    left alone: they are no write of ours."""
+    removed = []
+    now = time.time()
+    for pattern in DEBRIS:
+        for path in Path(objects).glob(f"??/{pattern}"):
+            try:
+                mtime = path.lstat().st_mtime
+                if mtime >= since - 1 and now - mtime >= settled:  # the file system's clock may round down
+                    path.unlink()
+                    removed.append(path)
+            except FileNotFoundError:  # its writer finished after all
+                pass
+    return removed
+
+
+ROOM = 64 << 20  # free bytes under which a disk counts as nearly full
+
+
+def short_of_room(folder: str | Path) -> bool:
+    """Whether the disk holding `folder` is nearly full (less than ROOM free, or few inodes): where a failed
+    write is to be looked for."""
+    st = os.statvfs(folder)
+    return st.f_bavail * st.f_frsize < ROOM or bool(st.f_files and st.f_favail < 1024)

@@ -19,11 +19,26 @@ def inbox_ref(branch: str) -> str:
     return "refs/balanced/inbox/" + branch.replace("%", "%25").replace("/", "%2F")
 
 
-def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", **data: Any) -> str:
-    """Tell the lead something; returns the entry's id (its commit)."""
+def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", key: str | None = None,
+         again: bool = False, **data: Any) -> str:
+    """Tell the lead something; returns the entry's id (its commit). A message with a `key` can be told
+    `again` after a crash (a redo of what it tells): then one already posted under that key is not doubled."""
+    if key is not None and again:
+        told = keyed(repo, lead_branch, key)
+        if told is not None:
+            return told
     _set_aside_if_malformed(repo, inbox_ref(lead_branch))
-    ev = refs.append(repo, inbox_ref(lead_branch), kind, text, {"text": text, "kind": kind, **data})
+    body = {"text": text, "kind": kind, **data, **({"key": key} if key is not None else {})}
+    ev = refs.append(repo, inbox_ref(lead_branch), kind, text, body)
     return ev.sha
+
+
+def keyed(repo: Repo, branch: str, key: str) -> str | None:
+    """The id of the lead's message posted under `key`, if there is one."""
+    for e in reversed(entries(repo, branch)):  # the newest first: a redo follows its crash closely
+        if e.get("key") == key:
+            return str(e["sha"])
+    return None
 
 
 def entries(repo: Repo, branch: str, since: float | None = None,

@@ -22,22 +22,38 @@ END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a sta
 IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
 
 
+HANDOVER = 5.0  # seconds a starter waits for an exiting engine to end (or to go on) before it starts one anyway
+TAKE = 15.0  # seconds a started engine has to take the lock: its imports, and a busy machine
+AFTER_ENV = "GIT_BALANCED_ENGINE_AFTER"  # set by start_detached: the pid of the exiting engine the new one waits for
+
+
 class EngineLock:
-    """A flock on `.git/balanced/engine.lock`: a dead engine holds nothing."""
+    """A flock on `.git/balanced/engine.lock`: a dead engine holds nothing. An engine that will take no more
+    work (its last pass, a stop) says so in `engine.exiting` first, so no one says it runs what it won't."""
 
     def __init__(self, lead: Lead) -> None:
         self.path = lead.repo.state_dir / "engine.lock"
         self.pid_path = lead.repo.state_dir / "engine.pid"
+        self.exiting_path = lead.repo.state_dir / "engine.exiting"
         self.fd: int | None = None
 
     def acquire(self) -> bool:
+        after = os.environ.pop(AFTER_ENV, "")  # once: this process's later looks at the lock must not wait
         self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            self.fd = None
-            return False
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # Started to follow an exiting engine: wait while it is on its way out (its pid file goes a moment
+                # before its lock does); not once it went on after all, or another engine took the lock.
+                holder = self.holder_pid()
+                if after and (holder is None or holder == int(after) and self.exiting(holder)):
+                    time.sleep(0.1)
+                    continue
+                os.close(self.fd)
+                self.fd = None
+                return False
         self.pid_path.write_text(f"{os.getpid()}\n")
         return True
 
@@ -46,16 +62,55 @@ class EngineLock:
             self.pid_path.unlink(missing_ok=True)
             os.close(self.fd)
             self.fd = None
+            self.stay()  # after the lock is gone: until then a starter must not take it for a running engine
+
+    def mark_exiting(self) -> None:
+        """Say that this engine takes no more work (before its last pass, or once it is asked to stop)."""
+        self.exiting_path.write_text(f"{os.getpid()}\n")
+
+    def stay(self) -> None:
+        """Take back `mark_exiting`: work came during the last pass, so the engine goes on."""
+        if self.exiting(os.getpid()):
+            self.exiting_path.unlink(missing_ok=True)
+
+    def leaving(self, lead: Lead, woken: float) -> bool:
+        """Whether the engine may end now: marked exiting, then no starter woke it since `woken` (the wake
+        stamp at its last pass's start). A starter wakes it before it looks for the mark, so one of the two
+        sees the other: the engine goes on, or the starter starts another."""
+        self.mark_exiting()
+        if wake_stamp(lead) != woken:
+            self.stay()
+            return False
+        return True
+
+    def exiting(self, pid: int) -> bool:
+        """Whether the engine of `pid` said it takes no more work."""
+        try:
+            return int(self.exiting_path.read_text().strip()) == pid
+        except (FileNotFoundError, ValueError):
+            return False
+
+    def holder_pid(self) -> int | None:
+        """The pid in the lock's pid file (a running engine's, or one killed before it could take it away)."""
+        try:
+            return int(self.pid_path.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
 
     def holder(self) -> int | None:
         """The pid of the running engine, or None when none runs."""
         if self.acquire():
             self.release()
             return None
-        try:
-            return int(self.pid_path.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        return self.holder_pid()
+
+
+def wake_stamp(lead: Lead) -> float:
+    """When the engine was last asked to look (0 when never)."""
+    try:
+        return os.stat(lead.wake_path).st_mtime_ns / 1e9
+    except FileNotFoundError:
+        return 0.0
 
 
 def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] = (),
@@ -103,6 +158,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         # Heard at once, whatever the pass does: a running check ends its process tree and raises Stopped,
         # and the loop looks at `stop` before each pass and while it sleeps.
         stop[0] = True
+        lock.mark_exiting()  # asked to stop: a starter from now on starts another engine
         proc.STOP.set()
 
     def on_int(signum: int, frame: object) -> None:
@@ -119,9 +175,14 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
         eng = Engine(lead)
+        if once:
+            lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine
         while not stop[0]:
+            woken = wake_stamp(lead)
             busy = eng.pass_once()
             if once or (until_idle and not busy):
+                if not once and not lock.leaving(lead, woken):
+                    continue  # work came while it looked: it looks again rather than leave it
                 idle = not busy
                 break
             running = eng.running
@@ -155,9 +216,73 @@ def _until_idle_code(eng: Engine) -> int:
 
 
 def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
-    """An engine for this repository in the background: (its pid, whether this call started it)."""
-    pid = EngineLock(lead).holder()
-    if pid is not None:
+    """An engine for this repository in the background that will take the work stored before this call:
+    (its pid, whether this call started it). One that is exiting is not taken for it."""
+    lock = EngineLock(lead)
+    lead.wake_engine()  # before looking for the mark: an engine in its last look sees this and goes on
+    pid = first = lock.holder()
+    end = time.monotonic() + HANDOVER
+    # Waited on by its pid file alone: taking the lock to look, even for a moment, could turn away an engine
+    # starting at that moment.
+    while pid is not None and lock.exiting(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+        pid = _named(lock)
+    if pid is not None and not lock.exiting(pid):
         return pid, False
     argv = [sys.executable, "-m", "git_balanced.cli", "engine"] + (["--until-idle"] if until_idle else [])
-    return proc.spawn_detached(argv, cwd=lead.repo.root, log=lead.repo.state_dir / "engine.log"), True
+    after = pid or first  # an engine seen exiting: the new one waits for it to let go of the lock
+    env = None if after is None else {**os.environ, AFTER_ENV: str(after)}
+    log = lead.repo.state_dir / "engine.log"
+    new = proc.spawn_detached(argv, cwd=lead.repo.root, log=log, env=env)
+    return _taken(lock, new, log, after=after), True
+
+
+def _taken(lock: EngineLock, pid: int, log: os.PathLike[str], *, after: int | None) -> int:
+    """`pid`, once it holds the engine lock (or waits for the exiting engine `after`), or the engine that took
+    the lock when it could not; a BalancedError with the end of its log when it died with none running."""
+    end = time.monotonic() + TAKE
+    while time.monotonic() < end:
+        named = _named(lock)
+        if named == pid:
+            return pid
+        if not _alive(pid):
+            other = lock.holder()  # it is gone, so a look that takes the lock turns no one away
+            if other is not None and not lock.exiting(other):
+                return other  # another starter's engine got there first, and runs
+            break
+        if after is not None and named == after and lock.exiting(after):
+            return pid  # it takes over once the exiting engine ended
+        time.sleep(0.05)
+    with open(log, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - 2000))
+        tail = [x for x in fh.read().decode(errors="replace").splitlines() if x.strip()][-3:]
+    raise BalancedError("The engine did not start" + (f": {' '.join(tail)}" if tail else "."),
+                        hint=f"its log is {log}; `git balanced engine` runs it here, where you see why.")
+
+
+def _named(lock: EngineLock) -> int | None:
+    """The engine the lock's pid file names, while that process lives (read without taking the lock)."""
+    pid = lock.holder_pid()
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None  # killed, and its file left behind
+    except PermissionError:
+        pass
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    """Whether our child `pid` still runs (it is reaped here when it ended)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not ours to reap, or reaped already
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return done == 0

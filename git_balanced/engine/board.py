@@ -67,6 +67,7 @@ def _collect(lead: Lead) -> dict[str, Any]:
     jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := JobView(jid, st)).plan in plans}
     latest = latest_by_piece(jobs)
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
+    _landed_untold(lead, rows)
     now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
     now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
@@ -86,6 +87,22 @@ def _collect(lead: Lead) -> dict[str, Any]:
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead)}
+
+
+def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
+    """A landing killed after the branch moved, before its jobs heard of it: the landing note on the lead's branch
+    names the job, so its row says landed (the next pass records it) rather than waiting for a check."""
+    waiting = {r["id"]: r for r in rows if r["state"] == "finished" and not r["in_the_way"]}
+    if not waiting:
+        return
+    from git_balanced.state import notes
+
+    for landing in notes.landings(lead.repo, lead.ref, most=50):
+        for rec in landing.records:
+            row = waiting.get(rec.get("job") or "")
+            if row is not None:
+                row.update(state="landed", landed=landing.commit,
+                           reason=f"landed in {lead.branch} as {landing.commit[:7]}")
 
 
 def _spend(lead: Lead, plans: dict[str, PlanView], jobs: dict[str, JobView]) -> list[dict[str, Any]]:

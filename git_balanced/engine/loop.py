@@ -14,8 +14,9 @@ from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
 from git_balanced.engine.watch import Watcher
-from git_balanced.errors import BalancedError, LandingBusy
+from git_balanced.errors import BalancedError, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
+from git_balanced.files import clear_debris, short_of_room
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.transport import MachineUnreachable
@@ -42,6 +43,7 @@ class Engine:
         self._jobs: dict[str, Job] | None = None  # the lead's plans' jobs among them
         self._mark = 0  # this process's writes up to that read (refs.write_mark)
         self.spent_plans: set[str] = set()  # the plans whose budget is spent, as this pass found them
+        self.started = time.time()  # temporary object files older than this are no failed write of this engine
 
     def say_once(self, ctx: Context, text: str) -> None:
         """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
@@ -70,8 +72,22 @@ class Engine:
         Each phase works on the jobs as the phases before it left them: every job is read at the start (one
         ref listing, for plans, jobs, questions and schedules alike), and after a phase wrote events, the jobs it
         wrote are read again (and those alone)."""
-        with self.repo.listing_once():
-            return self._pass()
+        try:
+            with self.repo.listing_once():
+                return self._pass()
+        except (OSError, BalancedError) as exc:  # a full disk: said once, and the next pass tries again
+            full = disk_full(exc, str(self.repo.common_dir))
+            if full is None:
+                raise
+            if full.message not in self.told:
+                self.told.add(full.message)
+                print(f"[balanced] {full.message} Hint: {full.hint}", file=sys.stderr, flush=True)
+            return True
+        finally:
+            # A git command that ran out of room leaves its temporary object file, whoever caught its failure; by
+            # the end of a pass every git this engine started has ended.
+            if short_of_room(self.repo.common_dir):
+                clear_debris(self.repo.common_dir / "objects", self.started)
 
     def _pass(self) -> bool:
         ctx = Context(self.lead, settings_at(self.repo, self.lead.branch))

@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from git_balanced import __version__
-from git_balanced.errors import BalancedError
+from git_balanced.errors import BalancedError, disk_full
 from git_balanced.kit import tools
 from git_balanced.kit.tools import Piece
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
@@ -92,8 +92,11 @@ def _said(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
                             "without it; docs/safety/inputs.md lists what each argument takes")
         try:
             return fn(*args, **kwargs)
-        except BalancedError as exc:
-            raise ToolError(refusal(exc).encode("utf-8", "backslashreplace").decode("utf-8")) from None
+        except (BalancedError, OSError) as exc:
+            said = disk_full(exc) or exc  # a full disk reads as it does on the command line
+            if not isinstance(said, BalancedError):
+                raise
+            raise ToolError(refusal(said).encode("utf-8", "backslashreplace").decode("utf-8")) from None
 
     return call
 

@@ -43,8 +43,9 @@ def _engine(lead: Lead) -> str:
     """Make sure an engine runs the started work, and say which."""
     from git_balanced.engine.background import start_detached
 
-    pid, started = start_detached(lead)
-    return f"started in the background (pid {pid})" if started else f"running (pid {pid})"
+    pid, started = start_detached(lead)  # never an engine on its way out: that one is followed by a new one
+    return f"started in the background (pid {pid})" if started else \
+        f"running (pid {pid}), woken to take this on its next pass"
 
 
 def _placed(p: dict[str, Any]) -> dict[str, Any]:

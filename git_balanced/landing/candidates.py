@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from git_balanced.channel.inbox import post
+from git_balanced.faults import crashpoint
 from git_balanced.jobs import Job
 from git_balanced.landing.queue import Candidate, Verdict
 from git_balanced.lead import Lead
-from git_balanced.state import refs
+from git_balanced.state import notes, refs
 
 LANDABLE = ("finished", "held")
 
@@ -24,6 +27,9 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
     """Each verdict as an event on its job, and as words in the lead's inbox."""
     repo = lead.repo
     for v in verdicts:
+        landed_as = _landed_unrecorded(lead, v)
+        if landed_as:  # killed after the move, before this: what the lead hears is the landing, once
+            v = replace(v, status="landed", commit=landed_as)
         short = (v.commit or "")[:7]
         if v.status == "landed":
             text = f"Its check passed, so {v.branch} landed in {lead.branch} as {short}"
@@ -40,6 +46,15 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
         else:
             text = f"{v.branch} did not land: {v.reason}"
             state, event = "failed", v.status
+        if v.status == "landed" and v.job:
+            # The line before the event: a crash between them leaves the job finished, so the next landing redoes
+            # this one (as `already`, recovered above) and finds the line by its key rather than losing it.
+            post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch, key=f"landed:{v.job}:{v.commit}",
+                 again=bool(landed_as))
+            crashpoint("after-told")
+            refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}",
+                        {"landed": v.commit, "landed_in": lead.branch}, state=state)
+            continue
         if v.job:
             data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
                 {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
@@ -47,3 +62,14 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
                 data = {"in_the_way": v.paths, "in_the_way_why": v.reason}
             refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)
         post(repo, lead.branch, text, kind=event, job=v.job, branch=v.branch)
+
+
+def _landed_unrecorded(lead: Lead, v: Verdict) -> str | None:
+    """The merge that landed `v`'s job when the queue finds it `already` in: a landing that moved the branch,
+    then was killed before its job heard of it (its landing note names the job)."""
+    if v.status != "already" or not v.job or not v.commit:
+        return None
+    for landing in notes.landings(lead.repo, v.commit, most=200):  # a redo follows its crash closely
+        if any(r.get("job") == v.job for r in landing.records):
+            return landing.commit
+    return None

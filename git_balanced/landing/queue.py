@@ -18,7 +18,7 @@ from typing import Any
 from git_balanced import trust
 from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
-from git_balanced.landing import checks, protect
+from git_balanced.landing import checkout, checks, protect
 from git_balanced.landing.bisect import search
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.settings import SETTINGS_PATH
@@ -101,7 +101,8 @@ class Queue:
             assert lead_tip is not None
             pending = [c for c in candidates if self._preflight(c, lead_tip)]
             self.checkout = self._checkout_changes()
-            self._loop(pending)
+            with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
+                self._loop(pending)
         finally:
             os.close(lock_fd)
         return self.verdicts
@@ -346,13 +347,9 @@ class Queue:
                 "at": round(time.time(), 3)})
         crashpoint("after-notes")
         if checked_out:
-            r = repo.run("merge", "--ff-only", "--quiet", target.commit,
-                         env={"GIT_REFLOG_ACTION": "balanced land"})
-            if r.code != 0:
-                if repo.rev_parse(self.lead.ref) != tip:
-                    return False
-                raise BalancedError(f"Could not move {self.lead.branch}: {r.err.strip() or r.out.strip()}",
-                                    hint="commit or stash your changes, then run `git balanced land` again.")
+            # All or nothing: a move that fails (a full disk) leaves your checkout and index as they were.
+            if not checkout.fast_forward(repo, self.lead.branch, tip, target.commit):
+                return False
         elif not repo.cas_ref(self.lead.ref, target.commit, tip, message="balanced land"):
             return False
         crashpoint("after-move")

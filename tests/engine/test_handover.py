@@ -1,0 +1,133 @@
+"""`engine --detach` (and the MCP tools, through the same start_detached) say an engine runs only when it will
+take the work: an engine in its last pass, or asked to stop, is followed by a new one, and the plan runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.support.cli import balanced
+from tests.support.plans import engine, jobs_of, lead_repo, piece, plan
+from tests.support.wait import wait_until
+
+
+def _slow_landing(tmp_path: Path, seconds: int) -> Path:
+    """A lead whose piece `a` finished and waits to land, with a check that takes `seconds`."""
+    repo = lead_repo(tmp_path, check=f"sleep {seconds}; ! grep -rq BAD src")
+    assert plan(repo, [piece("a", "echo a > src/a.txt")], "--start").code == 0
+    assert engine(repo, "--once").code == 0  # starts the worker
+    runs = Path(os.environ["HOME"]) / ".balanced" / "runs"
+    wait_until(lambda: list(runs.glob("*/result.json")), 30, "the worker of a to end")
+    return repo
+
+
+def _engine_proc(repo: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", *args], cwd=repo,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _checking(repo: Path) -> bool:
+    return any((Path(os.environ["HOME"]) / ".balanced" / "worktrees").glob("*/scratch-land-0/src/a.txt"))
+
+
+def _lands(repo: Path, pid: str) -> None:
+    wait_until(lambda: [j for j in jobs_of(repo, pid) if j["state"] == "landed"], 90, f"{pid} to land",
+               said=lambda: jobs_of(repo, pid))
+
+
+def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan(tmp_path: Path) -> None:
+    repo = _slow_landing(tmp_path, 3)
+    old = _engine_proc(repo, tmp_path / "old.log", "--once")
+    try:
+        wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
+        assert plan(repo, [piece("b", "echo b > src/b.txt")], "--start", task="Another").code == 0
+
+        r = balanced(repo, "engine", "--detach")
+        assert r.code == 0, r
+        assert "runs already" not in r.out, "the engine in its last pass would not take the plan: " + r.out
+        assert f"(pid {old.pid})" not in r.out and "runs in the background" in r.out, r.out
+        _lands(repo, "a")
+        _lands(repo, "b")
+        assert old.wait(timeout=30) == 0
+    finally:
+        if old.poll() is None:
+            old.kill()
+        balanced(repo, "engine", "--stop")
+
+
+def test_detach_against_an_engine_asked_to_stop_starts_one_that_waits_for_it(tmp_path: Path) -> None:
+    repo = _slow_landing(tmp_path, 8)  # longer than a starter waits for an exiting engine
+    old = _engine_proc(repo, tmp_path / "old.log")
+    try:
+        wait_until(lambda: _checking(repo), 30, "the engine to be checking a's landing")
+        old.send_signal(signal.SIGTERM)  # as `engine --stop` does; it ends after its pass
+        assert plan(repo, [piece("b", "echo b > src/b.txt")], "--start", task="Another").code == 0
+
+        r = balanced(repo, "engine", "--detach")
+        assert r.code == 0, r
+        assert "runs already" not in r.out and f"(pid {old.pid})" not in r.out, r.out
+        assert old.wait(timeout=60) == 0
+        _lands(repo, "a")
+        _lands(repo, "b")
+    finally:
+        if old.poll() is None:
+            old.kill()
+        balanced(repo, "engine", "--stop")
+
+
+def test_detach_against_a_running_engine_says_it_runs(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    old = _engine_proc(repo, tmp_path / "old.log")
+    try:
+        pid_file = repo / ".git" / "balanced" / "engine.pid"
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() == str(old.pid), 30,
+                   "the engine to take its lock")
+        r = balanced(repo, "engine", "--detach")
+        assert r.code == 0 and f"An engine runs already (pid {old.pid})" in r.out, r
+    finally:
+        balanced(repo, "engine", "--stop")
+        old.wait(timeout=30)
+
+
+def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(tmp_path: Path) -> None:
+    repo = _slow_landing(tmp_path, 3)
+    old = _engine_proc(repo, tmp_path / "old.log", "--once")
+    try:
+        wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
+        doc = {"task": "Another", "pieces": [piece("b", "echo b > src/b.txt")]}
+        r = balanced(repo, "mcp", "--call", "plan", json.dumps(doc))
+        assert r.code == 0, r
+        said = json.loads(r.out)["engine"]
+        assert said.startswith("started in the background (pid ") and str(old.pid) not in said, said
+        _lands(repo, "b")
+    finally:
+        if old.poll() is None:
+            old.kill()
+        balanced(repo, "engine", "--stop")
+
+
+def test_an_engine_woken_during_its_last_pass_takes_its_exit_back(tmp_path: Path) -> None:
+    from git_balanced.engine.background import EngineLock, wake_stamp
+    from git_balanced.lead import open_lead
+
+    lead = open_lead(str(lead_repo(tmp_path)))
+    lock = EngineLock(lead)
+    assert lock.acquire()
+    try:
+        woken = wake_stamp(lead)
+        time.sleep(0.02)  # past the file system's clock tick
+        lead.wake_engine()  # a starter stored work while the pass ran
+        assert not lock.leaving(lead, woken), "it looks again"
+        assert not lock.exiting(os.getpid()), "and a starter sees it running"
+        woken = wake_stamp(lead)
+        assert lock.leaving(lead, woken), "nothing new: it may end"
+        assert lock.exiting(os.getpid()), "and a starter sees it exiting"
+    finally:
+        lock.release()
+    assert not lock.exiting(os.getpid()) and lock.holder() is None
