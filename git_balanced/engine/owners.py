@@ -59,6 +59,12 @@ class Owners:
             return False
         remote = sync.shared_remote(self.repo) if taken is None else None
         if remote is not None:
+            # Taken back here too: a claim the remote never saw must not count once the clones meet again, or
+            # the fold could give the job to it after another clone's claim, which the remote took, started it.
+            parents = self.repo.store[sha.encode()].parents
+            if parents and j.node != self.me:
+                self.repo.cas_ref(ref, parents[0].decode(), sha, message="balanced: claim the remote did not take")
+                refs.note_written(self.repo, ref)
             self._waits_for_remote(ctx, j, remote)
             return False
         if taken:
