@@ -52,6 +52,7 @@ def _one_of(allowed: tuple[int, ...]) -> Callable[[int], int]:
 Command = Annotated[StrictStr, AfterValidator(_not_blank)]
 Name = Annotated[StrictStr, AfterValidator(_not_blank)]
 PathGlob = Annotated[StrictStr, AfterValidator(_not_blank)]
+EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 AtLeastOne = Annotated[StrictInt, Field(ge=1)]
 
 
@@ -66,6 +67,8 @@ class WorktreeSettings(_Table):
     check: Command | None = Field(default=None, description="a command line (a non-empty string)")
     protect: tuple[PathGlob, ...] = Field(
         default=(), description='a list of path globs (non-empty strings), such as ["tests/**"]')
+    env: tuple[EnvName, ...] = Field(
+        default=(), description='a list of environment variable names passed on to workers, such as ["NPM_TOKEN"]')
 
 
 class BalancedSettings(_Table):

@@ -52,8 +52,8 @@ def assert_untouched(repo: Path, before: dict[str, object]) -> None:
 
 
 def worker_copy_moved(repo: Path, pid: str) -> None:
-    """The worker really ran its commands: in its copy, main and escape are its commit."""
-    [copy] = (Path(os.environ["HOME"]) / ".balanced" / "copies").glob("lead-*-workers")
+    """The worker really ran its commands: in its copy (its branch's own), main and escape are its commit."""
+    [copy] = (Path(os.environ["HOME"]) / ".balanced" / "copies").glob(f"lead-*-workers/balanced+{pid}")
     tip = git(repo, "rev-parse", f"refs/heads/balanced/{pid}")
     assert git(copy, "rev-parse", "refs/heads/main", "refs/heads/escape").split() == [tip, tip]
 
@@ -120,10 +120,13 @@ def test_a_worker_that_rewrites_the_hooks_rewrites_only_its_copys(tmp_path: Path
     assert job["state"] == "failed"
     hooks = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")) / "hooks"
     assert not (hooks / "pre-commit").exists()
+    # The next job reads the hooks its copy has: the lead's, byte for byte.
+    seen = 'for h in "$(git rev-parse --git-common-dir)"/hooks/*; do case $h in *.sample) ;; *) cat "$h";; esac; done'
+    assert plan(repo, [piece("next", f"{seen} > src/seen.txt")], "--start").code == 0
+    assert engine(repo, "--until-idle").code == 0
+    expected = "".join(p.read_text() for p in sorted(hooks.iterdir()))
+    assert git(repo, "show", "main:src/seen.txt") == expected.strip(), "the next job got the lead's hooks"
     honest_piece_lands(repo)
-    [copy] = (Path(os.environ["HOME"]) / ".balanced" / "copies").glob("lead-*-workers")
-    theirs = {p.name: p.read_bytes() for p in (copy / ".git" / "hooks").iterdir() if not p.name.endswith(".sample")}
-    assert theirs == {p.name: p.read_bytes() for p in hooks.iterdir()}, "the next job got the lead's hooks back"
 
 
 def test_a_worker_that_writes_the_lead_by_its_path_is_refused(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ def test_the_copy_carries_who_commits_and_how_in_the_leads_spelling(tmp_path: Pa
     git(lead, "config", "user.signingKey", 'key "quoted" \\ and # not a comment')
     git(lead, "config", "gpg.format", "ssh")
     git(lead, "config", "core.editor", "vi")  # not carried
-    copy = workcopy.ensure(Repo.discover(lead))
+    copy = workcopy.ensure(Repo.discover(lead), workcopy.WORKERS, "balanced/piece")
     assert git(copy, "config", "--local", "user.name") == "Ada Lead"
     assert git(copy, "config", "--local", "user.email") == "ada@example.com"
     assert git(copy, "config", "--local", "commit.gpgsign") == "false"
@@ -33,7 +33,7 @@ def test_the_copy_carries_who_commits_and_how_in_the_leads_spelling(tmp_path: Pa
 def test_a_lead_without_an_identity_gives_the_copy_none(tmp_path: Path) -> None:
     lead = make_repo(tmp_path / "lead")
     assert workcopy.carried_config(Repo.discover(lead)) == {}  # the sealed tests' identity is in the environment
-    copy = workcopy.ensure(Repo.discover(lead))
+    copy = workcopy.ensure(Repo.discover(lead), workcopy.WORKERS, "balanced/piece")
     assert git(copy, "config", "--local", "--list").count("user.") == 0
 
 
@@ -44,7 +44,7 @@ def test_hooks_are_the_leads_again_before_each_job_whatever_a_worker_set(tmp_pat
     hook.write_text("#!/bin/sh\nexit 0\n")
     hook.chmod(0o755)
     repo = Repo.discover(lead)
-    copy = workcopy.ensure(repo)
+    copy = workcopy.ensure(repo, workcopy.WORKERS, "balanced/piece")
     workcopy.sync_hooks(repo, copy)
     assert (copy / ".git" / "hooks" / "pre-commit").read_text() == hook.read_text()
     # A worker points the copy's hooks elsewhere and writes one of its own: both are gone at the next job.
