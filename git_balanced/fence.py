@@ -20,12 +20,15 @@ from pathlib import Path
 # the caller's own ids. Exit 97 names a mount that failed. `--rbind`, not `--bind`: in a user namespace the
 # kernel refuses a plain bind of a folder with a mount under it (a tmpfs under $TMPDIR, say), as that would
 # uncover what the mount hides; the folder's own mount is made read-only, a mount under it keeps its own mode.
+# The working folder is entered again by its name, through the new mounts: as inherited it is the folder as it
+# was before them, and writable.
 _SCRIPT = """u=$1; g=$2; shift 2
 while [ "$1" != "--" ]; do
   mount --rbind "$1" "$1" && mount -o remount,bind,ro "$1" || { echo "cannot make $1 read-only" >&2; exit 97; }
   shift
 done
 shift
+cd "$(pwd -P)" || exit 97
 exec unshare --user --map-user="$u" --map-group="$g" --mount -- "$@"
 """
 

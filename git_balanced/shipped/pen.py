@@ -17,7 +17,8 @@ from collections.abc import Iterable
 
 # Runs as root of the outer namespace: folders read-only, then folders writable, then the inner namespace with
 # the caller's own ids. `--rbind`: a plain bind of a folder with a mount under it is refused in a user
-# namespace. Exit 97 names the mount that failed.
+# namespace. Exit 97 names the mount that failed. The working folder is entered again by its name: the one the
+# command was started in is the folder as it was before the mounts, writable, and so would be its `..`.
 PEN_SCRIPT = """u=$1; g=$2; shift 2
 while [ "$1" != "--" ]; do
   mount --rbind "$1" "$1" && mount -o remount,bind,ro "$1" || { echo "cannot make $1 read-only" >&2; exit 97; }
@@ -29,6 +30,7 @@ while [ "$1" != "--" ]; do
   shift
 done
 shift
+cd "$(pwd -P)" || exit 97
 exec unshare --user --map-user="$u" --map-group="$g" --mount -- "$@"
 """
 # Each agent's own state, which its CLI writes as it runs (sessions, settings it updates, sign-in refreshes).
