@@ -19,7 +19,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines import workcopy
-from git_balanced.machines.hosts import Host, LocalHost
+from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
@@ -86,6 +86,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
         # environment only what its agent needs and the settings name (shipped/workenv.py).
         "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": True},
+        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
+        "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
     }
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.

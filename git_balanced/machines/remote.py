@@ -326,8 +326,9 @@ class RemoteHost:
     def _push_base(self, branch: str, base: str, earlier: str | None) -> None:
         specs = [f"+{base}:refs/balanced/base/{self.lead.branch}"]
         if earlier:
-            # Not forced: if the copy's branch has moved on (an attempt there), what it has is kept.
-            specs.append(f"{earlier}:refs/heads/{branch}")
+            # Forced: the copy's branch may be one another worker planted. Refused while a worktree there has
+            # it checked out (the same job's, started again); the runner sets it from the request otherwise.
+            specs.append(f"+{earlier}:refs/heads/{branch}")
         res = self._git("push", "--porcelain", "--no-verify", self.transport.git_url(self.repo_path()), *specs)
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]

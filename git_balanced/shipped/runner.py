@@ -189,7 +189,8 @@ def start(req: dict) -> dict:
     run_dir, job = _run_dir(req), req["job"]
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
                               "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
-                              "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict, "worker": dict}
+                              "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict, "worker": dict,
+                              "start_at": str}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -261,7 +262,7 @@ def _work(req: dict, run_dir: str) -> None:
     grace = float(req.get("grace") or GRACE)
     made = clean = False
     try:
-        _worktree(repo, wt, branch, base, os.path.dirname(run_dir))
+        _worktree(repo, wt, branch, base, os.path.dirname(run_dir), req.get("start_at"))
         made = True
         if req.get("guard"):
             _install_guard(req["guard"], run_dir, repo, wt)
@@ -300,9 +301,12 @@ def _stopping(run_dir: str) -> bool:
     return bool(_live["stop"]) or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None) -> None:
+def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None,
+              start_at: str | None = None) -> None:
     """Reuse a valid worktree of this repository on `branch`, else add one (of the branch, or new at base); a
-    worktree an earlier job left on `branch` when its runner died (in `runs`) is removed first."""
+    worktree an earlier job left on `branch` when its runner died (in `runs`) is removed first. With
+    `start_at` (what the lead recorded for the branch), a new worktree's branch is set there first, whatever
+    the copy held: another worker may have planted it."""
     if not os.path.isdir(repo):
         raise RunError(f"the repository {repo} does not exist on this machine")
     if os.path.isdir(wt) and os.listdir(wt):
@@ -332,6 +336,10 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         fcntl.flock(fd, fcntl.LOCK_EX)
         if runs:
             _free_branch(repo, wt, branch, runs)
+        if isinstance(start_at, str) and start_at and not _held(repo, branch):
+            code, out = _git(["update-ref", f"refs/heads/{branch}", start_at], repo)
+            if code != 0:
+                raise RunError(f"could not set {branch} to {start_at} in {repo}: {out}")
         args = add_args()
         code, out = _git(args, repo)
         if code != 0:  # a registration whose folder was deleted blocks adding it again: prune, then again
@@ -342,6 +350,17 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         os.close(fd)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
+
+
+def _held(repo: str, branch: str) -> bool:
+    """Whether a worktree of the repository whose folder exists has `branch` checked out."""
+    code, out = _git(["worktree", "list", "--porcelain"], repo)
+    for block in out.split("\n\n") if code == 0 else []:
+        lines = block.splitlines()
+        path = lines[0][len("worktree "):] if lines and lines[0].startswith("worktree ") else ""
+        if f"branch refs/heads/{branch}" in lines and path and os.path.isdir(path):
+            return True
+    return False
 
 
 def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
