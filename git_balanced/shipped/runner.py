@@ -269,7 +269,8 @@ def _work(req: dict, run_dir: str) -> None:
         penned = _penned(req, run_dir, repo, wt)
         res["fenced"] = penned[1] is not None
         if req.get("setup") and not _stopping(run_dir):
-            code, sig, _ = _run_group(_in_pen(penned, ["sh", "-c", req["setup"]]), wt, penned[0], None, None, grace)
+            setup = _in_pen(penned, ["sh", "-c", req["setup"]], penned[0])
+            code, sig, _ = _run_group(setup, wt, penned[0], None, None, grace)
             res.update(setup_exit_code=code, signal=sig, setup_failed=code != 0 and not _stopping(run_dir))
             if res["setup_failed"]:
                 _note(f"setup {'was killed' if code is None else f'exited {code}'}: {req['setup']}")
@@ -456,8 +457,15 @@ def _penned(req: dict, run_dir: str, repo: str, wt: str) -> tuple[dict, tuple[li
     return env, (readonly, writable)
 
 
-def _in_pen(penned: tuple[dict, tuple[list, list] | None], argv: list[str]) -> list[str]:
-    return argv if penned[1] is None else pen.wrap(argv, *penned[1])
+def _in_pen(penned: tuple[dict, tuple[list, list] | None], argv: list[str], env: dict) -> list[str]:
+    """`argv` in the worker's pen, when it has one. Its program is found here first, so that a missing agent
+    reads as one (the engine asks the machine again), not as the pen's failure to run it."""
+    if penned[1] is None:
+        return argv
+    found = shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
+    if not found:
+        raise RunError(f"could not start {argv[0]}: [Errno 2] No such file or directory: {argv[0]!r}")
+    return pen.wrap([found, *argv[1:]], *penned[1])
 
 
 def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict,
@@ -482,7 +490,7 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict,
     if req.get("meter") and Meter is None:  # money: never run an agent whose budget nobody watches
         raise RunError("a budget meter was asked for, but meter.py is not here: run the script of source()")
     meter = Meter(req["meter"]) if req.get("meter") else None
-    code, sig, by_budget = _run_group(_in_pen(penned, argv), wt, env, meter, os.path.join(run_dir, "agent_pid"),
+    code, sig, by_budget = _run_group(_in_pen(penned, argv, env), wt, env, meter, os.path.join(run_dir, "agent_pid"),
                                       grace)
     res.update(exit_code=code, signal=sig, stopped_by_budget=by_budget)
     if meter is not None:
