@@ -252,14 +252,14 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             repo = host.repo_path()
         except BalancedError:
             continue
+        local = host if isinstance(host, LocalHost) else None
         for i, job in enumerate(js):
-            local = isinstance(host, LocalHost)
+            # On this machine each branch has its own copy: a prune of its own, and the copy goes after.
+            where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
             try:
-                # On this machine each branch has its own copy: its own prune, and the copy goes after.
-                host.call("cleanup", {"job": job.runner_key, "worktree": host.worktree_path(job.id),
-                                      "repo": str(workcopy.for_branch(lead.repo, job.branch)) if local else repo,
-                                      "runs_dir": RUNS_DIR, "prune": local or i == len(js) - 1})
-                if isinstance(host, LocalHost):
-                    host.forget(job.branch)
+                host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
+                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1})
+                if local:
+                    local.forget(job.branch)
             except BalancedError:
                 pass

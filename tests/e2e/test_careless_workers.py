@@ -22,6 +22,19 @@ RUN_TESTS = 'sh check.sh'
 CHECK_SH = '! grep -rq BAD src || exit 1\nfor t in tests/*.sh; do [ -f "$t" ] || continue; sh "$t" || exit 1; done\n'
 
 
+@pytest.fixture(params=["fenced", "unfenced"])
+def either_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A route that is closed with the fence and without it (GIT_BALANCED_NO_FENCE=1, as on a machine without
+    namespaces): the test runs both ways."""
+    from git_balanced import fence
+
+    if request.param == "unfenced":
+        monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    elif not fence.available():
+        pytest.skip("this machine does not let a process make a folder read-only for its children")
+    return str(request.param)
+
+
 def careful_lead(tmp: Path, check: str = CHECK) -> Path:
     """A lead with hooks of its own (kept byte for byte) and one attempt per piece."""
     repo = lead_repo(tmp, check=check, extra="attempts = 1\n")
@@ -76,7 +89,7 @@ def run_careless(repo: Path, pid: str, run: str) -> dict[str, object]:
     return job
 
 
-def test_a_worker_that_moves_main_and_makes_a_branch_moves_only_its_copy(tmp_path: Path) -> None:
+def test_a_worker_that_moves_main_and_makes_a_branch_moves_only_its_copy(tmp_path: Path, either_way: str) -> None:
     repo = careful_lead(tmp_path)
     job = run_careless(repo, "mover", "echo BAD > src/bad.txt && git add -A && git commit -qm unchecked && "
                                       "git update-ref refs/heads/main HEAD && git branch escape")
@@ -90,7 +103,7 @@ def test_a_worker_that_moves_main_and_makes_a_branch_moves_only_its_copy(tmp_pat
     honest_piece_lands(repo)
 
 
-def test_a_worker_that_forges_a_passing_note_does_not_land(tmp_path: Path) -> None:
+def test_a_worker_that_forges_a_passing_note_does_not_land(tmp_path: Path, either_way: str) -> None:
     repo = careful_lead(tmp_path)
     forged = {"at": 1767225600.0, "code": 0, "command": CHECK,
               "command_hash": hashlib.sha256(CHECK.encode()).hexdigest()[:16], "passed": True,
@@ -111,7 +124,7 @@ def test_a_worker_that_forges_a_passing_note_does_not_land(tmp_path: Path) -> No
     honest_piece_lands(repo)
 
 
-def test_a_worker_that_rewrites_the_hooks_rewrites_only_its_copys(tmp_path: Path) -> None:
+def test_a_worker_that_rewrites_the_hooks_rewrites_only_its_copys(tmp_path: Path, either_way: str) -> None:
     repo = careful_lead(tmp_path)
     run = ('for f in "$(git rev-parse --git-common-dir)"/hooks/*; do printf "#!/bin/sh\\nexit 0\\n" > "$f"; done; '
            'printf "#!/bin/sh\\nexit 0\\n" > "$(git rev-parse --git-common-dir)/hooks/pre-commit"; '
