@@ -44,9 +44,14 @@ def available() -> bool:
     return why_unavailable() is None
 
 
+def switched_off() -> bool:
+    """Whether `GIT_BALANCED_NO_FENCE` asks for no fence, here and on the machines this lead starts workers on."""
+    return bool(os.environ.get("GIT_BALANCED_NO_FENCE"))
+
+
 def why_unavailable() -> str | None:
     """None where the fence works here; otherwise why not, in a sentence (for check, board, doctor, engine)."""
-    if os.environ.get("GIT_BALANCED_NO_FENCE"):
+    if switched_off():
         return "GIT_BALANCED_NO_FENCE is set, which turns the fence off"
     return _probe()
 

@@ -85,7 +85,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
         # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
         # environment only what its agent needs and the settings name (shipped/workenv.py).
-        "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": True},
+        "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
         # Where its branch starts, from the lead's own record, never from a ref found in the copy.
         "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
     }

@@ -4,6 +4,7 @@ starts from what the lead recorded all the same, fenced or not."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,3 +46,23 @@ def test_a_piece_on_a_machine_never_starts_from_a_planted_branch(machines: Machi
     assert git(repo, "ls-tree", "--name-only", "main", "src/").split() == [
         "src/base.txt", "src/p.txt", "src/planted-at.txt", "src/victim.txt"], "victim started from the base"
     assert "planted" not in git(repo, "log", "--format=%s", "main")
+
+
+def test_a_fenced_worker_on_a_machine_writes_none_of_that_users_files(machines: Machines, tmp_path: Path) -> None:
+    """The pen goes with the runner: on the machine, the user's home is read-only to the worker but for its
+    own things."""
+    alpha = machines.by_name("alpha")
+    repo = make_repo(tmp_path / "proj", {"src/base.txt": "ok\n"})
+    wire_lead(repo, machines, SETTINGS, tick=["alpha"])
+    (alpha.home / ".bashrc").write_text("# theirs\n")
+    os.chown(alpha.home / ".bashrc", alpha.uid, -1)  # the machine's user's own file: only the fence refuses it
+    run = ('{ echo x >> ~/.bashrc; } 2> src/refused.txt || echo bashrc > src/kept.txt; '
+           'git config --global core.hooksPath "$HOME/hooks" 2>> src/refused.txt || echo gitconfig >> src/kept.txt; '
+           'echo mine > src/mine.txt')
+    pieces = [{"id": "reacher", "task": "Reach.", "agent": "shell", "machine": "alpha", "run": run}]
+    assert balanced(repo, "plan", "-", "--start", input=json.dumps({"task": "t", "pieces": pieces})).code == 0
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran
+    assert git(repo, "show", "main:src/kept.txt").split() == ["bashrc", "gitconfig"], "both writes were refused"
+    assert "Read-only file system" in git(repo, "show", "main:src/refused.txt")
+    assert (alpha.home / ".bashrc").read_text() == "# theirs\n"
