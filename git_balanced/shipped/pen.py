@@ -33,10 +33,12 @@ shift
 cd "$(pwd -P)" || exit 97
 exec unshare --user --map-user="$u" --map-group="$g" --mount -- "$@"
 """
-# Each agent's own state, which its CLI writes as it runs (sessions, settings it updates, sign-in refreshes).
-AGENT_STATE = {"claude": ("$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json"),
-               "codex": ("$CODEX_HOME", "~/.codex"),
-               "pi": ("$PI_CODING_AGENT_DIR", "~/.pi")}
+# Each agent's own state, which its CLI writes as it runs (sessions, settings it updates, sign-in refreshes):
+# for each place, the variable that moves it, else where it is by default. With CLAUDE_CONFIG_DIR set, Claude
+# Code keeps its .claude.json in that folder too.
+AGENT_STATE = {"claude": (("$CLAUDE_CONFIG_DIR", "~/.claude"), ("$CLAUDE_CONFIG_DIR", "~/.claude.json")),
+               "codex": (("$CODEX_HOME", "~/.codex"),),
+               "pi": (("$PI_CODING_AGENT_DIR", "~/.pi"),)}
 _probed: dict[str, bool] = {}
 
 
@@ -83,10 +85,10 @@ def _expand(text: str, env: dict[str, str]) -> str:
 def agent_state(agent: str, env: dict[str, str]) -> list[str]:
     """The agent's own state on this machine, made now when missing (a folder, or an empty JSON file), so
     that it can be bound back writable."""
-    out = []
-    for entry in AGENT_STATE.get(agent, ()):
-        path = _expand(entry, env)
-        if not path:
+    out: list[str] = []
+    for moved, default in AGENT_STATE.get(agent, ()):
+        path = _expand(moved, env) or _expand(default, env)
+        if path in out:
             continue
         try:
             if path.endswith(".json"):

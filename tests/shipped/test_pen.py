@@ -37,3 +37,11 @@ def test_the_home_is_read_only_and_the_workers_own_things_are_not(tmp_path: Path
     assert cp.stderr.count("Read-only file system") == 3, cp.stderr
     assert (home / ".bashrc").read_text() == "# the user's\n" and not (home / "work" / "theirs" / "f").exists()
     assert (home / "work" / "mine" / "mine.txt").exists() and (home / ".claude" / "session").exists()
+
+
+def test_an_agents_state_is_where_its_variable_moves_it(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "elsewhere" / "codex"),
+           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    assert pen.agent_state("codex", env) == [str(tmp_path / "elsewhere" / "codex")]
+    assert pen.agent_state("claude", env) == [str(tmp_path / "claude-config")], "its .claude.json is in there"
+    assert pen.agent_state("shell", env) == [] and not (tmp_path / ".codex").exists()
