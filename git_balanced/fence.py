@@ -3,7 +3,8 @@ setup. On Linux the command runs in a mount namespace of its own in which the le
 hooks, config, objects) and checkout are bound read-only, so a write there by any path fails; the mounts are
 made in an outer user namespace and the command runs in an inner one, which locks them (it cannot unmount or
 remount them), and it keeps the caller's user and group ids. Where namespaces are not allowed, `prefix`
-returns None and the caller falls back to finding such writes after the command ends."""
+returns None and the caller falls back to finding such writes after the command ends; `why_unavailable`
+says why, in words a person can act on."""
 
 from __future__ import annotations
 
@@ -11,17 +12,23 @@ import functools
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 # Runs in the outer namespace (as its root, which may bind and remount there), then enters the inner one with
-# the caller's own ids. Exit 97 names a mount that failed.
+# the caller's own ids. Exit 97 names a mount that failed. `--rbind`, not `--bind`: in a user namespace the
+# kernel refuses a plain bind of a folder with a mount under it (a tmpfs under $TMPDIR, say), as that would
+# uncover what the mount hides; the folder's own mount is made read-only, a mount under it keeps its own mode.
+# The working folder is entered again by its name, through the new mounts: as inherited it is the folder as it
+# was before them, and writable.
 _SCRIPT = """u=$1; g=$2; shift 2
 while [ "$1" != "--" ]; do
-  mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || { echo "cannot make $1 read-only" >&2; exit 97; }
+  mount --rbind "$1" "$1" && mount -o remount,bind,ro "$1" || { echo "cannot make $1 read-only" >&2; exit 97; }
   shift
 done
 shift
+cd "$(pwd -P)" || exit 97
 exec unshare --user --map-user="$u" --map-group="$g" --mount -- "$@"
 """
 
@@ -34,22 +41,49 @@ def _wrap(readonly: Sequence[Path], argv: Sequence[str]) -> list[str]:
 def available() -> bool:
     """Whether this machine lets us make a folder read-only for one command (probed once per process);
     `GIT_BALANCED_NO_FENCE=1` turns it off, as on a machine without namespaces."""
-    return not os.environ.get("GIT_BALANCED_NO_FENCE") and _probe()
+    return why_unavailable() is None
+
+
+def switched_off() -> bool:
+    """Whether `GIT_BALANCED_NO_FENCE` asks for no fence, here and on the machines this lead starts workers on."""
+    return bool(os.environ.get("GIT_BALANCED_NO_FENCE"))
+
+
+def why_unavailable() -> str | None:
+    """None where the fence works here; otherwise why not, in a sentence (for check, board, doctor, engine)."""
+    if switched_off():
+        return "GIT_BALANCED_NO_FENCE is set, which turns the fence off"
+    return _probe()
 
 
 @functools.cache
-def _probe() -> bool:
-    if not (shutil.which("unshare") and shutil.which("mount")):
-        return False
-    probe = Path(os.environ.get("TMPDIR", "/tmp"))
+def _probe() -> str | None:
+    missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
+    if missing:
+        return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not on PATH (util-linux has them)"
+    # A folder of the probe's own, made now: nothing is mounted under it, so the answer does not depend on
+    # what this machine mounted where (a tmpfs under $TMPDIR once turned the fence off without a word).
+    try:
+        probe = tempfile.mkdtemp(prefix="balanced-fence-probe-")
+    except OSError as exc:
+        return f"the probe could not make a folder to try the fence on: {exc}"
     try:
         # Passes only when the write is refused: a fence that lets it through is no fence.
-        cp = subprocess.run(_wrap([probe], ["sh", "-c", '! touch "$0/.balanced-fence-probe-$$" 2>/dev/null',
-                                            str(probe)]),
+        cp = subprocess.run(_wrap([Path(probe)], ["sh", "-c", '! touch "$0/written" 2>/dev/null', probe]),
                             capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return cp.returncode == 0
+    except subprocess.TimeoutExpired:
+        return "the probe of the fence (unshare and mount) did not end within 10 s"
+    except OSError as exc:
+        return f"unshare could not be run: {exc}"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    if cp.returncode == 0:
+        return None
+    said = cp.stderr.decode("utf-8", "replace").strip().splitlines()
+    if cp.returncode == 1 and not said:
+        return "a folder made read-only in a mount namespace could still be written"
+    return ("this machine refuses user or mount namespaces"
+            + (f" ({said[-1][:300]})" if said else f" (unshare exited {cp.returncode})"))
 
 
 def prefix_for(readonly: Sequence[Path], argv: Sequence[str], writable: Sequence[Path] = ()) -> list[str] | None:

@@ -56,6 +56,7 @@ Slots = Annotated[StrictInt, Field(ge=1, le=64)]
 Seconds = Annotated[StrictInt, Field(ge=1, le=WEEK)]
 _COMMAND = f"a non-empty command line of at most {COMMAND_MOST:,} bytes, without a NUL"
 _SECONDS = f"a whole number of seconds from 1 to {WEEK:,} (a week)"
+EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=NAME_MOST)]
 
 
 class _Table(BaseModel):
@@ -84,6 +85,9 @@ class WorktreeSettings(_Table):
                 seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600}[m[2]]
                 return {**data, "check_timeout": seconds} if 1 <= seconds <= 86400 else data
         return data
+    env: tuple[EnvName, ...] = Field(
+        default=(), max_length=1000,
+        description='a list of environment variable names passed on to workers, such as ["NPM_TOKEN"]')
 
 
 class BalancedSettings(_Table):

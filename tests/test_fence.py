@@ -42,3 +42,46 @@ def test_where_namespaces_are_allowed_the_fence_is_there_and_holds(tmp_path: Pat
     assert fence.prefix_for([lead], ["true"], writable=[lead / "sub"]) is None, "a folder it must write is not fenced"
     monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
     assert not fence.available() and fence.prefix_for([lead], ["true"]) is None
+
+
+def test_the_probe_holds_whatever_is_mounted_under_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tmpfs mounted under $TMPDIR once made the probe fail (a plain bind of a folder with a mount under it is
+    refused in a user namespace), and the fence turned itself off without a word."""
+    monkeypatch.delenv("GIT_BALANCED_NO_FENCE", raising=False)
+    if not namespaces_allowed():
+        pytest.skip("this machine allows no user namespaces")
+    if os.getuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    tmp = tmp_path / "tmp"
+    (tmp / "mounted").mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(tmp / "mounted")], check=True)
+    try:
+        monkeypatch.setenv("TMPDIR", str(tmp))
+        fence._probe.cache_clear()
+        assert fence.why_unavailable() is None and fence.available()
+        # A folder with a mount under it can itself be fenced: its own files are read-only.
+        (tmp / "f").write_text("mine\n")
+        argv = fence.prefix_for([tmp], ["sh", "-c", f"echo theirs > {tmp}/f"])
+        assert argv is not None
+        cp = subprocess.run(argv, capture_output=True, text=True)
+        assert cp.returncode != 0 and "Read-only file system" in cp.stderr, cp
+        assert (tmp / "f").read_text() == "mine\n"
+    finally:
+        subprocess.run(["umount", str(tmp / "mounted")], check=True)
+        fence._probe.cache_clear()
+
+
+def test_when_there_is_no_fence_it_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    assert fence.why_unavailable() == "GIT_BALANCED_NO_FENCE is set, which turns the fence off"
+    monkeypatch.delenv("GIT_BALANCED_NO_FENCE")
+    with monkeypatch.context() as m:
+        m.setenv("PATH", str(tmp_path))  # a machine without util-linux's unshare and mount
+        fence._probe.cache_clear()
+        try:
+            assert fence.why_unavailable() == "unshare and mount are not on PATH (util-linux has them)"
+            assert not fence.available()
+        finally:
+            fence._probe.cache_clear()
+    if namespaces_allowed():
+        assert fence.why_unavailable() is None

@@ -157,7 +157,7 @@ def test_key_in_the_wrong_table_names_where_it_belongs() -> None:
 def test_unknown_key_without_a_near_miss() -> None:
     err = fails("[worktree]\nzzz = 1\n")
     assert str(err) == (f"{SRC}: unknown key `worktree.zzz`. Known keys in [worktree]: "
-                        "setup, check, protect, check_timeout.")
+                        "setup, check, protect, check_timeout, env.")
     assert err.hint == f"in {SRC}, remove `worktree.zzz`"
 
 

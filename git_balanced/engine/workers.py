@@ -18,7 +18,8 @@ from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.machines.hosts import Host, LocalHost
+from git_balanced.machines import workcopy
+from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
@@ -52,8 +53,10 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     """The runner's `start` request for a job; `others` are the jobs whose paths its guard names."""
     from git_balanced import agents
     from git_balanced.agents import wiring as agent_hooks
+    from git_balanced.lead import settings_at
 
     adapter = agents.get(job.agent)
+    lead_settings = settings_at(lead.repo, lead.branch)
     wt = host.worktree_path(job.id)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
     # A worker on this machine sees the lead's repository read-only where the fence works (machines/hosts.py):
@@ -75,23 +78,31 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
                         **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
     request: dict[str, Any] = {
-        "job": job.runner_key, "repo": host.repo_path(), "worktree": wt, "branch": job.branch,
+        "job": job.runner_key, "repo": _repo_of(host, job), "worktree": wt, "branch": job.branch,
         "base": job.base, "setup": setup, "argv": run.argv,
         "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
         "meter": run.meter, "commit_message": commit_message(job.piece, task),
         "commit_leftovers": True, "runs_dir": RUNS_DIR,
+        # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
+        # environment only what its agent needs and the settings name (shipped/workenv.py).
+        "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
+        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
+        "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
     }
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
     if not local or job.plan_first:
-        from git_balanced.lead import settings_at
-
-        request.update(ask=True, ask_timeout=float(settings_at(lead.repo, lead.branch).balanced.ask_timeout),
+        request.update(ask=True, ask_timeout=float(lead_settings.balanced.ask_timeout),
                        hook=agent_hooks.hook_rules())
     guard = agent_hooks.guard_request(lead, job, others)
     if guard:  # the runner makes it the worktree's pre-commit hook
         request["guard"] = guard
     return request
+
+
+def _repo_of(host: Host, job: Job) -> str:
+    """The repository the job's worktree belongs to there: on this machine its branch's own worker copy."""
+    return host.branch_repo(job.branch) if isinstance(host, LocalHost) else host.repo_path()
 
 
 def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None:
@@ -241,9 +252,14 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             repo = host.repo_path()
         except BalancedError:
             continue
+        local = host if isinstance(host, LocalHost) else None
         for i, job in enumerate(js):
+            # On this machine each branch has its own copy: a prune of its own, and the copy goes after.
+            where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
             try:
-                host.call("cleanup", {"job": job.runner_key, "repo": repo, "worktree": host.worktree_path(job.id),
-                                      "runs_dir": RUNS_DIR, "prune": i == len(js) - 1})
+                host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
+                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1})
+                if local:
+                    local.forget(job.branch)
             except BalancedError:
                 pass

@@ -57,7 +57,6 @@ class LocalHost:
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        self._hooks_synced = False  # one host serves one batch of starts: their hooks are synced once
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         return self.answered(action, self._call_raw(action, request))
@@ -108,20 +107,24 @@ class LocalHost:
         _local_pool(self.repo).warm(LOCAL_TIMEOUT)
 
     def repo_path(self) -> str:
-        """The worker copy of this repository (workcopy.py): never the lead's own repository."""
-        return str(workcopy.ensure(self.repo))
+        """The folder of this repository's worker copies (workcopy.py): never the lead's own repository. A
+        job's worktree belongs to its branch's copy, `branch_repo`."""
+        return str(workcopy.path(self.repo))
+
+    def branch_repo(self, branch: str) -> str:
+        """The worker copy of `branch`, which only its job's worker writes where the fence works."""
+        return str(workcopy.ensure(self.repo, workcopy.WORKERS, branch))
 
     def worktree_path(self, job: str) -> str:
         return str(self.repo.worktrees_home() / job)
 
     def prepare_base(self, branch: str, base: str) -> None:
-        """Make the base visible in the worker copy, with the lead's hooks, and start the branch there at
-        what an earlier attempt committed (here or on another machine, fetched back): as an SSH machine's
-        copy gets it pushed, without a push, since the copy borrows this repository's objects."""
-        copy = workcopy.ensure(self.repo)
-        if not self._hooks_synced:
-            workcopy.sync_hooks(self.repo, copy)
-            self._hooks_synced = True
+        """Make the base visible in the branch's worker copy, with the lead's hooks, and set the branch there
+        to what this repository recorded (an earlier attempt's work, here or fetched back from another
+        machine, else the base): as an SSH machine's copy gets it pushed, without a push, since the copy
+        borrows this repository's objects."""
+        copy = workcopy.ensure(self.repo, workcopy.WORKERS, branch)
+        workcopy.sync_hooks(self.repo, copy)
         workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
 
     def fetch_back(self, branch: str) -> str | None:
@@ -129,7 +132,16 @@ class LocalHost:
         return self.fetch_back_many([branch])[branch]
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        return workcopy.fetch_branches(self.repo, workcopy.ensure(self.repo), branches)
+        """Each branch from its own copy; None for a branch that has none here."""
+        out: dict[str, str | None] = {}
+        for branch in branches:
+            copy = workcopy.for_branch(self.repo, branch)
+            out.update(workcopy.fetch_branches(self.repo, copy, [branch]) if copy.is_dir() else {branch: None})
+        return out
+
+    def forget(self, branch: str) -> None:
+        """Remove the branch's worker copy once its worktree is gone."""
+        workcopy.forget(self.repo, branch)
 
 
 def earlier_work(repo: Repo, branch: str) -> str | None:

@@ -103,10 +103,10 @@ def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
                 return Leftover("worktree", str(path), f"the copy {whose}", f"git -C {path} log -3 {name}",
                                 kept=f"its branch {name} has commits this repository does not keep")
     on = f", on {branch} (the branch stays)" if branch else ""
-    copy = workcopy.path(repo)  # a worker on this machine works in a worktree of the worker copy
+    copy = workcopy.copy_of(repo, path)  # a worker on this machine works in a worktree of its branch's copy
     if mine:
         fix = f"git worktree remove {path}"
-    elif _linked_to(repo, path, workcopy.git_dir(copy)):
+    elif copy is not None and _linked_to(repo, path, workcopy.git_dir(copy)):
         fix = f"git -C {copy} worktree remove {path}"
     else:
         fix = f"rm -rf {path}"
@@ -174,7 +174,7 @@ def remove(repo: Repo, item: Leftover) -> str | None:
     path = Path(item.path)
     if item.kind == "worktree" and item.fix.startswith(("git worktree remove", "git -C ")):
         # no --force: git refuses if anything changed since; a worker's worktree is the worker copy's
-        where = workcopy.path(repo) if item.fix.startswith("git -C ") else None
+        where = workcopy.copy_of(repo, path) if item.fix.startswith("git -C ") else None
         res = repo.run("worktree", "remove", str(path), cwd=where)
         return None if res.code == 0 else res.err.strip() or res.out.strip()
     if item.fix.startswith("rmdir"):

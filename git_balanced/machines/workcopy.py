@@ -6,6 +6,10 @@ borrows the lead's objects through `.git/objects/info/alternates` (what `git clo
 once, in milliseconds whatever the repository's size. Whatever runs in a worktree of a copy moves
 the copy's refs, notes, config and hooks, never the lead's. The lead sets the base (and an earlier attempt's
 branch) in the copy per job and fetches exactly the worker's branch back, as from an SSH machine.
+
+Workers get a copy per branch (`…-workers/<branch>`), which a fenced worker alone may write (shipped/pen.py):
+one piece cannot create or move another piece's branch. Whatever a copy holds, the lead sets the branch
+there from its own record before each start, unless a worktree holds it.
 """
 
 from __future__ import annotations
@@ -26,9 +30,30 @@ CARRIED_CONFIG = ("user.name", "user.email", "commit.gpgSign", "user.signingKey"
 
 
 def path(repo: Repo, kind: str = WORKERS) -> Path:
-    """`~/.balanced/copies/<repository>-<hash>-<kind>`: beside the worktrees, outside any `.git`."""
+    """`~/.balanced/copies/<repository>-<hash>-<kind>`: beside the worktrees, outside any `.git`. For the
+    workers it is the folder of their copies, one per branch (`for_branch`)."""
     home = repo.worktrees_home()
     return home.parent.parent / "copies" / f"{home.name}-{kind}"
+
+
+def for_branch(repo: Repo, branch: str) -> Path:
+    """The workers' copy of one branch: `…-workers/<branch, its slashes as +>`."""
+    return path(repo) / branch.replace("/", "+")
+
+
+def copy_of(repo: Repo, worktree: Path) -> Path | None:
+    """The workers' copy a worktree belongs to, read from its `.git` file (no git run in a worker's folder),
+    or None when it is no worktree of one."""
+    try:
+        text = (worktree / ".git").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    gitdir = Path(text.removeprefix("gitdir:").strip()) if text.startswith("gitdir:") else None
+    # <copy>/.git/worktrees/<name>
+    if gitdir is None or gitdir.parent.name != "worktrees" or gitdir.parent.parent.name != ".git":
+        return None
+    copy = gitdir.parent.parent.parent
+    return copy if copy.parent.resolve() == path(repo).resolve() else None
 
 
 def git_dir(copy: Path) -> Path:
@@ -36,9 +61,10 @@ def git_dir(copy: Path) -> Path:
     return copy / ".git"
 
 
-def ensure(repo: Repo, kind: str = WORKERS) -> Path:
-    """The copy, made now if it is missing or broken (one maker at a time)."""
-    where = path(repo, kind)
+def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
+    """The copy of `kind`, or the workers' copy of `branch`, made now if it is missing or broken (one maker at
+    a time)."""
+    where = path(repo, kind) if branch is None else for_branch(repo, branch)
     objects = str((repo.common_dir / "objects").resolve())
     if _valid(where, objects):
         return where
@@ -146,11 +172,32 @@ def git_in(copy: Path, *args: str) -> str:
 
 
 def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:
-    """Make the job's base visible in the copy, and start its branch at what an earlier attempt committed
-    (kept as it is when the copy's branch exists: that is the earlier attempt's own)."""
+    """Make the job's base visible in the copy, and set its branch to what the lead recorded: an earlier
+    attempt's work, else the base. Never a ref found in the copy (a worker may have planted it), unless a
+    worktree there holds the branch: that is the same job's, started again."""
     git_in(copy, "update-ref", f"refs/balanced/bases/{branch}", base)
-    if earlier and run_git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], cwd=copy).code != 0:
-        git_in(copy, "update-ref", f"refs/heads/{branch}", earlier, "")
+    if not _held(copy, branch):
+        git_in(copy, "update-ref", f"refs/heads/{branch}", earlier or base)
+
+
+def _held(copy: Path, branch: str) -> bool:
+    """Whether a worktree of the copy whose folder exists has `branch` checked out."""
+    listed = git_in(copy, "worktree", "list", "--porcelain")
+    for block in listed.split("\n\n"):
+        lines = block.splitlines()
+        where = lines[0].removeprefix("worktree ") if lines else ""
+        if f"branch refs/heads/{branch}" in lines and os.path.realpath(where) != os.path.realpath(copy) \
+                and os.path.isdir(where):
+            return True
+    return False
+
+
+def forget(repo: Repo, branch: str) -> None:
+    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already)."""
+    copy = for_branch(repo, branch)
+    worktrees = git_dir(copy) / "worktrees"
+    if copy.is_dir() and not (worktrees.is_dir() and any(worktrees.iterdir())):
+        shutil.rmtree(copy, ignore_errors=True)
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import traceback
+import types
 from typing import Any
 
 if "Meter" not in globals():  # sent to another machine, meter.py's source comes first and defines Meter
@@ -33,6 +34,22 @@ if "Meter" not in globals():  # sent to another machine, meter.py's source comes
         from git_balanced.shipped.meter import Meter
     except ImportError:
         Meter = None  # type: ignore[assignment,misc]
+if "worker_env" not in globals():  # sent to another machine, workenv.py and pen.py come first, as meter.py
+    def _sibling(name: str) -> Any:
+        """A stdlib-only module next to this file, loaded by its path: the package may not be importable."""
+        import importlib.util
+
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"git_balanced_runner_{name}", here)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
+
+    pen = _sibling("pen")
+    worker_env = _sibling("workenv").worker_env
+else:  # their functions are this script's own globals there
+    _PEN_NAMES = ("available", "wrap", "agent_state", "folders")
+    pen = types.SimpleNamespace(**{n: globals()[n] for n in _PEN_NAMES})  # type: ignore[assignment]
 
 RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
@@ -163,8 +180,8 @@ def _base_env() -> dict[str, str]:
 
 def _git(args: list[str], cwd: str, worker: dict | None = None) -> tuple[int, str]:
     """git in the copy or a worktree, which workers write: nothing found there runs (untrusted.py). With
-    `worker` (the worker's marks in its environment), a commit the runner makes for the worker, as the worker
-    would make it, its hooks (the guard) and all: the worker's act, in the worker's fence."""
+    `worker` (marks for its environment), git as the worker would run it, for a read of where its own commits
+    find their hooks."""
     env = {**_base_env(), **(worker or {})}
     argv = ["git", *args]
     if worker is None:
@@ -187,7 +204,8 @@ def start(req: dict) -> dict:
     run_dir, job = _run_dir(req), req["job"]
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
                               "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
-                              "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict}
+                              "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict, "worker": dict,
+                              "start_at": str}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -255,24 +273,28 @@ def _work(req: dict, run_dir: str) -> None:
     res: dict = {"job": req["job"], "exit_code": None, "signal": None, "started": round(time.time(), 3),
                  "ended": None, "seconds": None, "head": None, "base": base, "commits": 0, "dirty": False,
                  "stopped_by_budget": False, "stopped": False, "cost_usd": None, "commit_error": None,
-                 "setup_failed": False, "setup_exit_code": None, "error": None}
+                 "setup_failed": False, "setup_exit_code": None, "error": None, "fenced": False}
     grace = float(req.get("grace") or GRACE)
     made = clean = False
     try:
-        _worktree(repo, wt, branch, base, os.path.dirname(run_dir))
+        _worktree(repo, wt, branch, base, os.path.dirname(run_dir), req.get("start_at"))
         made = True
         if req.get("guard"):
             _install_guard(req["guard"], run_dir, repo, wt)
+        penned = _penned(req, run_dir, repo, wt)
+        res["fenced"] = penned[1] is not None
         if req.get("setup") and not _stopping(run_dir):
-            code, sig, _ = _run_group(["sh", "-c", req["setup"]], wt, _base_env(), None, None, grace)
+            setup = _in_pen(penned, ["sh", "-c", req["setup"]], penned[0])
+            code, sig, _ = _run_group(setup, wt, penned[0], None, None, grace)
             res.update(setup_exit_code=code, signal=sig, setup_failed=code != 0 and not _stopping(run_dir))
             if res["setup_failed"]:
                 _note(f"setup {'was killed' if code is None else f'exited {code}'}: {req['setup']}")
         if not res["setup_failed"] and not _stopping(run_dir):
-            _agent(req, run_dir, wt, grace, res)
+            _agent(req, run_dir, wt, grace, res, penned)
             if req.get("commit_leftovers"):
                 res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work",
-                                                     {"BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir})
+                                                     {"BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir},
+                                                     penned)
     except RunError as exc:
         res["error"] = str(exc)
         _note(str(exc))
@@ -297,9 +319,12 @@ def _stopping(run_dir: str) -> bool:
     return bool(_live["stop"]) or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None) -> None:
+def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None,
+              start_at: str | None = None) -> None:
     """Reuse a valid worktree of this repository on `branch`, else add one (of the branch, or new at base); a
-    worktree an earlier job left on `branch` when its runner died (in `runs`) is removed first."""
+    worktree an earlier job left on `branch` when its runner died (in `runs`) is removed first. With
+    `start_at` (what the lead recorded for the branch), a new worktree's branch is set there first, whatever
+    the copy held: another worker may have planted it."""
     if not os.path.isdir(repo):
         raise RunError(f"the repository {repo} does not exist on this machine")
     if os.path.isdir(wt) and os.listdir(wt):
@@ -329,6 +354,10 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         fcntl.flock(fd, fcntl.LOCK_EX)
         if runs:
             _free_branch(repo, wt, branch, runs)
+        if isinstance(start_at, str) and start_at and not _held(repo, branch):
+            code, out = _git(["update-ref", f"refs/heads/{branch}", start_at], repo)
+            if code != 0:
+                raise RunError(f"could not set {branch} to {start_at} in {repo}: {out}")
         args = add_args()
         code, out = _git(args, repo)
         if code != 0:  # a registration whose folder was deleted blocks adding it again: prune, then again
@@ -339,6 +368,17 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         os.close(fd)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
+
+
+def _held(repo: str, branch: str) -> bool:
+    """Whether a worktree of the repository whose folder exists has `branch` checked out."""
+    code, out = _git(["worktree", "list", "--porcelain"], repo)
+    for block in out.split("\n\n") if code == 0 else []:
+        lines = block.splitlines()
+        path = lines[0][len("worktree "):] if lines and lines[0].startswith("worktree ") else ""
+        if f"branch refs/heads/{branch}" in lines and path and os.path.isdir(path):
+            return True
+    return False
 
 
 def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
@@ -412,8 +452,43 @@ def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:
         raise RunError(f"could not install the guard: `git config --worktree core.hooksPath` failed: {out}")
 
 
-def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
-    """Write the files, start the agent in its own group and watch it to the end."""
+def _penned(req: dict, run_dir: str, repo: str, wt: str) -> tuple[dict, tuple[list, list] | None]:
+    """The environment of the worker's setup and agent, and its pen's (read-only, writable) folders, or None
+    where it runs unpenned: a request without `worker` (as before there was one), or a machine without
+    namespaces. A worker gets the environment its agent needs (workenv.py), a temporary folder of its own,
+    and, penned, caches of its own: the user's are read-only to it."""
+    spec = req.get("worker")
+    env = _base_env()
+    if not isinstance(spec, dict):
+        return env, None
+    agent, names = str(spec.get("agent") or ""), [str(n) for n in spec.get("env") or []]
+    env = worker_env(env, agent, names)
+    env["TMPDIR"] = os.path.join(run_dir, "tmp")
+    os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
+    if not spec.get("fence") or not pen.available():
+        return env, None
+    own = [wt, run_dir, repo, *pen.agent_state(agent, env)]
+    readonly, writable = pen.folders(env, own)
+    env["XDG_CACHE_HOME"] = os.path.join(run_dir, "cache")
+    env["PRE_COMMIT_HOME"] = os.path.join(run_dir, "cache", "pre-commit")
+    os.makedirs(env["PRE_COMMIT_HOME"], exist_ok=True)
+    return env, (readonly, writable)
+
+
+def _in_pen(penned: tuple[dict, tuple[list, list] | None], argv: list[str], env: dict) -> list[str]:
+    """`argv` in the worker's pen, when it has one. Its program is found here first, so that a missing agent
+    reads as one (the engine asks the machine again), not as the pen's failure to run it."""
+    if penned[1] is None:
+        return argv
+    found = shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
+    if not found:
+        raise RunError(f"could not start {argv[0]}: [Errno 2] No such file or directory: {argv[0]!r}")
+    return pen.wrap([found, *argv[1:]], *penned[1])
+
+
+def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict,
+           penned: tuple[dict, tuple[list, list] | None] = ({}, None)) -> None:
+    """Write the files, start the agent in its own group (in its pen, when it has one) and watch it."""
     for rel, content in (req.get("files") or {}).items():
         target = os.path.normpath(os.path.join(run_dir, rel))
         if os.path.isabs(rel) or not target.startswith(run_dir + os.sep):
@@ -421,7 +496,8 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         _write_atomic(target, content)
     argv = [a.replace("{run_dir}", run_dir).replace("{worktree}", wt) for a in req["argv"]]
-    env = {**_base_env(), **(req.get("env") or {}), "BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}
+    env = {**(penned[0] or _base_env()), **(req.get("env") or {}), "BALANCED_JOB": req["job"],
+           "BALANCED_RUN_DIR": run_dir}
     prefix_bin = os.path.expanduser("~/.local/bin")  # where `ready` installs agents; a login's PATH has it first
     if os.path.isdir(prefix_bin) and prefix_bin not in env.get("PATH", "").split(os.pathsep):
         env["PATH"] = prefix_bin + os.pathsep + env.get("PATH", os.defpath)
@@ -432,7 +508,8 @@ def _agent(req: dict, run_dir: str, wt: str, grace: float, res: dict) -> None:
     if req.get("meter") and Meter is None:  # money: never run an agent whose budget nobody watches
         raise RunError("a budget meter was asked for, but meter.py is not here: run the script of source()")
     meter = Meter(req["meter"]) if req.get("meter") else None
-    code, sig, by_budget = _run_group(argv, wt, env, meter, os.path.join(run_dir, "agent_pid"), grace)
+    code, sig, by_budget = _run_group(_in_pen(penned, argv, env), wt, env, meter, os.path.join(run_dir, "agent_pid"),
+                                      grace)
     res.update(exit_code=code, signal=sig, stopped_by_budget=by_budget)
     if meter is not None:
         res["cost_usd"] = round(float(meter.cost_usd), 6)
@@ -514,16 +591,25 @@ def _feed(meter: Any, lines: list[bytes]) -> bool:
         return False
 
 
-def _commit(wt: str, message: str, worker: dict) -> tuple[str | None, bool]:
-    """Commit what the agent left uncommitted, hooks and all, as the worker (`worker`: its marks): (the refusal
-    text when that fails, whether the worktree was clean already, so that nobody need ask git again)."""
+def _commit(wt: str, message: str, worker: dict,
+            penned: tuple[dict, tuple[list, list] | None] = ({}, None)) -> tuple[str | None, bool]:
+    """Commit what the agent left uncommitted as the worker would, hooks (the guard) and all: the worker's act,
+    so in its pen, with its environment and marks (`worker`). Returns (the refusal text when that fails, whether
+    the worktree was clean already, so that nobody need ask git again)."""
     code, out = _git(["status", "--porcelain", "--untracked-files=all"], wt)
     clean = code == 0 and not out
     if code == 0 and out:
         code, out = _git(["add", "-A"], wt)
         if code == 0:
             # No `git maintenance run --auto` after it: a gc of the shared objects while other workers commit.
-            code, out = _git(["-c", "maintenance.auto=false", "commit", "-q", "-m", message], wt, worker)
+            env = {**(penned[0] or _base_env()), **worker}
+            argv = _in_pen(penned, ["git", "-c", "maintenance.auto=false", "commit", "-q", "-m", message], env)
+            try:
+                cp = subprocess.run(argv, cwd=wt, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT)
+                code, out = cp.returncode, cp.stdout.decode("utf-8", "replace").strip()
+            except (OSError, RunError) as exc:
+                code, out = 127, f"git: {exc}"
     return (None if code == 0 else (out or f"git exited {code}")), clean
 
 
@@ -750,11 +836,12 @@ ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup"
 
 
 def source(with_meter: bool = True) -> str:
-    """untrusted.py, meter.py and this module as one script for another machine's python3 (one __future__ line
-    first)."""
+    """untrusted.py, workenv.py, pen.py, meter.py and this module as one script for another machine's python3
+    (one __future__ line first)."""
     here = os.path.abspath(__file__)
-    untrusted = os.path.join(os.path.dirname(os.path.dirname(here)), "untrusted.py")
-    paths = [untrusted, *([os.path.join(os.path.dirname(here), "meter.py")] if with_meter else [])]
+    paths = [os.path.join(os.path.dirname(os.path.dirname(here)), "untrusted.py")]
+    paths += [os.path.join(os.path.dirname(here), name) for name in ("workenv.py", "pen.py")]
+    paths += [os.path.join(os.path.dirname(here), "meter.py")] if with_meter else []
     parts = [_read(path) or "" for path in [*paths, here]]
     shim = {name: _read(os.path.join(os.path.dirname(here), file)) or "" for name, file in ASK_SHIM_FILES.items()}
     return "\n".join(["from __future__ import annotations\n", f"ASK_SHIM = {shim!r}\n"] + [

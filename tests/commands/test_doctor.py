@@ -82,7 +82,7 @@ def test_doctor_lists_each_kind_and_fix_removes_them_but_keeps_work(tmp_path: Pa
     assert f"remove: git update-ref -d refs/balanced/jobs/bad {blob}" in r.out
     assert f"{lock}: the lock of refs/notes/balanced, 10 minutes old" in r.out
     assert f"{worktree}: the worktree of job {job} (nope, failed), on balanced/nope (the branch stays)" in r.out
-    copy = Path(os.environ["HOME"]) / ".balanced" / "copies" / f"{Path(worktree).parent.name}-workers"
+    copy = Path(os.environ["HOME"]) / ".balanced" / "copies" / f"{Path(worktree).parent.name}-workers" / "balanced+nope"
     assert f"remove: git -C {copy} worktree remove {worktree}" in r.out, "a worktree of the worker copy"
     assert f"{runs}: the run folder of job {job}" in r.out
     assert "a worktree registration whose folder is gone" in r.out and "remove: git worktree prune" in r.out

@@ -132,6 +132,7 @@ def test_a_killed_runner_is_tried_again(tmp_path: Path) -> None:
     job = jobs_of(repo, "victim")[0]
     # The runner writes the agent's pid once it has started it, a moment after it answered the start.
     wait_for_file(runs / str(job["id"]) / "agent_pid", 30, "the runner to record its agent's pid")
+    wait_until(marker.exists, 30, "the agent to run its command")  # in its fence, a moment after it started
     pid = int((runs / str(job["id"]) / "pid").read_text().split()[0])
     agent = int((runs / str(job["id"]) / "agent_pid").read_text().split()[0])
     os.kill(pid, signal.SIGKILL)

@@ -78,7 +78,8 @@ def lead(tmp_path: Path) -> Lead:
 def start_request(lead: Lead, host: LocalHost | RemoteHost, job: str, run: str) -> dict:
     base = git(lead.repo.root, "rev-parse", "HEAD")
     host.prepare_base(f"balanced/{job}", base)
-    return {"job": job, "repo": host.repo_path(), "worktree": host.worktree_path(job), "branch": f"balanced/{job}",
+    repo = host.branch_repo(f"balanced/{job}") if isinstance(host, LocalHost) else host.repo_path()
+    return {"job": job, "repo": repo, "worktree": host.worktree_path(job), "branch": f"balanced/{job}",
             "base": base, "argv": ["sh", "-c", run], "commit_leftovers": True, "commit_message": f"{job}\n",
             "runs_dir": RUNS_DIR}
 
