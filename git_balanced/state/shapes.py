@@ -1,0 +1,63 @@
+"""The types of the fields that readers of thousands take without validation (views.py, the fold), checked once
+per event as a chain is read: an event that sets one of them to another type makes its ref malformed, named and
+set aside, rather than a crash of the board or of every engine pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from git_balanced.state.views import JobView
+
+Check = Callable[[Any], bool]
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float)
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+_SIMPLE: dict[str, Check] = {
+    "str": _is_str, "int": lambda v: type(v) is int, "float": _is_number, "bool": lambda v: type(v) is bool,
+    "None": lambda v: v is None, "tuple[str, ...]": _strs,
+}
+
+
+def _of(annotation: str) -> Check:
+    """The check of an annotation as views.py writes them (`str | None`, `tuple[str, ...]`)."""
+    checks = [_SIMPLE[part.strip()] for part in annotation.split("|")]
+    return lambda v: any(c(v) for c in checks)
+
+
+def _pieces(v: Any) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(p, dict) and _is_str(p.get("id")) and _is_str(p.get("placed"))
+        and _strs(p.get("after", [])) and _is_str(p.get("after_words", "")) for p in v)
+
+
+# The board's fields come from JobView itself, so a field it starts reading is checked from then on.
+_JOB: dict[str, Check] = {name: _of(str(ann)) for name, ann in JobView.__annotations__.items()
+                          if name not in ("id", "state", "created", "updated")}
+_JOB.update(node=_is_str, taken_from=_is_str)  # the fold reads these to settle who owns a job
+_PLAN: dict[str, Check] = {"task": _is_str, "lead": _is_str, "budget_usd": _of("float | None"), "pieces": _pieces,
+                           "node": _is_str}
+SHAPES: dict[str, dict[str, Check]] = {"jobs": _JOB, "plans": _PLAN}
+
+
+def wrong_field(kind: str, data: Mapping[str, Any]) -> str | None:
+    """Why one event's `data` cannot be read as a `kind`'s (the first field of the wrong type), or None."""
+    shape = SHAPES.get(kind)
+    if not shape:
+        return None
+    for key in data.keys() & shape.keys():
+        if not shape[key](data[key]):
+            value = repr(data[key])
+            return f"its field {key!r} is {type(data[key]).__name__} {value[:40]}, which a {kind[:-1]} cannot hold"
+    return None
