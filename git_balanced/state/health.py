@@ -25,6 +25,8 @@ UNREADABLE = (KeyError, AttributeError, ValueError, TypeError, IndexError, Recur
 
 # Where a malformed ref's old tip is kept once it is set aside: nothing is lost, `doctor` lists it there.
 BROKEN = "refs/balanced/broken/"
+GONE = "(removed)"  # what `set_aside` says of a ref to a missing object, removed outright
+
 # What lives under refs/balanced/ and is not a chain of events: heartbeats (one commit rewritten in place), the
 # lead's base as a machine's copy holds it, and what was set aside. Everything else there is read as a chain.
 NOT_CHAINS = ("nodes", "base", "bases", "broken")
@@ -46,7 +48,8 @@ class BrokenRef:
         return f"git update-ref -d {ref} {self.tip}" if self.tip else f"git update-ref -d {ref}"
 
     def words(self) -> str:
-        where = f"set aside as {self.kept} ({self.tip[:12]})" if self.kept else "skipped"
+        where = ("removed, as there is nothing to keep" if self.kept == GONE
+                 else f"set aside as {self.kept} ({self.tip[:12]})" if self.kept else "skipped")
         return (f"{self.ref} is malformed ({self.why}); it is {where}, and everything else goes on. "
                 f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")
 
@@ -70,6 +73,10 @@ def set_aside(repo: Repo, ref: str, tip: str) -> str | None:
     """Move the malformed `ref` (at `tip`) to `refs/balanced/broken/...`, compare-and-swap both ways, so no
     reader of this or any later command reads it again and no sync spreads it; where it went, or None when
     another writer moved it first (the next reader looks again)."""
+    try:
+        repo.store[tip.encode()]
+    except KeyError:  # nothing to keep, and a ref to a missing object stops git's own listing of refs
+        return GONE if repo.cas_ref_delete(ref, tip) else None
     kept = BROKEN + ref[len("refs/balanced/"):]
     held = repo.read_ref(kept)
     if held not in (None, tip):  # an older one set aside under that name: keep both
