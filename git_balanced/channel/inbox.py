@@ -41,6 +41,10 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     except health.UNREADABLE as exc:
         health.found(repo, inbox_ref(branch), tip, health.why_unreadable(repo, tip, exc))
         return []
+    wrong = health.wrong_shape("inbox", events)
+    if wrong:
+        health.found(repo, inbox_ref(branch), tip, wrong)
+        return []
     if known is not None:
         known.update(ev.sha for ev in events)
         known.add(tip)
@@ -62,9 +66,10 @@ def _set_aside_if_malformed(repo: Repo, ref: str) -> None:
         return
     try:
         ev, parents = read_event(repo, tip)
-        if ev is not None or parents:
+        why = health.wrong_shape("inbox", [ev]) if ev is not None else None
+        if not why and (ev is not None or parents):
             return
-        why = "its commit holds no event.json"
+        why = why or "its commit holds no event.json"
     except health.UNREADABLE as exc:
         why = health.why_unreadable(repo, tip, exc)
     kept = health.set_aside(repo, ref, tip)

@@ -48,7 +48,19 @@ _JOB: dict[str, Check] = {name: _of(str(ann)) for name, ann in JobView.__annotat
 _JOB.update(node=_is_str, taken_from=_is_str)  # the fold reads these to settle who owns a job
 _PLAN: dict[str, Check] = {"task": _is_str, "lead": _is_str, "budget_usd": _of("float | None"), "pieces": _pieces,
                            "node": _is_str}
-SHAPES: dict[str, dict[str, Check]] = {"jobs": _JOB, "plans": _PLAN}
+_TIME = _of("float | None")
+# Schedules: what every reader of one parses (its `when`) or compares (times, counts) without asking first.
+_SCHEDULE: dict[str, Check] = {"when": _is_str, "text": _is_str, "lead": _is_str, "name": _is_str,
+                               "added_at": _is_number, "last_fired": _TIME, "fired": _of("int | None")}
+# Questions and the inbox: what the lead reads in words.
+_QUESTION: dict[str, Check] = {"text": _is_str, "lead": _is_str, "kind": _is_str, "answered_at": _TIME}
+_INBOX: dict[str, Check] = {"text": _is_str, "kind": _is_str}
+SHAPES: dict[str, dict[str, Check]] = {"jobs": _JOB, "plans": _PLAN, "schedules": _SCHEDULE,
+                                       "questions": _QUESTION, "inbox": _INBOX}
+
+
+_ONE = {"jobs": "a job", "plans": "a plan", "schedules": "a schedule", "questions": "a question",
+        "inbox": "a message"}
 
 
 def wrong_field(kind: str, data: Mapping[str, Any]) -> str | None:
@@ -59,5 +71,5 @@ def wrong_field(kind: str, data: Mapping[str, Any]) -> str | None:
     for key in data.keys() & shape.keys():
         if not shape[key](data[key]):
             value = repr(data[key])
-            return f"its field {key!r} is {type(data[key]).__name__} {value[:40]}, which a {kind[:-1]} cannot hold"
+            return f"its field {key!r} is {type(data[key]).__name__} {value[:40]}, which {_ONE[kind]} cannot hold"
     return None

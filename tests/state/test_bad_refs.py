@@ -251,3 +251,38 @@ def test_a_field_only_the_typed_job_reads_is_set_aside_by_the_engine(template: P
     _ok(ran, "engine")
     assert "refs/balanced/jobs/1m8k3wc5tbfokay is malformed (a field this version cannot read: tokens)" in ran.err
     assert {j["piece"]: j["state"] for j in board(repo)["jobs"]} == {"alpha": "landed"}  # type: ignore[index]
+
+
+OTHER_KINDS = {
+    "schedule-when-number": ("refs/balanced/schedules/s1", _with(event="added", state="active",
+                                                                 data={"when": 5, "text": "hi", "lead": "main"})),
+    "schedule-data-list": ("refs/balanced/schedules/s2", _with(data=[1])),
+    "question-text-object": ("refs/balanced/questions/1m8k3wc5tbfq01", _with(event="asked", data={"text": {}})),
+    "inbox-text-list": ("refs/balanced/inbox/main", _with(event="info", data={"text": ["x"]})),
+    "inbox-lamport-1e400": ("refs/balanced/inbox/main", _raw('"time": 1.5, "lamport": 1e400')),
+    "now-data-number": ("refs/balanced/now/1m8k3wc5tbfn01", _with(data=7)),
+    "corrections-nested": ("refs/balanced/corrections/main", _raw('"time": 1.5, "data": ' + "[" * 5000 + "]" * 5000)),
+}
+
+
+@pytest.mark.parametrize("name", OTHER_KINDS)
+def test_a_bad_ref_of_any_other_kind_is_set_aside_and_the_plan_lands(name: str, template: Path,
+                                                                     tmp_path: Path) -> None:
+    repo = _copy(template, tmp_path)
+    ref, raw = OTHER_KINDS[name]
+    git(repo, "update-ref", ref, _event_commit(repo, raw))
+    git(repo, "update-ref", "refs/balanced/nodes/0badbeat", _blob(repo, b"not a heartbeat"))
+    shown = balanced(repo, "board")
+    _ok(shown, "board")
+    ran = engine(repo, "--until-idle")
+    _ok(ran, "engine")
+    said = shown.err + ran.err
+    assert said.count(f"{ref} is malformed (") + said.count(f"{ref} was malformed (") == 1, said
+    assert _refs(repo, ref) == [] or ref.endswith("inbox/main"), "set aside (the inbox starts again)"
+    assert _refs(repo, "refs/balanced/broken/" + ref[len("refs/balanced/"):])
+    assert {j["piece"]: j["state"] for j in board(repo)["jobs"]} == {"alpha": "landed"}  # type: ignore[index]
+    _ok(balanced(repo, "schedule", "list"), "schedule list")
+    _ok(balanced(repo, "inbox"), "inbox")
+    fixed = balanced(repo, "doctor", "--fix", "--yes")
+    _ok(fixed, "doctor --fix")
+    assert _refs(repo, "refs/balanced/broken/") == []
