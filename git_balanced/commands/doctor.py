@@ -75,7 +75,7 @@ def _section(title: str, rows: list[tuple[str, str]], verb: str = "remove") -> N
 
 def show(f: Findings) -> None:
     """The findings in words, each with the command that removes it (or, when kept, the one to look at it)."""
-    _section("Malformed refs (every reader skips them and sets them aside):", [_malformed_row(b) for b in f.refs])
+    _section("Malformed refs (every reader skips them):", [_malformed_row(b) for b in f.refs])
     _section("Stale locks (left by a git process that ended; no writer holds one that long):",
              [(f"{lk.path}: the lock of {lk.ref}, {_age(lk.age)} old", lk.fix) for lk in f.locks])
     _section("Left behind by workers whose jobs are done:",
