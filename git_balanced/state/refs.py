@@ -11,7 +11,15 @@ from typing import Any
 from git_balanced import proc
 from git_balanced.errors import StaleRef
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
-from git_balanced.state.events import MAX_LAMPORT, Event, Malformed, node_id, parse_event, read_event, write_event_commit
+from git_balanced.state.events import (
+    MAX_LAMPORT,
+    Event,
+    Malformed,
+    node_id,
+    parse_event,
+    read_event,
+    write_event_commit,
+)
 
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
 MAX_TRIES = 200
