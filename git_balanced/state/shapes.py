@@ -55,12 +55,29 @@ _SCHEDULE: dict[str, Check] = {"when": _is_str, "text": _is_str, "lead": _is_str
 # Questions and the inbox: what the lead reads in words.
 _QUESTION: dict[str, Check] = {"text": _is_str, "lead": _is_str, "kind": _is_str, "answered_at": _TIME}
 _INBOX: dict[str, Check] = {"text": _is_str, "kind": _is_str}
+
+
+def _object_or_none(v: Any) -> bool:
+    return v is None or isinstance(v, dict)
+
+
+def _attachments(v: Any) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(a, dict) and _is_str(a.get("name")) and _is_str(a.get("blob")) and type(a.get("bytes")) is int
+        for a in v)
+
+
+# A row of Now (channel/now.py): what its listing shows and how it is answered.
+_NOW: dict[str, Check] = {"kind": _is_str, "lead": _is_str, "summary": _is_str, "ships": _object_or_none,
+                          "check": _object_or_none, "attachments": _attachments, "commit": _of("str | None"),
+                          "put_at": _TIME, "answer": _of("str | None"), "answer_text": _of("str | None"),
+                          "answered_at": _TIME}
 SHAPES: dict[str, dict[str, Check]] = {"jobs": _JOB, "plans": _PLAN, "schedules": _SCHEDULE,
-                                       "questions": _QUESTION, "inbox": _INBOX}
+                                       "questions": _QUESTION, "inbox": _INBOX, "now": _NOW}
 
 
 _ONE = {"jobs": "a job", "plans": "a plan", "schedules": "a schedule", "questions": "a question",
-        "inbox": "a message"}
+        "inbox": "a message", "now": "a row of Now"}
 
 
 def wrong_field(kind: str, data: Mapping[str, Any]) -> str | None:

@@ -261,6 +261,8 @@ OTHER_KINDS = {
     "inbox-text-list": ("refs/balanced/inbox/main", _with(event="info", data={"text": ["x"]})),
     "inbox-lamport-1e400": ("refs/balanced/inbox/main", _raw('"time": 1.5, "lamport": 1e400')),
     "now-data-number": ("refs/balanced/now/1m8k3wc5tbfn01", _with(data=7)),
+    "now-attachments-number": ("refs/balanced/now/1m8k3wc5tbfn02", _with(event="put", state="waiting", data={
+        "kind": "review", "lead": "main", "summary": "done", "attachments": 5})),
     "corrections-nested": ("refs/balanced/corrections/main", _raw('"time": 1.5, "data": ' + "[" * 5000 + "]" * 5000)),
 }
 
