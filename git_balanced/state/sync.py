@@ -121,10 +121,13 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
         for ref, sha in theirs.items():
             if ref.startswith(health.BROKEN):
                 continue  # what another clone set aside stays there
-            why = malformed(repo, ref, sha, repo.read_ref(ref))
+            here = repo.read_ref(ref)
+            why = malformed(repo, ref, sha, here)
             if why:
                 _not_merged(report, ref, why)
                 continue
+            if here and here != sha:
+                _pushable(repo, report, ref, here, sha)  # a malformed one here is set aside, not merged into
             _merge_one(repo, ref, sha, report)
         mine = {**repo.list_refs("refs/balanced/"), **{r: s for r in NOTES if (s := repo.read_ref(r))}}
         # Each node pushes its own heartbeat only, with `+` as it is rewritten; others' are only read.
