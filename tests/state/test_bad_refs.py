@@ -220,18 +220,28 @@ def test_a_bad_ref_is_named_once_set_aside_and_the_plan_lands(name: str, make: C
     _ok(balanced(repo, "board"), "board after sync")
 
 
-def test_a_missing_object_and_an_unknown_kind_are_listed_and_removed(template: Path, tmp_path: Path) -> None:
+def test_a_missing_object_and_unknown_kinds_are_listed_and_a_worker_lands(template: Path, tmp_path: Path) -> None:
     repo = _copy(template, tmp_path)
     missing = "refs/balanced/jobs/1m8k3wc5tbfgone"
     (repo / ".git" / missing).parent.mkdir(parents=True, exist_ok=True)
     (repo / ".git" / missing).write_text("1" * 40 + "\n")  # what a half-copied repository can leave
     git(repo, "update-ref", "refs/balanced/things/x", _blob(repo, b"junk"))
     git(repo, "update-ref", "refs/balanced/loose", _event_commit(repo, _with()))
+    git(repo, "update-ref", "refs/balanced/jobs/1m8k3wc5tbfjunk", _event_commit(repo, _with(data=[1])))
+    said = ""
+    for args in (["worker", "w1", "--run", "echo w > src/w.txt"], ["plans"], ["log"], ["inbox"]):
+        r = balanced(repo, *args)
+        _ok(r, " ".join(args))
+        said += r.err
     ran = engine(repo, "--until-idle")
     _ok(ran, "engine")
+    said += ran.err
+    assert said.count("refs/balanced/jobs/1m8k3wc5tbfjunk is malformed") == 1, said
     assert f"{missing} is malformed (it points at 111111111111, which is not in the repository); it is removed, " \
-        "as there is nothing to keep" in ran.err, ran.err
-    assert {j["piece"]: j["state"] for j in board(repo)["jobs"]} == {"alpha": "landed"}  # type: ignore[index]
+        "as there is nothing to keep" in said, said
+    landed = {j["piece"]: j["state"] for j in board(repo)["jobs"]}  # type: ignore[index]
+    assert landed["alpha"] == "landed" and list(landed.values()).count("landed") == 2, landed
+    assert (repo / "src" / "w.txt").read_text() == "w\n", "the worker's piece landed too"
     listed = balanced(repo, "doctor")
     assert listed.code == 1 and "refs/balanced/things/x: it points at a blob, not a commit" in listed.out, listed
     assert "refs/balanced/loose: it names no kind of state" in listed.out
