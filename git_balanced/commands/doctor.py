@@ -110,7 +110,8 @@ def _fix_refs(repo: Repo, f: Findings) -> None:
     for b in f.refs:
         ref = b.kept or b.ref
         tip = b.tip or repo.read_ref(ref) or ""
-        gone = repo.cas_ref_delete(ref, tip) if tip else repo.run("update-ref", "-d", ref).code == 0
+        # git's own compare-and-swap delete: it copes with a reflog folder a half-done set-aside left
+        gone = repo.run("update-ref", "-d", ref, *([tip] if tip else [])).code == 0
         if gone:
             f.removed.append(ref)
             if tip:

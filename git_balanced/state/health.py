@@ -74,17 +74,20 @@ def set_aside(repo: Repo, ref: str, tip: str) -> str | None:
     reader of this or any later command reads it again and no sync spreads it; where it went, or None when
     another writer moved it first (the next reader looks again)."""
     try:
-        repo.store[tip.encode()]
-    except KeyError:  # nothing to keep, and a ref to a missing object stops git's own listing of refs
-        return GONE if repo.cas_ref_delete(ref, tip) else None
-    kept = BROKEN + ref[len("refs/balanced/"):]
-    held = repo.read_ref(kept)
-    if held not in (None, tip):  # an older one set aside under that name: keep both
-        kept = f"{kept}-{tip[:12]}"
+        try:
+            repo.store[tip.encode()]
+        except KeyError:  # nothing to keep, and a ref to a missing object stops git's own listing of refs
+            return GONE if repo.cas_ref_delete(ref, tip) else None
+        kept = BROKEN + ref[len("refs/balanced/"):]
         held = repo.read_ref(kept)
-    if held != tip and not repo.cas_ref(kept, tip, held, message="balanced: set aside a malformed ref"):
+        if held not in (None, tip):  # an older one set aside under that name: keep both
+            kept = f"{kept}-{tip[:12]}"
+            held = repo.read_ref(kept)
+        if held != tip and not repo.cas_ref(kept, tip, held, message="balanced: set aside a malformed ref"):
+            return None
+        return kept if repo.cas_ref_delete(ref, tip) else None
+    except OSError:  # no room under refs/balanced/broken/ (a ref named `refs/balanced/broken` holds the name)
         return None
-    return kept if repo.cas_ref_delete(ref, tip) else None
 
 
 def found(repo: Repo, ref: str, tip: str, why: str) -> BrokenRef:

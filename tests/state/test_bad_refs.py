@@ -318,3 +318,19 @@ def test_a_cache_written_before_shapes_were_checked_is_dropped_once(tmp_path: Pa
     assert cache.read_all(Repo.discover(path), "jobs") == {}, "the old fold is not trusted"
     assert git(path, "for-each-ref", "--format=%(refname)", "refs/balanced/jobs/") == "", "the ref is set aside"
     assert (folder / "format").read_text().strip() == cache.FORMAT
+
+
+def test_junk_where_set_aside_refs_go_is_listed_and_the_rest_is_still_skipped(template: Path, tmp_path: Path) -> None:
+    repo = _copy(template, tmp_path)
+    git(repo, "update-ref", "refs/balanced/broken", _blob(repo, b"junk"))  # so nothing can be set aside
+    bad = "refs/balanced/jobs/1m8k3wc5tbfjunk"
+    git(repo, "update-ref", bad, _event_commit(repo, _with(data=[1])))
+    ran = engine(repo, "--until-idle")
+    _ok(ran, "engine")
+    assert f"{bad} is malformed (its event.json's data is list [1], not an object); it is skipped" in ran.err, ran.err
+    assert {j["piece"]: j["state"] for j in board(repo)["jobs"]} == {"alpha": "landed"}  # type: ignore[index]
+    listed = balanced(repo, "doctor")
+    assert "refs/balanced/broken: it names no kind of state" in listed.out and f"{bad}: its event.json" in listed.out
+    fixed = balanced(repo, "doctor", "--fix", "--yes")
+    _ok(fixed, "doctor --fix")
+    assert _refs(repo, "refs/balanced/broken") == _refs(repo, bad) == []
