@@ -110,15 +110,21 @@ def write_event_commit(repo: Repo, ev: Event, subject: str, parents: list[str]) 
         raw = ev.to_json()
         parse_event(raw)
     except ValueError as exc:
-        raise BalancedError(f"A {ev.event!r} event was not written: {exc}.",
+        raise BalancedError(f"A {ev.event!r} event was not written: {getattr(exc, 'why', exc)}.",
                             hint="this is a bug in git balanced; please report it with the command you ran.") from None
     blob = repo.write_blob(raw)
     tree = repo.write_tree([("event.json", MODE_FILE, blob)])
     return repo.write_commit(tree, parents, message(ev, subject), when=ev.time)
 
 
-class Malformed(ValueError):
-    """Why an event commit, or the event.json in it, is not one git balanced can read."""
+class Malformed(BalancedError, ValueError):
+    """Why an event commit, or the event.json in it, is not one git balanced can read. Readers of many refs set
+    the ref aside with `why`; a path that reads one and did not expect it still ends in one message, exit 1."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"A state ref is malformed: {why}.",
+                         hint="`git balanced doctor` lists malformed refs, `git balanced doctor --fix` removes them.")
+        self.why = why
 
 
 def _finite(text: str) -> float:

@@ -178,7 +178,7 @@ def why_unreadable(repo: Repo, tip: str, exc: Exception) -> str:
     if kind != "commit":
         return f"it points at a {kind}, not a commit"
     if isinstance(exc, Malformed):
-        return str(exc)
+        return exc.why
     if isinstance(exc, RecursionError):
         return "its chain cannot be read: nested too deeply"
     text = str(exc).strip() or type(exc).__name__

@@ -334,3 +334,27 @@ def test_junk_where_set_aside_refs_go_is_listed_and_the_rest_is_still_skipped(te
     fixed = balanced(repo, "doctor", "--fix", "--yes")
     _ok(fixed, "doctor --fix")
     assert _refs(repo, "refs/balanced/broken") == _refs(repo, bad) == []
+
+
+def test_a_reader_of_one_ref_by_name_ends_in_one_message(tmp_path: Path) -> None:
+    from tests.support.builders import make_repo
+
+    path = make_repo(tmp_path / "r")
+    qid = "1m8k3wc5tbfq01"
+    git(path, "update-ref", f"refs/balanced/questions/{qid}", _event_commit(path, _with(data=[1])))
+    r = balanced(path, "answer", qid, "yes")
+    assert r.code == 1 and "Traceback" not in r.err, r
+    assert "malformed" in r.err and "git balanced doctor" in r.err, r.err
+
+
+def test_an_event_its_readers_would_refuse_is_not_written(tmp_path: Path) -> None:
+    from git_balanced.errors import BalancedError
+    from git_balanced.state import refs
+    from tests.support.builders import make_repo
+
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    for data in ({"cost_usd": float("nan")}, {"text": "x" * (MAX_EVENT_BYTES + 1)}, {"text": "\ud800"}):
+        with pytest.raises(BalancedError) as err:
+            refs.append(repo, "refs/balanced/jobs/1m8k3wc5tbfj01", "placed", "p", data)
+        assert "event was not written" in err.value.message, err.value.message
+    assert repo.read_ref("refs/balanced/jobs/1m8k3wc5tbfj01") is None, "no ref moved"
