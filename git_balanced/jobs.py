@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.state import cache, refs
-from git_balanced.state.events import Event, new_id, node_id, write_event_commit
+from git_balanced.state import cache, health, refs
+from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
 from git_balanced.state.views import latest_by_piece as latest_by_piece  # re-exported: its home is light
 
@@ -23,6 +23,14 @@ DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
 # moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
 CARRIED = ("plan", "piece", "task", "title", "plan_task", "agent", "model", "run", "paths", "budget_usd",
            "machine", "why", "branch", "base", "lead", "after", "attempt", "plan_first")
+
+
+class UnreadableFields(BalancedError):
+    """A chain of well-formed events whose fields do not make a job (or a plan) of this version."""
+
+    def __init__(self, message: str, *, why: str, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.why = why
 
 
 class Folded(BaseModel):
@@ -52,9 +60,10 @@ class Folded(BaseModel):
             return cls.model_validate(values)
         except ValidationError as exc:
             bad = ", ".join(sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
-            raise BalancedError(f"The {cls.kind} {name} has a field this version cannot read ({bad}).",
-                                hint=f"`git log refs/balanced/{cls.kind}s/{name}` shows what wrote it; a newer "
-                                     "git balanced may have: update this one.") from None
+            raise UnreadableFields(f"The {cls.kind} {name} has a field this version cannot read ({bad}).",
+                                   why=f"a field this version cannot read: {bad}",
+                                   hint=f"`git log refs/balanced/{cls.kind}s/{name}` shows what wrote it; a newer "
+                                        "git balanced may have: update this one.") from None
 
     def as_fields(self) -> dict[str, Any]:
         """The fields as its events wrote them: the ones they set, and the ones this version does not know."""
@@ -227,9 +236,23 @@ def _job(job_id: str, folded: dict[str, Any]) -> Job:
     return _typed_once(_TYPED, job_id, folded, Job.of)
 
 
+def _typed_all(repo: Repo, kind: str, folded: dict[str, dict[str, Any]],
+               make: Callable[[str, dict[str, Any]], T]) -> dict[str, T]:
+    """Each of `folded` typed; one whose fields do not type is malformed like any other (named once and set
+    aside), so that one bad ref never stops the readers of every other."""
+    out: dict[str, T] = {}
+    for name, st in folded.items():
+        try:
+            out[name] = make(name, st)
+        except UnreadableFields as exc:
+            ref = f"refs/balanced/{kind}/{name}"
+            health.found(repo, ref, repo.read_ref(ref) or "", exc.why)
+    return out
+
+
 def all_jobs(repo: Repo) -> dict[str, Job]:
     """Every job, folded (one ref listing; the cache folds only what changed)."""
-    return {jid: _job(jid, st) for jid, st in cache.read_all(repo, "jobs").items()}
+    return _typed_all(repo, "jobs", cache.read_all(repo, "jobs"), _job)
 
 
 def reread(repo: Repo, before: dict[str, Job], mark: int) -> dict[str, Job]:
@@ -240,11 +263,13 @@ def reread(repo: Repo, before: dict[str, Job], mark: int) -> dict[str, Job]:
     if not names:
         return before
     out = dict(before)
-    for jid, st in cache.read_written(repo, "jobs", names).items():
-        if st is None:
-            out.pop(jid, None)
+    states = cache.read_written(repo, "jobs", names)
+    typed = _typed_all(repo, "jobs", {jid: st for jid, st in states.items() if st is not None}, _job)
+    for jid in states:
+        if jid in typed:
+            out[jid] = typed[jid]
         else:
-            out[jid] = _job(jid, st)
+            out.pop(jid, None)
     return out
 
 
@@ -259,7 +284,7 @@ def _plan(plan_id: str, folded: dict[str, Any]) -> StoredPlan:
 
 def all_plans(repo: Repo) -> dict[str, StoredPlan]:
     """Every plan, folded (typed once per change, as jobs are)."""
-    return {pid: _plan(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
+    return _typed_all(repo, "plans", cache.read_all(repo, "plans"), _plan)
 
 
 def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
@@ -300,7 +325,10 @@ def claim(repo: Repo, job_id: str, event_name: str, subject: str, data: dict[str
     def build(tip: str | None) -> str | None:
         if tip is None:
             return None
-        folded = fold(refs.read_chain(repo, tip), JOB_RANK, owners=True)
+        try:
+            folded = fold(refs.read_chain(repo, tip), JOB_RANK, owners=True)
+        except Malformed:
+            return None  # not a job any more: its next reader sets it aside and says why
         if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != "queued"):
             return None
         body = {**(data or {}), "node": me, "claimed_at": time.time()}

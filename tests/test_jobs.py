@@ -82,13 +82,21 @@ def test_fields_this_version_does_not_know_are_kept(tmp_path: Path) -> None:
     assert J.one_plan(repo, plan_id) is not None and J.one_plan(repo, plan_id).extra == {"colour": "blue"}
 
 
-def test_a_field_this_version_cannot_read_is_named(tmp_path: Path) -> None:
+def test_a_field_this_version_cannot_read_is_named_and_set_aside(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
     repo = Repo.discover(make_repo(tmp_path / "lead"))
-    jid = J.place(repo, {"plan": "p1", "piece": "api", "attempt": "the second"})
+    good = J.place(repo, {"plan": "p1", "piece": "ui"})
+    bad = J.place(repo, {"plan": "p1", "piece": "api", "tokens": "many"})  # a field only the typed Job reads
     with pytest.raises(BalancedError) as err:
-        J.all_jobs(repo)
-    assert jid in err.value.message and "(attempt)" in err.value.message, err.value.message
-    assert err.value.hint and f"refs/balanced/jobs/{jid}" in err.value.hint
+        J.one(repo, bad)
+    assert bad in err.value.message and "(tokens)" in err.value.message, err.value.message
+    assert err.value.hint and f"refs/balanced/jobs/{bad}" in err.value.hint
+    assert set(J.all_jobs(repo)) == {good}, "every other job is read"
+    said = capsys.readouterr().err
+    assert said.count(f"refs/balanced/jobs/{bad} is malformed (a field this version cannot read: tokens)") == 1
+    assert repo.read_ref(f"refs/balanced/jobs/{bad}") is None, "set aside"
+    assert repo.read_ref(f"refs/balanced/broken/jobs/{bad}"), "and kept"
+    assert set(J.all_jobs(repo)) == {good} and capsys.readouterr().err == "", "named once"
 
 
 def test_a_retry_through_the_engine_carries_the_listed_fields(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from git_balanced.state.events import read_event
 
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
 # and `git balanced doctor` lists it there.
-SET_ASIDE = "refs/balanced/broken/"
+SET_ASIDE = health.BROKEN
 
 
 def inbox_ref(branch: str) -> str:
@@ -56,6 +56,10 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     except health.UNREADABLE as exc:
         health.found(repo, inbox_ref(branch), tip, health.why_unreadable(repo, tip, exc))
         return []
+    wrong = health.wrong_shape("inbox", events)
+    if wrong:
+        health.found(repo, inbox_ref(branch), tip, wrong)
+        return []
     if known is not None:
         known.update(ev.sha for ev in events)
         known.add(tip)
@@ -77,13 +81,13 @@ def _set_aside_if_malformed(repo: Repo, ref: str) -> None:
         return
     try:
         ev, parents = read_event(repo, tip)
-        if ev is not None or parents:
+        why = health.wrong_shape("inbox", [ev]) if ev is not None else None
+        if not why and (ev is not None or parents):
             return
-        why = "its commit holds no event.json"
+        why = why or "its commit holds no event.json"
     except health.UNREADABLE as exc:
         why = health.why_unreadable(repo, tip, exc)
-    kept = SET_ASIDE + ref[len("refs/balanced/"):]
-    if repo.cas_ref(kept, tip, repo.read_ref(kept), message="balanced: set aside a malformed inbox") \
-            and repo.cas_ref_delete(ref, tip):
+    kept = health.set_aside(repo, ref, tip)
+    if kept:
         ui.note(f"[balanced] {ref} was malformed ({why}); its old tip is kept as {kept} and a new inbox started. "
                 f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")

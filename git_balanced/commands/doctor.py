@@ -30,6 +30,7 @@ class Findings:
     removed: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)  # of `removed`, the processes
     failed: list[dict[str, str]] = field(default_factory=list)
+    restore: dict[str, str] = field(default_factory=dict)  # a removed ref -> the command that brings it back
 
     @property
     def removable(self) -> int:
@@ -40,12 +41,14 @@ class Findings:
         return [x for x in self.left if x.kept]
 
     def as_json(self) -> dict[str, Any]:
-        return {"malformed_refs": [{"ref": b.ref, "tip": b.tip, "why": b.why, "fix": b.fix} for b in self.refs],
+        return {"malformed_refs": [{"ref": b.kept or b.ref, "tip": b.tip, "why": _why(b), "fix": b.fix}
+                                   for b in self.refs],
                 "stale_locks": [{"path": str(lk.path), "ref": lk.ref, "age_seconds": round(lk.age), "fix": lk.fix}
                                 for lk in self.locks],
                 "leftovers": [x.as_json() for x in self.left],
                 "processes": [{"machine": m, **p.as_json()} for m, p in self.procs],
-                "not_looked_at": self.unreached, "removed": self.removed, "not_removed": self.failed}
+                "not_looked_at": self.unreached, "removed": self.removed, "not_removed": self.failed,
+                **({"restore": self.restore} if self.restore else {})}
 
 
 def _machines(repo: Repo) -> list[tuple[str, Transport, dict[str, Any]]]:
@@ -84,17 +87,19 @@ def _look_there(repo: Repo, jobs: dict[str, Job], f: Findings) -> None:
 
 def gather(repo: Repo) -> Findings:
     """Everything the doctor looks at, in this repository and in this machine's worker folders."""
+    health.look_only(repo)  # listed where they are; `--fix` removes them from there
     scanned = health.scan(repo)
     health.mark_named(repo, scanned)  # listed below: no need for the readers' own line on stderr as well
     # A job this version cannot read stops the doctor as it stops the engine: without knowing which jobs run,
     # it cannot tell a leftover worktree from a live one.
     jobs = all_jobs(repo)
-    by_ref = {b.ref: b for b in scanned}
-    for b in health.seen(repo):
-        by_ref.setdefault(b.ref, b)
+    by_ref = {(b.ref, b.tip): b for b in scanned}
+    for b in health.seen(repo):  # a reader may have set one aside meanwhile: list it where it is now
+        if b.why and (b.kept or (b.ref, b.tip) not in by_ref):
+            by_ref[(b.ref, b.tip)] = b
     branch = repo.current_branch()
     locks = health.stale_locks(repo, f"refs/heads/{branch}" if branch else None)
-    f = Findings(sorted(by_ref.values(), key=lambda b: b.ref), locks, leftovers.find(repo, jobs))
+    f = Findings(sorted(by_ref.values(), key=lambda b: (b.ref, b.kept)), locks, leftovers.find(repo, jobs))
     f.procs = [(LOCAL, p) for p in leftovers.processes(None, stop=False) or []]
     _look_there(repo, jobs, f)
     return f
@@ -116,7 +121,7 @@ def _section(title: str, rows: list[tuple[str, str]], verb: str = "remove") -> N
 
 def show(f: Findings) -> None:
     """The findings in words, each with the command that removes it (or, when kept, the one to look at it)."""
-    _section("Malformed refs (every reader skips them):", [(f"{b.ref}: {b.why}", b.fix) for b in f.refs])
+    _section("Malformed refs (every reader skips them):", [_malformed_row(b) for b in f.refs])
     _section("Stale locks (left by a git process that ended; no writer holds one that long):",
              [(f"{lk.path}: the lock of {lk.ref}, {_age(lk.age)} old", lk.fix) for lk in f.locks])
     _section("Left running by workers that are done (nobody watches them):",
@@ -132,10 +137,7 @@ def show(f: Findings) -> None:
 
 def fix(repo: Repo, f: Findings) -> None:
     """Remove what was found and may be removed; record what was and what could not be."""
-    for b in f.refs:
-        tip = b.tip or repo.read_ref(b.ref) or ""
-        res = repo.run("update-ref", "-d", b.ref, *([tip] if tip else []))
-        _done(f, b.ref, None if res.code == 0 else res.err.strip() or "git update-ref failed")
+    _fix_refs(repo, f)
     for lk in f.locks:
         gone = remove_if_stale(lk.path, repo.state_dir / "locks.lock", say=False) is not None or not lk.path.exists()
         _done(f, str(lk.path), None if gone else "it is no longer stale: a live git process holds it now")
@@ -154,6 +156,31 @@ def fix(repo: Repo, f: Findings) -> None:
             removed, failed = left_there.remove(t, record, repo.name, jobs, there)
             f.removed += [f"{name}:{p}" for p in removed]
             f.failed += [{"what": f"{name}:{b['what']}", "why": b["why"]} for b in failed]
+
+
+def _why(b: BrokenRef) -> str:
+    return f"set aside from {b.ref}: {b.why}" if b.kept else b.why
+
+
+def _malformed_row(b: BrokenRef) -> tuple[str, str]:
+    """One malformed ref as `show` lists it: where it is, why, and the command that removes it."""
+    return f"{b.kept or b.ref}: {_why(b)}", b.fix
+
+
+def _fix_refs(repo: Repo, f: Findings) -> None:
+    """Remove each malformed ref (or what was set aside of it), compare-and-swap on the tip that was found, and
+    say how to bring it back: its objects stay until git's gc drops them."""
+    for b in f.refs:
+        ref = b.kept or b.ref
+        tip = b.tip or repo.read_ref(ref) or ""
+        # git's own compare-and-swap delete: it copes with a reflog folder a half-done set-aside left
+        gone = repo.run("update-ref", "-d", ref, *([tip] if tip else [])).code == 0
+        if gone:
+            f.removed.append(ref)
+            if tip:
+                f.restore[ref] = f"git update-ref {ref} {tip}"
+        else:
+            _done(f, ref, "it moved since it was found: run `git balanced doctor` again")
 
 
 def _done(f: Findings, what: str, error: str | None) -> None:
@@ -196,6 +223,8 @@ def doctor_command(*, do_fix: bool, yes: bool, as_json: bool) -> int:
     else:
         for what in f.removed:
             ui.say(f"{'stopped' if what in f.stopped else 'removed'}  {what}")
+            if what in f.restore:  # its objects stay until git's gc prunes them
+                ui.say(f"         (to bring it back: {f.restore[what]})")
         for bad in f.failed:
             ui.say(f"kept     {bad['what']}: {bad['why']}")
         for x in f.kept:

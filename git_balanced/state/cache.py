@@ -31,14 +31,38 @@ JOURNAL_FLOOR = 64 << 10
 _DIRS: dict[str, str] = {}
 
 
+# What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
+# checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
+FORMAT = "2"
+
+
 def _path(repo: Repo, kind: str) -> str:
     key = str(repo.common_dir)
     d = _DIRS.get(key)
     if d is None or not os.path.isdir(d):  # a stat, rather than the two mkdirs of asking state_dir each time
         d = str(repo.state_dir / "cache")
         os.makedirs(d, exist_ok=True)
+        _check_format(d)
         _DIRS[key] = d
     return os.path.join(d, f"{kind}.json")
+
+
+def _check_format(d: str) -> None:
+    """Empty the cache folder `d` when its folds were made by a version that checked less (deleting is safe)."""
+    mark = os.path.join(d, "format")
+    try:
+        with open(mark, encoding="utf-8") as f:
+            if f.read().strip() == FORMAT:
+                return
+    except FileNotFoundError:
+        pass
+    for name in os.listdir(d):
+        if name.endswith((".json", ".log")):
+            try:
+                os.unlink(os.path.join(d, name))
+            except FileNotFoundError:
+                pass
+    write_atomic(mark, FORMAT + "\n")
 
 
 def _journal(path: str) -> str:

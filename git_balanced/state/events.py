@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 
 MODE_FILE = 0o100644
+MODE_TREE = 0o040000  # the only other thing an event's tree holds: a row's `attachments/` (channel/now.py)
+
+# What a reader takes of one event.json: far more than git balanced writes (a plan of a hundred pieces is some
+# tens of kilobytes, nested five deep), and little enough that a hostile one costs a reader nothing.
+MAX_EVENT_BYTES = 1 << 20
+MAX_DEPTH = 32
+MAX_NAME = 200  # an event's name, state or node
+MAX_LAMPORT = 1 << 53  # a count of events, which also survives a round through a JSON reader's float
+MAX_TIME = 1e11  # seconds since 1970: the year 5138, and still a date every reader can print
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32: sortable, no look-alikes
 
 
@@ -69,14 +82,12 @@ class Event:
     def to_json(self) -> bytes:
         body = {"event": self.event, "state": self.state, "lamport": self.lamport, "node": self.node,
                 "time": self.time, "data": self.data}
-        return json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
+        return json.dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()
 
     @classmethod
     def from_json(cls, raw: bytes, sha: str = "") -> Event:
-        body = json.loads(raw)
-        return cls(event=body["event"], data=body.get("data") or {}, state=body.get("state"),
-                   lamport=int(body.get("lamport", 0)), node=body.get("node", ""),
-                   time=float(body.get("time", 0.0)), sha=sha)
+        """The event `raw` holds; `Malformed` says why when it is not one git balanced reads."""
+        return parse_event(raw, sha)
 
     def sort_key(self) -> tuple[int, str, str]:
         return (self.lamport, self.node, self.sha)
@@ -93,23 +104,167 @@ def message(ev: Event, subject: str) -> str:
 
 
 def write_event_commit(repo: Repo, ev: Event, subject: str, parents: list[str]) -> str:
-    """Write the blob, tree and commit of one event as loose objects; returns the commit id."""
-    blob = repo.write_blob(ev.to_json())
+    """Write the blob, tree and commit of one event as loose objects; returns the commit id. An event its own
+    readers would call malformed (NaN, too large, too deep) is refused here, before any ref moves to it."""
+    try:
+        raw = ev.to_json()
+        parse_event(raw)
+    except ValueError as exc:
+        raise BalancedError(f"A {ev.event!r} event was not written: {getattr(exc, 'why', exc)}.",
+                            hint="this is a bug in git balanced; please report it with the command you ran.") from None
+    blob = repo.write_blob(raw)
     tree = repo.write_tree([("event.json", MODE_FILE, blob)])
     return repo.write_commit(tree, parents, message(ev, subject), when=ev.time)
 
 
-def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
-    """The event a commit holds (None for a merge of two chains) and the commit's parents."""
-    store = repo.store
-    commit = store[commit_sha.encode()]
-    parents = [p.decode() for p in commit.parents]
-    tree = store[commit.tree]
+class Malformed(BalancedError, ValueError):
+    """Why an event commit, or the event.json in it, is not one git balanced can read. Readers of many refs set
+    the ref aside with `why`; a path that reads one and did not expect it still ends in one message, exit 1."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"A state ref is malformed: {why}.",
+                         hint="`git balanced doctor` lists malformed refs, `git balanced doctor --fix` removes them.")
+        self.why = why
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise Malformed(f"its event.json holds a number too large for a reader ({text[:40]})")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise Malformed(f"its event.json holds {name}, which is not JSON")
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_depth(text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before parsing: a parser (and every reader after it) recurses."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # too few brackets to nest that deep: the common case costs two counts
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise Malformed(f"its event.json nests deeper than {MAX_DEPTH}")
+        elif c in "]}":
+            depth -= 1
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value, keys included (iteratively: the depth is already bounded)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            yield from v.keys()
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+
+
+def _name(body: dict[str, Any], key: str, default: str | None) -> str | None:
+    value = body.get(key, default)
+    if value is None and default is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise Malformed(f"its event.json's {key!r} is {_shown(value)}, not a short string")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)[:40] if not isinstance(value, float) or math.isfinite(value) else str(value)
+    return f"{type(value).__name__} {text}"
+
+
+def parse_event(raw: bytes, sha: str = "") -> Event:
+    """The one reader of an event.json: its size, depth, encoding and every field's type checked, so whatever
+    a hand, a tool or another clone put there, what comes out is an `Event` or a `Malformed` saying why."""
+    if len(raw) > MAX_EVENT_BYTES:
+        raise Malformed(f"its event.json is {len(raw)} bytes, more than a reader takes ({MAX_EVENT_BYTES})")
     try:
-        _mode, blob_id = tree[b"event.json"]
+        text = raw.decode("utf-8")  # strict: an encoded surrogate is refused here, not passed on
+    except UnicodeDecodeError:
+        raise Malformed("its event.json is not UTF-8") from None
+    _check_depth(text)
+    try:
+        body = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    except (RecursionError, ValueError) as exc:
+        if isinstance(exc, Malformed):
+            raise
+        raise Malformed(f"its event.json is not JSON ({str(exc)[:80]})") from None
+    if _SURROGATE.search(text):
+        for s in _strings(body):
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Malformed("its event.json holds a lone surrogate (\\ud800-\\udfff), which no text can") from None
+    if not isinstance(body, dict):
+        raise Malformed(f"its event.json is {_shown(body)}, not an object")
+    event = _name(body, "event", "")
+    if not event:
+        raise Malformed("its event.json names no event")
+    lamport = body.get("lamport", 0)
+    if type(lamport) is not int or not 0 <= lamport <= MAX_LAMPORT:
+        raise Malformed(f"its event.json's lamport is {_shown(lamport)}, not a count from 0 to 2^53")
+    when = body.get("time", 0.0)
+    if type(when) not in (int, float) or not 0 <= when <= MAX_TIME:
+        raise Malformed(f"its event.json's time is {_shown(when)}, not a time")
+    data = body.get("data")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise Malformed(f"its event.json's data is {_shown(data)}, not an object")
+    return Event(event=str(event), data=data, state=_name(body, "state", None), lamport=lamport,
+                 node=str(_name(body, "node", "")), time=float(when), sha=sha)
+
+
+def _object(repo: Repo, sha: bytes, what: str, kind: bytes) -> Any:
+    """The object `sha` of type `kind`, or `Malformed`: missing, of another type, or one dulwich cannot parse."""
+    try:
+        obj = repo.store[sha]
+        found = obj.type_name
     except KeyError:
-        return None, parents
-    ev = Event.from_json(store[blob_id].data, sha=commit_sha)
+        raise Malformed(f"{what} {sha.decode()[:12]} is not in the repository") from None
+    except Exception as exc:  # dulwich's parse errors of a corrupt object have no common base worth importing
+        raise Malformed(f"{what} {sha.decode()[:12]} cannot be read ({type(exc).__name__})") from None
+    if found != kind:
+        raise Malformed(f"{what} {sha.decode()[:12]} is a {found.decode()}, not a {kind.decode()}")
+    return obj
+
+
+def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
+    """The event a commit holds (None for a merge of two chains) and the commit's parents; `Malformed` when the
+    commit, its tree or its event.json is not what git balanced writes: a tree of `event.json` (and, for a row
+    of Now, an `attachments` folder)."""
+    commit = _object(repo, commit_sha.encode(), "its commit", b"commit")
+    parents = [p.decode() for p in commit.parents]
+    tree = _object(repo, commit.tree, f"the tree of {commit_sha[:12]}", b"tree")
+    try:
+        entries = {e.path: (e.mode, e.sha) for e in tree.items()}
+    except Exception as exc:  # a tree dulwich parses lazily fails here
+        raise Malformed(f"the tree of {commit_sha[:12]} cannot be read ({type(exc).__name__})") from None
+    if not entries and len(parents) > 1:
+        return None, parents  # a merge of two chains written without an event
+    if b"event.json" not in entries:
+        raise Malformed("its commits hold no event.json")
+    others_ = [p for p, (m, _) in entries.items() if p != b"event.json" and (p, m) != (b"attachments", MODE_TREE)]
+    if others_:
+        others = ", ".join(sorted(p.decode(errors="replace") for p in others_))[:80]
+        raise Malformed(f"commit {commit_sha[:12]} holds more than event.json ({others})")
+    mode, blob_id = entries[b"event.json"]
+    if mode not in (MODE_FILE, 0o100755):
+        raise Malformed(f"the event.json of {commit_sha[:12]} is not a file (mode {mode:o})")
+    blob = _object(repo, blob_id, f"the event.json of {commit_sha[:12]}", b"blob")
+    ev = parse_event(blob.data, sha=commit_sha)
     if ev.event == "merged":
         return None, parents
     return ev, parents

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 from git_balanced import ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
-from git_balanced.state.events import Event
-from git_balanced.state.refs import KINDS, read_chain
+from git_balanced.state.events import Event, Malformed
+from git_balanced.state.refs import read_chain
+from git_balanced.state.shapes import wrong_field
 
 # Jobs, plans and schedules are named by ids (`events.new_id`); a name of another form was not written by
 # git balanced, and a reader that trusted it would place a job at a path it cannot name.
@@ -19,8 +20,16 @@ ID_KINDS = ("jobs", "plans", "schedules")
 ID_FORM = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]*")
 
 # What a malformed object raises on the way through dulwich and json: a blob has no parents, a tree no
-# message, a missing object is a KeyError, a file that is not JSON a ValueError.
-UNREADABLE = (KeyError, AttributeError, ValueError, TypeError, IndexError)
+# message, a missing object is a KeyError, a file that is not JSON a ValueError (`Malformed` is one).
+UNREADABLE = (KeyError, AttributeError, ValueError, TypeError, IndexError, RecursionError)
+
+# Where a malformed ref's old tip is kept once it is set aside: nothing is lost, `doctor` lists it there.
+BROKEN = "refs/balanced/broken/"
+GONE = "(removed)"  # what `set_aside` says of a ref to a missing object, removed outright
+
+# What lives under refs/balanced/ and is not a chain of events: heartbeats (one commit rewritten in place), the
+# lead's base as a machine's copy holds it, and what was set aside. Everything else there is read as a chain.
+NOT_CHAINS = ("nodes", "base", "bases", "broken")
 
 
 @dataclass(frozen=True)
@@ -30,14 +39,18 @@ class BrokenRef:
     ref: str
     tip: str
     why: str
+    kept: str = ""  # where it was set aside, when it was
 
     @property
     def fix(self) -> str:
         """The command that removes it (only while it still points where it did when it was found)."""
-        return f"git update-ref -d {self.ref} {self.tip}" if self.tip else f"git update-ref -d {self.ref}"
+        ref = self.kept or self.ref
+        return f"git update-ref -d {ref} {self.tip}" if self.tip else f"git update-ref -d {ref}"
 
     def words(self) -> str:
-        return (f"{self.ref} is malformed ({self.why}); it is skipped, and everything else goes on. "
+        where = ("removed, as there is nothing to keep" if self.kept == GONE
+                 else f"set aside as {self.kept} ({self.tip[:12]})" if self.kept else "skipped")
+        return (f"{self.ref} is malformed ({self.why}); it is {where}, and everything else goes on. "
                 f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")
 
 
@@ -47,9 +60,41 @@ _FOUND: WeakKeyDictionary[Repo, dict[str, BrokenRef]] = WeakKeyDictionary()
 _NAMED: WeakKeyDictionary[Repo, set[tuple[str, str]]] = WeakKeyDictionary()
 
 
+# Repo objects whose readers only look (the doctor's, before `--fix`): what they meet stays where it is.
+_LOOKING: WeakSet[Repo] = WeakSet()
+
+
+def look_only(repo: Repo) -> None:
+    """Let the readers of `repo` name what is malformed without setting it aside: the doctor lists it in place."""
+    _LOOKING.add(repo)
+
+
+def set_aside(repo: Repo, ref: str, tip: str) -> str | None:
+    """Move the malformed `ref` (at `tip`) to `refs/balanced/broken/...`, compare-and-swap both ways, so no
+    reader of this or any later command reads it again and no sync spreads it; where it went, or None when
+    another writer moved it first (the next reader looks again)."""
+    try:
+        try:
+            repo.store[tip.encode()]
+        except KeyError:  # nothing to keep, and a ref to a missing object stops git's own listing of refs
+            return GONE if repo.cas_ref_delete(ref, tip) else None
+        kept = BROKEN + ref[len("refs/balanced/"):]
+        held = repo.read_ref(kept)
+        if held not in (None, tip):  # an older one set aside under that name: keep both
+            kept = f"{kept}-{tip[:12]}"
+            held = repo.read_ref(kept)
+        if held != tip and not repo.cas_ref(kept, tip, held, message="balanced: set aside a malformed ref"):
+            return None
+        return kept if repo.cas_ref_delete(ref, tip) else None
+    except OSError:  # no room under refs/balanced/broken/ (a ref named `refs/balanced/broken` holds the name)
+        return None
+
+
 def found(repo: Repo, ref: str, tip: str, why: str) -> BrokenRef:
-    """Record a malformed ref that a reader skipped, and name it on stderr once for this Repo object."""
-    broken = BrokenRef(ref, tip, why)
+    """Record a malformed ref that a reader met, set it aside, and name it on stderr once for this Repo object."""
+    kept = set_aside(repo, ref, tip) if tip and ref.startswith("refs/balanced/") \
+        and not ref.startswith(BROKEN) and repo not in _LOOKING else None
+    broken = BrokenRef(ref, tip, why, kept or "")
     _FOUND.setdefault(repo, {})[ref] = broken
     named = _NAMED.setdefault(repo, set())
     if (ref, tip) not in named:
@@ -64,8 +109,17 @@ def mark_named(repo: Repo, broken: list[BrokenRef]) -> None:
 
 
 def seen(repo: Repo) -> list[BrokenRef]:
-    """The malformed refs the readers of this Repo object skipped."""
-    return sorted(_FOUND.get(repo, {}).values(), key=lambda b: b.ref)
+    """The malformed refs the readers of this Repo object met, and those set aside before (by any command of any
+    clone), whose `why` is left for `untold` to read: the lead hears of each, whoever set it aside."""
+    out = {(b.ref, b.tip): b for b in _FOUND.get(repo, {}).values()}
+    for kept, tip in repo.list_refs(BROKEN).items():
+        out.setdefault((_was(kept, tip), tip), BrokenRef(_was(kept, tip), tip, "", kept))
+    return sorted(out.values(), key=lambda b: (b.ref, b.kept))
+
+
+def _was(kept: str, tip: str) -> str:
+    """The ref that `kept` (under refs/balanced/broken/) was set aside from."""
+    return "refs/balanced/" + kept[len(BROKEN):].removesuffix(f"-{tip[:12]}")
 
 
 def bad_name(kind: str, name: str) -> str | None:
@@ -86,7 +140,33 @@ def chain_of(repo: Repo, kind: str, name: str, tip: str) -> tuple[list[Event], s
         return [], why_unreadable(repo, tip, exc)
     if not events:
         return [], "its commits hold no event.json"
-    return events, None
+    return events, wrong_shape(kind, events)
+
+
+def wrong_shape(kind: str, events: list[Event]) -> str | None:
+    """Why these well-formed events cannot be a `kind`'s (a field the fold or the board reads, of another type)."""
+    for ev in events:
+        why = wrong_field(kind, ev.data)
+        if why:
+            return f"{why} (commit {ev.sha[:12]})"
+    return None
+
+
+def chain_since(repo: Repo, kind: str, name: str, tip: str, known: str | None) -> str | None:
+    """Why the events reachable from `tip` and not from `known` are malformed, or None: what a sync checks of
+    what it fetched or would push, reading only what is new."""
+    if kind in NOT_CHAINS:
+        return None
+    why = bad_name(kind, name)
+    if why:
+        return why
+    try:
+        events = read_chain(repo, tip, {known} if known else None)
+    except UNREADABLE as exc:
+        return why_unreadable(repo, tip, exc)
+    if not events and not known:
+        return "its commits hold no event.json"
+    return wrong_shape(kind, events)
 
 
 def why_unreadable(repo: Repo, tip: str, exc: Exception) -> str:
@@ -97,24 +177,40 @@ def why_unreadable(repo: Repo, tip: str, exc: Exception) -> str:
         return f"it points at {tip[:12]}, which is not in the repository"
     if kind != "commit":
         return f"it points at a {kind}, not a commit"
+    if isinstance(exc, Malformed):
+        return exc.why
+    if isinstance(exc, RecursionError):
+        return "its chain cannot be read: nested too deeply"
     text = str(exc).strip() or type(exc).__name__
     return f"an event.json in its chain cannot be read: {text[:120]}"
 
 
 def scan(repo: Repo) -> list[BrokenRef]:
-    """Every malformed ref under `refs/balanced/<kind>/`, read in full (the doctor's look, not a reader's)."""
+    """Every malformed ref under `refs/balanced/`, read in full (the doctor's look, not a reader's), and every
+    one set aside before, with why it was."""
     out = []
     for ref, tip in repo.list_refs("refs/balanced/").items():
         parts = ref.split("/", 3)
-        if parts[2:3] == ["broken"]:
-            out.append(BrokenRef(ref, tip, "an old tip of a malformed ref, set aside so that writing could go on"))
+        if len(parts) < 4:
+            out.append(BrokenRef(ref, tip, "it names no kind of state (refs/balanced/<kind>/<name>)"))
             continue
-        if len(parts) < 4 or parts[2] not in KINDS:
-            continue  # not a kind this version writes: another version's, left alone
+        if parts[2] == "broken":
+            out.append(_kept(repo, ref, tip))
+            continue
+        if parts[2] in NOT_CHAINS:
+            continue
         _events, why = chain_of(repo, parts[2], parts[3], tip)
         if why:
             out.append(BrokenRef(ref, tip, why))
     return out
+
+
+def _kept(repo: Repo, ref: str, tip: str) -> BrokenRef:
+    """A ref set aside under `refs/balanced/broken/<kind>/<name>`, with why, read again from what it holds."""
+    was = _was(ref, tip)
+    parts = was.split("/", 3)
+    why = chain_of(repo, parts[2], parts[3], tip)[1] if len(parts) == 4 else None
+    return BrokenRef(was, tip, why or "a reader could not take its fields", ref)
 
 
 def untold(repo: Repo, broken: list[BrokenRef]) -> list[BrokenRef]:
@@ -124,7 +220,7 @@ def untold(repo: Repo, broken: list[BrokenRef]) -> list[BrokenRef]:
         told = set(path.read_text().split("\n"))
     except FileNotFoundError:
         told = set()
-    new = [b for b in broken if f"{b.ref} {b.tip}" not in told]
+    new = [b if b.why else _kept(repo, b.kept, b.tip) for b in broken if f"{b.ref} {b.tip}" not in told]
     if new:
         with open(path, "a", encoding="utf-8") as f:
             f.writelines(f"{b.ref} {b.tip}\n" for b in new)

@@ -8,6 +8,7 @@ ref (each node pushes only its own, since only it writes it)."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
@@ -29,14 +30,15 @@ def beat_time(repo: Repo, sha: str) -> float:
     """When the heartbeat commit `sha` was written (0.0 when it says nothing readable)."""
     try:
         msg = repo.store[sha.encode()].message.decode(errors="replace")
-    except KeyError:
+    except (KeyError, AttributeError):  # missing, or not a commit: a heartbeat another hand wrote
         return 0.0
     for line in msg.splitlines():
         if line.startswith(_TRAILER):
             try:
-                return float(line[len(_TRAILER):])
+                when = float(line[len(_TRAILER):])
             except ValueError:
                 return 0.0
+            return when if math.isfinite(when) else 0.0
     return 0.0
 
 

@@ -11,7 +11,15 @@ from typing import Any
 from git_balanced import proc
 from git_balanced.errors import StaleRef
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
-from git_balanced.state.events import Event, node_id, read_event, write_event_commit
+from git_balanced.state.events import (
+    MAX_LAMPORT,
+    Event,
+    Malformed,
+    node_id,
+    parse_event,
+    read_event,
+    write_event_commit,
+)
 
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
 MAX_TRIES = 200
@@ -46,13 +54,24 @@ def ref_for(kind: str, name: str) -> str:
 
 
 def lamport_of(repo: Repo, sha: str | None) -> int:
+    """The lamport of the event at `sha`: its trailer, or (when a hand wrote the message) its event.json."""
     if not sha:
         return 0
-    msg = repo.store[sha.encode()].message.decode(errors="replace")
+    try:
+        msg = repo.store[sha.encode()].message.decode(errors="replace")
+    except (KeyError, AttributeError):  # a tip that is not a commit: a new chain starts over it at 1
+        return 0
     for line in reversed(msg.splitlines()):
         if line.startswith("Balanced-Lamport:"):
-            return int(line.split(":", 1)[1])
-    return 0
+            value = line.split(":", 1)[1].strip()
+            if value.isdigit() and int(value) <= MAX_LAMPORT:
+                return int(value)
+            break
+    try:
+        ev, _parents = read_event(repo, sha)
+    except Malformed:
+        return 0
+    return ev.lamport if ev else 0
 
 
 def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | None], message: str,
@@ -132,30 +151,37 @@ def events_of(repo: Repo, ref: str) -> list[Event]:
 
 def read_chain_whole(repo: Repo, tip: str) -> list[Event]:
     """`read_chain(repo, tip)`, through two git processes: for a long chain read whole (an inbox of 10,000
-    messages), where reading three objects per event in Python costs several times as much. A chain git
-    cannot walk, or an event.json that is not a blob, is read by `read_chain`, which says what is wrong."""
+    messages), where reading three objects per event in Python costs several times as much. Anything but the
+    plain shape (a tree of one file, event.json) is left to `read_chain`, which says what is wrong."""
     listed = repo.run("rev-list", tip)
     shas = listed.out.split()
     if listed.code != 0 or tip not in shas:  # not a commit (git lists nothing for a blob)
         return read_chain(repo, tip)
-    asked = "".join(f"{sha}:event.json\n" for sha in shas).encode()
+    asked = "".join(f"{sha}^{{tree}}\n{sha}:event.json\n" for sha in shas).encode()
     res = proc.run(["git", "cat-file", "--batch"], cwd=repo.root, env=git_env(), input=asked, text=False)
     out: bytes = res.out  # type: ignore[assignment]  # bytes, as text=False reads them
     if res.code != 0:
         return read_chain(repo, tip)
     at, events = 0, []
+    plain_tree = 18 + len(tip) // 2  # "100644 event.json\0" and the blob's id
     for sha in shas:
-        end = out.index(b"\n", at)
-        head = out[at:end].split()
-        at = end + 1
-        if head[-1] == b"missing":  # a merge of two chains holds no event
-            continue
-        if head[1] != b"blob":
+        tree, at = _batch_item(out, at)
+        blob, at = _batch_item(out, at)
+        if tree is None or blob is None or tree[0] != b"tree" or blob[0] != b"blob" \
+                or len(tree[1]) != plain_tree or not tree[1].startswith(b"100644 event.json\0"):
             return read_chain(repo, tip)
-        size = int(head[2])
-        ev = Event.from_json(out[at:at + size], sha=sha)
-        at += size + 1
+        ev = parse_event(blob[1], sha=sha)
         if ev.event != "merged":
             events.append(ev)
     events.sort(key=Event.sort_key)
     return events
+
+
+def _batch_item(out: bytes, at: int) -> tuple[tuple[bytes, bytes] | None, int]:
+    """One answer of `git cat-file --batch` at `at`: (type, content), or None when missing; and where the next is."""
+    end = out.index(b"\n", at)
+    head = out[at:end].split()
+    if head[-1] == b"missing" or len(head) != 3:
+        return None, end + 1
+    size = int(head[2])
+    return (head[1], out[end + 1:end + 1 + size]), end + 2 + size

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from git_balanced import ui
 from git_balanced.errors import BalancedError, StaleRef
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.state import nodes
+from git_balanced.state import health, nodes
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.notes import merge_notes_commit
 from git_balanced.state.refs import update_with_retry
@@ -22,6 +23,20 @@ class SyncReport:
     fast_forwarded: int = 0
     merged: list[str] = field(default_factory=list)
     pushed: int = 0
+    # Malformed chains, by ref, with why: what the remote holds is not merged here, and what is here not pushed.
+    not_merged: dict[str, str] = field(default_factory=dict)
+    not_pushed: dict[str, str] = field(default_factory=dict)
+
+
+def malformed(repo: Repo, ref: str, tip: str, known: str | None) -> str | None:
+    """Why the state ref `ref` at `tip` is malformed, reading only what `known` (the other side's tip) lacks;
+    None for a good chain and for what is not a chain (notes, heartbeats)."""
+    if not ref.startswith("refs/balanced/"):
+        return None
+    parts = ref.split("/", 3)
+    if len(parts) < 4:
+        return "it names no kind of state (refs/balanced/<kind>/<name>)"
+    return health.chain_since(repo, parts[2], parts[3], tip, known)
 
 
 def _tracking(remote: str, ref: str) -> str:
@@ -75,6 +90,22 @@ def _merge_one(repo: Repo, ref: str, theirs: str, report: SyncReport) -> None:
         report.merged.append(ref)
 
 
+def _not_merged(report: SyncReport, ref: str, why: str) -> None:
+    if ref not in report.not_merged:
+        ui.note(f"[balanced] {report.remote}'s {ref} is malformed ({why}); it is not merged here, and everything "
+                f"else is. It stays on {report.remote} until removed there: git push {report.remote} :{ref}")
+    report.not_merged[ref] = why
+
+
+def _pushable(repo: Repo, report: SyncReport, ref: str, sha: str, theirs: str | None) -> bool:
+    """Whether this clone's `ref` may be pushed: a malformed one is set aside here (and named) instead."""
+    why = malformed(repo, ref, sha, theirs)
+    if why:
+        health.found(repo, ref, sha, why)
+        report.not_pushed[ref] = why
+    return why is None
+
+
 def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
     """Fetch, merge what diverged, push without force; again when the remote moved meanwhile."""
     if remote not in repo.git("remote").split():
@@ -88,11 +119,21 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
         nodes.observe(repo, theirs)
         report.fetched = len(theirs)
         for ref, sha in theirs.items():
+            if ref.startswith(health.BROKEN):
+                continue  # what another clone set aside stays there
+            here = repo.read_ref(ref)
+            why = malformed(repo, ref, sha, here)
+            if why:
+                _not_merged(report, ref, why)
+                continue
+            if here and here != sha:
+                _pushable(repo, report, ref, here, sha)  # a malformed one here is set aside, not merged into
             _merge_one(repo, ref, sha, report)
         mine = {**repo.list_refs("refs/balanced/"), **{r: s for r in NOTES if (s := repo.read_ref(r))}}
         # Each node pushes its own heartbeat only, with `+` as it is rewritten; others' are only read.
         todo = [f"{'+' if ref == own_beat else ''}{ref}:{ref}" for ref, sha in sorted(mine.items())
-                if theirs.get(ref) != sha and (ref == own_beat or not ref.startswith(nodes.NODES))]
+                if theirs.get(ref) != sha and (ref == own_beat or not ref.startswith(nodes.NODES))
+                and not ref.startswith(health.BROKEN) and _pushable(repo, report, ref, sha, theirs.get(ref))]
         if not todo:
             return report
         # State refs are not code: the repository's own pre-push hooks (linters, the balanced check gate)

@@ -84,7 +84,9 @@ def test_a_malformed_inbox_ref_is_set_aside_and_the_message_still_reaches_the_le
     git(path, "update-ref", inbox_ref("main"), junk)
     res = balanced(path, "inbox")
     assert res.code == 0 and "Traceback" not in res.err, res.err
-    assert "refs/balanced/inbox/main is malformed (it points at a blob, not a commit)" in res.err, res.err
+    assert "refs/balanced/inbox/main is malformed (it points at a blob, not a commit); it is set aside as " \
+        "refs/balanced/broken/inbox/main" in res.err, res.err
+    git(path, "update-ref", inbox_ref("main"), junk)  # and once more, for a post to find
     post(repo, "main", "the check passed")
     said = capsys.readouterr().err
     assert "its old tip is kept as refs/balanced/broken/inbox/main and a new inbox started" in said, said

@@ -128,7 +128,7 @@ def _junk_blob(repo: Path) -> str:
     return git(repo, "hash-object", "-w", "--stdin", input="junk\n")
 
 
-def test_malformed_refs_are_named_once_and_everything_else_lands(tmp_path: Path) -> None:
+def test_malformed_refs_are_named_once_set_aside_and_everything_else_lands(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     blob = _junk_blob(repo)
     git(repo, "update-ref", "refs/balanced/jobs/blob", blob)
@@ -136,8 +136,9 @@ def test_malformed_refs_are_named_once_and_everything_else_lands(tmp_path: Path)
     git(repo, "update-ref", "refs/balanced/jobs/noevent", bare)
     tree = git(repo, "mktree", input=f"100644 blob {blob}\tevent.json\n")
     git(repo, "update-ref", "refs/balanced/plans/notjson", git(repo, "commit-tree", "-m", "x", tree))
-    assert plan(repo, [piece("one", "echo 1 > src/one.txt"), piece("two", "echo 2 > src/two.txt", after=["one"])],
-                "--start").code == 0
+    started = plan(repo, [piece("one", "echo 1 > src/one.txt"), piece("two", "echo 2 > src/two.txt", after=["one"])],
+                   "--start")
+    assert started.code == 0, started
     placed = git(repo, "for-each-ref", "--format=%(objectname)", "--count=1", "refs/balanced/plans/")
     git(repo, "update-ref", "refs/balanced/jobs/Not.An.Id/nested", placed)
     bad = ["refs/balanced/jobs/blob", "refs/balanced/jobs/noevent", "refs/balanced/plans/notjson",
@@ -145,17 +146,20 @@ def test_malformed_refs_are_named_once_and_everything_else_lands(tmp_path: Path)
 
     r = engine(repo, "--until-idle")
     assert r.code == 0 and "Traceback" not in r.err, r
+    said = started.err + r.err
     for ref in bad:
-        assert r.err.count(f"{ref} is malformed") == 1, f"{ref} is named once on stderr, not every pass:\n{r.err}"
-    assert "refs/balanced/jobs/blob is malformed (it points at a blob, not a commit)" in r.err
-    assert "refs/balanced/jobs/noevent is malformed (its commits hold no event.json)" in r.err
-    assert "'Not.An.Id/nested' is not an id" in r.err
+        assert said.count(f"{ref} is malformed") == 1, f"{ref} is named once on stderr, not every pass:\n{said}"
+        assert git(repo, "for-each-ref", "--format=%(refname)", ref) == "", f"{ref} was set aside"
+        assert git(repo, "for-each-ref", "--format=%(refname)", "refs/balanced/broken/" + ref[len("refs/balanced/"):])
+    assert "refs/balanced/jobs/blob is malformed (it points at a blob, not a commit)" in said
+    assert "refs/balanced/jobs/noevent is malformed (its commits hold no event.json)" in said
+    assert "'Not.An.Id/nested' is not an id" in said
     assert _landed(repo) == {"one": "landed", "two": "landed"}, "every other piece lands"
 
     shown = balanced(repo, "board")
     assert shown.code == 0 and "Traceback" not in shown.err, shown
     assert "one" in shown.out and "two" in shown.out, "the board shows everything else"
-    assert "refs/balanced/jobs/blob is malformed" in shown.err
+    assert "is malformed" not in shown.err, "set aside, it is not named again"
 
     assert engine(repo, "--until-idle").code == 0
     text = inbox_text(repo)

@@ -76,18 +76,19 @@ def test_a_chain_read_whole_through_git_is_the_chain_walked_in_python(tmp_path: 
                                           time=5.0), "from another clone", [base])
     merged = write_event_commit(repo, Event(event="merged", data={"remote": "origin"}), "Merge inbox",
                                 [repo.read_ref(ref) or "", side])
-    plain = repo.write_commit(repo.write_tree([]), [merged], "a commit holding no event\n")
-    repo.git("update-ref", ref, plain)
-    whole = refs.read_chain_whole(repo, plain)
-    assert whole == refs.read_chain(repo, plain)
-    assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge and the bare commit hold none"
+    repo.git("update-ref", ref, merged)
+    whole = refs.read_chain_whole(repo, merged)
+    assert whole == refs.read_chain(repo, merged)
+    assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge holds none"
 
 
 def test_a_chain_git_cannot_walk_fails_as_the_walk_in_python_does(tmp_path: Path) -> None:
     repo = Repo.discover(make_repo(tmp_path / "r"))
     blob = repo.write_blob(b"not a commit")
     not_json = repo.write_commit(repo.write_tree([("event.json", 0o100644, blob)]), [], "not an event\n")
-    for tip in (blob, "1" * 40, not_json):
+    ev = refs.append(repo, "refs/balanced/inbox/main", "info", "a message", {"text": "a message"})
+    plain = repo.write_commit(repo.write_tree([]), [ev.sha], "a commit holding no event\n")
+    for tip in (blob, "1" * 40, not_json, plain):
         with pytest.raises(Exception) as walked:
             refs.read_chain(repo, tip)
         with pytest.raises(Exception) as whole:

@@ -52,3 +52,20 @@ def test_notes_merge_keeps_both_lines(tmp_path: Path) -> None:
         assert sorted(x["from"] for x in got) == ["a", "b"], "both clones' lines kept"
     shown = git(b, "log", "-1", "--notes=balanced", "--format=%N", head)
     assert '"from": "a"' in shown and '"from": "b"' in shown, "git itself reads the merged note"
+
+
+def test_a_malformed_chain_here_is_set_aside_and_the_remote_one_taken(tmp_path: Path) -> None:
+    a = make_repo(tmp_path / "a")
+    bare = make_remote(tmp_path, a)
+    git(tmp_path, "clone", "-q", str(bare), "b")
+    ra, rb = Repo.discover(a), Repo.discover(tmp_path / "b")
+    ref = "refs/balanced/jobs/j1"
+    good = refs.append(ra, ref, "placed", "j1 placed", {"piece": "p"}, state="queued")
+    sync(ra, "origin")
+    junk = git(tmp_path / "b", "hash-object", "-w", "--stdin", input="junk\n")
+    git(tmp_path / "b", "update-ref", ref, junk)
+    report = sync(rb, "origin")
+    assert report.not_pushed and ref in report.not_pushed, report
+    assert rb.read_ref(ref) == good.sha, "the remote's good chain is taken, not merged with the junk"
+    assert rb.read_ref("refs/balanced/broken/jobs/j1") == junk, "the junk is kept aside"
+    assert git(bare, "rev-parse", ref) == good.sha, "and never pushed"
