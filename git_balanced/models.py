@@ -42,6 +42,14 @@ COMMAND_MOST = 65_536  # bytes of a setup, check or run command: Linux refuses o
 _LINES = "\t\n\r"  # the control characters a text of several lines may hold
 
 
+def utf8_arguments(command: str, *words: str) -> None:
+    """Refuse command-line words whose bytes were not UTF-8 (Python reads them as lone surrogates, which git
+    cannot store), naming the command as it was typed."""
+    if any(0xD800 <= ord(c) <= 0xDFFF for w in words for c in w):
+        raise BalancedError(f"an argument of `git balanced {shown(' '.join([command, *words]))[1:-1]}` is not "
+                            "UTF-8 text.", hint="give the text as UTF-8 (see `locale`)")
+
+
 def text_problem(value: str, *, most: int = TEXT_MOST, lines: bool = True, unit: str = "characters",
                  controls: bool = False) -> str | None:
     """What makes `value` unfit as text to store, show and hand to a program, in words; None when it is fit.

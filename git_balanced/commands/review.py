@@ -7,6 +7,7 @@ from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
 from git_balanced.landing.review import CORRECTIONS, Review, corrections, corrections_name, corrections_words, review
 from git_balanced.lead import Lead, open_lead
+from git_balanced.models import utf8_arguments
 from git_balanced.state import refs
 
 
@@ -41,6 +42,7 @@ def review_command(*, as_json: bool) -> int:
 def correct_command(text: str, name: str | None = None) -> int:
     """Record a correction of the lead; the lead hears it, and the board counts it. A review or idea waiting
     under Now (the one named, or the only one) goes back to the lead with it."""
+    utf8_arguments("correct", text)
     text = " ".join(text.split())
     if not text:
         raise BalancedError("A correction needs some text.", hint='git balanced correct "Ask before adding a '

@@ -8,12 +8,14 @@ from git_balanced import ui
 from git_balanced.channel.schedules import add, message, now, remove, rows, shown_time
 from git_balanced.channel.when import HINT
 from git_balanced.lead import open_lead
+from git_balanced.models import utf8_arguments
 
 __all__ = ["add_command", "list_command", "rm_command", "rows"]
 
 
 def add_command(when: str, text: str) -> int:
     """Add a schedule and say when it first fires."""
+    utf8_arguments("schedule add", when, text)
     lead = open_lead()
     name, w, first = add(lead, when, text)
     at = now()

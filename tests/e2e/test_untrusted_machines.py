@@ -6,6 +6,8 @@ ran it; a line with neither a job's nor a check's mark was run by git balanced i
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +31,7 @@ def machines(tmp_path: Path) -> Iterator[Machines]:
 
 
 def plant(log: str) -> str:
-    logger = f'#!/bin/sh\\necho "job=$BALANCED_JOB check=$GIT_BALANCED_CHECK $0" >> {log}\\n'
+    logger = f'#!/bin/sh\\necho "job=$BALANCED_JOB check=$GIT_BALANCED_CHECK $0" >> {log} || true\\n'
     lines = ['common=$(git rev-parse --path-format=absolute --git-common-dir)', 'mkdir -p "$common/hooks"']
     for h in HOOKS:
         lines.append(f"printf '{logger}' > \"$common/hooks/{h}\"; chmod +x \"$common/hooks/{h}\"")
@@ -40,12 +42,16 @@ def plant(log: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_worker_that_plants_in_a_machines_copy_is_run_by_nothing_of_ours(machines: Machines,
-                                                                           tmp_path: Path) -> None:
+def test_a_worker_that_plants_in_a_machines_copy_is_run_by_nothing_of_ours(
+        machines: Machines, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     [alpha] = list(machines)
     project = make_repo(tmp_path / "proj", {"README.md": "sample\n"})
     wire_lead(project, machines, SETTINGS)
-    log = str(alpha.home / "ran.log")
+    # Where the worker can write in its fence there (not its home, which is read-only to it), and any user can.
+    shared = Path(tempfile.mkdtemp(prefix="balanced-plants-", dir="/tmp"))
+    shared.chmod(0o1777)
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
+    log = str(shared / "ran.log")
     pieces = [{"id": "planter", "task": "Plant", "agent": "shell", "machine": "alpha", "run": plant(log)},
               {"id": "later", "task": "After it", "agent": "shell", "machine": "alpha", "after": ["planter"],
                "run": "echo later > later.txt"}]

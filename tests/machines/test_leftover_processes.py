@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -44,16 +46,24 @@ def start_plan(repo: Path, tmp_path: Path, pidfiles: dict[str, str]) -> None:
     assert "Traceback" not in ran.err, ran
 
 
+def shared_folder(request: pytest.FixtureRequest) -> Path:
+    """A folder the machine's worker can write in its fence (its home is read-only to it), and any user can."""
+    folder = Path(tempfile.mkdtemp(prefix="balanced-daemon-", dir="/tmp"))
+    folder.chmod(0o1777)
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+    return folder
+
+
 def daemon(pidfile: Path) -> int:
     return int(wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), 30, f"{pidfile} to be written"))
 
 
-def test_a_daemon_left_by_a_worker_that_landed_is_ended_here_and_over_ssh(machines: Machines, tmp_path: Path) -> None:
-    alpha = machines.by_name("alpha")
+def test_a_daemon_left_by_a_worker_that_landed_is_ended_here_and_over_ssh(
+        machines: Machines, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     repo = make_repo(tmp_path / "proj", {"README.md": "sample\n"})
     wire_lead(repo, machines, PASSES)
-    here, there = tmp_path / "local-daemon.pid", alpha.home / "daemon.pid"
-    start_plan(repo, tmp_path, {"local": str(here), "alpha": "$HOME/daemon.pid"})
+    here, there = tmp_path / "local-daemon.pid", shared_folder(request) / "daemon.pid"
+    start_plan(repo, tmp_path, {"local": str(here), "alpha": str(there)})
     pids = [daemon(here), daemon(there)]
     try:
         states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
@@ -66,12 +76,12 @@ def test_a_daemon_left_by_a_worker_that_landed_is_ended_here_and_over_ssh(machin
 
 
 def test_a_daemon_of_a_failed_worker_is_listed_then_stopped_by_ready_and_doctor(
-        machines: Machines, tmp_path: Path) -> None:
+        machines: Machines, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     alpha = machines.by_name("alpha")
     repo = make_repo(tmp_path / "proj", {"README.md": "sample\n"})
     wire_lead(repo, machines, FAILS)
-    here, there = tmp_path / "local-daemon.pid", alpha.home / "daemon.pid"
-    start_plan(repo, tmp_path, {"local": str(here), "alpha": "$HOME/daemon.pid"})
+    here, there = tmp_path / "local-daemon.pid", shared_folder(request) / "daemon.pid"
+    start_plan(repo, tmp_path, {"local": str(here), "alpha": str(there)})
     mine, theirs = daemon(here), daemon(there)
     try:
         states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
