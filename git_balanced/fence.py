@@ -86,6 +86,22 @@ def _probe() -> str | None:
             + (f" ({said[-1][:300]})" if said else f" (unshare exited {cp.returncode})"))
 
 
+UNFENCED_HINT = ("`unshare --user --map-root-user --mount true` shows this machine's own answer; "
+                 "docs/safety/untrusted.md says what running unfenced allows")
+
+
+def unfenced_words() -> str | None:
+    """What a person is told, once, where workers and checks cannot be fenced here (None where they are): why
+    not, what that allows, and what git balanced does about it."""
+    why = why_unavailable()
+    if why is None:
+        return None
+    return (f"Workers and checks on this machine are not fenced: {why}. They run as you with nothing read-only, "
+            "so a worker's or a check's code can write your repository's .git (your branch, your check results) "
+            "and your settings. So here a landing counts only a check its own process ran, never a recorded "
+            "result.")
+
+
 def prefix_for(readonly: Sequence[Path], argv: Sequence[str], writable: Sequence[Path] = ()) -> list[str] | None:
     """`argv` run with the folders in `readonly` read-only, or None where this machine cannot fence. A folder
     that holds one of `writable` (where the command must write) is left out."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from git_balanced import ui
+from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row
 from git_balanced.lead import open_lead
 
@@ -56,6 +56,9 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                          else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
+    words = fence.unfenced_words() if not (data.get("fence") or {}).get("fenced", True) else None
+    if words:
+        lines.append(words)
     return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say
 
 

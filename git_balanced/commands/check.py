@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_balanced import trust, ui
+from git_balanced import fence, trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.landing import checks
 from git_balanced.lead import commands_of, open_checkout, settings_at
@@ -19,6 +19,9 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
     commit = repo.rev_parse(rev)
     if commit is None:
         raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
+    unfenced = fence.unfenced_words()
+    if unfenced and not as_json:
+        ui.note(f"[balanced] {unfenced}")
     hit = None if force else checks.cached(repo, repo.tree_of(commit), cmds.check)
     if hit is None:
         trust.ensure_allowed(repo, cmds)
@@ -28,7 +31,8 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
     else:
         result = hit
     if as_json:
-        ui.emit_json({**result.record(), "cached": result.cached, "rev": rev, "commit": commit})
+        ui.emit_json({**result.record(), "cached": result.cached, "rev": rev, "commit": commit,
+                      "fenced": unfenced is None, "unfenced_why": fence.why_unavailable()})
     else:
         verdict = "passed" if result.passed else f"failed (exit {result.code})"
         where = " (answered from its note: this tree was checked before)" if result.cached else ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_balanced import trust, ui
+from git_balanced import fence, trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, remove_if_stale
 from git_balanced.jobs import Job, all_jobs
@@ -48,6 +48,7 @@ class Findings:
                 "leftovers": [x.as_json() for x in self.left],
                 "processes": [{"machine": m, **p.as_json()} for m, p in self.procs],
                 "not_looked_at": self.unreached, "removed": self.removed, "not_removed": self.failed,
+                "fence": {"fenced": fence.available(), "why": fence.why_unavailable()},
                 **({"restore": self.restore} if self.restore else {})}
 
 
@@ -194,6 +195,9 @@ def doctor_command(*, do_fix: bool, yes: bool, as_json: bool) -> int:
     """List (and with `do_fix`, remove) what is stale or broken; 0 when nothing is left to see to."""
     repo = Repo.discover()
     f = gather(repo)
+    unfenced = fence.unfenced_words()
+    if unfenced and not as_json:  # not a thing to remove, but the first thing to know about this machine
+        ui.say(f"{unfenced}\n  ({fence.UNFENCED_HINT})")
     if not do_fix:
         if as_json:
             ui.emit_json(f.as_json())

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Iterable
 
-from git_balanced import proc, ui
+from git_balanced import fence, proc, ui
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
@@ -147,6 +147,27 @@ def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] 
             pass
 
 
+def _say_unfenced(lead: Lead) -> None:
+    """Where workers and checks cannot be fenced here, say so at the engine's start, and tell the lead once for
+    each reason (again only when the reason changes)."""
+    words = fence.unfenced_words()
+    told = lead.repo.state_dir / "unfenced-told"
+    if words is None:
+        told.unlink(missing_ok=True)
+        return
+    ui.note(f"[balanced] {words}")
+    try:
+        if told.read_text(encoding="utf-8") == words:
+            return
+    except FileNotFoundError:
+        pass
+    from git_balanced.channel.inbox import post
+    from git_balanced.files import write_atomic
+
+    post(lead.repo, lead.branch, words, kind="unfenced")
+    write_atomic(told, words)
+
+
 def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     lock = EngineLock(lead)
     if not lock.acquire():
@@ -175,6 +196,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
         eng = Engine(lead)
+        _say_unfenced(lead)
         if once:
             lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine
         while not stop[0]:

@@ -7,7 +7,7 @@ import time
 from operator import itemgetter
 from typing import Any
 
-from git_balanced import ui
+from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import JobView, PlanView, latest_by_piece
@@ -86,7 +86,8 @@ def _collect(lead: Lead) -> dict[str, Any]:
              "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead)}
+            "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead),
+            "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
 def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:

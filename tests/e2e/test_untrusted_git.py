@@ -128,3 +128,24 @@ def test_without_a_fence_a_note_the_worker_wrote_in_the_lead_does_not_land_it(tm
     shown = git(repo, "notes", "--ref", "balanced-checks", "show", git(repo, "rev-parse", "balanced/forger^{tree}"))
     assert '"result": "pass"' in shown and '"result": "fail"' in shown, \
         "the worker's forged pass is there, shown, and the lead's own failing result beside it"
+
+
+def test_without_a_fence_check_board_doctor_and_the_engine_say_so_once(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where workers and checks cannot be fenced, each of these says so plainly, with why and what it allows;
+    the lead hears it once, not at every engine run. Where they can, none of it is said."""
+    repo = lead_repo(tmp_path)
+    assert plan(repo, [piece("p", "echo fine > src/p.txt")], "--start").code == 0
+    for args in (["check"], ["board"], ["doctor"], ["engine", "--once"]):
+        r = balanced(repo, *args)
+        assert "not fenced" not in r.out + r.err, (args, r)
+    monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
+    said = "Workers and checks on this machine are not fenced: GIT_BALANCED_NO_FENCE is set"
+    for args in (["check"], ["board"], ["doctor"], ["engine", "--until-idle"], ["engine", "--once"]):
+        r = balanced(repo, *args)
+        assert said in r.out + r.err and "never a recorded result" in r.out + r.err, (args, r)
+    assert json.loads(balanced(repo, "board", "--json").out)["fence"] == {
+        "fenced": False, "why": "GIT_BALANCED_NO_FENCE is set, which turns the fence off"}
+    assert json.loads(balanced(repo, "doctor", "--json").out)["fence"]["fenced"] is False
+    inbox = balanced(repo, "inbox").out
+    assert inbox.count("are not fenced") == 1, inbox
