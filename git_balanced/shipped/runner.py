@@ -319,6 +319,19 @@ def _stopping(run_dir: str) -> bool:
     return bool(_live["stop"]) or os.path.exists(os.path.join(run_dir, "stop"))
 
 
+def _lock_worktrees(repo: str) -> int:
+    """Take the repository's lock on making and removing worktrees (the landing queue takes the same one) and
+    return its descriptor, to close: a prune or an add reads every registration, and one half made or half
+    removed by another process makes it fail (a cleanup of an earlier attempt racing the next one's add)."""
+    common_dir = os.path.join(repo, ".git")  # a plain clone's; a worktree or a bare repository asks git
+    if not os.path.isdir(os.path.join(common_dir, "objects")):
+        common_dir = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
+    os.makedirs(os.path.join(common_dir, "balanced"), exist_ok=True)
+    fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
 def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None,
               start_at: str | None = None) -> None:
     """Reuse a valid worktree of this repository on `branch`, else add one (of the branch, or new at base); a
@@ -343,15 +356,8 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         exists = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
         return ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
 
-    # One maker of worktrees at a time per repository (the landing queue takes the same lock): a prune or
-    # an add reads every registration, and one half made by another process makes it fail.
-    common_dir = os.path.join(repo, ".git")  # a plain clone's; a worktree or a bare repository asks git
-    if not os.path.isdir(os.path.join(common_dir, "objects")):
-        common_dir = os.path.join(repo, _git(["rev-parse", "--git-common-dir"], repo)[1])
-    os.makedirs(os.path.join(common_dir, "balanced"), exist_ok=True)
-    fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    fd = _lock_worktrees(repo)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         if runs:
             _free_branch(repo, wt, branch, runs)
         if isinstance(start_at, str) and start_at and not _held(repo, branch):
@@ -764,11 +770,15 @@ def cleanup(req: dict) -> dict:
     # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
     answer["reaped"] = _reap(run_dir, _field(req, "grace", float, 5.0))
     if os.path.isdir(repo):
-        if os.path.exists(wt):
-            code, out = _git(["worktree", "remove", "--force", wt], repo)
-            answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
-        if req.get("prune", True):  # one prune after a batch of cleanups does for all of them
-            _git(["worktree", "prune"], repo)
+        fd = _lock_worktrees(repo)
+        try:
+            if os.path.exists(wt):
+                code, out = _git(["worktree", "remove", "--force", wt], repo)
+                answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
+            if req.get("prune", True):  # one prune after a batch of cleanups does for all of them
+                _git(["worktree", "prune"], repo)
+        finally:
+            os.close(fd)
     if os.path.isdir(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
         answer["run_dir_removed"] = not os.path.exists(run_dir)
