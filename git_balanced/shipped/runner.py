@@ -284,17 +284,21 @@ def _work(req: dict, run_dir: str) -> None:
         penned = _penned(req, run_dir, repo, wt)
         res["fenced"] = penned[1] is not None
         if req.get("setup") and not _stopping(run_dir):
-            setup = _in_pen(penned, ["sh", "-c", req["setup"]], penned[0])
-            code, sig, _ = _run_group(setup, wt, penned[0], None, None, grace)
+            marked = {**penned[0], "BALANCED_RUN_DIR": run_dir}  # what the setup leaves running is the worker's
+            setup = _in_pen(penned, ["sh", "-c", req["setup"]], marked)
+            code, sig, _ = _run_group(setup, wt, marked, None, None, grace)
             res.update(setup_exit_code=code, signal=sig, setup_failed=code != 0 and not _stopping(run_dir))
             if res["setup_failed"]:
                 _note(f"setup {'was killed' if code is None else f'exited {code}'}: {req['setup']}")
-        if not res["setup_failed"] and not _stopping(run_dir):
+        ran = not res["setup_failed"] and not _stopping(run_dir)
+        if ran:
             _agent(req, run_dir, wt, grace, res, penned)
-            if req.get("commit_leftovers"):
-                res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work",
-                                                     {"BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir},
-                                                     penned)
+        # No process outlives its worker: what its setup or agent left running (a daemon that escaped with
+        # setsid included) ends with it, before the commit of what it left, which nothing may still be writing.
+        res["ended_left_running"] = len(_reap(run_dir, min(grace, 5.0)))
+        if ran and req.get("commit_leftovers"):
+            res["commit_error"], clean = _commit(wt, req.get("commit_message") or f"{req['job']}: work",
+                                                 {"BALANCED_JOB": req["job"], "BALANCED_RUN_DIR": run_dir}, penned)
     except RunError as exc:
         res["error"] = str(exc)
         _note(str(exc))

@@ -56,8 +56,11 @@ def test_nothing_to_repair_on_a_healthy_repository(tmp_path: Path) -> None:
     assert "Nothing to repair" in r.out
     r = balanced(repo, "doctor", "--json")
     assert r.code == 0
+    from git_balanced import fence
+
     assert json.loads(r.out) == {"malformed_refs": [], "stale_locks": [], "leftovers": [], "processes": [],
-                                 "not_looked_at": [], "removed": [], "not_removed": []}
+                                 "not_looked_at": [], "removed": [], "not_removed": [],
+                                 "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
     assert balanced(repo, "doctor", "--fix").code == 0, "nothing to remove: no need to ask"
 
 
