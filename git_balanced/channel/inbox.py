@@ -66,8 +66,23 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     for ev in events:
         if since is not None and ev.time <= since:
             continue
-        out.append({"id": ev.sha[:12], "sha": ev.sha, "time": ev.time, "kind": ev.event, **ev.data})
+        out.append({"id": ev.sha[:12], "sha": ev.sha, "time": ev.time, "kind": ev.event, "node": ev.node, **ev.data})
     out.sort(key=lambda e: (e["time"], e["sha"]))
+    return _once_by_key(out)
+
+
+def _once_by_key(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One message per key (a landing's line is keyed by its job and commit): two clones that both told of one
+    landing, before they synced, show it once, the earlier."""
+    seen: set[str] = set()
+    out = []
+    for e in items:
+        key = e.get("key")
+        if isinstance(key, str):
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(e)
     return out
 
 

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from git_balanced.channel.inbox import entries
+from git_balanced.state.events import node_id
 from git_balanced.ui import clock
 
 
@@ -16,6 +17,7 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
 
     lead = open_lead()
     seen: set[str] = set()
+    me = node_id(lead.repo)
 
     def show(items: list[dict[str, Any]]) -> None:
         lines = []  # written in one go: an inbox of 10,000 messages is not 10,000 writes
@@ -28,7 +30,9 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
 
                 lines.append(json.dumps(e, sort_keys=True, ensure_ascii=False))
             else:
-                lines.append(f"{clock(e['time'])}  {ui.plain(e['text'])}")
+                # A line another clone's engine wrote speaks of that clone (its branch, its workers).
+                there = f"(clone {e['node']}) " if e.get("node") and e["node"] != me else ""
+                lines.append(f"{clock(e['time'])}  {there}{ui.plain(e['text'])}")
         if lines and as_json:  # JSON keeps the words exactly as they are
             ui.emit_lines(lines)
         elif lines:

@@ -68,6 +68,7 @@ def _collect(lead: Lead) -> dict[str, Any]:
     latest = latest_by_piece(jobs)
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
+    _landed_elsewhere(lead, rows)
     now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
     now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
@@ -88,6 +89,36 @@ def _collect(lead: Lead) -> dict[str, Any]:
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead),
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
+
+
+# How far back the lead's first-parent history is walked, in-process, for the landings the board shows.
+WALK_MOST = 5000
+
+
+def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
+    """A landed row whose landing commit is not in this clone's branch (another clone landed it, and it was not
+    pulled yet) says so, rather than that it landed in the branch: read from the branch's first-parent history
+    (landings are on it), walked once for all rows; beyond WALK_MOST commits, git is asked."""
+    landed = {r["landed"]: r for r in rows if r["state"] == "landed" and r.get("landed")}
+    if not landed:
+        return
+    tip = lead.repo.read_ref(lead.ref)
+    seen: set[str] = set()
+    sha, walked = tip, 0
+    while sha and walked < WALK_MOST and not set(landed) <= seen:
+        seen.add(sha)
+        walked += 1
+        try:
+            parents = lead.repo.store[sha.encode()].parents
+        except KeyError:
+            break
+        sha = parents[0].decode() if parents else None
+    for commit, row in landed.items():
+        if commit in seen or (tip and walked >= WALK_MOST and lead.repo.is_ancestor(commit, tip)):
+            continue
+        row["landed_here"] = False
+        row["reason"] = (f"landed in {lead.branch} on another clone as {commit[:7]}, which is not in this clone's "
+                         f"{lead.branch} yet (`git pull`)")
 
 
 def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:

@@ -189,8 +189,19 @@ def test_two_clones_apart_never_both_start_a_piece(tmp_path: Path, monkeypatch: 
 
     wait_until(both_seen_landed, 120, "both pieces to land, seen from both clones",
                said=lambda: f"a: {board_view(a)}\n{inbox(a)}\nb: {board_view(b)}\n{inbox(b)}")
+    with b.here():
+        reasons = {r["piece"]: r["reason"] for r in json.loads(balanced(b.path, "board", "--json").out)["jobs"]}
+    assert "on another clone" in reasons["first"] and "not in this clone's main yet" in reasons["first"], \
+        "b never says `first` landed in its main before it pulled a's"
+    with b.here():
+        said = balanced(b.path, "inbox").out
+    assert f"(clone {a.node()}) Its check passed, so balanced/first landed in main as " in said, \
+        f"a's lines, synced to b, say whose they are:\n{said}"
     for c in (a, b, a):
         c.share_main()
+    with b.here():
+        reasons = {r["piece"]: r["reason"] for r in json.loads(balanced(b.path, "board", "--json").out)["jobs"]}
+    assert reasons["first"].startswith("landed in main as "), reasons
     owner = a.jobs()[second.id].node
     assert owner == b.jobs()[second.id].node, "both clones fold to one owner"
     for c in (a, b):
