@@ -97,11 +97,7 @@ class Owners:
         return self.repo.state_dir / "remote-waits.json"
 
     def _told_remote(self) -> set[str]:
-        try:
-            data = json.loads(self._told_path.read_text())
-        except (FileNotFoundError, ValueError):
-            return set()
-        return {str(x) for x in data} if isinstance(data, list) else set()
+        return _read_set(self._told_path)
 
     def take_over(self, ctx: Context, jobs: Iterable[Job]) -> bool:
         """Take over the live jobs whose owner's heartbeat is older than `takeover_after`: each is recorded as
@@ -151,8 +147,13 @@ class Owners:
             write_json(self._released_path, sorted(released))
 
     def _released(self) -> set[str]:
-        try:
-            data = json.loads(self._released_path.read_text())
-        except (FileNotFoundError, ValueError):
-            return set()
-        return {str(x) for x in data} if isinstance(data, list) else set()
+        return _read_set(self._released_path)
+
+
+def _read_set(path: Path) -> set[str]:
+    """A JSON list of ids kept in `.git/balanced/` (empty when missing or not a list)."""
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return set()
+    return {str(x) for x in data} if isinstance(data, list) else set()
