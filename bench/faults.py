@@ -55,6 +55,7 @@ TRACEBACK = "Traceback (most recent call last)"
 MEMORY = 1 << 30  # address space of each command: /dev/zero read whole fails here, not in the machine's RAM
 MARK = "BALANCED_FAULTS_RUN"  # in every process's environment, so the ones left running can be found and ended
 GOAL_KILLS, GOAL_JUNK = 50, 500
+PARTS = ("kills", "hang", "disk", "junk")
 
 
 class OutOfTime(Exception):
@@ -190,15 +191,25 @@ def end_leftovers(token: str) -> int:
     return ended
 
 
+def short(arg: str) -> str:
+    """An argument as a finding shows it: a file of the run by its name alone."""
+    return Path(arg).name if arg.startswith(tempfile.gettempdir() + "/balanced-bench-faults-") else arg
+
+
 def judge(tally: Tally, section: str, r: Ran, repro: str) -> None:
     """A traceback (or exit 3) or a hang in one command's run is a finding."""
-    cmd = " ".join(a for a in r.args[len(ME):] if len(a) < 80) if r.args[:len(ME)] == ME else " ".join(r.args)
+    cmd = " ".join(short(a) for a in (r.args[len(ME):] if r.args[:len(ME)] == ME else r.args))
     if r.hung:
         tally.find("hangs", section, f"`{cmd}` did not end within {r.seconds:.0f}s", repro)
     elif r.traceback:
         last = [x for x in (r.err + r.out).splitlines() if x.strip() and not x.startswith(" ")]
         why = next((x for x in reversed(last) if "Error" in x or "Exception" in x), r.said(1))
-        tally.find("tracebacks", section, f"`{cmd}` exit {r.code}: {why[:200]}", repro)
+        frames = [x.strip() for x in (r.err + r.out).splitlines() if x.strip().startswith('File "')]
+        where = ""
+        if frames:  # the innermost frame of the package's own code, else the innermost of all
+            ours = [f for f in frames if "git_balanced" in f] or frames
+            where = " at " + ours[-1].split("git_balanced/", 1)[-1].replace('", line ', ":").replace('File "', "")
+        tally.find("tracebacks", section, f"`{cmd}` exit {r.code}: {why[:200]}{where}", repro)
 
 
 # -- a lead repository ---------------------------------------------------------------------------------------
@@ -296,7 +307,7 @@ def landing_notes(box: Box, repo: Path, base: str) -> list[tuple[str, str, list[
 
 
 def verify(tally: Tally, section: str, box: Box, repo: Path, base: str, pieces: dict[str, bool],
-           repro: str) -> None:
+           repro: str, check: str = CHECK) -> None:
     """The invariants after a run: nothing lost, no red commit, one inbox line per landing.
     `pieces` maps each piece of the plan to whether its work passes the check."""
     board = box.balanced(repo, "board", "--json", "--all")
@@ -344,14 +355,14 @@ def verify(tally: Tally, section: str, box: Box, repo: Path, base: str, pieces: 
                 elif landed and "refs/heads/main" not in holders:
                     tally.find("losses", section, f"piece {pid} landed but attempt {j['attempt']}'s commit "
                                                   f"{head[:7]} is not in main", repro)
-    red(tally, section, box, repo, base, rows, repro)
+    red(tally, section, box, repo, base, rows, repro, check)
 
 
 def red(tally: Tally, section: str, box: Box, repo: Path, base: str, rows: list[tuple[str, str, list[dict]]],
-        repro: str) -> None:
+        repro: str, check: str) -> None:
     """Every value main took since `base` (its reflog) has a tree with a passing check; every first-parent commit
     since `base` passed, or its landing note names a checked tree that passed."""
-    passed = passing_trees(box, repo, CHECK)
+    passed = passing_trees(box, repo, check)
     before = set(box.git(repo, "rev-list", base).split())
     for sha in dict.fromkeys(box.git(repo, "reflog", "--format=%H", "main").split()):
         if sha in before:
@@ -503,15 +514,17 @@ def disk(tally: Tally, box: Box, runs: int, rng: random.Random, mounts: list[Pat
         if status:
             tally.find("debris", "disk", f"the lead's checkout differs from main after the landing: {status[:120]!r}",
                        repro)
+        # git's own lock files (a ref's, the index's): made with O_EXCL, removed when done. The files under
+        # .git/balanced/ are flock(2) files, there by design.
         locks = [str(p.relative_to(repo)) for p in (repo / ".git").rglob("*.lock")
-                 if p.name not in ("landing.lock", "engine.lock") and not p.name.startswith("scratch-")]
+                 if (repo / ".git" / "balanced") not in p.parents]
         if locks:
             tally.find("debris", "disk", f"lock files left: {', '.join(sorted(locks)[:5])}", repro)
         fsck = box.run(["git", "fsck", "--connectivity-only", "--no-progress"], repo, 60)
         if fsck.code != 0:
             tally.find("debris", "disk", f"git fsck: {fsck.said()}", repro)
         if not again.hung:
-            verify(tally, "disk", box, repo, base, {p["id"]: True for p in pieces}, repro)
+            verify(tally, "disk", box, repo, base, {p["id"]: True for p in pieces}, repro, fill)
         box.run(["umount", "-l", str(where)], box.root, 30)
         mounts.remove(where)
 
@@ -531,7 +544,8 @@ REF_KINDS: dict[str, object] = {
         {"event": "finished", "data": {"head": 12, "commits": "x", "exit_code": []}, "state": "finished",
          "lamport": 2, "node": "n", "time": 0},
         [1, 2, 3], "a string", None, 42])).encode(),
-    "huge-numbers": lambda g: json.dumps({"event": "placed", "state": "queued", "lamport": 10 ** g.choice((19, 400, 4000)),
+    "huge-numbers": lambda g: json.dumps({"event": "placed", "state": "queued",
+                                          "lamport": 10 ** g.choice((19, 400, 4000)),
                                           "node": "n", "time": g.choice((1e308, -1e308, 10 ** 30)),
                                           "data": {"attempt": 10 ** 50, "placed_at": 1e308, "budget_usd": 10 ** 400,
                                                    "piece": "p", "plan": "1m0000000000000"}}).encode(),
@@ -564,7 +578,8 @@ def plant(box: Box, repo: Path, kind: str, place: str, rng: random.Random) -> st
     name = {"jobs": fake_id(rng), "plans": fake_id(rng), "schedules": f"s{rng.randint(1, 9999)}",
             "nodes": f"{rng.getrandbits(32):08x}", "inbox": "main"}[place]
     ref = f"refs/balanced/{place}/{name}"
-    msg = "junk: " + kind + "\n\nBalanced-Event: placed\nBalanced-State: queued\nBalanced-Lamport: 1\nBalanced-Node: junk\n"
+    msg = (f"junk: {kind}\n\nBalanced-Event: placed\nBalanced-State: queued\nBalanced-Lamport: 1\n"
+           "Balanced-Node: junk\n")
     parent = box.git(repo, "rev-parse", "-q", "--verify", ref, check=False) if place == "inbox" else ""
     maker = REF_KINDS[kind]
     if callable(maker):
@@ -591,7 +606,8 @@ def plant(box: Box, repo: Path, kind: str, place: str, rng: random.Random) -> st
 
 JUNK_PLANS: dict[str, object] = {
     "deep-nesting": lambda g: ("task: t\npieces: " + deep(g.choice((500, 50_000))) + "\n").encode(),
-    "deep-mapping": lambda g: ("task: t\npieces:\n  - id: a\n    task: " + "{a: " * 20_000 + "1" + "}" * 20_000 + "\n").encode(),
+    "deep-mapping": lambda g: ("task: t\npieces:\n  - id: a\n    task: " + "{a: " * 20_000 + "1" + "}" * 20_000
+                               + "\n").encode(),
     "huge": lambda g: b"task: " + b"x" * g.choice((1 << 20, 20 << 20)) + b"\npieces:\n  - id: a\n    task: b\n",
     "many-pieces": lambda g: b"task: t\npieces:\n" + b"".join(
         f"  - id: p{i}\n    task: t\n    after: [p{i + 1}]\n".encode() for i in range(3000)),
@@ -636,11 +652,11 @@ JUNK_SETTINGS: dict[str, object] = {
 }
 
 
-def junk(tally: Tally, box: Box, total: int, rng: random.Random) -> None:
+def junk(tally: Tally, box: Box, total: int, rng: random.Random, mixed: bool) -> None:
     n_refs = total * 6 // 10
     n_plans = total * 2 // 10
     n_settings = total - n_refs - n_plans
-    junk_refs(tally, box, n_refs, rng)
+    junk_refs(tally, box, n_refs, rng, mixed)
     junk_plans(tally, box, n_plans, rng)
     junk_settings(tally, box, n_settings, rng)
 
@@ -663,7 +679,7 @@ def feed_refs(tally: Tally, box: Box, name: str, items: list[tuple[str, str]], r
     box.git(repo, "push", "-q", "origin", "main")
     refs = [plant(box, repo, kind, place, rng) for kind, place in items]
     kinds = sorted({k for k, _ in items})
-    repro = f"junk refs of kind {', '.join(kinds)} (e.g. {refs[0]}), then "
+    repro = f"junk refs of kind{'s' if len(kinds) > 1 else ''} {', '.join(kinds)} (e.g. {refs[0]}), then "
     local = Tally(tally.deadline)
     for args in (("board",), ("board", "--json", "--all"), ("engine", "--once"), ("doctor",), ("sync",)):
         judge(local, "junk refs", box.balanced(repo, *args, timeout=60), repro + f"`git balanced {' '.join(args)}`")
@@ -682,32 +698,29 @@ def feed_refs(tally: Tally, box: Box, name: str, items: list[tuple[str, str]], r
     return local.findings
 
 
-def junk_refs(tally: Tally, box: Box, n: int, rng: random.Random) -> None:
+def junk_refs(tally: Tally, box: Box, n: int, rng: random.Random, mixed: bool) -> None:
+    """`n` junk refs, each kind in turn and each place in turn. A lead holds refs of one kind (up to 10), so a
+    finding names its kind; `mixed` (the quick run) puts every kind in one lead, fewer leads, vaguer findings."""
     if n <= 0:
         return
     kinds = list(REF_KINDS)
     items = [(kinds[i % len(kinds)], PLACES[(i // len(kinds)) % len(PLACES)]) for i in range(n)]
-    size = max(1, len(kinds))
-    batches = [items[i:i + size] for i in range(0, len(items), size)]
+    if mixed:
+        batches = [items[i:i + len(kinds)] for i in range(0, len(items), len(kinds))]
+    else:
+        batches = []
+        for k in kinds:
+            mine = [it for it in items if it[0] == k]
+            batches += [mine[i:i + 10] for i in range(0, len(mine), 10)]
     print(f"junk refs: {n} refs of {len(kinds)} kinds under refs/balanced/{{{','.join(PLACES)}}}, in {len(batches)} "
-          "lead(s); each: board, board --json --all, engine --once, doctor, sync, a healthy plan and "
-          "engine --until-idle, doctor --fix --yes, board, sync", flush=True)
+          f"lead(s){' (every kind in each)' if mixed else ' (one kind each)'}; each: board, board --json --all, "
+          "engine --once, doctor, sync, a healthy plan and engine --until-idle, doctor --fix --yes, board, sync",
+          flush=True)
     for b, batch in enumerate(batches, 1):
         tally.step()
-        found = feed_refs(tally, box, f"refs{b}", batch, rng, record=False)
+        feed_refs(tally, box, f"refs{b}", batch, rng, record=True)
         tally.tried["junk refs"] += len(batch)
-        if found and len({k for k, _ in batch}) > 1:
-            # One lead held every kind: run each kind alone, so each finding names the kind that makes it.
-            print(f"  lead {b}: {len(found)} finding(s) with every kind at once; each kind alone:", flush=True)
-            by_kind: dict[str, list[tuple[str, str]]] = {}
-            for k, p in batch:
-                by_kind.setdefault(k, []).append((k, p))
-            for k, group in by_kind.items():
-                tally.step()
-                feed_refs(tally, box, f"refs{b}-{k}", group, rng, record=True)
-        else:
-            tally.findings.extend(found)
-        print(f"  lead {b}: {len(batch)} junk refs done", flush=True)
+        print(f"  lead {b}: {len(batch)} junk refs ({', '.join(sorted({k for k, _ in batch}))}) done", flush=True)
 
 
 def junk_plans(tally: Tally, box: Box, n: int, rng: random.Random) -> None:
@@ -733,7 +746,7 @@ def junk_plans(tally: Tally, box: Box, n: int, rng: random.Random) -> None:
             path.write_bytes(maker(rng))
         args = ("plan", str(path)) if i % 4 else ("plan", str(path), "--start")
         r = box.balanced(repo, *args, timeout=30)
-        judge(tally, "junk plans", r, f"a junk plan ({kind}): `git balanced {' '.join(args)}`")
+        judge(tally, "junk plans", r, f"a junk plan ({kind}): `git balanced {' '.join(short(a) for a in args)}`")
         tally.tried["junk plans"] += 1
         if kind not in ("dev-zero", "fifo", "directory") and i % 5 == 0:
             r = box.run([*ME, "plan", "-"], repo, 30, input=path.read_bytes())
@@ -772,7 +785,8 @@ def junk_settings(tally: Tally, box: Box, n: int, rng: random.Random) -> None:
         box.git(repo, "commit", "-q", "--allow-empty", "-m", f"junk settings: {kind}")
         for args in (("allow", "--yes"), ("board",), ("engine", "--once"), ("plan", str(healthy))):
             r = box.balanced(repo, *args, timeout=30)
-            judge(tally, "junk settings", r, f"junk settings ({kind}) committed: `git balanced {' '.join(args)}`")
+            judge(tally, "junk settings", r,
+                  f"junk settings ({kind}) committed: `git balanced {' '.join(short(a) for a in args)}`")
         tally.tried["junk settings"] += 1
     print(f"  {n} junk settings done", flush=True)
 
@@ -812,19 +826,29 @@ def main(argv: list[str] | None = None) -> int:
     """Run every part, print what was tried and found, one PASS or MISS line per goal; 0 when all passed."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=GOAL_KILLS, help=f"engine kills (default {GOAL_KILLS})")
-    ap.add_argument("--junk", type=int, default=GOAL_JUNK, help=f"junk inputs: refs, plans, settings (default {GOAL_JUNK})")
+    ap.add_argument("--junk", type=int, default=GOAL_JUNK,
+                    help=f"junk inputs: refs, plans, settings (default {GOAL_JUNK})")
     ap.add_argument("--seed", type=int, default=None, help="seed of the random choices (default: a new one)")
     ap.add_argument("--disk", type=int, default=4, help="runs on a full disk (default 4; needs root)")
     ap.add_argument("--quick", action="store_true",
                     help="a light run: 4 kills, 36 junk inputs, 1 full disk, a 6s bound on the hanging check")
     ap.add_argument("--bound", type=float, default=None,
                     help="overall bound in seconds: no new step starts past it (default 1800, --quick 240)")
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help=f"which parts to run, comma-separated (default {','.join(PARTS)})")
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
     args = ap.parse_args(argv)
     if args.quick:
         args.kills = min(args.kills, 4) if "--kills" not in (argv or sys.argv) else args.kills
         args.junk = min(args.junk, 36) if "--junk" not in (argv or sys.argv) else args.junk
         args.disk = 1
+    chosen = [x.strip() for x in args.parts.split(",") if x.strip()]
+    if set(chosen) - set(PARTS):
+        ap.error(f"--parts takes {', '.join(PARTS)}")
+    if "kills" not in chosen:
+        args.kills = 0
+    if "junk" not in chosen:
+        args.junk = 0
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     bound = args.bound or (240.0 if args.quick else 1800.0)
@@ -841,8 +865,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, {git_version}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}, in {tmp}\n", flush=True)
     try:
-        for part in (lambda: kills(tally, box, args.kills, rng), lambda: hang(tally, box, 6.0 if args.quick else 20.0),
-                     lambda: disk(tally, box, args.disk, rng, mounts), lambda: junk(tally, box, args.junk, rng)):
+        parts = {"kills": lambda: kills(tally, box, args.kills, rng),
+                 "hang": lambda: hang(tally, box, 6.0 if args.quick else 20.0),
+                 "disk": lambda: disk(tally, box, args.disk, rng, mounts),
+                 "junk": lambda: junk(tally, box, args.junk, rng, args.quick)}
+        for name, part in parts.items():
+            if name not in chosen:
+                continue
             try:
                 part()
             except OutOfTime:
