@@ -553,7 +553,7 @@ REF_KINDS: dict[str, object] = {
     "deep-data": lambda g: (b'{"event": "placed", "state": "queued", "lamport": 1, "node": "n", "time": 0, '
                             b'"data": {"piece": "p", "x": ' + deep(g.choice((3000, 200_000))).encode() + b"}}"),
     "not-json": lambda g: g.choice((b"", b"not json at all", b"\x00\x01\x02" * 50, b'{"event": "placed",',
-                                    b"NaN", b"[1, 2", os.urandom(200))),
+                                    b"NaN", b"[1, 2", g.randbytes(200))),
     "lone-surrogate": lambda g: g.choice((
         b'{"event": "placed", "state": "queued", "lamport": 1, "node": "\\ud800", "time": 0, '
         b'"data": {"piece": "\\udfff", "title": "\\ud800x", "plan": "1m0000000000000"}}',
