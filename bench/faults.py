@@ -97,6 +97,7 @@ class Tally:
     tried: Counter[str] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    recoveries: list[float] = field(default_factory=list)  # seconds of each engine run after kills
 
     def find(self, category: str, section: str, what: str, repro: str) -> None:
         assert category in CATEGORIES
@@ -428,6 +429,7 @@ def kills(tally: Tally, box: Box, wanted: int, rng: random.Random, per_run: int 
         final = box.balanced(repo, "engine", "--until-idle", timeout=180)
         repro = f"run {run}: {'; '.join(how)}; then `engine --until-idle`"
         judge(tally, "kills", final, repro)
+        tally.recoveries.append(final.seconds)
         tally.tried["kills"] = done
         tally.tried["kill runs"] = run
         print(f"  run {run}: {len(pieces)} pieces; {'; '.join(how)}; the engine again: exit {final.code} "
@@ -508,7 +510,9 @@ def disk(tally: Tally, box: Box, runs: int, rng: random.Random, mounts: list[Pat
         again = box.balanced(repo, "engine", "--until-idle", timeout=120)
         judge(tally, "disk", again, repro + "; room made again; `engine --until-idle`")
         tally.tried["disk"] += 1
-        print(f"  run {i}: {leave} bytes left; engine on the full disk: exit {full.code} ({full.said(1)[:120]}); "
+        said = next((x for x in reversed((full.err + full.out).splitlines()) if x.startswith(("error:", "OSError"))),
+                    full.said(1))
+        print(f"  run {i}: {leave} bytes left; engine on the full disk: exit {full.code} ({said[:120]}); "
               f"with room again: exit {again.code}", flush=True)
         status = box.git(repo, "status", "--porcelain", check=False)
         if status:
@@ -580,7 +584,9 @@ def plant(box: Box, repo: Path, kind: str, place: str, rng: random.Random) -> st
     ref = f"refs/balanced/{place}/{name}"
     msg = (f"junk: {kind}\n\nBalanced-Event: placed\nBalanced-State: queued\nBalanced-Lamport: 1\n"
            "Balanced-Node: junk\n")
-    parent = box.git(repo, "rev-parse", "-q", "--verify", ref, check=False) if place == "inbox" else ""
+    # On the inbox, junk goes on top of what is there, when that is a commit (junk before may have left a blob).
+    parent = box.git(repo, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False) if place == "inbox" \
+        else ""
     maker = REF_KINDS[kind]
     if callable(maker):
         blob = box.git(repo, "hash-object", "-w", "--stdin", input=maker(rng))
@@ -798,6 +804,9 @@ def report(tally: Tally, args: argparse.Namespace, seconds: float, stopped: str)
           f"{tally.tried['hang']} hanging check(s), {tally.tried['disk']} full disk(s), {junk_done} junk inputs "
           f"({tally.tried['junk refs']} refs, {tally.tried['junk plans']} plans, {tally.tried['junk settings']} "
           f"settings files)" + (f"; skipped: {'; '.join(tally.skipped)}" if tally.skipped else "") + stopped)
+    if tally.recoveries:
+        rec = sorted(tally.recoveries)
+        print(f"The engine run again after kills, until idle: median {rec[len(rec) // 2]:.1f}s, max {rec[-1]:.1f}s")
     sections = ("kills", "hang", "disk", "junk refs", "junk plans", "junk settings")
     print(f"\n{'found':<12}" + "".join(f"{s:>15}" for s in sections) + f"{'total':>8}")
     for c in CATEGORIES:
@@ -877,6 +886,11 @@ def main(argv: list[str] | None = None) -> int:
             except OutOfTime:
                 stopped = f"; stopped at the overall bound of {bound:.0f}s"
                 break
+            except Exception as exc:  # noqa: BLE001 - the suite's own failure: said, the other parts still run
+                import traceback
+
+                traceback.print_exc()
+                stopped += f"; the suite itself failed in {name}: {type(exc).__name__}: {str(exc)[:200]}"
     finally:
         left = end_leftovers(token)
         for m in mounts:
