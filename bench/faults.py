@@ -668,7 +668,8 @@ def junk(tally: Tally, box: Box, total: int, rng: random.Random, mixed: bool) ->
 
 
 def _healthy(box: Box, repo: Path, name: str) -> Path:
-    path = box.root / f"{name}-healthy.plan"
+    (box.root / f"{name}-plan").mkdir(exist_ok=True)
+    path = box.root / f"{name}-plan" / "healthy.plan"
     path.write_text(plan_yaml(f"A healthy plan beside the junk ({name})",
                               [piece("healthy", f"echo {name} > src/healthy-{name}.txt")]))
     return path
@@ -740,7 +741,11 @@ def junk_plans(tally: Tally, box: Box, n: int, rng: random.Random) -> None:
         tally.step()
         kind = kinds[i % len(kinds)]
         maker = JUNK_PLANS[kind]
-        path = box.root / f"junk-plan-{i}.yaml"
+        path = box.root / f"junk-plan-{kind}.yaml"  # named by its kind, so findings of one kind read as one
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        elif path.exists() or path.is_symlink():
+            path.unlink()
         if kind == "dev-zero":
             path = Path("/dev/zero")
         elif kind == "fifo":
