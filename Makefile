@@ -50,6 +50,7 @@ bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/dispatch.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/board.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/listing.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/faults.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
