@@ -554,9 +554,22 @@ def manpage() -> str:
     return "\n".join(out) + "\n"
 
 
+def _quiet_full_disk(unraisable: Any) -> None:
+    """A file a library left open when a full disk broke its write is closed when collected, fails to close for
+    the same reason, and Python would print that as a traceback: the full disk is said once, as an error."""
+    import errno
+
+    exc = unraisable.exc_value
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
     from git_balanced.errors import BalancedError, disk_full
+
+    sys.unraisablehook = _quiet_full_disk
 
     try:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)

@@ -337,6 +337,9 @@ class Queue:
         res = checks.for_landing(repo, target.tree, self.cmds.check) if self.cmds.check else None
         for link in links:
             info = link.cand.info
+            if any(r.get("job") == link.cand.job and r.get("branch") == link.cand.branch
+                   for r in notes.read_json(repo, notes.LANDINGS, link.commit)):
+                continue  # this landing, made again after a fault (the same merge, the same id), is noted already
             notes.add_json(repo, notes.LANDINGS, link.commit, {
                 "branch": link.cand.branch, "job": link.cand.job, "piece": info.get("piece"),
                 "plan": info.get("plan"), "attempt": info.get("attempt"), "machine": info.get("machine"),
