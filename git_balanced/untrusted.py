@@ -101,10 +101,10 @@ def _parse(listing: bytes) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(out)), list(dict.fromkeys(files))
 
 
-# What each folder's own config defines, kept while none of the files it comes from changes: a listing is a git
-# process, and the runner and an engine pass run git in the same copy many times.
-_KNOWN: dict[str, tuple[list[str], tuple[object, ...], list[str]]] = {}  # cwd -> (files, their marks, drivers)
-RACY_SECONDS = 2.0  # a file written this recently may be written again within the same timestamp: not kept
+# A config that names no filter, diff or merge section and includes no other file defines no driver: its text,
+# read here, says so without a git process (a listing is one, and git runs in the same copies many times a pass).
+_MAY_DEFINE = re.compile(r"^[ \t]*\[[ \t]*(filter|diff|merge|include|includeif)\b", re.IGNORECASE | re.MULTILINE)
+CONFIG_MOST = 1 << 20  # bytes of a config file read here; a larger one is left to git
 
 
 def _config_files(cwd: str) -> list[str]:
@@ -129,25 +129,25 @@ def _config_files(cwd: str) -> list[str]:
             os.path.join(git_dir, "config.worktree")]
 
 
-def _fingerprint(cwd: str, files: Sequence[str]) -> tuple[object, ...] | None:
-    """Each file's identity and times (None for a missing one), or None when one was written too recently to
-    tell a later write in the same timestamp apart."""
-    import time
-
-    now = time.time()
-    out: list[object] = []
+def _may_define_drivers(cwd: str) -> bool:
+    """Whether the config files of `cwd`'s own repository (and worktree) may define a driver: they name a filter,
+    diff or merge section, or include other files, or cannot be read here. False only when they plainly do not."""
+    if not os.path.lexists(os.path.join(cwd, ".git")):
+        return True  # git finds the repository further up: it says what its config holds
+    files = _config_files(cwd)
+    if not files:
+        return True
     for name in files:
         try:
-            st = os.stat(os.path.join(cwd, name))
+            with open(name, "rb") as fh:
+                text = fh.read(CONFIG_MOST + 1)
         except FileNotFoundError:
-            out.append(None)
             continue
         except OSError:
-            return None
-        if now - st.st_mtime < RACY_SECONDS or now - st.st_ctime < RACY_SECONDS:
-            return None
-        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(out)
+            return True
+        if len(text) > CONFIG_MOST or _MAY_DEFINE.search(text.decode("utf-8", "replace")):
+            return True
+    return False
 
 
 def worktree_arg(cwd: str) -> list[str]:
@@ -158,21 +158,13 @@ def worktree_arg(cwd: str) -> list[str]:
 
 def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -> list[str]:
     """The argv for `git args` in the untrusted `cwd`: OVERRIDES, the emptied drivers and the named working tree
-    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config,
-    unless the files that config comes from are unchanged since the last listing for `cwd`."""
+    before `args`. `run(argv, cwd)` runs a git command and returns (exit code, stdout): it lists the config, when
+    the folder's config may define a driver at all."""
     fixed = [x for kv in OVERRIDES for x in ("-c", kv)]
-    known = _KNOWN.get(cwd)
-    if known is not None and _fingerprint(cwd, known[0]) == known[1]:
-        drivers = known[2]
-    else:
+    drivers: list[str] = []
+    if _may_define_drivers(cwd):
         code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope", "--show-origin"], cwd)
-        drivers, origins = _parse(listing) if code == 0 else ([], [])
-        files = list(dict.fromkeys([*_config_files(cwd), *origins]))
-        mark = _fingerprint(cwd, files)
-        if code == 0 and mark is not None:
-            _KNOWN[cwd] = (files, mark, drivers)
-        else:
-            _KNOWN.pop(cwd, None)
+        drivers = driver_overrides(listing) if code == 0 else []
     return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
 
 
