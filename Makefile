@@ -50,6 +50,7 @@ bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/dispatch.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/board.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/listing.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/door.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/faults.py
 
 clean:
