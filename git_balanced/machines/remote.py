@@ -28,7 +28,7 @@ from git_balanced.machines import batched, copies, inventory, sessions
 from git_balanced.machines.copies import copy_path, worktrees_folder
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
-from git_balanced.shipped import runner
+from git_balanced.shipped import branchcopy, runner
 from git_balanced.ui import clock
 from git_balanced.untrusted import machine_program
 
@@ -348,16 +348,23 @@ class RemoteHost:
         """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
         return self.fetch_back_many([branch])[branch]
 
+    def branch_repo(self, branch: str) -> str:
+        """The branch's own copy there (shipped/branchcopy.py), which the runner makes: its worker writes only
+        that one, and the branch is fetched back from it alone."""
+        return branchcopy.own_copy_path(self.repo_path(), branch)
+
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        """The branches of several finished workers in one `git fetch`: each one's ref here, or None."""
+        """The branches of several finished workers, each with a `git fetch` from its own copy there (what
+        another worker wrote in the shared copy, or in its own, never comes back under this branch's name):
+        each one's ref here, or None."""
         refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
-        res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
-                        f"--upload-pack={machine_program('upload-pack')}", self.transport.git_url(self.repo_path()),
-                        *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
-        if res.code != 0:
-            which = branches[0] if len(branches) == 1 else f"{len(branches)} branches"
-            raise BalancedError(f"Could not fetch {which} back from {self.name}: {res.err.strip()[-500:]}",
-                                hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
+        for b, r in refs.items():
+            res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
+                            f"--upload-pack={machine_program('upload-pack')}",
+                            self.transport.git_url(self.branch_repo(b)), f"+refs/heads/{b}:{r}")
+            if res.code != 0:
+                raise BalancedError(f"Could not fetch {b} back from {self.name}: {res.err.strip()[-500:]}",
+                                    hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
         return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
 
     def _git(self, *args: str) -> Any:
