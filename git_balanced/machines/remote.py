@@ -3,7 +3,8 @@
 Every command goes through transport.py: the runner's source and its request travel on stdin, git pushes the
 base into the machine's copy of this repository (copies.py: `~/<repository>`, or `~/<repository>-<short id>`
 when that one is another repository's) and fetches a finished branch back into
-`refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
+`refs/remotes/<machine>/balanced/*` from the copy of that branch's own the runner made there
+(shipped/branchcopy.py), where its worker worked. Transports are kept per process, so a long-running engine pays for one
 SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
 measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
 logs of the workers a status answer says finished are read ahead in one message, and cleanups go in the
