@@ -13,6 +13,7 @@ from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.remote import MachineNotReady, RemoteHost
 from git_balanced.machines.transport import Transport
+from git_balanced.shipped.branchcopy import own_copy_path
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines, wire_lead
@@ -76,8 +77,11 @@ def test_one_project_cloned_twice_gets_two_copies_and_each_lands_in_its_own_main
     run_piece(y, tmp_path, "from-y")
     assert files_of(x) == {"out.txt": "from-x"} and files_of(y) == {"out.txt": "from-y"}, \
         "each repository's piece landed in its own main only"
-    assert there("git", "-C", f"{alpha.home}/app", "show", "balanced/p:out.txt") == "from-x"
-    assert there("git", "-C", mine, "show", "balanced/p:out.txt") == "from-y", "one branch name, two copies"
+    # Each worker worked in its branch's own copy of its repository's copy (gone with its worktree): one branch
+    # name, two copies, and neither worker wrote a machine copy.
+    assert own_copy_path(f"{alpha.home}/app", "balanced/p") != own_copy_path(mine, "balanced/p")
+    for copy in (f"{alpha.home}/app", mine):
+        assert there("git", "-C", copy, "for-each-ref", "refs/heads/balanced/") == ""
     again = balanced(x, "ready", "alpha")
     assert again.code == 0 and f"{alpha.home}/app (base moved from " in again.out and "another" not in again.out
 
