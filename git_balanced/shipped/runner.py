@@ -788,7 +788,8 @@ def log(req: dict) -> dict:
 
 
 def cleanup(req: dict) -> dict:
-    """Remove the worktree and the run folder of a job that no longer runs; the branch stays."""
+    """Remove the worktree and the run folder of a job that no longer runs, and with `own_copy` its branch's
+    copy after them (the lead fetched the branch back already); the lead's branch stays."""
     run_dir = _run_dir(req)
     repo, wt = _path(_field(req, "repo", str)), _path(_field(req, "worktree", str))
     if _job_status(run_dir)["state"] == "running":
