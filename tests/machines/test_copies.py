@@ -130,3 +130,25 @@ def test_a_push_into_a_copy_that_became_another_repositorys_is_refused_whole(
     ran = balanced(x, "ready", "alpha", "--yes")
     assert ran.code == 0 and f"{plain}-{ident(x)[:8]} (copied now" in ran.out, ran.out
     assert f"{plain} is the copy of another repository (00000000): this repository's copy there is" in ran.out
+
+
+def test_doctor_removes_a_failed_jobs_worktree_there_with_its_branchs_copy(machines: Machines,
+                                                                           tmp_path: Path) -> None:
+    """A failed piece keeps its worktree on the machine, in its branch's own copy: doctor names that copy in
+    the fix, and `--fix` removes the worktree from it, and the copy with it."""
+    alpha = machines.by_name("alpha")
+    repo = make_repo(tmp_path / "app", {"README.md": "sample\n"})
+    wire_lead(repo, machines, '[worktree]\ncheck = "test ! -e out.txt"\n\n[balanced]\nagent = "shell"\nattempts = 1\n',
+              tick=["alpha"])
+    pieces = [{"id": "p", "task": "write it", "agent": "shell", "machine": "alpha", "run": "echo x > out.txt"}]
+    assert balanced(repo, "plan", "-", "--start", input=json.dumps({"task": "t", "pieces": pieces})).code == 0
+    assert "p failed: its check failed" in balanced(repo, "engine", "--until-idle").err
+    own = own_copy_path(f"{alpha.home}/app", "balanced/p")
+    assert Path(own).is_dir(), "a failed job's branch copy stays, with its worktree"
+    listed = balanced(repo, "doctor")
+    assert f"remove: ssh alpha git -C {own} worktree remove {alpha.home}/.balanced/worktrees/app-" in listed.out, \
+        listed.out
+    fixed = balanced(repo, "doctor", "--fix", "--yes")
+    assert fixed.code == 0, fixed
+    assert not list((alpha.home / ".balanced" / "worktrees").glob("app-*/*")), fixed.out
+    assert not Path(own).exists(), "the branch's copy went with its worktree"
