@@ -334,9 +334,9 @@ class RemoteHost:
             raise MachineNotReady(f"Machine {self.name} is not ready: {why}; nothing was pushed there.",
                                   hint=f"`git balanced ready {self.name}` finds or makes this repository's copy.")
         if earlier and res.code == 0:
-            # Forced: the copy's branch may be one another worker planted. Refused while a worktree there has it
-            # checked out (the same job's, started again); the runner sets it from the request otherwise. Apart
-            # from the leased push, which a refused branch would fail whole.
+            # Its objects, for the branch's own copy to borrow: the runner sets the branch there from the request
+            # (`start_at`). Forced, whatever the machine's copy held; apart from the leased push, which a refused
+            # branch would fail whole (a worktree of before branches had copies of their own may hold it).
             res = self._git("push", "--porcelain", "--no-verify", receive, url, f"+{earlier}:refs/heads/{branch}")
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]
