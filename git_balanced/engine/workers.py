@@ -89,6 +89,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         # Where its branch starts, from the lead's own record, never from a ref found in the copy.
         "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
     }
+    if not isinstance(host, LocalHost):  # there the runner makes the branch's own copy of the machine's copy
+        request["own_copy"] = True
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
     if not local or job.plan_first:
@@ -254,11 +256,13 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             continue
         local = host if isinstance(host, LocalHost) else None
         for i, job in enumerate(js):
-            # On this machine each branch has its own copy: a prune of its own, and the copy goes after.
+            # Each branch has its own copy: here the lead removes it after the runner's cleanup; on an SSH
+            # machine the runner removes it, after the worktree (`own_copy`).
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
+            own = {} if local else {"own_copy": True, "branch": job.branch}
             try:
                 host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
-                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1})
+                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1, **own})
                 if local:
                     local.forget(job.branch)
             except BalancedError:

@@ -34,8 +34,23 @@ def git(*args, cwd):
 def running(key):
     return ns["_job_status"](os.path.join(runs, key))["state"] == "running"
 
+def copy_of(path):
+    # The repository the worktree is registered in: its branch's own copy (branchcopy.py), or the copy itself.
+    try:
+        with open(os.path.join(path, ".git"), encoding="utf-8") as f:
+            gitdir = f.read().strip()
+    except OSError:
+        return copy
+    gitdir = gitdir[len("gitdir:"):].strip() if gitdir.startswith("gitdir:") else ""
+    parts = gitdir.rstrip("/").split("/")
+    own = "/".join(parts[:-3])
+    if len(parts) > 3 and parts[-2] == "worktrees" and parts[-3] == ".git" and \
+            os.path.dirname(own) == os.path.dirname(ns["own_copy_path"](copy, "x")):
+        return own
+    return copy
+
 def worktree(path, whose):
-    item = {"kind": "worktree", "path": path, "what": "the worktree " + whose, "kept": ""}
+    item = {"kind": "worktree", "path": path, "what": "the worktree " + whose, "kept": "", "copy": copy_of(path)}
     if not os.path.exists(os.path.join(path, ".git")):
         full = bool(os.listdir(path))
         item["what"] = ("a folder " + whose + " that holds files but no git checkout") if full else \
@@ -53,7 +68,7 @@ def worktree(path, whose):
         head = git("rev-parse", "-q", "--verify", "HEAD", cwd=path)[1]
         if branch:
             item["what"] += ", on " + branch + " (the branch stays)"
-        elif head and not git("for-each-ref", "--count=1", "--contains", head, "refs/heads/", cwd=copy)[1]:
+        elif head and not git("for-each-ref", "--count=1", "--contains", head, "refs/heads/", cwd=item["copy"])[1]:
             item["kept"] = "its commit " + head[:12] + " is on no branch there"
     return item
 
@@ -73,7 +88,10 @@ for item in found:
     if item["path"] not in req.get("remove", []) or item["kept"]:
         continue
     if item["kind"] == "worktree" and os.path.exists(os.path.join(item["path"], ".git")):
-        code, out = git("worktree", "remove", item["path"], cwd=copy)  # no --force: git refuses if it changed
+        code, out = git("worktree", "remove", item["path"], cwd=item["copy"])  # no --force: refused if it changed
+        if code == 0 and item["copy"] != copy:  # a branch's own copy goes with its worktree
+            git("worktree", "prune", cwd=item["copy"])
+            ns["own_copy_remove"](item["copy"])
     else:
         shutil.rmtree(item["path"], ignore_errors=True)
         code, out = (0, "") if not os.path.exists(item["path"]) else (1, item["path"] + " is still there")
@@ -115,7 +133,7 @@ def find(machine: str, t: Transport, record: dict[str, Any], repo_name: str, job
         path = str(item["path"])
         checkout = item["kind"] == "worktree" and "git checkout" not in item["what"] \
             and "empty folder" not in item["what"]
-        fix = f"ssh {t.name} git -C {record['repo_path']} worktree remove {path}" if checkout else \
+        fix = f"ssh {t.name} git -C {item.get('copy') or record['repo_path']} worktree remove {path}" if checkout else \
             f"ssh {t.name} rm -rf {path}"
         if item["kept"]:
             fix = f"ssh {t.name} git -C {path} status"

@@ -3,7 +3,8 @@
 Every command goes through transport.py: the runner's source and its request travel on stdin, git pushes the
 base into the machine's copy of this repository (copies.py: `~/<repository>`, or `~/<repository>-<short id>`
 when that one is another repository's) and fetches a finished branch back into
-`refs/remotes/<machine>/balanced/*`. Transports are kept per process, so a long-running engine pays for one
+`refs/remotes/<machine>/balanced/*` from the copy of that branch's own the runner made there
+(shipped/branchcopy.py), where its worker worked. Transports are kept per process, so a long-running engine pays for one
 SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
 measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
 logs of the workers a status answer says finished are read ahead in one message, and cleanups go in the
@@ -28,7 +29,7 @@ from git_balanced.machines import batched, copies, inventory, sessions
 from git_balanced.machines.copies import copy_path, worktrees_folder
 from git_balanced.machines.hosts import earlier_work
 from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
-from git_balanced.shipped import runner
+from git_balanced.shipped import branchcopy, runner
 from git_balanced.ui import clock
 from git_balanced.untrusted import machine_program
 
@@ -333,9 +334,9 @@ class RemoteHost:
             raise MachineNotReady(f"Machine {self.name} is not ready: {why}; nothing was pushed there.",
                                   hint=f"`git balanced ready {self.name}` finds or makes this repository's copy.")
         if earlier and res.code == 0:
-            # Forced: the copy's branch may be one another worker planted. Refused while a worktree there has it
-            # checked out (the same job's, started again); the runner sets it from the request otherwise. Apart
-            # from the leased push, which a refused branch would fail whole.
+            # Its objects, for the branch's own copy to borrow: the runner sets the branch there from the request
+            # (`start_at`). Forced, whatever the machine's copy held; apart from the leased push, which a refused
+            # branch would fail whole (a worktree of before branches had copies of their own may hold it).
             res = self._git("push", "--porcelain", "--no-verify", receive, url, f"+{earlier}:refs/heads/{branch}")
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]
@@ -348,16 +349,23 @@ class RemoteHost:
         """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
         return self.fetch_back_many([branch])[branch]
 
+    def branch_repo(self, branch: str) -> str:
+        """The branch's own copy there (shipped/branchcopy.py), which the runner makes: its worker writes only
+        that one, and the branch is fetched back from it alone."""
+        return branchcopy.own_copy_path(self.repo_path(), branch)
+
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        """The branches of several finished workers in one `git fetch`: each one's ref here, or None."""
+        """The branches of several finished workers, each with a `git fetch` from its own copy there (what
+        another worker wrote in the shared copy, or in its own, never comes back under this branch's name):
+        each one's ref here, or None."""
         refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
-        res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
-                        f"--upload-pack={machine_program('upload-pack')}", self.transport.git_url(self.repo_path()),
-                        *(f"+refs/heads/{b}:{r}" for b, r in refs.items()))
-        if res.code != 0:
-            which = branches[0] if len(branches) == 1 else f"{len(branches)} branches"
-            raise BalancedError(f"Could not fetch {which} back from {self.name}: {res.err.strip()[-500:]}",
-                                hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
+        for b, r in refs.items():
+            res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
+                            f"--upload-pack={machine_program('upload-pack')}",
+                            self.transport.git_url(self.branch_repo(b)), f"+refs/heads/{b}:{r}")
+            if res.code != 0:
+                raise BalancedError(f"Could not fetch {b} back from {self.name}: {res.err.strip()[-500:]}",
+                                    hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
         return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
 
     def _git(self, *args: str) -> Any:

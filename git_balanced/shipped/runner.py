@@ -46,10 +46,13 @@ if "worker_env" not in globals():  # sent to another machine, workenv.py and pen
         return module
 
     pen = _sibling("pen")
+    branchcopy = _sibling("branchcopy")
     worker_env = _sibling("workenv").worker_env
 else:  # their functions are this script's own globals there
     _PEN_NAMES = ("available", "wrap", "agent_state", "folders")
     pen = types.SimpleNamespace(**{n: globals()[n] for n in _PEN_NAMES})  # type: ignore[assignment]
+    _COPY_NAMES = {"path": "own_copy_path", "ensure": "own_copy_ensure", "remove": "own_copy_remove"}
+    branchcopy = types.SimpleNamespace(**{k: globals()[n] for k, n in _COPY_NAMES.items()})  # type: ignore[assignment]
 
 RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
@@ -205,7 +208,7 @@ def start(req: dict) -> dict:
     kinds: dict[str, type] = {"repo": str, "worktree": str, "branch": str, "base": str, "argv": list,
                               "env": dict, "files": dict, "meter": dict, "setup": str, "commit_message": str,
                               "guard": dict, "ask": bool, "ask_timeout": float, "hook": dict, "worker": dict,
-                              "start_at": str}
+                              "start_at": str, "own_copy": bool}
     for key, kind in kinds.items():
         _field(req, key, kind, ... if key in ("repo", "worktree", "branch", "base", "argv") else None)
     if any(not req[k].strip() or req[k].startswith("-") for k in ("branch", "base")):
@@ -277,7 +280,10 @@ def _work(req: dict, run_dir: str) -> None:
     grace = float(req.get("grace") or GRACE)
     made = clean = False
     try:
-        _worktree(repo, wt, branch, base, os.path.dirname(run_dir), req.get("start_at"))
+        if req.get("own_copy"):  # `repo` is the machine's shared copy: the worker gets its branch's own
+            repo = _own_copy(repo, wt, branch, base, os.path.dirname(run_dir), req.get("start_at"))
+        else:
+            _worktree(repo, wt, branch, base, os.path.dirname(run_dir), req.get("start_at"))
         made = True
         if req.get("guard"):
             _install_guard(req["guard"], run_dir, repo, wt)
@@ -334,6 +340,23 @@ def _lock_worktrees(repo: str) -> int:
     fd = os.open(os.path.join(common_dir, "balanced", "worktrees.lock"), os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
+
+
+def _own_copy(shared: str, wt: str, branch: str, base: str, runs: str, start_at: str | None) -> str:
+    """Make (or find) the branch's own copy of the machine's copy `shared` (branchcopy.py) and the job's
+    worktree in it, under the shared copy's lock, which a cleanup removing that copy takes too; the copy."""
+    if not os.path.isdir(shared):
+        raise RunError(f"the repository {shared} does not exist on this machine")
+    fd = _lock_worktrees(shared)
+    try:
+        try:
+            repo = branchcopy.ensure(shared, branch, _git)
+        except OSError as exc:
+            raise RunError(str(exc)) from exc
+        _worktree(repo, wt, branch, base, runs, start_at)
+    finally:
+        os.close(fd)
+    return repo
 
 
 def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = None,
@@ -765,7 +788,8 @@ def log(req: dict) -> dict:
 
 
 def cleanup(req: dict) -> dict:
-    """Remove the worktree and the run folder of a job that no longer runs; the branch stays."""
+    """Remove the worktree and the run folder of a job that no longer runs, and with `own_copy` its branch's
+    copy after them (the lead fetched the branch back already); the lead's branch stays."""
     run_dir = _run_dir(req)
     repo, wt = _path(_field(req, "repo", str)), _path(_field(req, "worktree", str))
     if _job_status(run_dir)["state"] == "running":
@@ -773,16 +797,26 @@ def cleanup(req: dict) -> dict:
     answer: dict = {"job": req["job"], "worktree_removed": False, "run_dir_removed": False, "error": None}
     # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
     answer["reaped"] = _reap(run_dir, _field(req, "grace", float, 5.0))
-    if os.path.isdir(repo):
-        fd = _lock_worktrees(repo)
-        try:
-            if os.path.exists(wt):
-                code, out = _git(["worktree", "remove", "--force", wt], repo)
-                answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
-            if req.get("prune", True):  # one prune after a batch of cleanups does for all of them
-                _git(["worktree", "prune"], repo)
-        finally:
-            os.close(fd)
+    shared = None
+    if req.get("own_copy"):  # the worktree is in its branch's own copy, which goes after it
+        shared, repo = repo, branchcopy.path(repo, _field(req, "branch", str))
+    outer = _lock_worktrees(shared) if shared and os.path.isdir(shared) else None
+    try:
+        if os.path.isdir(repo):
+            fd = _lock_worktrees(repo)
+            try:
+                if os.path.exists(wt):
+                    code, out = _git(["worktree", "remove", "--force", wt], repo)
+                    answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
+                if req.get("prune", True) or shared:  # one prune after a batch of cleanups does for a shared one
+                    _git(["worktree", "prune"], repo)
+            finally:
+                os.close(fd)
+        if shared:
+            answer["copy_removed"] = branchcopy.remove(repo)
+    finally:
+        if outer is not None:
+            os.close(outer)
     if os.path.isdir(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
         answer["run_dir_removed"] = not os.path.exists(run_dir)
@@ -850,11 +884,11 @@ ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup"
 
 
 def source(with_meter: bool = True) -> str:
-    """untrusted.py, workenv.py, pen.py, meter.py and this module as one script for another machine's python3
-    (one __future__ line first)."""
+    """untrusted.py, workenv.py, pen.py, branchcopy.py, meter.py and this module as one script for another
+    machine's python3 (one __future__ line first)."""
     here = os.path.abspath(__file__)
     paths = [os.path.join(os.path.dirname(os.path.dirname(here)), "untrusted.py")]
-    paths += [os.path.join(os.path.dirname(here), name) for name in ("workenv.py", "pen.py")]
+    paths += [os.path.join(os.path.dirname(here), name) for name in ("workenv.py", "pen.py", "branchcopy.py")]
     paths += [os.path.join(os.path.dirname(here), "meter.py")] if with_meter else []
     parts = [_read(path) or "" for path in [*paths, here]]
     shim = {name: _read(os.path.join(os.path.dirname(here), file)) or "" for name, file in ASK_SHIM_FILES.items()}

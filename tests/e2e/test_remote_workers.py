@@ -75,7 +75,7 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     answer = host.call("start", {
         "job": "job1", "repo": host.repo_path(), "worktree": wt, "branch": "balanced/slow", "base": base,
         "argv": ["sh", "-c", "sleep 1.5; echo done > out.txt"], "commit_leftovers": True,
-        "commit_message": "slow: out\n", "runs_dir": RUNS_DIR})
+        "commit_message": "slow: out\n", "runs_dir": RUNS_DIR, "own_copy": True})
     status = {"jobs": ["job1"], "runs_dir": RUNS_DIR}
     assert host.call("status", status)["jobs"]["job1"]["state"] == "running"
     parent = int(Path(f"/proc/{answer['pid']}/stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -87,9 +87,9 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     assert st["state"] == "finished" and st["result"]["exit_code"] == 0 and st["result"]["commits"] == 1, st
     ref = host.fetch_back("balanced/slow")
     assert ref == "refs/remotes/alpha/balanced/slow"
-    assert git(project, "show", f"{ref}:out.txt") == "done", "one fetch brings the branch back"
+    assert git(project, "show", f"{ref}:out.txt") == "done", "one fetch from the branch's own copy brings it back"
     assert git(project, "log", "-1", "--format=%an", ref) == "Ada Lead", "committed as the identity `ready` set"
-    with pytest.raises(BalancedError, match="Could not fetch 2 branches back from alpha"):
+    with pytest.raises(BalancedError, match="Could not fetch balanced/never-made back from alpha"):
         host.fetch_back_many(["balanced/slow", "balanced/never-made"])  # the engine then fetches one by one
 
 
@@ -173,7 +173,7 @@ def test_dispatch_shares_one_connection_and_a_python_per_session(machines: Machi
     assert alpha.accepted() == 1, "sixteen starts over the one master `ready` opened"
 
 
-def test_a_machine_is_sent_a_base_once_and_finished_branches_come_back_in_one_fetch(
+def test_a_machine_is_sent_a_base_once_and_each_finished_branch_comes_back_from_its_own_copy(
         machines: Machines, tmp_path: Path) -> None:
     alpha = machines.by_name("alpha")
     repo = make_repo(tmp_path / "once", {"README.md": "sample\n", "check.sh": CHECK})
@@ -197,7 +197,8 @@ def test_a_machine_is_sent_a_base_once_and_finished_branches_come_back_in_one_fe
     runners = [c for c in cmds if c.startswith("python3 -c ")]
     probes = [c for c in cmds if c == "true"]
     assert len(pushes) == 1, f"six pieces on one base: the base was pushed once, not {len(pushes)} times"
-    assert len(fetches) == 1, f"six finished branches came back in one fetch, not {len(fetches)}"
+    assert sorted(c.rsplit("-workers/", 1)[-1].strip("'") for c in fetches) == [f"balanced+o{i}" for i in range(6)], \
+        f"each of the six branches came back in one fetch from its own copy: {fetches}"
     assert runners and all(c.endswith(" serve") for c in runners), \
         f"every runner request (starts, status reads, logs, cleanups) rode a session: {runners}"
     assert len(runners) <= 2 * sessions.SIZE, f"{len(runners)} runner sessions for two engine runs"

@@ -13,6 +13,7 @@ from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.remote import MachineNotReady, RemoteHost
 from git_balanced.machines.transport import Transport
+from git_balanced.shipped.branchcopy import own_copy_path
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines, wire_lead
@@ -76,8 +77,11 @@ def test_one_project_cloned_twice_gets_two_copies_and_each_lands_in_its_own_main
     run_piece(y, tmp_path, "from-y")
     assert files_of(x) == {"out.txt": "from-x"} and files_of(y) == {"out.txt": "from-y"}, \
         "each repository's piece landed in its own main only"
-    assert there("git", "-C", f"{alpha.home}/app", "show", "balanced/p:out.txt") == "from-x"
-    assert there("git", "-C", mine, "show", "balanced/p:out.txt") == "from-y", "one branch name, two copies"
+    # Each worker worked in its branch's own copy of its repository's copy (gone with its worktree): one branch
+    # name, two copies, and neither worker wrote a machine copy.
+    assert own_copy_path(f"{alpha.home}/app", "balanced/p") != own_copy_path(mine, "balanced/p")
+    for copy in (f"{alpha.home}/app", mine):
+        assert there("git", "-C", copy, "for-each-ref", "refs/heads/balanced/") == ""
     again = balanced(x, "ready", "alpha")
     assert again.code == 0 and f"{alpha.home}/app (base moved from " in again.out and "another" not in again.out
 
@@ -126,3 +130,25 @@ def test_a_push_into_a_copy_that_became_another_repositorys_is_refused_whole(
     ran = balanced(x, "ready", "alpha", "--yes")
     assert ran.code == 0 and f"{plain}-{ident(x)[:8]} (copied now" in ran.out, ran.out
     assert f"{plain} is the copy of another repository (00000000): this repository's copy there is" in ran.out
+
+
+def test_doctor_removes_a_failed_jobs_worktree_there_with_its_branchs_copy(machines: Machines,
+                                                                           tmp_path: Path) -> None:
+    """A failed piece keeps its worktree on the machine, in its branch's own copy: doctor names that copy in
+    the fix, and `--fix` removes the worktree from it, and the copy with it."""
+    alpha = machines.by_name("alpha")
+    repo = make_repo(tmp_path / "app", {"README.md": "sample\n"})
+    wire_lead(repo, machines, '[worktree]\ncheck = "test ! -e out.txt"\n\n[balanced]\nagent = "shell"\nattempts = 1\n',
+              tick=["alpha"])
+    pieces = [{"id": "p", "task": "write it", "agent": "shell", "machine": "alpha", "run": "echo x > out.txt"}]
+    assert balanced(repo, "plan", "-", "--start", input=json.dumps({"task": "t", "pieces": pieces})).code == 0
+    assert "p failed: its check failed" in balanced(repo, "engine", "--until-idle").err
+    own = own_copy_path(f"{alpha.home}/app", "balanced/p")
+    assert Path(own).is_dir(), "a failed job's branch copy stays, with its worktree"
+    listed = balanced(repo, "doctor")
+    assert f"remove: ssh alpha git -C {own} worktree remove {alpha.home}/.balanced/worktrees/app-" in listed.out, \
+        listed.out
+    fixed = balanced(repo, "doctor", "--fix", "--yes")
+    assert fixed.code == 0, fixed
+    assert not list((alpha.home / ".balanced" / "worktrees").glob("app-*/*")), fixed.out
+    assert not Path(own).exists(), "the branch's copy went with its worktree"
