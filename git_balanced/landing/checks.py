@@ -191,16 +191,18 @@ def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
     tmp.write_text(COPY_CONFIG, encoding="utf-8")
     write_config(tmp, {**workcopy.carried_config(repo), "gc.auto": "0"})
     os.replace(tmp, git_dir / "config")  # replaces a link planted there, never writes through it
+    # Several check slots put the copy back at once (landing checks in parallel): each step tolerates another
+    # slot having done it first.
     hooks = git_dir / "hooks"
     if hooks.is_symlink() or not hooks.is_dir():
         hooks.unlink(missing_ok=True)
-        hooks.mkdir()
+        hooks.mkdir(exist_ok=True)
     else:
         for entry in os.scandir(hooks):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
-                os.unlink(entry.path)
+                Path(entry.path).unlink(missing_ok=True)
     for planted in (git_dir / "info" / "attributes", git_dir / "config.worktree",
                     *([admin / "config.worktree"] if admin else [])):
         if planted.is_dir() and not planted.is_symlink():

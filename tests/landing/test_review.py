@@ -55,7 +55,11 @@ def test_review_sums_up_what_would_ship(shipped: tuple[Path, Path]) -> None:
     data = json.loads(ran.out)
     assert (data["commits"], data["files"], data["insertions"], data["deletions"]) == (commits, 2, 3, 0)
     assert data["summary"] == f"{commits} commits · 2 files · +3 \u22120"
-    assert [p["piece"] for p in data["pieces"]] == ["alpha", "beta"]
+    # The two workers run at once, so either may land first: the list follows the order they landed in.
+    order = git(repo, "rev-list", "--reverse", "--first-parent", "origin/main..main").split()
+    assert sorted(p["piece"] for p in data["pieces"]) == ["alpha", "beta"]
+    assert [order.index(p["commit"]) for p in data["pieces"]] == sorted(order.index(p["commit"])
+                                                                         for p in data["pieces"]), "oldest first"
     assert data["check"]["state"] == "passed" and data["check"]["ran"] is False, "the landing's note is shown"
     text = balanced(repo, "review").out
     assert text.splitlines()[0] == f"main against origin/main: {commits} commits · 2 files · +3 \u22120"
