@@ -49,7 +49,7 @@ def job_row(j: JobView) -> dict[str, Any]:
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
             "resume_at": j.resume_at if j.state == "paused" else None,
-            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way)}
+            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node}
 
 
 def collect(lead: Lead) -> dict[str, Any]:
@@ -91,15 +91,20 @@ def _collect(lead: Lead) -> dict[str, Any]:
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
-# How far back the lead's first-parent history is walked, in-process, for the landings the board shows.
+# How far back the lead's first-parent history is walked, in-process, for another clone's landings.
 WALK_MOST = 5000
 
 
 def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
-    """A landed row whose landing commit is not in this clone's branch (another clone landed it, and it was not
-    pulled yet) says so, rather than that it landed in the branch: read from the branch's first-parent history
-    (landings are on it), walked once for all rows; beyond WALK_MOST commits, git is asked."""
-    landed = {r["landed"]: r for r in rows if r["state"] == "landed" and r.get("landed")}
+    """A row landed by another clone's engine whose landing commit is not in this clone's branch (not pulled yet)
+    says so, rather than that it landed in the branch. Only other clones' landings are looked for (what this
+    clone's engine landed is on its branch), in the branch's first-parent history (landings are on it), walked
+    once for them all; beyond WALK_MOST commits, git is asked."""
+    from git_balanced.state.events import node_id
+
+    me = node_id(lead.repo)
+    landed = {r["landed"]: r for r in rows
+              if r["state"] == "landed" and r.get("landed") and r.get("node") and r["node"] != me}
     if not landed:
         return
     tip = lead.repo.read_ref(lead.ref)
@@ -116,7 +121,6 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
     for commit, row in landed.items():
         if commit in seen or (tip and walked >= WALK_MOST and lead.repo.is_ancestor(commit, tip)):
             continue
-        row["landed_here"] = False
         row["reason"] = (f"landed in {lead.branch} on another clone as {commit[:7]}, which is not in this clone's "
                          f"{lead.branch} yet (`git pull`)")
 

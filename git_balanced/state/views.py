@@ -51,6 +51,7 @@ class JobView:
     waits_for: str = ""
     retry_reason: str = ""
     dismissed: bool = False
+    node: str = ""  # the clone whose engine claimed the job
 
     def __init__(self, name: str, folded: Mapping[str, Any]) -> None:
         fields = folded["fields"]
