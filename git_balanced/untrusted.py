@@ -76,29 +76,16 @@ def safe_env(base: Mapping[str, str]) -> dict[str, str]:
 
 def driver_overrides(listing: bytes) -> list[str]:
     """`-c` values that empty every filter, diff and merge driver the folder's own config defines, read from
-    `git config --list -z --show-scope --show-origin` (included files report the scope of the file that
-    includes them)."""
-    return _parse(listing)[0]
-
-
-def _parse(listing: bytes) -> tuple[list[str], list[str]]:
-    """The driver overrides, and the files of the folder's own config the listing came from."""
+    `git config --list -z --show-scope` (included files report the scope of the file that includes them)."""
     out: list[str] = []
-    files: list[str] = []
     parts = listing.split(b"\0")
-    for i in range(0, len(parts) - 2, 3):  # (scope, origin, key and value); no zip(strict=) on Python 3.9
-        scope, origin, entry = parts[i], parts[i + 1], parts[i + 2]
-        if scope.decode("ascii", "replace") not in OWN_SCOPES:
-            continue
-        where = origin.decode("utf-8", "surrogateescape")
-        if where.startswith("file:"):
-            files.append(where[len("file:"):])
-        key = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
-        if DRIVER_KEY.match(key):
+    for i in range(0, len(parts) - 1, 2):  # (scope, key and value); no zip(strict=) on Python 3.9
+        key = parts[i + 1].split(b"\n", 1)[0].decode("utf-8", "replace")
+        if parts[i].decode("ascii", "replace") in OWN_SCOPES and DRIVER_KEY.match(key):
             out.append(f"{key}=")
     filters = {x.rsplit(".", 1)[0] for x in out if x.lower().startswith("filter.")}
     out.extend(f"{name}.required=false" for name in sorted(filters))
-    return list(dict.fromkeys(out)), list(dict.fromkeys(files))
+    return list(dict.fromkeys(out))
 
 
 # A config that names no filter, diff or merge section and includes no other file defines no driver: its text,
@@ -109,7 +96,7 @@ CONFIG_MOST = 1 << 20  # bytes of a config file read here; a larger one is left 
 
 def _config_files(cwd: str) -> list[str]:
     """The config files git reads for `cwd` of its own (its repository's, and its worktree's), found as git
-    finds them from a `.git` folder or file; the files these include are added from the listing."""
+    finds them from a `.git` folder or file."""
     dotgit = os.path.join(cwd, ".git")
     git_dir = dotgit
     if os.path.isfile(dotgit):
@@ -163,7 +150,7 @@ def safe_argv(args: Sequence[str], cwd: str, run: GitRunner, git: str = "git") -
     fixed = [x for kv in OVERRIDES for x in ("-c", kv)]
     drivers: list[str] = []
     if _may_define_drivers(cwd):
-        code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope", "--show-origin"], cwd)
+        code, listing = run([git, *fixed, "config", "--list", "-z", "--show-scope"], cwd)
         drivers = driver_overrides(listing) if code == 0 else []
     return [git, *fixed, *[x for kv in drivers for x in ("-c", kv)], *worktree_arg(cwd), *args]
 
