@@ -196,3 +196,18 @@ def test_a_job_lands_by_a_unique_prefix_of_its_id_and_an_ambiguous_one_is_refuse
     assert json.loads(git(repo, "notes", "--ref=balanced", "show", "main"))["job"] == one
     unknown = balanced(repo, "stop", "zzzz")
     assert (unknown.code, unknown.err.splitlines()[0]) == (1, "error: There is no job named 'zzzz'.")
+
+
+def test_a_landing_made_again_is_noted_once(tmp_path: Path, sealed: Path) -> None:
+    """A landing made again after a fault (the branch put back, the same merge made anew: the same id, as git
+    makes one commit of the same tree, parents, message and time) carries one landing record, not two."""
+    repo = project(tmp_path)
+    [name] = branches(repo, 1)
+    before = git(repo, "rev-parse", "main")
+    assert "landed" in balanced(repo, "land", name).out
+    landed = git(repo, "rev-parse", "main")
+    git(repo, "reset", "-q", "--hard", before)
+    assert "landed" in balanced(repo, "land", name).out
+    assert git(repo, "rev-parse", "main") == landed, "the same merge, made again (fixed dates in the tests)"
+    records = [json.loads(x) for x in git(repo, "notes", "--ref=balanced", "show", landed).splitlines()]
+    assert len(records) == 1, records
