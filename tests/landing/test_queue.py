@@ -127,7 +127,9 @@ def test_lead_moving_during_the_check_rebuilds_the_batch(tmp_path: Path, sealed:
 def test_parallel_slots_take_fewer_rounds(tmp_path: Path, sealed: Path) -> None:
     repo = project(tmp_path, extra="[balanced]\ncheck_slots = 4\n")
     names = branches(repo, 12, bad={5})
-    data = json.loads(balanced(repo, "land", *names, "--json").out)
+    ran = balanced(repo, "land", *names, "--json")
+    assert ran.code in (0, 1) and ran.out.strip(), f"land with 4 check slots exited {ran.code}:\n{ran.err}"
+    data = json.loads(ran.out)
     assert [v["branch"] for v in data["verdicts"] if v["status"] == "check_failed"] == ["f5"]
     assert data["rounds"] <= 3, data
 
