@@ -47,6 +47,8 @@ def balanced_process(cwd: Path, *args: str, input: str | None = None, timeout: f
 def forget_process_state() -> None:
     """Drop what the package keeps for the life of a process, as a process that ends would."""
     mods = sys.modules
+    if "git_balanced.process" in mods:
+        mods["git_balanced.process"].forget()
     if "git_balanced.machines.remote" in mods:
         remote = mods["git_balanced.machines.remote"]
         remote.forget_transports()  # closes the sessions too

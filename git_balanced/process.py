@@ -1,0 +1,63 @@
+"""What this process remembers between calls, held by one object (DESIGN §11): caches, pools of connections,
+locks. A module keeps none of it in a global of its own; it asks for its part here, a class of its own made
+once per process on first ask. A test drops it all with `forget()`, as a process that ends would.
+
+    reach = process.part(Reach)   # the same Reach for every caller in this process
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Process:
+    """The parts of one process, each made on first ask from its class (which takes no arguments), and the
+    closers that `forget()` calls before dropping them (a pool closes its connections)."""
+
+    __slots__ = ("_lock", "_parts")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._parts: dict[type, object] = {}
+
+    def part(self, kind: type[T]) -> T:
+        found = self._parts.get(kind)
+        if found is None:
+            with self._lock:
+                found = self._parts.get(kind)
+                if found is None:
+                    found = self._parts[kind] = kind()
+        return found  # type: ignore[return-value]
+
+    def has(self, kind: type) -> bool:
+        return kind in self._parts
+
+    def forget(self) -> None:
+        with self._lock:
+            parts, self._parts = self._parts, {}
+        for found in parts.values():
+            close: Callable[[], object] | None = getattr(found, "close", None)
+            if close is not None:
+                close()
+
+
+_THIS = Process()  # the one module-level holder of mutable state (tests/test_process_state.py)
+
+
+def part(kind: type[T]) -> T:
+    """This process's one `kind`, made on first ask."""
+    return _THIS.part(kind)
+
+
+def has(kind: type) -> bool:
+    """Whether this process has made its `kind` yet (a caller that only clears need not make one)."""
+    return _THIS.has(kind)
+
+
+def forget() -> None:
+    """Drop every part, closing those that close, as a process that ends would (tests; after a fork)."""
+    _THIS.forget()
