@@ -1,0 +1,177 @@
+"""Scale: a plan of 500 shell pieces over this machine and three sshd machines, in a lead that already holds
+10,000 landed jobs, against the same plan in a fresh lead.
+
+    python bench/scale.py [--pieces N] [--history JOBS] [--machines M] [--keep]
+
+Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
+two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
+ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of history into the second
+(bench/history.py), stores a plan of N pieces, and runs `git balanced engine --until-idle` as a process. It
+measures, for that engine process and every process it waited for:
+
+  - CPU seconds per piece (user + system, from wait4), and the whole computer's busy CPU per piece
+    (/proc/stat: the machines' sshd and workers run here too);
+  - the engine's peak resident memory (ru_maxrss of the engine process);
+  - wall time.
+
+Then, in the lead with history, `git gc` and the bytes of `.git` per job.
+
+Goals (issue "speed at 10,000 jobs"): engine peak RSS under 100 MB with history; CPU per piece with history
+within 1.2x of the fresh lead's; after `git gc`, state under 2 KB per job. One PASS or MISS line each; exit 1
+on a miss. A whole run takes about 10 to 20 minutes on 2 cores; `--pieces 60 --history 1000` is a quick one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from tests.support.sshd import sshd_machines  # noqa: E402
+
+HISTORY = ROOT / "bench" / "history.py"
+ME = [sys.executable, "-m", "git_balanced.cli"]
+SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'
+GOAL_RSS_MB, GOAL_CPU_RATIO, GOAL_BYTES_PER_JOB = 100.0, 1.2, 2048
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float  # the engine's and its waited-for processes' user + system seconds
+    busy: float  # the whole computer's busy CPU seconds over the run
+    rss_mb: float
+    pieces: int
+
+    def per_piece(self) -> float:
+        return self.cpu / self.pieces
+
+    def busy_per_piece(self) -> float:
+        return self.busy / self.pieces
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    cp = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if cp.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed (exit {cp.returncode}) in {cwd}:\n{cp.stdout}{cp.stderr}")
+    return cp.stdout
+
+
+def cpu_busy() -> float:
+    """CPU seconds this computer spent busy since it started, every core and every process."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:8]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces: int, history: int) -> Path:
+    """A lead on main, its settings allowed, `local` and the machines ticked and ready, `history` landed jobs in
+    it, and a stored plan of `pieces` shell pieces (none of it timed)."""
+    repo = top / name
+    run(["git", "init", "-q", "-b", "main", str(repo)], top, env)
+    (repo / ".magnum").mkdir()
+    (repo / ".magnum" / "settings.toml").write_text(SETTINGS.format(cap=pieces))
+    (repo / "README.md").write_text("scale\n")
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-q", "-m", "A lead for the scale benchmark"], repo, env)
+    run([*ME, "allow", "--yes"], repo, env)
+    run([*ME, "tick", "local", *machines], repo, env)
+    run([*ME, "ready", "--yes"], repo, env)
+    if history:
+        run([sys.executable, str(HISTORY), str(repo), str(history)], repo, env)
+    plan = {"task": "Scale", "pieces": [{"id": f"s{i}", "task": f"Write s{i}.txt", "agent": "shell",
+                                         "run": f"echo {i} > s{i}.txt"} for i in range(pieces)]}
+    (top / f"{name}.json").write_text(json.dumps(plan))
+    run([*ME, "plan", str(top / f"{name}.json"), "--start"], repo, env)
+    return repo
+
+
+def engine(repo: Path, env: dict[str, str], pieces: int) -> Run:
+    """`engine --until-idle` as a process, with what it and its waited-for processes used."""
+    busy, t0 = cpu_busy(), time.perf_counter()
+    p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert p.stdout is not None
+    out = p.stdout.read()
+    _, status, use = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"engine --until-idle exited {p.returncode} in {repo}:\n{out.decode(errors='replace')}")
+    board = json.loads(run([*ME, "board", "--json"], repo, env))
+    landed = sum(1 for j in board.get("jobs", []) if j.get("state") == "landed")
+    if landed < pieces:
+        raise SystemExit(f"only {landed} of {pieces} pieces landed in {repo}")
+    return Run(wall, use.ru_utime + use.ru_stime, cpu_busy() - busy, use.ru_maxrss / 1024, pieces)
+
+
+def state_bytes(repo: Path, env: dict[str, str]) -> int:
+    """The bytes of `.git` after `git gc` (objects packed, refs packed)."""
+    run(["git", "gc", "-q", "--prune=now"], repo, env)
+    return sum(f.stat().st_size for f in (repo / ".git").rglob("*") if f.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pieces", type=int, default=500, help="pieces in the plan (default 500)")
+    ap.add_argument("--history", type=int, default=10_000, help="landed jobs of history (default 10000)")
+    ap.add_argument("--machines", type=int, default=3, help="sshd machines besides local (default 3)")
+    ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
+    args = ap.parse_args(argv)
+    top = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=str(top / "home"), XDG_STATE_HOME=str(top / "state"), XDG_CONFIG_HOME=str(top / "config"),
+               XDG_CACHE_HOME=str(top / "cache"), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="bench",
+               GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
+               GIT_COMMITTER_EMAIL="bench@localhost", GIT_TERMINAL_PROMPT="0",
+               GIT_BALANCED_SSH_CONFIG=str(top / "home" / ".ssh" / "config"),
+               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    (top / "home").mkdir()
+    os.environ["GIT_BALANCED_SSH_CONFIG"] = env["GIT_BALANCED_SSH_CONFIG"]  # where sshd_machines writes
+    names = [f"m{i}" for i in range(1, args.machines + 1)]
+    print(f"load {os.getloadavg()[0]:.2f}; {args.pieces} pieces over local and {len(names)} sshd machines; "
+          f"history {args.history} jobs; in {top}", flush=True)
+    with sshd_machines(top / "sshd", names) as machines:
+        names = [m.name for m in machines]
+        fresh_repo = lead(top, "fresh", env, names, args.pieces, 0)
+        fresh = engine(fresh_repo, env, args.pieces)
+        print(f"fresh:   {fresh.wall:7.1f} s wall, {fresh.per_piece() * 1000:6.0f} ms CPU a piece "
+              f"({fresh.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {fresh.rss_mb:.0f} MB, "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+        old_repo = lead(top, "history", env, names, args.pieces, args.history)
+        old = engine(old_repo, env, args.pieces)
+        print(f"history: {old.wall:7.1f} s wall, {old.per_piece() * 1000:6.0f} ms CPU a piece "
+              f"({old.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {old.rss_mb:.0f} MB, "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+    jobs = args.history + args.pieces
+    per_job = state_bytes(old_repo, env) / jobs
+    ratio = old.per_piece() / fresh.per_piece()
+    goals = [
+        (old.rss_mb < GOAL_RSS_MB, f"engine peak RSS with {args.history} jobs of history: {old.rss_mb:.0f} MB "
+                                   f"(goal < {GOAL_RSS_MB:.0f} MB; fresh {fresh.rss_mb:.0f} MB)"),
+        (ratio <= GOAL_CPU_RATIO, f"CPU a piece with history / fresh: {ratio:.2f}x "
+                                  f"({old.per_piece() * 1000:.0f} / {fresh.per_piece() * 1000:.0f} ms; goal <= "
+                                  f"{GOAL_CPU_RATIO}x)"),
+        (per_job < GOAL_BYTES_PER_JOB, f"state a job after git gc: {per_job:,.0f} bytes (goal < "
+                                       f"{GOAL_BYTES_PER_JOB:,} bytes; .git over {jobs:,} jobs)"),
+    ]
+    for ok, words in goals:
+        print(f"{'PASS' if ok else 'MISS'}  {words}")
+    if args.keep:
+        print(f"kept: {top}")
+    else:
+        subprocess.run(["rm", "-rf", str(top)], check=False)
+    return 0 if all(ok for ok, _ in goals) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
