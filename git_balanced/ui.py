@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+from git_balanced import process
+
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -53,7 +55,15 @@ def emit_json(data: Any) -> None:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _STR = frozenset((str,))
 _NESTED = (dict, list, tuple)
-_ENCODERS: dict[int, Any] = {}
+
+
+class _Encoders:
+    """json's C encoders made so far, one per indent level (made once per process)."""
+
+    __slots__ = ("by_level",)
+
+    def __init__(self) -> None:
+        self.by_level: dict[int, Any] = {}
 
 
 def _flat(values: Any) -> bool:
@@ -64,9 +74,10 @@ def _flat(values: Any) -> bool:
 
 def _encoder(level: int) -> Any:
     """json's C encoder, items separated by the newline and indent `indent=2` puts at `level`."""
-    enc = _ENCODERS.get(level)
+    made = process.part(_Encoders).by_level
+    enc = made.get(level)
     if enc is None:
-        enc = _ENCODERS[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
+        enc = made[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
                                                   separators=(",\n" + "  " * level, ": ")).encode
     return enc
 
