@@ -100,9 +100,12 @@ def _said(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     return call
 
 
+_NAMED: dict[str, Any] = {"list[Piece]": list[Piece]}  # the types kit/verbs.py names, as it imports no pydantic
+
+
 def _schema_type(arg: Arg) -> Any:
     """The argument's type with its words and bounds, as the SDK reads a parameter to make the tool's schema."""
-    kind = eval(arg.kind, {"Piece": Piece}) if isinstance(arg.kind, str) else arg.kind  # noqa: S307 — our own names
+    kind = _NAMED[arg.kind] if isinstance(arg.kind, str) else arg.kind
     bounds: dict[str, Any] = {}
     if arg.above is not None:
         bounds["gt"] = arg.above
