@@ -5,12 +5,15 @@ Heavy modules are imported inside the commands, so `--help` and `--version` star
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
 from typing import Any
 
 import click
 
 from git_balanced import __version__
+from git_balanced.kit.verbs import VERBS, Arg, Face, Verb, verb
 from git_balanced.ui import plain
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -30,6 +33,72 @@ def cli() -> None:
 
 def _json_opt(f: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print data as JSON on stdout.")(f)
+
+
+# -- the lead's verbs, made from their declarations in kit/verbs.py ------------------------------------------
+def _base(kind: Any) -> Any:
+    """The type an argument holds when given: `float` of `float | None`."""
+    if isinstance(kind, types.UnionType):
+        return next(k for k in kind.__args__ if k is not type(None))
+    return kind
+
+
+def _param(arg: Arg) -> click.Parameter:
+    """The argument as the command line takes it: an option when it has flags, else positional."""
+    kind = _base(arg.kind)
+    if not arg.flags:
+        many = getattr(kind, "__origin__", None) is list
+        return click.Argument([arg.keyword], nargs=-1 if many else 1, required=arg.required and not many,
+                              metavar=arg.metavar, default=None if arg.required or many else arg.default)
+    if kind is bool:
+        return click.Option([*arg.flags, arg.keyword], is_flag=True, default=bool(arg.default), help=arg.help)
+    return click.Option([*arg.flags, arg.keyword], type=kind if kind in (int, float) else str, metavar=arg.metavar,
+                        default=None if arg.required else arg.default, required=arg.required, help=arg.help)
+
+
+def _runner(face: Face) -> Any:
+    """The function of commands/ that runs the face (imported when called, so `-h` stays fast)."""
+    if not isinstance(face.runs, str):
+        return face.runs
+    module, name = face.runs.split(":")
+    return getattr(importlib.import_module(f"git_balanced.commands.{module}"), name)
+
+
+def command_of(v: Verb) -> click.Command:
+    """The verb's command: its declared arguments (positional ones first, in order) and the face's options,
+    handed to the face's function of commands/ (positional ones by position, the rest by keyword)."""
+    face = v.cli
+    if face is None:
+        raise ValueError(f"the verb {v.name} has no command line face; give it a Face in kit/verbs.py")
+    args = (*v.args, *face.options)
+
+    def run(**given: Any) -> int | None:
+        if face.group and click.get_current_context().invoked_subcommand is not None:
+            return None
+        values = {a.keyword: list(given[a.keyword]) if isinstance(given[a.keyword], tuple) else given[a.keyword]
+                  for a in args}
+        return int(_runner(face)(*[values[a.keyword] for a in args if not a.flags],
+                                 **{a.keyword: values[a.keyword] for a in args if a.flags}))
+
+    params = [_param(a) for a in args]
+    if face.group:
+        return Group(face.words[-1], callback=run, params=params, help=face.help or v.doc, short_help=v.title,
+                     invoke_without_command=True, context_settings=CONTEXT)
+    return click.Command(face.words[-1], callback=run, params=params, help=face.help or v.doc,
+                         short_help=v.title, context_settings=CONTEXT)
+
+
+def place(name: str, root: click.Group | None = None) -> click.Command:
+    """Add the verb's command to its group (the one its face's words name under `root`, default `cli`); the
+    order of the calls is the order of `-h`."""
+    v = verb(name)
+    assert v.cli is not None, f"the verb {name} has no command line face"
+    group = root or cli
+    for word in v.cli.words[:-1]:
+        group = group.commands[word]  # type: ignore[assignment]
+    cmd = command_of(v)
+    group.add_command(cmd)
+    return cmd
 
 
 # -- setting up ----------------------------------------------------------------------------------------------
@@ -87,17 +156,8 @@ def check(rev: str, force: bool, as_json: bool) -> int:
 
 
 # -- machines -------------------------------------------------------------------------------------------------
-@cli.group(invoke_without_command=True, short_help="local, added machines, and SSH hosts not added yet.")
-@_json_opt
-@click.pass_context
-def machines(ctx: click.Context, as_json: bool) -> int | None:
-    """List `local`, the machines you added and the hosts of your SSH config not added yet: ticked, ready,
-    running workers, preference."""
-    if ctx.invoked_subcommand is not None:
-        return None
-    from git_balanced.commands import machines as machines_cmd
-
-    return machines_cmd.list_command(as_json=as_json)
+machines = place("machines")
+assert isinstance(machines, click.Group)
 
 
 @machines.command(name="add", short_help="Add a machine (kept for you, across repositories).")
@@ -177,28 +237,8 @@ def plans(as_json: bool) -> int:
     return plan_mod.plans_command(as_json=as_json)
 
 
-@cli.command(short_help="Start a plan's ready pieces (default: the newest plan).")
-@click.argument("plan_id", metavar="[PLAN]", required=False)
-def start(plan_id: str | None) -> int:
-    """Mark the plan started; the engine then starts each piece whose `after` have landed."""
-    from git_balanced.commands import plan as plan_mod
-
-    return plan_mod.start_command(plan_id)
-
-
-@cli.command(short_help="One worker for one piece.")
-@click.argument("task")
-@click.option("--machine", metavar="M", help="Where it runs (default: placement decides).")
-@click.option("--agent", metavar="A", help="claude, codex, pi or shell.")
-@click.option("--model", metavar="M", help="The agent's model.")
-@click.option("--budget", type=float, metavar="USD", help="Its budget in US dollars.")
-@click.option("--run", "run_cmd", metavar="CMD", help="For the shell agent: the command to run.")
-def worker(task: str, machine: str | None, agent: str | None, model: str | None, budget: float | None,
-           run_cmd: str | None) -> int:
-    """Hand TASK to one worker (a plan of one piece, started at once)."""
-    from git_balanced.commands import plan as plan_mod
-
-    return plan_mod.worker_command(task, machine=machine, agent=agent, model=model, budget=budget, run=run_cmd)
+place("start")
+place("worker")
 
 
 @cli.command(short_help="Run the loop: start, watch, check, land, retry.")
@@ -214,43 +254,10 @@ def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
     return engine_cmd.engine_command(once=once, until_idle=until_idle, detach=detach, stop=stop_it)
 
 
-@cli.command(short_help="Workers and what waits on you (Now), what runs, what comes (Next).")
-@_json_opt
-@click.option("--all", "show_all", is_flag=True, help="Every done worker, not folded into one line.")
-@click.option("--watch", is_flag=True, help="Redraw as things change.")
-def board(as_json: bool, show_all: bool, watch: bool) -> int:
-    """The board: Now (what waits on you), Running (a dot per worker), Next (what comes)."""
-    from git_balanced.commands import board as board_mod
-
-    return board_mod.board_command(as_json=as_json, show_all=show_all, watch=watch)
-
-
-@cli.command(short_help="What the lead hears.")
-@_json_opt
-@click.option("--follow", is_flag=True, help="Keep printing as more comes.")
-def inbox(as_json: bool, follow: bool) -> int:
-    """One line per thing the lead hears, in words."""
-    from git_balanced.commands import inbox as inbox_mod
-
-    return inbox_mod.inbox_command(as_json=as_json, follow=follow)
-
-
-@cli.command(short_help="Stop a job (it is not tried again).")
-@click.argument("job")
-def stop(job: str) -> int:
-    """Stop JOB's worker; its branch is kept."""
-    from git_balanced.commands import jobs as jobs_cmd
-
-    return jobs_cmd.stop_command(job)
-
-
-@cli.command(short_help="Try a failed or stopped job again.")
-@click.argument("job")
-def retry(job: str) -> int:
-    """A new attempt at JOB's piece, continuing from what it committed."""
-    from git_balanced.commands import jobs as jobs_cmd
-
-    return jobs_cmd.retry_command(job)
+place("board")
+place("inbox")
+place("stop")
+place("retry")
 
 
 @cli.command(short_help="Hide a done job from the board.")
@@ -263,18 +270,7 @@ def dismiss(job: str) -> int:
 
 
 # -- landing ------------------------------------------------------------------------------------------------
-@cli.command(short_help="Check and land finished workers or branches through the landing queue.")
-@click.argument("names", nargs=-1, metavar="[JOB|BRANCH]...")
-@click.option("--all", "take_all", is_flag=True, help="Every finished worker.")
-@click.option("--yes", "--include-protected", "yes", is_flag=True,
-              help="Land the named branches even when they change protected paths (you looked at them).")
-@_json_opt
-def land(names: tuple[str, ...], take_all: bool, yes: bool, as_json: bool) -> int:
-    """Merge the named branches onto the lead's branch, check the result once, and move the lead's branch
-    only to a commit whose exact tree passed. A failing batch is bisected to land what passes."""
-    from git_balanced.commands import land as land_cmd
-
-    return land_cmd.land_command(list(names), take_all=take_all, include_protected=yes, as_json=as_json)
+place("land")
 
 
 # -- the lead and its workers ----------------------------------------------------------------------------------
@@ -299,13 +295,7 @@ def answer(args: tuple[str, ...], allow: bool, deny: bool) -> int:
     return ask.answer_command(list(args), allow=allow, deny=deny)
 
 
-@cli.command(name="pass", short_help="Pass a worker's question on to you.")
-@click.argument("qid", metavar="ID")
-def pass_(qid: str) -> int:
-    """Hand question ID to you: it shows under Now on the board."""
-    from git_balanced.commands import ask
-
-    return ask.pass_command(qid)
+place("pass")
 
 
 @cli.command(short_help="What would ship, with the check run again.")
@@ -365,33 +355,9 @@ def schedule() -> None:
     """Add, list and remove schedules (s1, s2, ...)."""
 
 
-@schedule.command(name="add", short_help="Add a schedule.")
-@click.argument("when")
-@click.argument("text")
-def schedule_add(when: str, text: str) -> int:
-    """WHEN is `daily HH:MM`, `weekdays HH:MM`, `every N minutes`, `every N hours` or
-    `once YYYY-MM-DD HH:MM`, in this machine's local time."""
-    from git_balanced.commands import schedule
-
-    return schedule.add_command(when, text)
-
-
-@schedule.command(name="list", short_help="List schedules.")
-@_json_opt
-def schedule_list(as_json: bool) -> int:
-    """Every schedule with its next time."""
-    from git_balanced.commands import schedule
-
-    return schedule.list_command(as_json=as_json)
-
-
-@schedule.command(name="rm", short_help="Remove a schedule.")
-@click.argument("name")
-def schedule_rm(name: str) -> int:
-    """Remove schedule NAME (s1, s2, ...)."""
-    from git_balanced.commands import schedule
-
-    return schedule.rm_command(name)
+place("schedule_add")
+place("schedule_list")
+place("schedule_rm")
 
 
 # -- sharing and history -------------------------------------------------------------------------------------
@@ -503,13 +469,12 @@ def lead_run() -> int:
     return lead_cmd.run_command()
 
 
-@cli.command(short_help="The stdio MCP server with the lead's tools.")
+@cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
+    f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
+    "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
 @click.option("--call", "call", metavar="TOOL", help="Make one call of TOOL and print its result as JSON.")
 @click.argument("arguments", default="", metavar="[JSON]")
 def mcp(call: str | None, arguments: str) -> int:
-    """Serve the lead's tools (plan, start, worker, board, inbox, answer, allow, deny, pass, land, stop, retry,
-    machines, schedules, put_to_you, idea) over stdin and stdout, for an agent session that leads. With
-    --call TOOL '{...}', one call of one tool, its result as JSON on stdout."""
     from git_balanced.commands import mcp as mcp_cmd
 
     return mcp_cmd.mcp_command(call=call, arguments=arguments)
@@ -522,6 +487,25 @@ def demo(keep: bool) -> int:
     from git_balanced.commands import demo as demo_mod
 
     return demo_mod.demo_command(keep=keep)
+
+
+def _has(words: tuple[str, ...]) -> bool:
+    """Whether `cli` has a command at these words."""
+    found: click.Command | None = cli
+    for word in words:
+        found = found.commands.get(word) if isinstance(found, click.Group) else None
+    return found is not None
+
+
+def _place_the_rest() -> None:
+    """A verb with a command line face that no `place` above put comes last in its group: declaring it in
+    kit/verbs.py is all a new verb needs."""
+    for v in VERBS:
+        if v.cli is not None and not _has(v.cli.words):
+            place(v.name)
+
+
+_place_the_rest()
 
 
 def manpage() -> str:

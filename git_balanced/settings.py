@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from git_balanced import process
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
 from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
@@ -199,8 +200,39 @@ def load_settings(root: Path) -> Settings:
     return load_settings_text(text, str(path))
 
 
+class _Read:
+    """Settings this process has read, by the text they were read from: a command (or an engine's pass) that
+    asks at a dozen call sites parses and checks the file once, and a changed file, being other text, is read
+    afresh. The few newest are kept; settings are frozen, so every caller may share them."""
+
+    __slots__ = ("by_text",)
+    KEEP = 8
+
+    def __init__(self) -> None:
+        self.by_text: dict[str, Settings] = {}
+
+    def get(self, text: str) -> Settings | None:
+        return self.by_text.get(text)
+
+    def put(self, text: str, settings: Settings) -> None:
+        if len(self.by_text) >= self.KEEP:
+            del self.by_text[next(iter(self.by_text))]  # the oldest
+        self.by_text[text] = settings
+
+
 def load_settings_text(text: str, source_name: str) -> Settings:
-    """Parse settings from `text`; errors name `source_name` (a path, or `REV:path` for committed content)."""
+    """Parse settings from `text`; errors name `source_name` (a path, or `REV:path` for committed content).
+    Text read before in this process gives the settings read then (a refusal is said again each time)."""
+    read = process.part(_Read)
+    known = read.get(text)
+    if known is None:
+        known = _parsed(text, source_name)
+        read.put(text, known)
+    return known
+
+
+def _parsed(text: str, source_name: str) -> Settings:
+    """Settings from `text`, checked: nesting, TOML, then every key and value."""
     deep = toml_nesting(text)  # before tomllib, which recurses once per level of brackets
     if deep is not None:
         raise SettingsError(f"{source_name}: line {deep} nests brackets more than {DEPTH_MOST} levels deep; "

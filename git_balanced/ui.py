@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from git_balanced import process
 
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
@@ -53,7 +58,15 @@ def emit_json(data: Any) -> None:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _STR = frozenset((str,))
 _NESTED = (dict, list, tuple)
-_ENCODERS: dict[int, Any] = {}
+
+
+class _Encoders:
+    """json's C encoders made so far, one per indent level (made once per process)."""
+
+    __slots__ = ("by_level",)
+
+    def __init__(self) -> None:
+        self.by_level: dict[int, Any] = {}
 
 
 def _flat(values: Any) -> bool:
@@ -64,9 +77,10 @@ def _flat(values: Any) -> bool:
 
 def _encoder(level: int) -> Any:
     """json's C encoder, items separated by the newline and indent `indent=2` puts at `level`."""
-    enc = _ENCODERS.get(level)
+    made = process.part(_Encoders).by_level
+    enc = made.get(level)
     if enc is None:
-        enc = _ENCODERS[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
+        enc = made[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
                                                   separators=(",\n" + "  " * level, ": ")).encode
     return enc
 
@@ -102,3 +116,60 @@ def tail(text: str, n: int = 10, indent: str = "    ") -> str:
 def clock(ts: float, *, seconds: bool = False) -> str:
     """A moment as the lead reads it in messages and on the board: the local hour and minute (and second)."""
     return time.strftime("%H:%M:%S" if seconds else "%H:%M", time.localtime(float(ts)))
+
+
+@dataclass(frozen=True, slots=True)
+class Under:
+    """A line of a table under the row above it, starting where the second column starts: a why, a hint."""
+
+    text: str
+
+
+def table(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None = None, indent: int = 0,
+          least: Sequence[int] = ()) -> None:
+    """Print a table on stdout, laid out by rich: each column as wide as its widest cell (a wide character
+    counts two) or its `least` width (so a column of a few known words stays put from one run to the next),
+    two spaces apart, the last not padded, no box. Not on a terminal (a test, an agent, a pipe) it is plain
+    text; on one the head is bold. Cells are shown plain and never read as markup."""
+    lines = table_lines(rows, head=head, indent=indent, least=least, bold=sys.stdout.isatty())
+    sys.stdout.write("".join(x + "\n" for x in lines))
+    sys.stdout.flush()
+
+
+def table_lines(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None = None, indent: int = 0,
+                least: Sequence[int] = (), bold: bool = False) -> list[str]:
+    """The lines `table` prints (with the head in bold only when `bold`)."""
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    cells = [[plain(str(c), lines=False) for c in row] for row in rows if not isinstance(row, Under)]
+    shown_head = [plain(h, lines=False) for h in head] if head is not None else None
+    every = ([shown_head] if shown_head else []) + cells
+    if not every:
+        return [" " * indent + plain(row.text, lines=False) for row in rows if isinstance(row, Under)]
+    columns = max(len(r) for r in every)
+    least = [*least, *[0] * columns]
+    widths = [max(least[i], *(cell_len(cells_of[i]) for cells_of in every if i < len(cells_of)))
+              for i in range(columns)]
+    grid = Table(box=None, show_header=shown_head is not None, padding=(0, 2, 0, 0), pad_edge=False,
+                 show_edge=False, header_style="bold" if bold else None)
+    for i in range(columns):
+        grid.add_column(Text(shown_head[i] if shown_head and i < len(shown_head) else ""), no_wrap=True,
+                        overflow="ignore", min_width=widths[i])
+    for shown_row in cells:
+        grid.add_row(*[Text(c) for c in shown_row])
+    out = io.StringIO()
+    Console(file=out, width=sum(widths) + 2 * columns, color_system="standard" if bold else None,
+            force_terminal=bold, highlight=False, emoji=False, markup=False).print(grid)
+    drawn = [" " * indent + x.rstrip() for x in out.getvalue().splitlines()]
+    lines, at = drawn[:1] if shown_head else [], 1 if shown_head else 0
+    under = " " * (indent + widths[0] + 2)
+    for row in rows:
+        if isinstance(row, Under):
+            lines.append(under + plain(row.text, lines=False))
+        else:
+            lines.append(drawn[at])
+            at += 1
+    return lines

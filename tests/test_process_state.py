@@ -48,7 +48,6 @@ NOT_YET: set[str] = {
     "git_balanced.state.health:_FOUND",
     "git_balanced.state.health:_NAMED",
     "git_balanced.state.refs:_WRITTEN",
-    "git_balanced.ui:_ENCODERS",
 }
 
 

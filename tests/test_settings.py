@@ -372,3 +372,28 @@ def test_rendered_template_has_no_placeholders_left() -> None:
         text = render_settings(agent=agent)
         assert "@" not in text, f"a placeholder left for {agent}"
         assert load_settings_text(text, "t").balanced.agent == agent
+
+
+def test_settings_are_read_once_per_text_and_afresh_when_the_file_changes(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import git_balanced.settings as settings_mod
+
+    parsed: list[str] = []
+    real = settings_mod._parsed
+
+    def counted(text: str, source_name: str) -> Settings:
+        parsed.append(text)
+        return real(text, source_name)
+
+    monkeypatch.setattr(settings_mod, "_parsed", counted)
+    write(tmp_path, '[balanced]\nagent = "codex"\n')
+    first = load_settings(tmp_path)
+    assert load_settings(tmp_path) is first and len(parsed) == 1, "the same file is parsed once"
+    assert load_settings_text('[balanced]\nagent = "codex"\n', "HEAD:.magnum/settings.toml") is first
+    write(tmp_path, '[balanced]\nagent = "pi"\n')
+    assert load_settings(tmp_path).balanced.agent == "pi" and len(parsed) == 2, "a changed file is read afresh"
+    with pytest.raises(SettingsError):
+        load_settings_text("[balanced]\nagent = 3\n", SRC)
+    with pytest.raises(SettingsError):
+        load_settings_text("[balanced]\nagent = 3\n", SRC)
+    assert len(parsed) == 4, "a refusal is not remembered: it is said each time"

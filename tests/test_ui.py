@@ -87,3 +87,28 @@ def test_say_note_and_tail_show_words_plain_and_json_keeps_them(capsys: pytest.C
     assert json.loads(capsys.readouterr().out) == {"w": EVIL}, "JSON keeps the words as they are"
     ui.emit_lines([json.dumps({"w": "\x7f\x9b\u202e"}, ensure_ascii=False)])
     assert json.loads(capsys.readouterr().out) == {"w": "\x7f\x9b\u202e"}
+
+
+def test_a_table_lines_up_its_columns_two_spaces_apart() -> None:
+    lines = ui.table_lines([("s1", "daily 09:00", "next 09:00"), ("s22", "every 2 hours", "done")],
+                           head=("NAME", "WHEN", "STATUS"))
+    assert lines == ["NAME  WHEN           STATUS",
+                     "s1    daily 09:00    next 09:00",
+                     "s22   every 2 hours  done"], "each column as wide as its widest cell; no trailing spaces"
+
+
+def test_a_table_counts_wide_characters_and_reads_no_markup() -> None:
+    lines = ui.table_lines([("日本", "[bold]x[/] :smile:"), ("ab", "y")])
+    assert lines == ["日本  [bold]x[/] :smile:", "ab    y"], "a wide character takes two cells; words stay words"
+
+
+def test_a_table_shows_a_workers_words_plain_and_lines_under_a_row() -> None:
+    lines = ui.table_lines([("alpha", "ok\x1b[2J"), ui.Under("then \u202ehint"), ("b", "x\ny")], indent=2)
+    assert lines == ["  alpha  ok\\x1b[2J", "         then \\u202ehint", "  b      x\\x0ay"]
+
+
+def test_a_table_keeps_its_least_widths_and_is_plain_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    ui.table([("written", ".mcp.json")], indent=2, least=(12,))
+    ui.table([("a", "b")], head=("X", "Y"))
+    assert capsys.readouterr().out == "  written       .mcp.json\nX  Y\na  b\n", "no colour when not a terminal"
+    assert ui.table_lines([("a", "b")], head=("X", "Y"), bold=True)[0].startswith("\x1b[1m"), "a bold head on one"

@@ -24,8 +24,7 @@ def on_command(agent: str) -> int:
     """Write the agent's lead files, keeping what they held."""
     repo = open_checkout()
     done = lead_on(repo, agent)
-    for path, what in done:
-        ui.say(f"  {what:<13} {path}")
+    ui.table([(what, str(path)) for path, what in done], indent=2, least=(12,))
     ui.say(f"{NAMES[agent]}'s sessions in this repository are leads. {NEXT[agent]}")
     ui.note("Commit these files to give the repository's other clones the same lead (workers start from your "
             "last commit either way); `git balanced lead off` takes away exactly what this added.")
@@ -36,8 +35,7 @@ def off_command(agent: str | None) -> int:
     """Take away what `lead on` added, for one agent or all."""
     repo = open_checkout()
     done = [(a, path, what) for a in ([agent] if agent else list(AGENTS)) for path, what in lead_off(repo, a)]
-    for _, path, what in done:
-        ui.say(f"  {what:<13} {path}")
+    ui.table([(what, str(path)) for _, path, what in done], indent=2, least=(12,))
     found = [NAMES[a] for a in AGENTS if any(d[0] == a for d in done)]
     names = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else "".join(found)
     ui.say(f"The sessions of {names} here are no longer leads." if done else

@@ -20,23 +20,20 @@ def list_command(*, as_json: bool) -> int:
         ui.emit_json(_with_copies(table))
         return 0
     in_repo = table[0]["ticked"] is not None
-    width = max(len("MACHINE"), *(len(r["name"]) for r in table))
-    ui.say(f"{'MACHINE':<{width}}  TICKED  READY  RUNNING  PREFERENCE   ADDRESS")
+    lines: list[tuple[str, ...] | ui.Under] = []
     for r in table:
         if not r["added"]:
-            ui.say(f"{r['name']:<{width}}  {'-':<6}  {'-':<5}  {'-':<7}  {'(not added)':<11}  "
-                   f"{r['address'] or 'refused'}")
+            lines.append((r["name"], "-", "-", "-", "(not added)", r["address"] or "refused"))
         else:
             ticked = _yes(r["ticked"]) if in_repo else "-"
             ready = _yes(r["ready"]) if in_repo else "-"
             running = str(r["running"]) if in_repo else "-"
-            ui.say(f"{r['name']:<{width}}  {ticked:<6}  {ready:<5}  {running:<7}  {r['preference']:<11}  "
-                   f"{r['address'] or 'refused'}")
+            lines.append((r["name"], ticked, ready, running, r["preference"], r["address"] or "refused"))
         if r["why_not"] and (r["ticked"] or not r["address"]):
-            ui.say(f"{'':<{width}}  {r['why_not']}")
+            lines.append(ui.Under(r["why_not"]))
         if r["added"] and r["facts"]:
-            for line in facts_lines(r["facts"]):
-                ui.say(f"{'':<{width}}  {line}")
+            lines += [ui.Under(line) for line in facts_lines(r["facts"])]
+    ui.table(lines, head=("MACHINE", "TICKED", "READY", "RUNNING", "PREFERENCE", "ADDRESS"), least=(0, 0, 0, 0, 11))
     hints = []
     if any(not r["added"] for r in table):
         hints.append("`git balanced tick NAME` adds a host of your SSH config and ticks it")

@@ -16,16 +16,16 @@ def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     budget = f" · budget ${data['budget_usd']:.2f}" if data.get("budget_usd") is not None else ""
     n = len(data["pieces"])
     ui.say(f"Plan {plan_id}: {ui.plain(data['task'], lines=False)} · {n} piece{'s' if n != 1 else ''}{budget}")
-    width = max(len(p["id"]) for p in data["pieces"])
+    rows: list[tuple[str, str] | ui.Under] = []
     for p in data["pieces"]:
         why = p["why"] if p["placed"] else f"waits: {p['why']}"  # no machine can take it now
-        where = p["after_words"] or why
         share = f" · ${p['budget_usd']:.2f}" if p.get("budget_usd") is not None else ""
-        ui.say(f"  {p['id']:<{width}}  {where}{share}")
+        rows.append((p["id"], f"{p['after_words'] or why}{share}"))
         if p["after_words"]:
-            ui.say(f"  {'':<{width}}  then {why}")
+            rows.append(ui.Under(f"then {why}"))
         if p.get("branch_note"):
-            ui.say(f"  {'':<{width}}  {p['branch_note']}")
+            rows.append(ui.Under(p["branch_note"]))
+    ui.table(rows, indent=2)
 
 
 def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool) -> int:
@@ -60,9 +60,8 @@ def plans_command(*, as_json: bool) -> int:
         return 0
     if not rows:
         ui.say("No plans yet. Store one with `git balanced plan FILE`.")
-    for r in rows:
-        count = f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}"
-        ui.say(f"{r['id']}  {r['state']:<9} {count}  {ui.plain(str(r['task']), lines=False)}")
+    ui.table([(str(r["id"]), str(r["state"]), f"{r['pieces']} piece{'s' if r['pieces'] != 1 else ''}", str(r["task"]))
+              for r in rows], least=(0, 8))
     return 0
 
 

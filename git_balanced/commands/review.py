@@ -17,11 +17,12 @@ def _show(r: Review) -> None:
         ui.say(f"  {r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} lacks.")
     if r.pieces:
         ui.say("Landed pieces:")
-        width = max(len(p["piece"]) for p in r.pieces)
+        rows = []
         for p in r.pieces:
             bits = [f"attempt {p['attempt']}" if p.get("attempt") else "", p.get("agent") or "",
                     p.get("machine") or "", f"${p['cost_usd']:.2f}" if p.get("cost_usd") else ""]
-            ui.say(f"  ● {p['piece']:<{width}}  {p['commit'][:7]} · " + " · ".join(b for b in bits if b))
+            rows.append((f"● {p['piece']}", f"{p['commit'][:7]} · " + " · ".join(b for b in bits if b)))
+        ui.table(rows, indent=2)
     ui.say(f"Check: {r.check['words']}")
     if r.check.get("state") == "failed" and r.check.get("tail"):
         ui.say(ui.tail(r.check["tail"]))

@@ -35,13 +35,14 @@ def list_command(*, as_json: bool) -> int:
     if not items:
         ui.say(f"No schedules yet. Add one: {HINT}")
         return 0
-    width = max(len(r["when"]) for r in items)
+    lines = []
     for r in items:
         if r["state"] == "done":
             status = f"done, fired {datetime.fromisoformat(r['last_fired']):%Y-%m-%d %H:%M}"
         else:
             status = f"next {r['next_words']}"
-        ui.say(f"{r['name']:<4} {r['when']:<{width}}  {status:<24}  {r['text']}")
+        lines.append((r["name"], r["when"], status, r["text"]))
+    ui.table(lines, least=(3, 0, 24))
     return 0
 
 

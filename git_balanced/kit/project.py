@@ -289,12 +289,3 @@ def lead_off(repo: Repo, agent: str) -> list[tuple[str, str]]:
     rec_path.unlink(missing_ok=True)
     return out
 
-
-def is_on(repo: Repo, agent: str) -> bool:
-    """Whether every file of the agent's lead holds its part."""
-    try:
-        return all(_read(repo.root / p.path) == added(p, repo.root / p.path, _read(repo.root / p.path))
-                   for p in parts(agent))
-    except BalancedError:
-        return False
-

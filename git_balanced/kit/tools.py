@@ -1,6 +1,7 @@
 """The lead's tools as plain functions: values in, a JSON-ready dict out. Each calls the same functions the
 CLI's commands call, so a tool refuses with the very BalancedError (message and hint) the command would.
-The MCP server (kit/server.py) offers them; nothing here knows of MCP."""
+kit/verbs.py declares each (its arguments, words and hints) and the MCP server (kit/server.py) offers them;
+nothing here knows of MCP."""
 
 from __future__ import annotations
 
