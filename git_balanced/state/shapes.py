@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
-from git_balanced.state.views import Job, StoredPiece, StoredPlan
+from git_balanced.state.views import PIECE_NEEDS, Job, StoredPiece, StoredPlan
 
 Check = Callable[[Any], bool]
 
@@ -46,12 +46,11 @@ def _fields_of(kind: type, *skip: str) -> dict[str, Check]:
 
 
 _PIECE = _fields_of(StoredPiece)
-_PIECE_NEEDS = ("id", "task", "branch", "placed")
 
 
 def _pieces(v: Any) -> bool:
     return isinstance(v, list) and all(
-        isinstance(p, dict) and all(k in p for k in _PIECE_NEEDS) and _is_str(p["id"])
+        isinstance(p, dict) and all(k in p for k in PIECE_NEEDS) and _is_str(p["id"])
         and all(_PIECE[k](p[k]) for k in p.keys() & _PIECE.keys()) for p in v)
 
 

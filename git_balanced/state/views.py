@@ -57,6 +57,49 @@ class Unreadable(ValueError):
     """Fields that do not make a job or a plan of this version (a type the fold does not check, as a piece's)."""
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """How the dicts of a dataclass's fields are read: which keys it names, and which of them a JSON number or
+    list must become a float or a tuple (JSON cannot tell them apart)."""
+
+    own: frozenset[str]
+    floats: tuple[str, ...]
+    tuples: tuple[str, ...]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]  # the fields whose default is made afresh
+
+    @classmethod
+    def of(cls, kind: type, skip: frozenset[str]) -> _Reading:
+        named = [f for f in fields(kind) if f.name not in skip]
+        return cls(frozenset(f.name for f in named),
+                   tuple(f.name for f in named if str(f.type).startswith("float")),
+                   tuple(f.name for f in named if str(f.type).startswith("tuple")),
+                   tuple((f.name, f.default_factory) for f in named if f.default_factory is not MISSING))
+
+    def split(self, name: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the fields this version names, the others) of `raw`, named by `name`, each of its field's type; an
+        old name reads as today's. Loops over the few fields that need it, not over the values: the board types
+        every job."""
+        own = self.own
+        values = dict(raw)  # one copy, of the right size
+        extra = {}
+        if not raw.keys() <= own:  # written by another version, or named by an older one
+            extra = {k: values.pop(k) for k in raw.keys() - own}
+            for old in extra.keys() & RENAMED.keys():
+                if RENAMED[old] in own and RENAMED[old] not in values:
+                    values[RENAMED[old]] = extra.pop(old)
+            if extra.get("id") == name:
+                del extra["id"]
+        get = values.get
+        for k in self.tuples:
+            v = get(k)
+            if v is not None:
+                values[k] = tuple(v)
+        for k in self.floats:
+            if type(get(k)) is int:
+                values[k] = float(values[k])
+        return values, extra
+
+
 class _Folded:
     """A chain of events folded (`state/fold.py`), with named fields. What this version does not know by name
     (written by another version, shared through `sync`) stays in `extra`, so it is never lost on the way out.
@@ -65,52 +108,20 @@ class _Folded:
     __slots__ = ()
     kind: ClassVar[str] = "thing"
     first_state: ClassVar[str] = ""
-    _own: ClassVar[frozenset[str]] = frozenset()
-    _floats: ClassVar[frozenset[str]] = frozenset()
-    _tuples: ClassVar[frozenset[str]] = frozenset()
-    _factories: ClassVar[tuple[tuple[str, Callable[[], Any]], ...]] = ()
+    _reading: ClassVar[_Reading]  # set once the dataclass is made, below
 
     @classmethod
     def _learn(cls) -> None:
-        """Which fields the events set, and which of them a JSON number or list must become a float or tuple."""
-        named = [f for f in fields(cls) if f.name not in _FOLD_KEYS]  # type: ignore[arg-type]
-        cls._own = frozenset(f.name for f in named)
-        cls._floats = frozenset(f.name for f in named if str(f.type).startswith("float"))
-        cls._tuples = frozenset(f.name for f in named if str(f.type).startswith("tuple"))
-        cls._factories = tuple((f.name, f.default_factory) for f in named
-                               if f.default_factory is not MISSING)  # type: ignore[misc]
-
-    @classmethod
-    def values_of(cls, name: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(the fields this version names, the others) of `raw`, named by `name`: an int where a float goes
-        becomes a float, a list a tuple, as JSON cannot tell them apart; an old name reads as today's.
-        Loops over the few fields that need it, not over the values: the board types every job."""
-        values = dict(raw)  # one copy, of the right size
-        extra = {}
-        if not raw.keys() <= cls._own:  # written by another version, or named by an older one
-            extra = {k: values.pop(k) for k in raw.keys() - cls._own}
-            for old in extra.keys() & RENAMED.keys():
-                if RENAMED[old] in cls._own and RENAMED[old] not in values:
-                    values[RENAMED[old]] = extra.pop(old)
-            if extra.get("id") == name:
-                del extra["id"]
-        get = values.get
-        for k in cls._tuples:
-            v = get(k)
-            if v is not None:
-                values[k] = tuple(v)
-        for k in cls._floats:
-            if type(get(k)) is int:
-                values[k] = float(values[k])
-        return values, extra
+        cls._reading = _Reading.of(cls, _FOLD_KEYS)
 
     @classmethod
     def of(cls, name: str, folded: Mapping[str, Any]) -> Self:
         """The typed view of one folded state; an `id` in the events is the ref's name. Made without `__init__`:
         what the events did not set reads the class's defaults, so a job costs what its set fields cost."""
-        own, extra = cls.values_of(name, folded["fields"])
+        reading = cls._reading
+        own, extra = reading.split(name, folded["fields"])
         own["set_"] = tuple(own)
-        for key, factory in cls._factories:
+        for key, factory in reading.factories:
             if key not in own:
                 own[key] = factory()
         own["extra"] = extra
@@ -249,17 +260,11 @@ class StoredPiece(PieceOptions):
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> StoredPiece:
         """A stored piece from its dict in the plan's events."""
-        values, extra = _PieceFields.values_of("", raw)
+        values, extra = _PIECE.split("", raw)
         try:
             return cls(extra=extra, **values)
         except TypeError as exc:  # a piece without `id`, `task`, `branch` or `placed`
             raise Unreadable(f"pieces: {exc}") from None
-
-
-class _PieceFields(_Folded):
-    """How a stored piece's dict is read: the same rules as a folded chain's fields."""
-
-    __slots__ = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,10 +293,11 @@ class StoredPlan(_Folded):
     @classmethod
     def of(cls, name: str, folded: Mapping[str, Any]) -> Self:
         """The typed view of one folded plan, its pieces typed too."""
-        values, extra = cls.values_of(name, folded["fields"])
+        values, extra = cls._reading.split(name, folded["fields"])
+        set_ = tuple(values)
         values["pieces"] = tuple(StoredPiece.of(p) for p in values.get("pieces", ()))
         return cls(id=name, state=folded["state"] or cls.first_state, created=float(folded["created"] or 0.0),
-                   updated=float(folded["updated"] or 0.0), extra=extra, set_=tuple(values), **values)
+                   updated=float(folded["updated"] or 0.0), extra=extra, set_=set_, **values)
 
     def piece(self, piece_id: str) -> StoredPiece | None:
         return next((p for p in self.pieces if p.id == piece_id), None)
@@ -299,10 +305,9 @@ class StoredPlan(_Folded):
 
 Job._learn()
 StoredPlan._learn()
-_PieceFields._own = frozenset(f.name for f in fields(StoredPiece)) - {"extra"}
-_PieceFields._floats = frozenset(f.name for f in fields(StoredPiece) if str(f.type).startswith("float"))
-_PieceFields._tuples = frozenset(f.name for f in fields(StoredPiece) if str(f.type).startswith("tuple"))
-REQUIRED_PIECE = tuple(f.name for f in fields(StoredPiece) if f.default is MISSING and f.default_factory is MISSING)
+_PIECE = _Reading.of(StoredPiece, frozenset(("extra",)))
+# What a stored piece cannot be without (state/shapes.py checks them as a plan's chain folds).
+PIECE_NEEDS = tuple(f.name for f in fields(StoredPiece) if f.default is MISSING and f.default_factory is MISSING)
 
 
 class PieceView:

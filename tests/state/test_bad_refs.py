@@ -251,7 +251,7 @@ def test_a_missing_object_and_unknown_kinds_are_listed_and_a_worker_lands(templa
     assert _refs(repo, "refs/balanced/loose") == []
 
 
-def test_a_field_the_board_never_shows_of_the_wrong_type_is_set_aside_by_the_engine(template: Path, tmp_path: Path) -> None:
+def test_a_wrong_field_the_board_never_shows_is_set_aside_by_the_engine(template: Path, tmp_path: Path) -> None:
     repo = _copy(template, tmp_path)
     r = Repo.discover(repo)
     jid = next(iter(r.list_refs("refs/balanced/plans/"))).rsplit("/", 1)[1]
