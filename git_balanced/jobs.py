@@ -1,28 +1,32 @@
-"""Jobs: one attempt at one piece, and the plans they come from. Their events, and the typed views the engine
-and the board take of them (state/ folds dicts; here they become named fields)."""
+"""Jobs: one attempt at one piece, and the plans they come from. Their events, and reading them typed: `Job`
+and `StoredPlan` (state/views.py) made from the folded dicts of state/, once per change."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
-from git_balanced.state.views import latest_by_piece as latest_by_piece  # re-exported: its home is light
+
+# Re-exported: the types live in state/views.py, where the fold's checks (state/shapes.py) read their fields.
+from git_balanced.state.views import CARRIED as CARRIED
+from git_balanced.state.views import FILE_OPTIONS as FILE_OPTIONS
+from git_balanced.state.views import OPTIONS as OPTIONS
+from git_balanced.state.views import Job as Job
+from git_balanced.state.views import PieceOptions as PieceOptions
+from git_balanced.state.views import StoredPiece as StoredPiece
+from git_balanced.state.views import StoredPlan as StoredPlan
+from git_balanced.state.views import Unreadable
+from git_balanced.state.views import latest_by_piece as latest_by_piece
 
 LIVE = ("queued", "running", "paused", "finished", "checking")
 DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
-
-# What a new job of a piece takes from the one before it, when the engine or you try it again, or when it
-# moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
-CARRIED = ("plan", "piece", "task", "title", "plan_task", "agent", "model", "run", "paths", "budget_usd",
-           "machine", "why", "branch", "base", "lead", "after", "attempt", "plan_first")
 
 
 class UnreadableFields(BalancedError):
@@ -33,193 +37,17 @@ class UnreadableFields(BalancedError):
         self.why = why
 
 
-class Folded(BaseModel):
-    """A chain of events folded, with named fields. What this version does not know by name (written by
-    another version and shared through `sync`) stays in `extra`, so it is never lost on the way out."""
+class Typed:
+    """The jobs and plans this process typed, by id, with the folded state each was made from: the cache hands
+    back the very same dict while a ref is unchanged, so each is typed once per change, not once per read (an
+    engine reads every job several times a pass)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    kind: ClassVar[str] = "thing"
-    first_state: ClassVar[str] = ""
-
-    id: str
-    state: str
-    created: float = 0.0
-    updated: float = 0.0
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, name: str, folded: dict[str, Any]) -> Self:
-        """The typed view of one folded state (`state/fold.py`); an `id` in the events is the ref's name."""
-        own = cls.model_fields
-        fields = folded["fields"]
-        values = {k: v for k, v in fields.items() if k in own and k not in _FOLD_KEYS}
-        extra = {k: v for k, v in fields.items() if k not in values and not (k == "id" and v == name)}
-        values.update(id=name, state=folded["state"] or cls.first_state, created=folded["created"] or 0.0,
-                      updated=folded["updated"] or 0.0, extra=extra)
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            bad = ", ".join(sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
-            raise UnreadableFields(f"The {cls.kind} {name} has a field this version cannot read ({bad}).",
-                                   why=f"a field this version cannot read: {bad}",
-                                   hint=f"`git log refs/balanced/{cls.kind}s/{name}` shows what wrote it; a newer "
-                                        "git balanced may have: update this one.") from None
-
-    def as_fields(self) -> dict[str, Any]:
-        """The fields as its events wrote them: the ones they set, and the ones this version does not know."""
-        named = self.model_dump(include=self.model_fields_set - set(_FOLD_KEYS))
-        return {**named, **self.extra}
+    def __init__(self) -> None:
+        self.jobs: dict[str, tuple[dict[str, Any], Job]] = {}
+        self.plans: dict[str, tuple[dict[str, Any], StoredPlan]] = {}
 
 
-_FOLD_KEYS = ("id", "state", "created", "updated", "extra")
-
-
-class Job(Folded):
-    """One attempt at one piece, as its events (`refs/balanced/jobs/<id>`) left it."""
-
-    kind: ClassVar[str] = "job"
-    first_state: ClassVar[str] = "queued"
-
-    # placed: the piece, where it runs, and from what
-    job: str = ""
-    plan: str = ""
-    plan_task: str = ""
-    piece: str = ""
-    task: str = ""
-    title: str = ""
-    agent: str = "shell"
-    model: str | None = None
-    run: str | None = None
-    paths: tuple[str, ...] = ()
-    plan_first: bool = False
-    budget_usd: float | None = None
-    machine: str = "local"
-    why: str = ""
-    branch: str = ""
-    base: str | None = None
-    attempt: int = 1
-    lead: str = ""
-    after: tuple[str, ...] = ()
-    placed_at: float | None = None
-    run_no: int = 1
-    previous: str | None = None
-    retry_reason: str = ""
-    not_before: float = 0.0
-    moved_from: str | None = None
-    # claimed and started: the node (clone) whose engine owns it, and the nodes whose claim came second
-    node: str = ""
-    claimed_at: float | None = None
-    lost_claims: tuple[str, ...] = ()
-    taken_from: str = ""
-    pid: int | None = None
-    worktree: str = ""
-    started_at: float | None = None
-    # finished, or how it failed
-    exit_code: int | None = None
-    head: str | None = None
-    commits: int = 0
-    cost_usd: float | None = None
-    outcome: str = ""
-    summary: str = ""
-    seconds: float | None = None
-    dirty: bool = False
-    tokens: dict[str, Any] = Field(default_factory=dict)
-    windows: tuple[dict[str, Any], ...] = ()
-    failure: str = ""
-    reason: str = ""
-    budget_stopped: bool = False
-    host_fetch: bool = False
-    fetched_ref: str | None = None
-    tail: str = ""
-    verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
-    in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there
-    in_the_way_why: str = ""
-    # paused for a plan's usage limit, moved, carried on
-    reset_at: float | None = None
-    resume_at: float | None = None
-    reset_known: bool = False
-    resume_note: str = ""
-    spent_before: float = 0.0
-    moved_to: str | None = None
-    # decided: tried again, given up, landed
-    decided: bool = False
-    next: str | None = None
-    final: str = ""
-    landed: str | None = None
-    landed_in: str = ""
-    # what the lead was told once, and questions
-    told_no_check: bool = False
-    told_dirty: bool = False
-    told_waiting: bool = False
-    told_reserve: str | None = None
-    waits_for: str = ""
-    asked: str | None = None
-    asked_text: str = ""
-    answered: str | None = None
-    answered_by: str | None = None
-    dismissed: bool = False
-
-    @property
-    def runner_key(self) -> str:
-        return self.id if self.run_no == 1 else f"{self.id}-r{self.run_no}"
-
-    @property
-    def ever_asked(self) -> bool:
-        """Whether its worker asked its lead anything: `asked` is cleared once a question is answered, but set."""
-        return "asked" in self.model_fields_set
-
-    def carried(self) -> dict[str, Any]:
-        """The fields a new job of the same piece starts from (CARRIED), as this job has them."""
-        return {k: v for k, v in self.as_fields().items() if k in CARRIED}
-
-
-class StoredPiece(BaseModel):
-    """A piece as its plan was stored: the plan file's piece, with its branch and where it was placed."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-    id: str
-    task: str
-    size: float = 1.0
-    after: tuple[str, ...] = ()
-    machine: str | None = None  # the machine the plan names, if it names one
-    agent: str = "shell"
-    model: str | None = None
-    run: str | None = None
-    paths: tuple[str, ...] = ()
-    plan_first: bool = False
-    budget_usd: float | None = None
-    branch: str
-    placed: str  # where placement put it when the plan was stored
-    why: str = ""
-    after_words: str = ""
-
-
-class StoredPlan(Folded):
-    """A plan, as its events (`refs/balanced/plans/<id>`) left it."""
-
-    kind: ClassVar[str] = "plan"
-    first_state: ClassVar[str] = "created"
-
-    task: str = ""
-    budget_usd: float | None = None
-    lead: str = ""
-    pieces: tuple[StoredPiece, ...] = ()
-    source: str = ""
-    started_by: str | None = None
-    node: str = ""  # the clone whose engine places its pieces
-    moves: dict[str, str] = Field(default_factory=dict)  # piece -> why it moved to another agent
-    summary: str = ""
-
-    def piece(self, piece_id: str) -> StoredPiece | None:
-        return next((p for p in self.pieces if p.id == piece_id), None)
-
-
-# Typed jobs and plans by id, with the folded state each was made from: the cache hands back the very same dict
-# while a ref is unchanged, so each is typed once per change, not once per read (an engine reads every pass).
 T = TypeVar("T")
-_TYPED: dict[str, tuple[dict[str, Any], Job]] = {}
-_TYPED_PLANS: dict[str, tuple[dict[str, Any], StoredPlan]] = {}
 
 
 def _typed_once(memo: dict[str, tuple[dict[str, Any], T]], key: str, folded: dict[str, Any],
@@ -232,8 +60,21 @@ def _typed_once(memo: dict[str, tuple[dict[str, Any], T]], key: str, folded: dic
     return made
 
 
+def _typed(kind: str, name: str, folded: dict[str, Any]) -> Any:
+    """`Job.of` or `StoredPlan.of`; fields this version cannot read (a stored piece without its branch...) are
+    refused as UnreadableFields, naming them."""
+    made = Job if kind == "job" else StoredPlan
+    try:
+        return made.of(name, folded)
+    except (Unreadable, TypeError, ValueError, AttributeError) as exc:
+        raise UnreadableFields(f"The {kind} {name} has a field this version cannot read ({exc}).",
+                               why=f"a field this version cannot read: {exc}",
+                               hint=f"`git log refs/balanced/{kind}s/{name}` shows what wrote it; a newer "
+                                    "git balanced may have: update this one.") from None
+
+
 def _job(job_id: str, folded: dict[str, Any]) -> Job:
-    return _typed_once(_TYPED, job_id, folded, Job.of)
+    return _typed_once(process.part(Typed).jobs, job_id, folded, lambda k, f: _typed("job", k, f))
 
 
 def _typed_all(repo: Repo, kind: str, folded: dict[str, dict[str, Any]],
@@ -275,11 +116,11 @@ def reread(repo: Repo, before: dict[str, Job], mark: int) -> dict[str, Job]:
 
 def one(repo: Repo, job_id: str) -> Job | None:
     st = cache.read_one(repo, "jobs", job_id)
-    return None if st is None else Job.of(job_id, st)
+    return None if st is None else _typed("job", job_id, st)
 
 
 def _plan(plan_id: str, folded: dict[str, Any]) -> StoredPlan:
-    return _typed_once(_TYPED_PLANS, plan_id, folded, StoredPlan.of)
+    return _typed_once(process.part(Typed).plans, plan_id, folded, lambda k, f: _typed("plan", k, f))
 
 
 def all_plans(repo: Repo) -> dict[str, StoredPlan]:
@@ -289,7 +130,7 @@ def all_plans(repo: Repo) -> dict[str, StoredPlan]:
 
 def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
     st = cache.read_one(repo, "plans", plan_id)
-    return None if st is None else StoredPlan.of(plan_id, st)
+    return None if st is None else _typed("plan", plan_id, st)
 
 
 def event(repo: Repo, job_id: str, name: str, subject: str, data: dict[str, Any] | None = None,

@@ -86,17 +86,31 @@ def test_a_field_this_version_cannot_read_is_named_and_set_aside(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     repo = Repo.discover(make_repo(tmp_path / "lead"))
     good = J.place(repo, {"plan": "p1", "piece": "ui"})
-    bad = J.place(repo, {"plan": "p1", "piece": "api", "tokens": "many"})  # a field only the typed Job reads
+    bad = J.place(repo, {"plan": "p1", "piece": "api", "tokens": "many"})  # a field the board never shows
     with pytest.raises(BalancedError) as err:
         J.one(repo, bad)
-    assert bad in err.value.message and "(tokens)" in err.value.message, err.value.message
-    assert err.value.hint and f"refs/balanced/jobs/{bad}" in err.value.hint
+    assert bad in err.value.message and "field 'tokens' is str 'many'" in err.value.message, err.value.message
+    assert err.value.hint and "doctor --fix" in err.value.hint
     assert set(J.all_jobs(repo)) == {good}, "every other job is read"
     said = capsys.readouterr().err
-    assert said.count(f"refs/balanced/jobs/{bad} is malformed (a field this version cannot read: tokens)") == 1
+    assert said.count(f"refs/balanced/jobs/{bad} is malformed (its field 'tokens' is str 'many'") == 1, said
     assert repo.read_ref(f"refs/balanced/jobs/{bad}") is None, "set aside"
     assert repo.read_ref(f"refs/balanced/broken/jobs/{bad}"), "and kept"
     assert set(J.all_jobs(repo)) == {good} and capsys.readouterr().err == "", "named once"
+
+
+def test_every_field_of_a_job_and_a_plan_is_checked_as_the_chain_folds(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "lead"))
+    for key, value in (("exit_code", "0"), ("windows", {"a": 1}), ("plan_first", "yes"), ("lost_claims", [1])):
+        jid = J.place(repo, {"plan": "p1", "piece": "api", key: value})
+        with pytest.raises(BalancedError, match=f"field '{key}'"):
+            J.one(repo, jid)
+    plan_id = "0plan0000000001"
+    piece = {"id": "a", "task": "t", "branch": "balanced/a", "placed": "local", "paths": "src/**"}
+    refs.append(repo, refs.ref_for("plans", plan_id), "created", "Plan: t",
+                {"id": plan_id, "task": "t", "lead": "main", "pieces": [piece]}, state="created")
+    with pytest.raises(BalancedError, match="field 'pieces'"):
+        J.one_plan(repo, plan_id)
 
 
 def test_a_retry_through_the_engine_carries_the_listed_fields(tmp_path: Path) -> None:

@@ -18,8 +18,6 @@ _CACHES = {"cache", "lru_cache", "cached_property"}
 # What is still to move into process.py's parts; each entry leaves this list when its module does.
 NOT_YET: set[str] = {
     "git_balanced.fence:_probe",
-    "git_balanced.jobs:_TYPED",
-    "git_balanced.jobs:_TYPED_PLANS",
     "git_balanced.landing.checks:_OURS",
     "git_balanced.landing.checks:_OURS_LOCK",
     "git_balanced.landing.checks:_RAN",

@@ -10,10 +10,10 @@ from typing import Any
 from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
-from git_balanced.state.views import JobView, PlanView, latest_by_piece
+from git_balanced.state.views import Job, PlanView, latest_by_piece
 
 
-def _reason(j: JobView) -> str:
+def _reason(j: Job) -> str:
     if j.state == "landed":
         budget = ", stopped at its budget" if j.budget_stopped else ""
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
@@ -43,7 +43,7 @@ def _reason(j: JobView) -> str:
     return j.state
 
 
-def job_row(j: JobView) -> dict[str, Any]:
+def job_row(j: Job) -> dict[str, Any]:
     return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
@@ -60,11 +60,11 @@ def collect(lead: Lead) -> dict[str, Any]:
 
 
 def _collect(lead: Lead) -> dict[str, Any]:
-    # Light views, not `jobs.Job`: the board reads a few fields of every job, and validating each costs more
-    # than the rest of the board (see docs/performance.md).
+    # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
+    # through light views, whose pieces are read only for the plans still live (see docs/performance.md).
     plans = {pid: p for pid, st in cache.read_all(lead.repo, "plans").items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := JobView(jid, st)).plan in plans}
+    jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := Job.of(jid, st)).plan in plans}
     latest = latest_by_piece(jobs)
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
@@ -141,7 +141,7 @@ def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
                            reason=f"landed in {lead.branch} as {landing.commit[:7]}")
 
 
-def _spend(lead: Lead, plans: dict[str, PlanView], jobs: dict[str, JobView]) -> list[dict[str, Any]]:
+def _spend(lead: Lead, plans: dict[str, PlanView], jobs: dict[str, Job]) -> list[dict[str, Any]]:
     """Each plan with what it spent against its budget: its workers' runs and its headless lead's turns."""
     from git_balanced.channel.presence import headless_record
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from git_balanced import jobs as J
@@ -68,7 +68,7 @@ def move(ctx: Context, j: Job, data: dict[str, Any], other: tuple[str, str], res
     fields.update(agent=new_agent, model=ctx.default_model(new_agent), machine=machine, previous=j.id,
                   why=f"{machine}: {words}", retry_reason=words, moved_from=j.agent)
     fields.pop("budget_usd", None)
-    left = budget_left(j.model_copy(update={"cost_usd": data.get("cost_usd")}))
+    left = budget_left(replace(j, cost_usd=data.get("cost_usd")))
     if left is not None:
         fields["budget_usd"] = left
     if j.machine != machine:

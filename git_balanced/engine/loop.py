@@ -298,14 +298,12 @@ class Engine:
                 if not self.allowed(ctx):
                     return False, placed
                 branch = self._own_branch(ctx, plan_id, piece.id, piece.branch)
-                J.place(self.repo, {
+                J.place(self.repo, {  # the piece's options as stored (PieceOptions), its model the one it runs
                     "plan": plan_id, "plan_task": plan.task, "piece": piece.id, "task": piece.task,
-                    "title": piece.task.splitlines()[0][:80], "agent": piece.agent,
-                    "model": piece.model or ctx.default_model(piece.agent), "run": piece.run,
-                    "paths": list(piece.paths), "budget_usd": piece.budget_usd,
+                    "title": piece.task.splitlines()[0][:80], **piece.options(),
+                    "model": piece.model or ctx.default_model(piece.agent),
                     "machine": piece.placed, "why": piece.why, "branch": branch, "base": tip,
-                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after),
-                    "plan_first": piece.plan_first})
+                    "attempt": 1, "lead": self.lead.branch, "after": list(piece.after)})
                 movable = placed = True
         return movable, placed
 

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from git_balanced.channel import presence
+from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.lead import Lead, open_lead
 
 
-class Piece(BaseModel):
+class _PieceCore(BaseModel):
     """One piece of a plan, as a plan file's `pieces` entry."""
 
     model_config = ConfigDict(extra="forbid")
@@ -24,13 +26,20 @@ class Piece(BaseModel):
     task: str = Field(description="What the worker does, in words a worker can finish alone.")
     size: float | None = Field(None, description="Relative size (default 1); the budget is shared by size.")
     after: list[str] | None = Field(None, description="Ids of pieces that must land before this one starts.")
-    paths: list[str] | None = Field(None, description="Globs the worker may write; edits elsewhere are refused.")
     machine: str | None = Field(None, description="An explicit machine (never falls back); default: placed.")
-    agent: str | None = Field(None, description="claude, codex, pi or shell; default: the settings' agent.")
-    model: str | None = Field(None, description="The agent's model; default: the settings' model.")
-    run: str | None = Field(None, description="For agent shell only: the command to run in the worktree.")
-    plan_first: bool | None = Field(None, description="For agent claude only: it starts in plan mode and shows "
-                                                      "you its plan, as a question, before it changes anything.")
+
+
+def _options() -> dict[str, Any]:
+    """The piece's options a plan file sets (PieceOptions), each optional here, with its words from there."""
+    hints = get_type_hints(PieceOptions)
+    return {f.name: (hints[f.name] | None, Field(None, description=f.metadata["doc"]))
+            for f in fields(PieceOptions) if f.name in FILE_OPTIONS}
+
+
+if TYPE_CHECKING:
+    Piece = _PieceCore
+else:  # the options come from the one piece type, so a new one needs no line here
+    Piece = create_model("Piece", __base__=_PieceCore, __doc__=_PieceCore.__doc__, **_options())
 
 
 def _lead() -> Lead:

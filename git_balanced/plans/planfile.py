@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.dataclasses import dataclass as checked
 from ruamel.yaml import YAML, YAMLError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from git_balanced.errors import BalancedError, SettingsError
+from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, MachineName, PieceId, shown, text_problem
 from git_balanced.plans import bounds
 from git_balanced.plans.bounds import said as _said
 from git_balanced.settings import AGENTS, AgentName
 
 PLAN_KEYS = ("task", "budget", "pieces")
-PIECE_KEYS = ("id", "task", "size", "after", "machine", "agent", "model", "run", "paths", "plan_first")
+PIECE_KEYS = ("id", "task", "size", "after", "machine", *FILE_OPTIONS)
+# The options read by a reader of their own below; any other is read by its type (`_Reader.option`).
+_READ_APART = ("agent", "model", "run", "paths")
 # How long each text key may be, and in what unit: a command goes to `sh -c` as one argument.
 _TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"), "model": (NAME_MOST, "characters"),
               "machine": (NAME_MOST, "characters"), "agent": (NAME_MOST, "characters")}
@@ -29,23 +33,22 @@ _TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"),
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-class Piece(BaseModel):
-    """One piece of a plan: what to do, how big it is, what it waits for and where it may run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@checked(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
+class Piece(PieceOptions):
+    """One piece of a plan: what to do, how big it is, what it waits for and where it may run; its options (how
+    its worker runs) are `PieceOptions`', the one piece type the stored plan and its jobs have too."""
 
     id: PieceId
     task: Text
-    size: float = Field(default=1.0, ge=bounds.SIZE_RANGE[0], le=bounds.SIZE_RANGE[1], allow_inf_nan=False)
+    size: Annotated[float, Field(ge=bounds.SIZE_RANGE[0], le=bounds.SIZE_RANGE[1], allow_inf_nan=False)] = 1.0
     after: tuple[PieceId, ...] = ()
     machine: MachineName | None = None
-    agent: AgentName | None = None
+    # None: the settings' agent, filled in when the plan is stored.
+    agent: AgentName | None = None  # type: ignore[assignment]
     model: Text | None = None
     run: Text | None = None
-    paths: tuple[str, ...] = ()
-    plan_first: bool = False  # a Claude Code worker starts in plan mode and shows its lead a plan first
     # This piece's share of the plan's budget in USD: filled by with_shares, never read from the file.
-    budget: float | None = Field(default=None, ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)
+    budget_usd: Annotated[float | None, Field(ge=0, le=bounds.BUDGET_MOST, allow_inf_nan=False)] = None
 
     @model_validator(mode="after")
     def _shell_runs(self) -> Piece:
@@ -135,6 +138,18 @@ class _Reader:
         self.problem(_line(node, key), f"{where}, `{key}`: {said}, but it must be {rule}.",
                      f"set `{key}` to {rule}")
         return None
+
+    def option(self, node: CommentedMap, key: str, where: str) -> Any:
+        """A piece's option read by its type in `PieceOptions` (true or false, or text); None when it is wrong."""
+        kind = _OPTION_TYPES[key]
+        if kind == "bool":
+            if isinstance(node[key], bool):
+                return node[key]
+            self.problem(_line(node, key), f"{where}, `{key}`: it is true or false.", f"set `{key}: true` in {where}")
+            return None
+        if kind == "str | None":
+            return self.text(node, key, where)
+        raise AssertionError(f"PieceOptions.{key} is a {kind}: give it a reader in plans/planfile.py")
 
     def named(self, kind: type[PieceId] | type[MachineName], value: Any, line: int, where: str) -> Any:
         try:  # `id: 7` reads as a number; the id is still "7"
@@ -227,16 +242,27 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
                        f"{bounds.PATHS_MOST:,}.", "write fewer, wider globs such as `src/**`")
         listed = []
     piece["paths"] = [path for line, path in listed if _good_path(reader, path, line, where)]
-    if node.get("plan_first") is not None:
-        if not isinstance(node["plan_first"], bool):
-            reader.problem(_line(node, "plan_first"), f"{where}, `plan_first`: it is true or false.",
-                           f"set `plan_first: true` in {where}")
-        elif node["plan_first"] and piece.get("agent") not in (None, "claude"):
-            reader.problem(_line(node, "plan_first"), f"{where}, `plan_first`: only a Claude Code worker shows a "
-                           "plan before it starts.", f"set `agent: claude` in {where}, or remove `plan_first`")
-        else:
-            piece["plan_first"] = node["plan_first"]
+    for name in FILE_OPTIONS:
+        if name not in _READ_APART and node.get(name) is not None:
+            value = reader.option(node, name, where)
+            wrong = _RULES[name](piece, value) if name in _RULES and value is not None else None
+            if wrong:
+                reader.problem(_line(node, name), f"{where}, `{name}`: {wrong[0]}", f"{wrong[1]} in {where}, or "
+                               f"remove `{name}`")
+            elif value is not None:
+                piece[name] = value
     return piece, lines
+
+
+def _only_claude(piece: dict[str, Any], value: Any) -> tuple[str, str] | None:
+    if value and piece.get("agent") not in (None, "claude"):
+        return "only a Claude Code worker shows a plan before it starts.", "set `agent: claude`"
+    return None
+
+
+# An option's own rule beyond its type: (what is wrong, what to do) for the piece read so far and its value.
+_RULES = {"plan_first": _only_claude}
+_OPTION_TYPES = {f.name: str(f.type) for f in fields(PieceOptions)}
 
 
 def _check_choices(reader: _Reader, node: CommentedMap, piece: dict[str, Any], where: str) -> None:
@@ -368,9 +394,9 @@ def budget_shares(plan: Plan, budget: float | None = None) -> dict[str, float | 
 
 
 def with_shares(plan: Plan, budget: float | None = None) -> Plan:
-    """The plan with each piece's `budget` filled by budget_shares (and the plan's budget the one used)."""
+    """The plan with each piece's `budget_usd` filled by budget_shares (and the plan's budget the one used)."""
     shares = budget_shares(plan, budget)
-    pieces = tuple(p.model_copy(update={"budget": shares[p.id]}) for p in plan.pieces)
+    pieces = tuple(replace(p, budget_usd=shares[p.id]) for p in plan.pieces)
     used = plan.budget if budget is None else float(budget)
     return plan.model_copy(update={"pieces": pieces, "budget": used})
 

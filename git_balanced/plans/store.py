@@ -61,11 +61,10 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     for p in plan.pieces:
         where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
                                 reserve=settings.balanced.reserve, explicit=p.machine, cap=settings.balanced.cap)
-        pieces.append({
+        pieces.append({  # every option as the plan file gave it (PieceOptions), the agent the one it runs with
             "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
-            "agent": p.agent or settings.balanced.agent, "model": p.model, "run": p.run, "paths": list(p.paths),
-            **({"plan_first": True} if p.plan_first else {}),
-            "budget_usd": p.budget, "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
+            **p.options(), "agent": p.agent or settings.balanced.agent,
+            "branch": _branch_for(p.id, plan_id, taken), "placed": where.machine,
             "why": where.why, "after_words": describe_after(p)})
         note = _left_behind(lead, p.id, str(pieces[-1]["branch"]))
         if note:

@@ -33,7 +33,7 @@ _DIRS: dict[str, str] = {}
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
-FORMAT = "2"
+FORMAT = "3"  # 3: every field of a job and a plan checked (state/shapes.py), not only the board's
 
 
 def _path(repo: Repo, kind: str) -> str:

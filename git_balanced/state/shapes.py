@@ -5,9 +5,10 @@ set aside, rather than a crash of the board or of every engine pass."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from typing import Any
 
-from git_balanced.state.views import JobView
+from git_balanced.state.views import PIECE_NEEDS, Job, StoredPiece, StoredPlan
 
 Check = Callable[[Any], bool]
 
@@ -26,7 +27,9 @@ def _strs(v: Any) -> bool:
 
 _SIMPLE: dict[str, Check] = {
     "str": _is_str, "int": lambda v: type(v) is int, "float": _is_number, "bool": lambda v: type(v) is bool,
-    "None": lambda v: v is None, "tuple[str, ...]": _strs,
+    "None": lambda v: v is None, "tuple[str, ...]": _strs, "dict[str, Any]": lambda v: isinstance(v, dict),
+    "dict[str, str]": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "tuple[dict[str, Any], ...]": lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
 }
 
 
@@ -36,18 +39,25 @@ def _of(annotation: str) -> Check:
     return lambda v: any(c(v) for c in checks)
 
 
+def _fields_of(kind: type, *skip: str) -> dict[str, Check]:
+    """The check of each field of a dataclass the events set (not the fold's own), from its annotation."""
+    return {f.name: _of(str(f.type)) for f in fields(kind)
+            if f.name not in ("id", "state", "created", "updated", "extra", "set_", *skip)}
+
+
+_PIECE = _fields_of(StoredPiece)
+
+
 def _pieces(v: Any) -> bool:
     return isinstance(v, list) and all(
-        isinstance(p, dict) and _is_str(p.get("id")) and _is_str(p.get("placed"))
-        and _strs(p.get("after", [])) and _is_str(p.get("after_words", "")) for p in v)
+        isinstance(p, dict) and all(k in p for k in PIECE_NEEDS) and _is_str(p["id"])
+        and all(_PIECE[k](p[k]) for k in p.keys() & _PIECE.keys()) for p in v)
 
 
-# The board's fields come from JobView itself, so a field it starts reading is checked from then on.
-_JOB: dict[str, Check] = {name: _of(str(ann)) for name, ann in JobView.__annotations__.items()
-                          if name not in ("id", "state", "created", "updated")}
-_JOB.update(node=_is_str, taken_from=_is_str)  # the fold reads these to settle who owns a job
-_PLAN: dict[str, Check] = {"task": _is_str, "lead": _is_str, "budget_usd": _of("float | None"), "pieces": _pieces,
-                           "node": _is_str}
+# Every field of a job and a plan, from the types themselves: a field added there is checked from then on, and
+# `Job.of` need not check one (the board types every job).
+_JOB: dict[str, Check] = _fields_of(Job)
+_PLAN: dict[str, Check] = {**_fields_of(StoredPlan, "pieces"), "pieces": _pieces}
 _TIME = _of("float | None")
 # Schedules: what every reader of one parses (its `when`) or compares (times, counts) without asking first.
 _SCHEDULE: dict[str, Check] = {"when": _is_str, "text": _is_str, "lead": _is_str, "name": _is_str,

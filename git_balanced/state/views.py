@@ -1,77 +1,313 @@
-"""Light views of folded jobs and plans, for readers of thousands at once (the board).
+"""The typed reads of folded jobs and plans: `Job`, `StoredPlan` and the one piece type, `PieceOptions`.
 
-`jobs.Job` and `jobs.StoredPlan` are the typed API; they validate every field, which for 10,000 jobs
-costs more than the whole board should, and importing pydantic alone costs more than starting Python.
-These views read only the fields the board shows, with the same defaults (tests hold them to `Job`'s),
-and without validation.
+A job is read by the thousand (the board, every engine pass), so `Job` is a frozen dataclass made without
+validation and without its `__init__`: the fields its events set go in its instance's dict, and the rest read
+the class's defaults (a slotted dataclass must set all 80 of its fields, which costs the board four times as
+much: bench/typed_jobs.py). The types of its fields are checked once per event, as its chain is folded
+(`state/shapes.py` takes them from these annotations), and a chain with a field of another type is set aside
+there. Nothing here imports pydantic, whose import alone costs more than starting Python.
+
+A piece's options (`PieceOptions`) are written once: the plan file reads them by their fields, the stored
+plan's pieces and the jobs of a piece have them as fields (they inherit them), and each new attempt carries
+them (`CARRIED`). Adding one is a field here, its rule and words in the plan file, and its use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 
-class JobView:
-    """One job's fields as the board reads them, from its folded state (`state/fold.py`): what the job's events
-    set, over these defaults (those of `Job`)."""
+@dataclass(frozen=True, kw_only=True)
+class PieceOptions:
+    """How a piece's worker runs: read from the plan file, stored with its plan, given to every job of the
+    piece and carried to its next attempts. `doc` says what it does (the lead's plan tool shows it)."""
+
+    agent: str = field(default="shell", metadata={"doc": "claude, codex, pi or shell; default: the settings' agent."})
+    model: str | None = field(default=None, metadata={"doc": "The agent's model; default: the settings' model."})
+    run: str | None = field(default=None, metadata={
+        "doc": "For agent shell only: the command to run in the worktree."})
+    paths: tuple[str, ...] = field(default=(), metadata={
+        "doc": "Globs the worker may write; edits elsewhere are refused."})
+    plan_first: bool = field(default=False, metadata={
+        "doc": "For agent claude only: it starts in plan mode and shows you its plan, as a question, before it "
+               "changes anything."})
+    # The piece's share of its plan's budget in USD: worked out when the plan is stored, never read from a file.
+    budget_usd: float | None = field(default=None, metadata={"from_file": False})
+
+    def options(self) -> dict[str, Any]:
+        """The options as an event stores them (lists for tuples): what placing a job of the piece copies."""
+        return {name: list(v) if isinstance(v := getattr(self, name), tuple) else v for name in OPTIONS}
+
+
+OPTIONS = tuple(f.name for f in fields(PieceOptions))
+# The options a plan file (and the lead's plan tool) sets; plans/planfile.py reads each by its type.
+FILE_OPTIONS = tuple(f.name for f in fields(PieceOptions) if f.metadata.get("from_file", True))
+
+# What a new job of a piece takes from the one before it, when the engine or you try it again, or when it
+# moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
+CARRIED = ("plan", "piece", "task", "title", "plan_task", "machine", "why", "branch", "base", "lead", "after",
+           "attempt", *OPTIONS)
+# Names older versions stored, read as today's.
+RENAMED = {"budget": "budget_usd"}
+
+
+class Unreadable(ValueError):
+    """Fields that do not make a job or a plan of this version (a type the fold does not check, as a piece's)."""
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How the dicts of a dataclass's fields are read: which keys it names, and which of them a JSON number or
+    list must become a float or a tuple (JSON cannot tell them apart)."""
+
+    own: frozenset[str]
+    floats: tuple[str, ...]
+    tuples: tuple[str, ...]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]  # the fields whose default is made afresh
+
+    @classmethod
+    def of(cls, kind: type, skip: frozenset[str]) -> _Reading:
+        named = [f for f in fields(kind) if f.name not in skip]
+        return cls(frozenset(f.name for f in named),
+                   tuple(f.name for f in named if str(f.type).startswith("float")),
+                   tuple(f.name for f in named if str(f.type).startswith("tuple")),
+                   tuple((f.name, f.default_factory) for f in named if f.default_factory is not MISSING))
+
+    def split(self, name: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the fields this version names, the others) of `raw`, named by `name`, each of its field's type; an
+        old name reads as today's. Loops over the few fields that need it, not over the values: the board types
+        every job."""
+        own = self.own
+        values = dict(raw)  # one copy, of the right size
+        extra = {}
+        if not raw.keys() <= own:  # written by another version, or named by an older one
+            extra = {k: values.pop(k) for k in raw.keys() - own}
+            for old in extra.keys() & RENAMED.keys():
+                if RENAMED[old] in own and RENAMED[old] not in values:
+                    values[RENAMED[old]] = extra.pop(old)
+            if extra.get("id") == name:
+                del extra["id"]
+        get = values.get
+        for k in self.tuples:
+            v = get(k)
+            if v is not None:
+                values[k] = tuple(v)
+        for k in self.floats:
+            if type(get(k)) is int:
+                values[k] = float(values[k])
+        return values, extra
+
+
+class _Folded:
+    """A chain of events folded (`state/fold.py`), with named fields. What this version does not know by name
+    (written by another version, shared through `sync`) stays in `extra`, so it is never lost on the way out.
+    Mixed into each dataclass below, which declares `id`, `state`, `created`, `updated`, `extra`, `set_`."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = "thing"
+    first_state: ClassVar[str] = ""
+    _reading: ClassVar[_Reading]  # set once the dataclass is made, below
+
+    @classmethod
+    def _learn(cls) -> None:
+        cls._reading = _Reading.of(cls, _FOLD_KEYS)
+
+    @classmethod
+    def of(cls, name: str, folded: Mapping[str, Any]) -> Self:
+        """The typed view of one folded state; an `id` in the events is the ref's name. Made without `__init__`:
+        what the events did not set reads the class's defaults, so a job costs what its set fields cost."""
+        reading = cls._reading
+        own, extra = reading.split(name, folded["fields"])
+        own["set_"] = tuple(own)
+        for key, factory in reading.factories:
+            if key not in own:
+                own[key] = factory()
+        own["extra"] = extra
+        own["id"] = name
+        own["state"] = folded["state"] or cls.first_state
+        own["created"] = float(folded["created"] or 0.0)
+        own["updated"] = float(folded["updated"] or 0.0)
+        made = object.__new__(cls)
+        object.__setattr__(made, "__dict__", own)
+        return made
+
+    def as_fields(self) -> dict[str, Any]:
+        """The fields as its events wrote them: the ones they set, and the ones this version does not know."""
+        return {**{k: getattr(self, k) for k in self.set_}, **self.extra}  # type: ignore[attr-defined]
+
+
+_FOLD_KEYS = frozenset(("id", "state", "created", "updated", "extra", "set_"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job(PieceOptions, _Folded):
+    """One attempt at one piece, as its events (`refs/balanced/jobs/<id>`) left it. `state` is a str; `set_`
+    names the fields its events set."""
+
+    kind: ClassVar[str] = "job"
+    first_state: ClassVar[str] = "queued"
 
     id: str = ""
     state: str = "queued"
     created: float = 0.0
     updated: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    set_: tuple[str, ...] = field(default=(), repr=False, compare=False)  # what the events set
+    # placed: the piece (its options are PieceOptions'), where it runs, and from what
+    job: str = ""
     plan: str = ""
+    plan_task: str = ""
     piece: str = ""
     task: str = ""
     title: str = ""
-    agent: str = "shell"
-    model: str | None = None
     machine: str = "local"
+    why: str = ""
     branch: str = ""
     base: str | None = None
     attempt: int = 1
     lead: str = ""
+    after: tuple[str, ...] = ()
+    placed_at: float | None = None
+    run_no: int = 1
+    previous: str | None = None
+    retry_reason: str = ""
+    not_before: float = 0.0
+    moved_from: str | None = None
+    # claimed and started: the node (clone) whose engine owns it, and the nodes whose claim came second
+    node: str = ""
+    claimed_at: float | None = None
+    lost_claims: tuple[str, ...] = ()
+    taken_from: str = ""
+    pid: int | None = None
+    worktree: str = ""
+    started_at: float | None = None
+    # finished, or how it failed
+    exit_code: int | None = None
+    head: str | None = None
+    commits: int = 0
     cost_usd: float | None = None
-    budget_usd: float | None = None
-    spent_before: float = 0.0
+    outcome: str = ""
+    summary: str = ""
+    seconds: float | None = None
+    dirty: bool = False
+    tokens: dict[str, Any] = field(default_factory=dict)
+    windows: tuple[dict[str, Any], ...] = ()
+    failure: str = ""
+    reason: str = ""
     budget_stopped: bool = False
-    landed: str | None = None
-    landed_in: str = ""
+    host_fetch: bool = False
+    fetched_ref: str | None = None
+    tail: str = ""
+    verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
+    in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there
+    in_the_way_why: str = ""
+    # paused for a plan's usage limit, moved, carried on
     reset_at: float | None = None
     resume_at: float | None = None
+    reset_known: bool = False
+    resume_note: str = ""
+    spent_before: float = 0.0
     moved_to: str | None = None
-    reason: str = ""
-    failure: str = ""
+    # decided: tried again, given up, landed
+    decided: bool = False
+    next: str | None = None
     final: str = ""
-    asked: str | None = None
-    answered_by: str | None = None
-    started_at: float | None = None
-    in_the_way: tuple[str, ...] = ()
-    in_the_way_why: str = ""
+    landed: str | None = None
+    landed_in: str = ""
+    # what the lead was told once, and questions
+    told_no_check: bool = False
+    told_dirty: bool = False
+    told_waiting: bool = False
+    told_reserve: str | None = None
     waits_for: str = ""
-    retry_reason: str = ""
+    asked: str | None = None
+    asked_text: str = ""
+    answered: str | None = None
+    answered_by: str | None = None
     dismissed: bool = False
-    node: str = ""  # the clone whose engine claimed the job
 
-    def __init__(self, name: str, folded: Mapping[str, Any]) -> None:
-        fields = folded["fields"]
-        own = vars(self)
-        keys = fields.keys() & _READ
-        own.update(zip(keys, map(fields.__getitem__, keys), strict=True))
-        for k in _FLOATS & own.keys():
-            if type(own[k]) is int:  # as pydantic reads a `float` field: an int from JSON becomes a float
-                own[k] = float(own[k])
-        if "in_the_way" in own:
-            own["in_the_way"] = tuple(own["in_the_way"])
-        self.id = name
-        self.state = folded["state"] or "queued"
-        self.created = float(folded["created"] or 0.0)
-        self.updated = float(folded["updated"] or 0.0)
+    @property
+    def runner_key(self) -> str:
+        return self.id if self.run_no == 1 else f"{self.id}-r{self.run_no}"
+
+    @property
+    def ever_asked(self) -> bool:
+        """Whether its worker asked its lead anything: `asked` is cleared once a question is answered, but set."""
+        return "asked" in self.set_
+
+    def carried(self) -> dict[str, Any]:
+        """The fields a new job of the same piece starts from (CARRIED), as this job has them."""
+        return {k: v for k, v in self.as_fields().items() if k in CARRIED}
 
 
-FIELDS = tuple(JobView.__annotations__)
-_READ = frozenset(FIELDS) - {"id", "state", "created", "updated"}  # those four are the fold's, not the events'
-_FLOATS = frozenset(("cost_usd", "budget_usd", "spent_before", "reset_at", "resume_at", "started_at"))
+@dataclass(frozen=True, kw_only=True)
+class StoredPiece(PieceOptions):
+    """A piece as its plan was stored: the plan file's piece, with its branch and where it was placed."""
+
+    id: str
+    task: str
+    size: float = 1.0
+    after: tuple[str, ...] = ()
+    machine: str | None = None  # the machine the plan names, if it names one
+    branch: str
+    placed: str  # where placement put it when the plan was stored
+    why: str = ""
+    after_words: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # what this version does not know (a branch's note...)
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> StoredPiece:
+        """A stored piece from its dict in the plan's events."""
+        values, extra = _PIECE.split("", raw)
+        try:
+            return cls(extra=extra, **values)
+        except TypeError as exc:  # a piece without `id`, `task`, `branch` or `placed`
+            raise Unreadable(f"pieces: {exc}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredPlan(_Folded):
+    """A plan, as its events (`refs/balanced/plans/<id>`) left it."""
+
+    kind: ClassVar[str] = "plan"
+    first_state: ClassVar[str] = "created"
+
+    id: str = ""
+    state: str = "created"
+    created: float = 0.0
+    updated: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    set_: tuple[str, ...] = field(default=(), repr=False, compare=False)  # what the events set
+    task: str = ""
+    budget_usd: float | None = None
+    lead: str = ""
+    pieces: tuple[StoredPiece, ...] = ()
+    source: str = ""
+    started_by: str | None = None
+    node: str = ""  # the clone whose engine places its pieces
+    moves: dict[str, str] = field(default_factory=dict)  # piece -> why it moved to another agent
+    summary: str = ""
+
+    @classmethod
+    def of(cls, name: str, folded: Mapping[str, Any]) -> Self:
+        """The typed view of one folded plan, its pieces typed too."""
+        values, extra = cls._reading.split(name, folded["fields"])
+        set_ = tuple(values)
+        values["pieces"] = tuple(StoredPiece.of(p) for p in values.get("pieces", ()))
+        return cls(id=name, state=folded["state"] or cls.first_state, created=float(folded["created"] or 0.0),
+                   updated=float(folded["updated"] or 0.0), extra=extra, set_=set_, **values)
+
+    def piece(self, piece_id: str) -> StoredPiece | None:
+        return next((p for p in self.pieces if p.id == piece_id), None)
+
+
+Job._learn()
+StoredPlan._learn()
+_PIECE = _Reading.of(StoredPiece, frozenset(("extra",)))
+# What a stored piece cannot be without (state/shapes.py checks them as a plan's chain folds).
+PIECE_NEEDS = tuple(f.name for f in fields(StoredPiece) if f.default is MISSING and f.default_factory is MISSING)
 
 
 class PieceView:
@@ -107,7 +343,7 @@ class PlanView:
 
 
 class Attempt(Protocol):
-    """What `latest_by_piece` reads of a job: `Job` and `JobView` both have it."""
+    """What `latest_by_piece` reads of a job."""
 
     @property
     def id(self) -> str: ...
