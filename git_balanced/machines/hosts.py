@@ -72,7 +72,7 @@ class LocalHost:
             return ask(_local_pool(self.repo))
         except sessions.SessionTimeout:
             raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
-                                hint="`git balanced jobs` shows the job; the engine tries again.") from None
+                                hint="`git balanced board` shows the job; the engine tries again.") from None
 
     def _call_raw(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         if action in ("status", "log", "cleanup"):  # none of these forks: no process needed

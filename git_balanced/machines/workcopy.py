@@ -218,5 +218,5 @@ def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str
         if res.code != 0:
             which = have[0] if len(have) == 1 else f"{len(have)} branches"
             raise BalancedError(f"Could not fetch {which} back from the worker copy {copy}: {res.err.strip()[-500:]}",
-                                hint="`git balanced jobs` shows the job; the engine tries again on its next pass.")
+                                hint="`git balanced board` shows the job; the engine tries again on its next pass.")
     return {b: (f"refs/heads/{b}" if b in have else None) for b in branches}
