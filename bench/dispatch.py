@@ -43,8 +43,8 @@ from git_balanced.engine.loop import Engine  # noqa: E402
 from git_balanced.git import Repo  # noqa: E402
 from git_balanced.jobs import all_jobs  # noqa: E402
 from git_balanced.lead import Lead  # noqa: E402
-from git_balanced.machines import remote, sessions  # noqa: E402
-from git_balanced.machines.transport import Transport  # noqa: E402
+from git_balanced.machines.reach import remote, sessions  # noqa: E402
+from git_balanced.machines.reach.transport import Transport  # noqa: E402
 from tests.support.sshd import Machines, sshd_machines  # noqa: E402
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'

@@ -8,9 +8,12 @@ from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
-from git_balanced.machines import agents_probe, copies, inventory, seats, sshconfig, workcopy
-from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.table import _repo, rows
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.records import LOCAL
+from git_balanced.machines.placing import seats
+from git_balanced.machines.placing.table import _repo, rows
+from git_balanced.machines.prepare import agents_probe
+from git_balanced.machines.reach import copies, sshconfig, workcopy
 
 
 def list_command(*, as_json: bool) -> int:

@@ -18,8 +18,9 @@ from git_balanced.engine.budget import spent
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
-from git_balanced.machines import accounts, agents_probe
-from git_balanced.machines.accounts import agent_name
+from git_balanced.machines.placing import accounts
+from git_balanced.machines.placing.accounts import agent_name
+from git_balanced.machines.prepare import agents_probe
 from git_balanced.state import refs
 from git_balanced.ui import clock
 
@@ -128,7 +129,7 @@ def _lacks(j: Job) -> str:
         return "no machine could take it when it was placed"
     if j.agent not in agents_probe.AGENTS:
         return ""
-    from git_balanced.machines.remote import host_alias
+    from git_balanced.machines.reach.remote import host_alias
 
     try:
         host = None if j.machine == "local" else host_alias(j.machine)
@@ -139,8 +140,8 @@ def _lacks(j: Job) -> str:
 
 
 def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
-    from git_balanced.machines.inventory import added, local_preference, ticked
-    from git_balanced.machines.seats import running_counts, seats
+    from git_balanced.machines.inventory.records import added, local_preference, ticked
+    from git_balanced.machines.placing.seats import running_counts, seats
 
     why = _lacks(j)
     if named:

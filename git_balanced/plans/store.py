@@ -9,7 +9,7 @@ from git_balanced.channel.inbox import post
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import StoredPlan, all_plans, unused_branch, used_branches
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines.accounts import place_with_room
+from git_balanced.machines.placing.accounts import place_with_room
 from git_balanced.state import refs
 from git_balanced.state.events import new_id, node_id
 
@@ -45,7 +45,7 @@ def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
 
 def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
     """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
-    from git_balanced.machines.seats import seats, with_agents
+    from git_balanced.machines.placing.seats import seats, with_agents
     from git_balanced.plans.planfile import describe_after, load_plan, with_shares
 
     if lead.repo.rev_parse(lead.ref) is None:

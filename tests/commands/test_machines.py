@@ -14,9 +14,10 @@ from pytest_mock import MockerFixture
 
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines import inventory, remote
-from git_balanced.machines import seats as seats_mod
-from git_balanced.machines.placement import place
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.placement import place
+from git_balanced.machines.placing import seats as seats_mod
+from git_balanced.machines.reach import remote
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines

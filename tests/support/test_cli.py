@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from git_balanced.machines import remote
+from git_balanced.machines.reach import remote
 from git_balanced.state import cache
 from tests.support.builders import make_repo
 from tests.support.cli import balanced, balanced_process

@@ -1,0 +1,67 @@
+"""Seats: the machines a placement may use now, with their load, probed when in doubt."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import replace
+
+from git_balanced.jobs import Job, all_jobs, by_machine
+from git_balanced.lead import Lead
+from git_balanced.machines.inventory.placement import Seat
+from git_balanced.machines.inventory.records import LOCAL, added, ineligible, local_preference, readiness, ticked
+from git_balanced.machines.prepare import agents_probe
+
+
+def seats(lead: Lead, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
+          probe: bool = True, agents: Collection[str] = ()) -> list[Seat]:
+    """Every machine as placement sees it: local always ready, others as `ready` left them.
+
+    With `probe`, each ticked, ready machine is asked (all at once) whether it answers; one that timed out
+    lately is not asked again but skipped until its 30 seconds are over. With `agents`, what each ticked
+    machine that answers has of them (installed, signed in) is known too: kept a few minutes, else asked."""
+    repo = lead.repo
+    ticks = ticked(repo)
+    ready = readiness(repo)
+    if running is None:
+        running = running_counts(all_jobs(repo).values())
+    machines = added()
+    away = {name: "it cannot be reached" for name in unreachable or set()}
+    away |= {name: why for name, why in ineligible(repo).items() if name in machines}
+    if probe:
+        from git_balanced.machines.reach.remote import probe as probe_machines
+
+        ask = [n for n in sorted(machines) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
+        away |= probe_machines(repo, ask)
+    out = [Seat(LOCAL, local_preference(), running.get(LOCAL, 0), ready=True, reachable=True,
+                ticked=LOCAL in ticks, setup_done=bool(ready.get(LOCAL, {}).get("setup_done")))]
+    for name, m in sorted(machines.items()):
+        r = ready.get(name, {})
+        why = away.get(name) or r.get("why", "") or ("" if r.get("ready") else "`git balanced ready` has not run")
+        out.append(Seat(name, m.get("preference", "normal"), running.get(name, 0), ready=bool(r.get("ready")),
+                        reachable=name not in away, ticked=name in ticks,
+                        setup_done=bool(r.get("setup_done")), why_not=why))
+    return with_agents(out, agents)
+
+
+def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
+    """The seats with what each ticked, ready machine that answers lacks of `agents` (kept facts, or asked)."""
+    agents = [a for a in agents if a in agents_probe.AGENTS]
+    if not agents:
+        return out
+    hosts = {name: str(m.get("host") or name) for name, m in added().items()}
+    ask = [s.name for s in out if s.ticked and s.ready and s.reachable]
+    known = agents_probe.refresh(ask, agents, {n: (None if n == LOCAL else hosts.get(n, n)) for n in ask})
+    done = []
+    for s in out:
+        facts = known.get(s.name)
+        if facts is None:
+            done.append(s)
+            continue
+        lacks = {a: agents_probe.missing_words(a, facts.get(a)) for a in agents if a in facts}
+        done.append(replace(s, lacks={a: why for a, why in lacks.items() if why}))
+    return done
+
+
+def running_counts(jobs: Iterable[Job]) -> dict[str, int]:
+    """Queued and running jobs, per machine."""
+    return {m: len(js) for m, js in by_machine(j for j in jobs if j.state in ("queued", "running")).items()}
