@@ -263,15 +263,14 @@ class Engine:
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],
                        everyone: dict[str, Job]) -> tuple[str, str]:
-        from git_balanced.machines.inventory.placement import place
-        from git_balanced.machines.placing.seats import running_counts, seats
+        from git_balanced.machines.placing.seats import running_counts
+        from git_balanced.machines.placing.where import Want, place
 
         named = _named_machine(j, plans)
         if named:  # an explicit machine never falls back: the piece waits for it
             return named, f"{named}: named by the plan, so the piece waits for it"
-        others = [s for s in seats(self.lead, running_counts(everyone.values()), agents=[j.agent])
-                  if s.name != j.machine]
-        p = place(others, cap=ctx.settings.balanced.cap, agent=j.agent)
+        p = place(self.lead, [Want(j.agent, not_on=j.machine)], reserve=ctx.settings.balanced.reserve,
+                  running=running_counts(everyone.values())).one
         return p.machine, p.why
 
     # -- starting ------------------------------------------------------------------------------------------

@@ -355,7 +355,7 @@ def board_text(repo: Path) -> str:
 def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> None:
     from git_balanced.git import Repo
     from git_balanced.machines.inventory import records as inventory
-    from git_balanced.machines.inventory.placement import Seat, place
+    from git_balanced.machines.inventory.placement import Seat, choose
     from tests.support.builders import commit
 
     repo = lead_repo(tmp_path)
@@ -365,5 +365,5 @@ def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> 
     plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
     assert engine(repo, "--until-idle").code == 0
     assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
-    pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
+    pick = choose([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
     assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"

@@ -1,7 +1,9 @@
-"""Placement (DESIGN §7): which machine takes a piece, and why, in words."""
+"""The placement rule (DESIGN §7): which of the seats takes a piece, and why, in words. Pure: the seats are
+read, never changed, and no machine is asked (placing/where.py gathers them and places a plan's pieces)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from git_balanced.errors import BalancedError
@@ -56,20 +58,18 @@ def _key(s: Seat) -> tuple[float, int, int, int, int, str]:
             s.name)
 
 
-def place(seats: list[Seat], *, explicit: str | None = None, total_running: int = 0, cap: int = 10,
-          agent: str | None = None) -> Placement:
+def choose(seats: Sequence[Seat], *, explicit: str | None = None, agent: str | None = None) -> Placement:
     """Pick a machine: minimise (load + 1) / weight among the ticked, reachable, ready ones that have `agent`
-    installed and signed in.
+    installed and signed in. An explicit machine never falls back. When nothing can take the piece, the
+    Placement's machine is "" and its words say why each machine was skipped: the piece waits. `seats` is
+    left as it is; `counted` makes the list the next piece is placed on."""
+    return _choose(list(seats), explicit, agent)
 
-    An explicit machine never falls back. The pick counts as a recent placement in `seats` (the list is
-    updated in place), so placing a plan's pieces one after another spreads them. When nothing can take the
-    piece, the Placement's machine is "" and its words say why each machine was skipped: the piece waits.
-    """
-    p = _choose(seats, explicit, agent)
-    for i, s in enumerate(seats):
-        if s.name == p.machine:
-            seats[i] = replace(s, recent=s.recent + 1)
-    return p
+
+def counted(seats: Sequence[Seat], machine: str) -> list[Seat]:
+    """The seats with a piece just placed on `machine` counted as a recent placement there, so that placing a
+    plan's pieces one after another spreads them (a new list)."""
+    return [replace(s, recent=s.recent + 1) if s.name == machine else s for s in seats]
 
 
 def able(s: Seat, agent: str | None = None) -> bool:

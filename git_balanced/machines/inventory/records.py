@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
@@ -59,6 +60,27 @@ def check_host(host: str) -> MachineName:
     except BalancedError as exc:
         raise BalancedError(f"Refusing the host {host!r}: " + exc.message.split(": ", 1)[-1],
                             hint="give --host a plain SSH host name or alias.") from None
+
+
+def known() -> set[str]:
+    """Every machine's name: `local` and the ones you added."""
+    return {LOCAL, *added()}
+
+
+def host_alias(machine: str) -> MachineName:
+    """The SSH host an added machine is reached as, checked where it is read from the machines file."""
+    entry = added().get(machine)
+    if entry is None:
+        raise BalancedError(f"There is no added machine named {machine!r}.",
+                            hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
+    host = str(entry.get("host") or machine)
+    try:
+        return MachineName.of(host)
+    except BalancedError as exc:
+        raise BalancedError(f"Refusing the host {host!r} of machine {machine} in {_user_file()}: "
+                            + exc.message.split(": ", 1)[-1],
+                            hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host "
+                                 "name or alias.") from None
 
 
 def local_preference() -> str:
@@ -140,7 +162,14 @@ def mark_setup_done(repo: Repo, name: str) -> None:
 
 
 INELIGIBLE_SECONDS = 30.0
-_marking = threading.Lock()
+
+
+class Marking:
+    """This process's lock on the marks of unreachable machines: probes of several machines answer at once,
+    from threads (`process.part(Marking)`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
 
 
 def _unreachable_file(repo: Repo) -> Path:
@@ -150,10 +179,15 @@ def _unreachable_file(repo: Repo) -> Path:
 def mark_unreachable(repo: Repo, name: str, why: str, seconds: float = INELIGIBLE_SECONDS) -> None:
     """Keep a machine out of placement for `seconds` (a probe of it timed out): per machine, per repository."""
     path = _unreachable_file(repo)
-    with _marking:  # probes of several machines answer at once, from threads
+    with process.part(Marking).lock:
         data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
         data[name] = {"why": why, "until": time.time() + seconds}
         _save(path, data)
+
+
+def mark_timed_out(repo: Repo, machine: str, why: str) -> None:
+    """A machine that timed out is ineligible for placement for a while, and the lead hears when it was."""
+    mark_unreachable(repo, machine, f"{why} at {clock(time.time(), seconds=True)}")
 
 
 def ineligible(repo: Repo) -> dict[str, str]:

@@ -16,13 +16,14 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines.inventory.placement import Placement, Seat, able, place
+from git_balanced.machines.inventory.placement import Placement, Seat, able, choose
 from git_balanced.machines.prepare.agents_probe import configured_agents
 from git_balanced.settings import Settings
 from git_balanced.ui import clock
@@ -193,32 +194,29 @@ def _busy(s: Seat) -> tuple[float, int]:
     return ((s.load + 1) / max(s.weight, 1), s.load)
 
 
-def place_with_room(repo: Repo, seats: list[Seat], *, agent: str, reserve: int, explicit: str | None = None,
-                    cap: int = 10) -> Placement:
-    """Placement (DESIGN §7), where among equally busy machines the account with more room wins."""
+def choose_with_room(repo: Repo, seats: Sequence[Seat], *, agent: str, reserve: int,
+                     explicit: str | None = None) -> Placement:
+    """The placement rule (DESIGN §7), where among equally busy machines the account with more room wins.
+    `seats` is left as it is."""
     if explicit or agent == "shell":
-        return place(seats, explicit=explicit, cap=cap, agent=agent)
+        return choose(seats, explicit=explicit, agent=agent)
     fit = [s for s in seats if able(s, agent)]
     if not fit:
-        return place(seats, cap=cap, agent=agent)
+        return choose(seats, agent=agent)
     least = min(_busy(s) for s in fit)
     tied = [s for s in fit if _busy(s) == least]
     rooms = {s.name: room(repo, agent, s.name, reserve) for s in tied}
     if len({(r.used, r.open) for r in rooms.values()}) < 2:
-        return place(seats, cap=cap, agent=agent)
+        return choose(seats, agent=agent)
     best = min(tied, key=lambda s: (not rooms[s.name].open, rooms[s.name].used))
     others = [s for s in tied if s.name != best.name]
-    # Placement picks among the rest with the others left out, and the pick counts in the full list.
-    p = place([s for s in seats if s.name not in {o.name for o in others}], cap=cap, agent=agent)
-    for i, s in enumerate(seats):
-        if s.name == p.machine:
-            seats[i] = replace(s, recent=s.recent + 1)
+    # Placement picks among the rest with the others left out.
+    p = choose([s for s in seats if s.name not in {o.name for o in others}], agent=agent)
     r = rooms[best.name]
     theirs = ", ".join(f"{o.name} {rooms[o.name].used:.0f}%" for o in others)
     mine = f"{r.used:.0f}% of its plan's {window_words(r.fullest)} window used" if r.fullest else "no window used"
     return Placement(p.machine, f"{p.machine}: as busy as the others, and {agent_name(agent)} has more room "
                                 f"there ({mine}; {theirs})")
-
 
 
 def installed(repo: Repo, agent: str, machine: str) -> bool:
@@ -240,12 +238,13 @@ def other_agent(lead: Lead, settings: Settings, current: str, machine: str) -> t
     """Another agent with room on a ticked machine, for a piece whose agent must wait long: (agent, machine).
 
     The machine that ran the piece comes first: its branch and what the first agent did are there."""
-    from git_balanced.machines.placing.seats import seats
+    from git_balanced.machines.placing.seats import probed, seats
 
     names = [a for a in configured_agents(settings) if a != current]
     if not names:
         return None
-    machines = [machine] + [s.name for s in sorted(seats(lead), key=_busy) if able(s) and s.name != machine]
+    seen = probed(lead.repo, seats(lead))
+    machines = [machine] + [s.name for s in sorted(seen, key=_busy) if able(s) and s.name != machine]
     for m in machines:
         for a in names:
             if installed(lead.repo, a, m) and refusal(lead.repo, a, m, settings.balanced.reserve) is None:

@@ -1,37 +1,31 @@
-"""Seats: the machines a placement may use now, with their load, probed when in doubt."""
+"""Seats: the machines as placement sees them, with their load. `seats` reads what is recorded; `probed` and
+`with_agents` ask the machines over SSH, and say so by their names."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import replace
 
+from git_balanced.git import Repo
 from git_balanced.jobs import Job, all_jobs, by_machine
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory.placement import Seat
 from git_balanced.machines.inventory.records import LOCAL, added, ineligible, local_preference, readiness, ticked
 from git_balanced.machines.prepare import agents_probe
+from git_balanced.machines.reach import probe
+from git_balanced.machines.reach.routes import Reach
 
 
-def seats(lead: Lead, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
-          probe: bool = True, agents: Collection[str] = ()) -> list[Seat]:
-    """Every machine as placement sees it: local always ready, others as `ready` left them.
-
-    With `probe`, each ticked, ready machine is asked (all at once) whether it answers; one that timed out
-    lately is not asked again but skipped until its 30 seconds are over. With `agents`, what each ticked
-    machine that answers has of them (installed, signed in) is known too: kept a few minutes, else asked."""
+def seats(lead: Lead, running: dict[str, int] | None = None) -> list[Seat]:
+    """Every machine as placement sees it from what is recorded, no machine asked: local always ready, others as
+    `ready` left them; one that timed out lately is skipped until its 30 seconds are over."""
     repo = lead.repo
     ticks = ticked(repo)
     ready = readiness(repo)
     if running is None:
         running = running_counts(all_jobs(repo).values())
     machines = added()
-    away = {name: "it cannot be reached" for name in unreachable or set()}
-    away |= {name: why for name, why in ineligible(repo).items() if name in machines}
-    if probe:
-        from git_balanced.machines.reach.remote import probe as probe_machines
-
-        ask = [n for n in sorted(machines) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
-        away |= probe_machines(repo, ask)
+    away = {name: why for name, why in ineligible(repo).items() if name in machines}
     out = [Seat(LOCAL, local_preference(), running.get(LOCAL, 0), ready=True, reachable=True,
                 ticked=LOCAL in ticks, setup_done=bool(ready.get(LOCAL, {}).get("setup_done")))]
     for name, m in sorted(machines.items()):
@@ -40,11 +34,21 @@ def seats(lead: Lead, running: dict[str, int] | None = None, unreachable: set[st
         out.append(Seat(name, m.get("preference", "normal"), running.get(name, 0), ready=bool(r.get("ready")),
                         reachable=name not in away, ticked=name in ticks,
                         setup_done=bool(r.get("setup_done")), why_not=why))
-    return with_agents(out, agents)
+    return out
+
+
+def probed(repo: Repo, seen: Iterable[Seat], reach: Reach | None = None) -> list[Seat]:
+    """The seats after asking each ticked, ready SSH machine among them whether it answers now (all at once,
+    over SSH): one that does not is unreachable, with why. A new list."""
+    seen = list(seen)
+    ask = [s.name for s in seen if s.name != LOCAL and s.ticked and s.ready and s.reachable]
+    away = probe.unanswering(repo, ask, reach)
+    return [replace(s, reachable=False, why_not=away[s.name]) if s.name in away else s for s in seen]
 
 
 def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
-    """The seats with what each ticked, ready machine that answers lacks of `agents` (kept facts, or asked)."""
+    """The seats with what each ticked, ready machine that answers lacks of `agents`: facts kept a few minutes,
+    else asked of the machine over SSH. A new list."""
     agents = [a for a in agents if a in agents_probe.AGENTS]
     if not agents:
         return out

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import proc
+from git_balanced import proc, process
 from git_balanced.files import write_json
 
 if TYPE_CHECKING:
@@ -228,7 +228,12 @@ def missing_words(agent: str, facts: dict[str, Any] | None) -> str:
 
 # -- kept per machine, for every repository of this user ---------------------------------------------------
 
-_saving = threading.Lock()
+class Saving:
+    """This process's lock on the agents file: probes of several machines keep their facts from threads
+    (`process.part(Saving)`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
 
 
 def _file() -> Path:
@@ -249,7 +254,7 @@ def kept() -> dict[str, dict[str, Any]]:
 
 def keep(machine: str, facts: dict[str, Any]) -> None:
     """Remember a machine's facts (merged per agent: a probe of one agent keeps what is known of the others)."""
-    with _saving:
+    with process.part(Saving).lock:
         data = kept()
         old = data.get(machine) or {}
         agents = {**(old.get("agents") or {}), **{a: {**f, "at": facts.get("at", time.time())}
@@ -260,7 +265,7 @@ def keep(machine: str, facts: dict[str, Any]) -> None:
 
 def forget(machine: str, agent: str | None = None) -> None:
     """Drop what is known of an agent on a machine (of all of them without `agent`): asked again next time."""
-    with _saving:
+    with process.part(Saving).lock:
         data = kept()
         if machine not in data:
             return
@@ -273,12 +278,6 @@ def forget(machine: str, agent: str | None = None) -> None:
 
 def _fresh(facts: dict[str, Any] | None, now: float) -> bool:
     return bool(facts) and now - float((facts or {}).get("at") or 0) < FRESH_SECONDS
-
-
-def facts_of(machine: str, agent: str, *, max_age: float = FRESH_SECONDS) -> dict[str, Any] | None:
-    """The kept facts of one agent on one machine, when younger than `max_age` seconds."""
-    f = (kept().get(machine, {}).get("agents") or {}).get(agent)
-    return f if f and time.time() - float(f.get("at") or 0) < max_age else None
 
 
 def ask(machine: str, transport: Transport | None, agents: Sequence[str] = AGENTS, *,

@@ -23,11 +23,11 @@ from git_balanced.jobs import all_jobs, all_plans
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.inventory import pins
 from git_balanced.machines.inventory import records as inventory
-from git_balanced.machines.inventory.records import LOCAL
+from git_balanced.machines.inventory.records import LOCAL, host_alias
 from git_balanced.machines.prepare import agents_probe, install, left_there, leftovers, signin
 from git_balanced.machines.reach import copies
 from git_balanced.machines.reach.copies import copy_path
-from git_balanced.machines.reach.remote import GIT_TIMEOUT, host_alias, transport_for
+from git_balanced.machines.reach.remote import GIT_TIMEOUT, transport_for
 from git_balanced.machines.reach.transport import MachineUnreachable, Transport
 from git_balanced.untrusted import machine_program
 

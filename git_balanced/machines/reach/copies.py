@@ -16,14 +16,12 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 
 OWNER_REF = "refs/balanced/repository"
 ID_FILE = "id"
-
-_known: dict[str, Identity] = {}
-
 
 @dataclass(frozen=True)
 class Identity:
@@ -42,10 +40,18 @@ class Identity:
         return f"git balanced copy of repository {self.id}\n"
 
 
+class Known:
+    """The identities this process has read, by repository (`process.part(Known)`): read or made once."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, Identity] = {}
+
+
 def identity(repo: Repo, rev: str = "HEAD") -> Identity:
     """This repository's identity: read from `.git/balanced/id`, made once (from the roots of `rev`)."""
     here = str(repo.common_dir.resolve())
-    got = _known.get(here)
+    known = process.part(Known).ids
+    got = known.get(here)
     if got is not None:
         return got
     path = repo.state_dir / ID_FILE
@@ -66,7 +72,7 @@ def identity(repo: Repo, rev: str = "HEAD") -> Identity:
         if kept is not None:
             _write(path, fresh, replace=True)
         got = Identity(fresh["id"], fresh["root"])
-    _known[here] = got
+    known[here] = got
     return got
 
 

@@ -1,4 +1,4 @@
-"""Where workers run: this machine, or (machines/remote.py) a ticked SSH machine. Both speak to the runner."""
+"""Where workers run: this machine, or (remote.py) a ticked SSH machine. Both speak to the runner."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import json
 import sys
 from typing import Any, Protocol
 
-from git_balanced import fence, proc
+from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.machines.reach import sessions, workcopy
+from git_balanced.machines.reach.routes import Reach
 from git_balanced.shipped import runner
 
 LOCAL_TIMEOUT = 120.0  # seconds for a runner action here (the longest, a stop, waits 5)
@@ -20,11 +21,6 @@ def _runner_argv(repo: Repo, action: str) -> list[str]:
     this machine allows it (fence.py): a worker works in its copy, and has no business writing the lead's."""
     return fence.lead_readonly(repo.common_dir, repo.root, [sys.executable, runner.__file__, action],
                                writable=[repo.worktrees_home(), workcopy.path(repo)])
-
-
-def _local_pool(repo: Repo) -> sessions.Pool:
-    """The runner sessions of this machine for this repository (each fenced around its own lead)."""
-    return sessions.pool(("local", repo.identity), lambda: (proc.open_pipes(_runner_argv(repo, "serve")), None))
 
 
 class Host(Protocol):
@@ -55,8 +51,15 @@ class LocalHost:
 
     name = "local"
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, reach: Reach | None = None) -> None:
         self.repo = repo
+        self.reach = reach or process.part(Reach)
+
+    def pool(self) -> sessions.Pool:
+        """The runner sessions of this machine for this repository (each fenced around its own lead)."""
+        repo = self.repo
+        return self.reach.pool(("local", repo.identity),
+                               lambda: (proc.open_pipes(_runner_argv(repo, "serve")), None))
 
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         return self.answered(action, self._call_raw(action, request))
@@ -69,7 +72,7 @@ class LocalHost:
 
     def _through_session(self, ask: Any, action: str) -> Any:
         try:
-            return ask(_local_pool(self.repo))
+            return ask(self.pool())
         except sessions.SessionTimeout:
             raise BalancedError(f"The runner on this machine did not answer {action} within {LOCAL_TIMEOUT:.0f} s.",
                                 hint="`git balanced board` shows the job; the engine tries again.") from None
@@ -104,7 +107,7 @@ class LocalHost:
 
     def warm(self) -> None:
         """Open a runner session ahead of the starts it will serve."""
-        _local_pool(self.repo).warm(LOCAL_TIMEOUT)
+        self.pool().warm(LOCAL_TIMEOUT)
 
     def repo_path(self) -> str:
         """The folder of this repository's worker copies (workcopy.py): never the lead's own repository. A

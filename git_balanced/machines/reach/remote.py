@@ -4,124 +4,54 @@ Every command goes through transport.py: the runner's source and its request tra
 base into the machine's copy of this repository (copies.py: `~/<repository>`, or `~/<repository>-<short id>`
 when that one is another repository's) and fetches a finished branch back into
 `refs/remotes/<machine>/balanced/*` from the copy of that branch's own the runner made there
-(shipped/branchcopy.py), where its worker worked. Transports are kept per process, so a long-running engine pays for one
-SSH connection per machine. `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark
-measures against it). Through a session, what the engine asks per piece goes together (batched.py): the
-logs of the workers a status answer says finished are read ahead in one message, and cleanups go in the
-background, together.
+(shipped/branchcopy.py), where its worker worked. The transports, sessions and batches are this process's
+Reach (routes.py), so a long-running engine pays for one SSH connection per machine.
+`GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark measures against it). Through a
+session, what the engine asks per piece goes together (batched.py): the logs of the workers a status answer
+says finished are read ahead in one message, and cleanups go in the background, together. Which of these
+routes a request takes is one choice, `RemoteHost.route`.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
-import os
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
+from enum import StrEnum
 from typing import Any
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines.inventory import records as inventory
-from git_balanced.machines.reach import batched, copies, sessions
+from git_balanced.machines.inventory import records
+from git_balanced.machines.reach import copies, sessions
 from git_balanced.machines.reach.copies import copy_path, worktrees_folder
 from git_balanced.machines.reach.hosts import earlier_work
+from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
-from git_balanced.shipped import branchcopy, runner
-from git_balanced.ui import clock
+from git_balanced.models import MachineName
+from git_balanced.shipped import branchcopy
 from git_balanced.untrusted import machine_program
 
-PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
 TIMEOUTS = {"start": 60.0, "status": 30.0, "stop": 40.0, "log": 60.0, "cleanup": 90.0}
 GIT_TIMEOUT = 300.0
 LOG_LIMIT = 4 << 20  # what the engine reads of a finished worker's log (engine/workers.read_log)
 READ_AHEAD_BYTES = 16 << 20  # logs read ahead after one status answer at most; the rest are read when asked
 
-_lock = threading.Lock()
-_transports: dict[tuple[str, bool], Transport] = {}
-_homes: dict[tuple[str, bool, str], str] = {}
-_source: list[str] = []
+
+class Route(StrEnum):
+    """The ways a runner request reaches an SSH machine; `RemoteHost.route` picks one per request."""
+
+    ALONE = "alone"  # without the shared connection: a connection of its own, in turn, as it comes
+    QUEUED = "queued"  # a cleanup: sent in the background, with the others that come meanwhile
+    READ_AHEAD = "read ahead"  # a log: taken if a status answer had it read ahead, else as SESSION
+    SESSION = "session"  # through this process's session there, else a one-off `python3` (request on stdin)
 
 
-def multiplexed() -> bool:
-    """Whether commands share one connection per machine (off when GIT_BALANCED_SSH_MULTIPLEX=0)."""
-    return os.environ.get("GIT_BALANCED_SSH_MULTIPLEX", "1").strip().lower() not in ("0", "no", "false", "off")
-
-
-def transport_for(host: str) -> Transport:
-    """This process's Transport to an SSH host (one per host, so its master is found without asking ssh)."""
-    key = (host, multiplexed())
-    with _lock:
-        t = _transports.get(key)
-        if t is None or t.config != _config():
-            t = _transports[key] = Transport(host, multiplex=key[1])
-        return t
-
-
-def forget_transports() -> None:
-    """Drop the kept transports, sessions and homes (after the SSH config or GIT_BALANCED_SSH_MULTIPLEX
-    changed), once the cleanups on their way are done."""
-    settle_all()
-    sessions.close_all()
-    with _lock:
-        _transports.clear()
-        _homes.clear()
-        _ahead.clear()
-        _later.clear()
-
-
-# Requests to each machine sent together (batched.py), by (host, config, multiplexed, repository).
-_ahead: dict[tuple[str, str, bool, str], batched.ReadAhead] = {}
-_later: dict[tuple[str, str, bool, str], batched.Coalesced] = {}
-
-
-def settle_all() -> None:
-    """Wait for the cleanups on their way to every machine (at exit, as they were sent before it)."""
-    with _lock:
-        pending = list(_later.values())
-    for c in pending:
-        c.wait()
-
-
-atexit.register(settle_all)  # registered after sessions' close_all, so it runs first
-
-
-def _config() -> Any:
-    from git_balanced.machines.reach.transport import config_path
-
-    return config_path()
-
-
-def host_alias(machine: str) -> str:
-    """The SSH host an added machine is reached as."""
-    entry = inventory.added().get(machine)
-    if entry is None:
-        raise BalancedError(f"There is no added machine named {machine!r}.",
-                            hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
-    return str(entry.get("host") or machine)
-
-
-def runner_source() -> str:
-    if not _source:
-        _source.append(runner.source())
-    return _source[0]
-
-
-def remote_home(t: Transport) -> str:
-    """The home folder of the SSH user there, asked once per process."""
-    key = (t.name, t.multiplex, str(t.config))
-    if key not in _homes:
-        res = t.run(["sh", "-c", 'cd && pwd'], timeout=TIMEOUTS["status"])
-        home = res.out.strip()
-        if not res.ok or not home.startswith("/"):
-            raise BalancedError(f"Machine {t.name} did not say where its home folder is: {res.err.strip()}",
-                                hint=f"try `ssh {t.name} pwd`.")
-        _homes[key] = home
-    return _homes[key]
+def transport_for(host: MachineName | str, reach: Reach | None = None) -> Transport:
+    """This process's Transport to an SSH host (routes.py keeps one per host)."""
+    return (reach or process.part(Reach)).transport(host)
 
 
 def _key(request: dict[str, Any]) -> str:
@@ -132,48 +62,46 @@ class MachineNotReady(MachineUnreachable):
     """A machine that is not ticked or not ready for this repository: nothing was sent there."""
 
 
-# Bases this process pushed to each machine's copy, so one engine pushes a base to a machine once, not once
-# per piece. Kept in memory only: a copy that was wiped meanwhile is pushed to again by the next engine.
-_PUSHED: set[tuple[str, str, str]] = set()
-_PUSHING: dict[tuple[str, str, str], threading.Lock] = {}
-_PUSH_LOCK = threading.Lock()
-
-
 class RemoteHost:
     """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
 
-    def __init__(self, lead: Lead, machine: str) -> None:
+    def __init__(self, lead: Lead, machine: str, reach: Reach | None = None) -> None:
         self.lead = lead
         self.repo = lead.repo
         self.name = machine
-        self.alias = host_alias(machine)
-        self.transport = transport_for(self.alias)
-        self._record = inventory.readiness(self.repo).get(machine, {})
+        self.reach = reach or process.part(Reach)
+        self.alias = records.host_alias(machine)
+        self.transport = self.reach.transport(self.alias)
+        self._record = records.readiness(self.repo).get(machine, {})
         key = (self.alias, str(self.transport.config), self.transport.multiplex, str(self.repo.common_dir))
-        with _lock:
-            self._ahead = _ahead.setdefault(key, batched.ReadAhead())
-            self._later = _later.setdefault(key, batched.Coalesced())
+        self._ahead, self._later = self.reach.batches(key)
 
     # -- the runner ----------------------------------------------------------------------------------
-    def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one runner action there: through this process's session with the machine when it can
-        (sessions.py), else as a one-off `python3` whose request travels on stdin. A cleanup goes in the
-        background, with the others that come meanwhile, and answers `{"job", "queued": True}` at once;
-        a start, and a request about the same job, waits for the cleanups before it. A log read ahead is
-        taken, not asked again.
-        Without the shared connection each request is a connection of its own, in turn, as it comes."""
+    def route(self, action: str) -> Route:
+        """How a request of `action` reaches the machine."""
         if not self.transport.multiplex:  # no session to send requests together through
+            return Route.ALONE
+        if action == "cleanup":
+            return Route.QUEUED
+        return Route.READ_AHEAD if action == "log" else Route.SESSION
+
+    def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one runner action there, by the route `route` picks: a queued cleanup answers
+        `{"job", "queued": True}` at once; a start, and a request about the same job, first waits for the
+        cleanups queued before it."""
+        route = self.route(action)
+        if route is Route.ALONE:
             return self.answered(action, self._call_raw(action, request))
         job = str(request.get("job", ""))
         if action in ("start", "stop", "cleanup"):  # the job's log is to change or go: not read ahead
             self._ahead.forget([job])
-        if action == "cleanup":
+        if route is Route.QUEUED:
             self._later.add(dict(request), lambda rs: self._call_many_now("cleanup", rs))
             return {"job": request.get("job"), "queued": True}
         # Reading or settling other jobs cannot meet a cleanup there; a start, or the same job, can.
         named = request.get("jobs") if action == "status" else [job] if action != "start" else None
         self._later.wait([str(j) for j in named] if isinstance(named, list) else None)
-        if action == "log":
+        if route is Route.READ_AHEAD:
             kept = self._ahead.take((job, _key(request)), TIMEOUTS["log"])
             if kept is not None:
                 return self.answered(action, kept)
@@ -240,7 +168,8 @@ class RemoteHost:
             answer = self._through_session(lambda p: p.call(action, request, timeout), action, timeout)
             if answer is not None:
                 return dict(answer)
-        res = self.transport.run_python(runner_source(), [action], input=json.dumps(request), timeout=timeout)
+        res = self.transport.run_python(self.reach.runner_source(), [action], input=json.dumps(request),
+                                        timeout=timeout)
         if res.code == 124:
             raise self._timed_out(action, timeout)
         lines = res.out.strip().splitlines()
@@ -265,13 +194,13 @@ class RemoteHost:
                 self._pool().warm(TIMEOUTS["start"])
 
     def _pool(self) -> sessions.Pool:
-        return sessions.pool(("ssh", self.alias, str(self.transport.config)), self._open_session)
+        return self.reach.pool(("ssh", self.alias, str(self.transport.config)), self._open_session)
 
     def _open_session(self) -> Any:
-        return self.transport.open_python(runner_source(), ["serve"])
+        return self.transport.open_python(self.reach.runner_source(), ["serve"])
 
     def _timed_out(self, action: str, timeout: float) -> MachineUnreachable:
-        mark_timeout(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
+        records.mark_timed_out(self.repo, self.name, f"it did not answer within {timeout:.0f} s")
         return MachineUnreachable(f"Machine {self.name} did not answer within {timeout:.0f} s ({action}).",
                                   hint=f"try `ssh {self.alias} true`; `git balanced machines` shows it.",
                                   timed_out=True)
@@ -286,7 +215,7 @@ class RemoteHost:
     # -- where things are there ----------------------------------------------------------------------
     def home(self) -> str:
         recorded = self._record.get("home")
-        return str(recorded) if recorded else remote_home(self.transport)
+        return str(recorded) if recorded else self.reach.home(self.transport, TIMEOUTS["status"])
 
     def repo_path(self) -> str:
         """This repository's copy there (the one `ready` found or made), as an absolute path."""
@@ -299,7 +228,7 @@ class RemoteHost:
     # -- branches both ways --------------------------------------------------------------------------
     def prepare_base(self, branch: str, base: str) -> None:
         """Push the base commit, and what an earlier attempt of this branch committed, into the copy."""
-        if self.name not in inventory.ticked(self.repo):
+        if self.name not in records.ticked(self.repo):
             raise MachineNotReady(f"Machine {self.name} is not ticked for this repository.",
                                   hint=f"tick it: `git balanced tick {self.name}`.")
         if not self._record.get("ready"):
@@ -313,14 +242,8 @@ class RemoteHost:
                                   hint=f"`git balanced ready {self.name}` finds or makes it.")
         earlier = earlier_work(self.repo, branch)
         self._later.wait()  # a cleanup on its way frees the branch this push may write
-        key = (self.name, str(self.repo.common_dir), base)
-        with _PUSH_LOCK:
-            lock = _PUSHING.setdefault(key, threading.Lock())
-        with lock:  # the pieces of one pass share a base: the first start pushes it, the rest find it there
-            if key in _PUSHED and not earlier:
-                return
-            self._push_base(branch, base, earlier)
-            _PUSHED.add(key)
+        self.reach.push_once((self.name, str(self.repo.common_dir), base),
+                             lambda: self._push_base(branch, base, earlier), again=earlier is not None)
 
     def _push_base(self, branch: str, base: str, earlier: str | None) -> None:
         # Leased on the copy's owner mark, atomically: into this repository's copy, or nowhere.
@@ -331,7 +254,7 @@ class RemoteHost:
                         f"+{base}:refs/balanced/base/{self.lead.branch}")
         if copies.lease_refused(res.out):
             why = f"its copy {self.repo_path()} is no longer this repository's"
-            inventory.set_readiness(self.repo, self.name, {**self._record, "ready": False, "why": why})
+            records.set_readiness(self.repo, self.name, {**self._record, "ready": False, "why": why})
             raise MachineNotReady(f"Machine {self.name} is not ready: {why}; nothing was pushed there.",
                                   hint=f"`git balanced ready {self.name}` finds or makes this repository's copy.")
         if earlier and res.code == 0:
@@ -379,42 +302,6 @@ class RemoteHost:
                                      hint=f"try `ssh {self.alias} true`.", detail=detail,
                                      timed_out=res.code == 124 or "timed out" in res.err)
             if exc.timed_out:
-                mark_timeout(self.repo, self.name, "git could not reach it in time")
+                records.mark_timed_out(self.repo, self.name, "git could not reach it in time")
             raise exc
         return res
-
-
-# -- probing before placement -------------------------------------------------------------------------
-def mark_timeout(repo: Repo, machine: str, why: str) -> None:
-    """A machine that timed out is ineligible for placement for a while (kept in .git/balanced/)."""
-    inventory.mark_unreachable(repo, machine, f"{why} at {clock(time.time(), seconds=True)}")
-
-
-def probe(repo: Repo, machines: list[str]) -> dict[str, str]:
-    """Which of `machines` cannot take work now, and why in words; all of them asked at once."""
-    def one(machine: str) -> tuple[str, str]:
-        def timed_out(why: str) -> str:
-            mark_timeout(repo, machine, why)
-            return inventory.ineligible(repo).get(machine, why)
-
-        try:
-            t = transport_for(host_alias(machine))
-            started = time.monotonic()
-            res = t.run(["true"], timeout=PROBE_TIMEOUT)
-        except MachineUnreachable as exc:
-            why = exc.detail or exc.message
-            if exc.timed_out:
-                return machine, timed_out(f"it did not answer in time ({why})")
-            return machine, f"it cannot be reached ({why})"
-        except BalancedError as exc:
-            return machine, exc.message
-        if res.code == 124:
-            return machine, timed_out(f"it did not answer within {PROBE_TIMEOUT:.0f} s")
-        if not res.ok:
-            return machine, f"`true` failed there (exit {res.code}) after {time.monotonic() - started:.1f} s"
-        return machine, ""
-
-    if not machines:
-        return {}
-    with ThreadPoolExecutor(max_workers=min(8, len(machines))) as pool:
-        return {m: why for m, why in pool.map(one, machines) if why}

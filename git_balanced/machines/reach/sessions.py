@@ -2,9 +2,10 @@
 
 Starting a worker, or reading the state of every worker on a machine, is a short request to the runner. As
 a process of its own, each request pays for a Python start and, on another machine, for compiling the
-runner's 47 KB there: about 40 ms, against a millisecond for the request itself. A session is the runner's
-`serve` loop (runner.py), opened once and kept by this process: on this machine a child process, on an SSH
-machine a command on the shared connection, holding one of the host's session slots while it is open.
+runner's source there (about 100 KB with what it ships along): tens of milliseconds, against a millisecond
+for the request itself. A session is the runner's `serve` loop (runner.py), opened once and kept in this
+process's Reach (routes.py): on this machine a child process, on an SSH machine a command on the shared
+connection, holding one of the host's session slots while it is open.
 
 Every runner action is idempotent (a second start answers with the pid of the first), so a session that
 ends before it answers is simply dropped and the request goes as a one-off command instead, which also
@@ -14,7 +15,6 @@ hears nothing for longer (runner.SERVE_IDLE), so neither side keeps anything ope
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -264,32 +264,3 @@ class Pool:
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
-
-
-_lock = threading.Lock()
-_pools: dict[tuple[str, ...], Pool] = {}
-
-
-def pool(key: tuple[str, ...], opener: Opener) -> Pool:
-    """This process's pool for `key` (a machine, and the environment its sessions were opened in: a
-    session keeps the HOME and the rest it started with)."""
-    env = str(hash(frozenset(os.environ.items())))
-    with _lock:
-        p = _pools.get((*key, env))
-        if p is None:
-            p = _pools[(*key, env)] = Pool(opener)
-        return p
-
-
-def close_all() -> None:
-    """Close every session of this process (at exit, or when the SSH setup changed)."""
-    with _lock:
-        pools = list(_pools.values())
-        _pools.clear()
-    for p in pools:
-        p.close()
-
-
-atexit.register(close_all)
-
-

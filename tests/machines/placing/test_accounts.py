@@ -12,7 +12,7 @@ import pytest
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import records as inventory
-from git_balanced.machines.inventory.placement import Seat
+from git_balanced.machines.inventory.placement import Seat, counted
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.placing import seats as seats_mod
 from git_balanced.machines.prepare import agents_probe
@@ -110,18 +110,18 @@ def test_among_equally_busy_machines_the_account_with_more_room_wins(repo: Repo)
     accounts.record(repo, "claude", "local", [{"type": "five_hour", "used_percent": 70.0, "resets_at": reset}])
     accounts.record(repo, "claude", "box", [{"type": "five_hour", "used_percent": 30.0, "resets_at": reset}])
     seats = [Seat("local"), Seat("box")]
-    p = accounts.place_with_room(repo, seats, agent="claude", reserve=20)
+    p = accounts.choose_with_room(repo, seats, agent="claude", reserve=20)
     assert p.machine == "box", p
     assert p.why == "box: as busy as the others, and Claude has more room there (30% of its plan's 5-hour " \
                     "window used; local 70%)"
-    assert [s.recent for s in seats] == [0, 1], "the pick counts as a placement, so the next piece spreads"
+    seats = counted(seats, p.machine)
     # Busier now, box loses to local even with more room: room only breaks ties.
-    assert accounts.place_with_room(repo, seats, agent="claude", reserve=20).machine == "local"
+    assert accounts.choose_with_room(repo, seats, agent="claude", reserve=20).machine == "local"
     # Codex has no windows on either: placement as usual (local first among equals).
-    assert accounts.place_with_room(repo, [Seat("local"), Seat("box")], agent="codex", reserve=20).machine \
+    assert accounts.choose_with_room(repo, [Seat("local"), Seat("box")], agent="codex", reserve=20).machine \
         == "local"
-    named = accounts.place_with_room(repo, [Seat("local"), Seat("box")], agent="claude", reserve=20,
-                                     explicit="local")
+    named = accounts.choose_with_room(repo, [Seat("local"), Seat("box")], agent="claude", reserve=20,
+                                      explicit="local")
     assert named.machine == "local" and "named by the plan" in named.why
 
 
@@ -139,9 +139,9 @@ def test_the_machines_you_ticked_place_on_the_roomier_account(tmp_path: Path) ->
     reset = time.time() + 3600
     accounts.record(r, "claude", "local", [{"type": "five_hour", "used_percent": 60.0, "resets_at": reset}])
     accounts.record(r, "claude", "box", [{"type": "five_hour", "used_percent": 10.0, "resets_at": reset}])
-    seats = seats_mod.seats(Lead(r, "main"), probe=False)
+    seats = seats_mod.seats(Lead(r, "main"))
     assert {s.name for s in seats if s.ready and s.ticked} == {"local", "box"}
-    p = accounts.place_with_room(r, seats, agent="claude", reserve=20)
+    p = accounts.choose_with_room(r, seats, agent="claude", reserve=20)
     assert p.machine == "box" and "more room" in p.why, p
 
 

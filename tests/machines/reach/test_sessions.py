@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from pytest_mock import MockerFixture
 
+from git_balanced import process
 from git_balanced.engine.workers import RUNS_DIR
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
@@ -21,6 +22,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines.reach import remote, sessions
 from git_balanced.machines.reach.hosts import LocalHost
 from git_balanced.machines.reach.remote import RemoteHost
+from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
@@ -96,9 +98,7 @@ def wait_finished(host: LocalHost | RemoteHost, jobs: list[str], timeout: float 
 
 
 def local_pool(lead: Lead) -> sessions.Pool:
-    from git_balanced.machines.reach.hosts import _local_pool
-
-    return _local_pool(lead.repo)
+    return LocalHost(lead.repo).pool()
 
 
 def test_local_starts_share_one_session_whose_workers_outlive_it(lead: Lead) -> None:
@@ -107,7 +107,7 @@ def test_local_starts_share_one_session_whose_workers_outlive_it(lead: Lead) -> 
     pool = local_pool(lead)
     assert pool.count == 1, "four starts one after the other rode one session"
     session = pool.idle[0]
-    sessions.close_all()
+    process.part(Reach).close()
     assert session.process.poll() is not None, "closing ends the session process"
     st = wait_finished(host, [f"j{i}" for i in range(4)])
     assert all(s["result"]["exit_code"] == 0 and s["result"]["commits"] == 1 for s in st.values()), st
@@ -359,7 +359,7 @@ def test_sessions_hold_session_slots_and_free_them_when_closed(machines: Machine
         for _ in range(MAX_SESSIONS):
             held.append(t.take_slot(wait=False)[1])
     assert len(held) == MAX_SESSIONS - sessions.SIZE, "each open session holds one of the host's slots"
-    sessions.close_all()
+    process.part(Reach).close()
     held.append(t.take_slot(wait=False)[1])
     assert len(held) == MAX_SESSIONS - sessions.SIZE + 1, "closed sessions free theirs"
     for fd in held:

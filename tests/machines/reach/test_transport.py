@@ -139,9 +139,11 @@ def test_hanging_machine_fails_after_connect_timeout(machines: Machines) -> None
 @pytest.mark.sshd
 def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
         machines: Machines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_balanced import process
     from git_balanced.git import Repo
     from git_balanced.machines.inventory import records as inventory
-    from git_balanced.machines.reach import remote
+    from git_balanced.machines.reach import probe
+    from git_balanced.machines.reach.routes import Reach
 
     repo = Repo.discover(make_repo(tmp_path / "proj"))
     machines.by_name("alpha").kill()
@@ -155,10 +157,11 @@ def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
     assert hung.value.detail and hung.value.detail in hung.value.message, "what ssh said, without our words"
     # A probe tells a machine that timed out from one that refused by the field, and keeps the first out of
     # placement for a while. The transports it uses are the ones kept per process, with a short timeout here.
+    reach = process.part(Reach)
     for name in ("alpha", "beta"):
         inventory.add(name, None, "normal")
-        monkeypatch.setitem(remote._transports, (name, True), Transport(name, connect_timeout=2))
-    found = remote.probe(repo, ["alpha", "beta"])
+        reach.use(Transport(name, connect_timeout=2))
+    found = probe.unanswering(repo, ["alpha", "beta"], reach)
     assert found["alpha"] == f"it cannot be reached ({refused.value.detail})", found
     assert found["beta"].startswith("it did not answer in time ("), found
     assert "beta" in inventory.ineligible(repo) and "alpha" not in inventory.ineligible(repo)
