@@ -90,7 +90,9 @@ def local_preference() -> str:
 
 
 def add(name: str, host: str | None, preference: str) -> None:
-    MachineName.of(name)
+    """Keep a machine for you (or this machine's preference). Its name, and its host when it has one of its
+    own, are checked here, where they come in; what is checked already (a MachineName) is taken as it is."""
+    checked = MachineName.of(name)
     if preference not in WEIGHTS:
         raise BalancedError(f"--preference {preference!r} is not one of {', '.join(WEIGHTS)}.",
                             hint="use --preference prefer, normal, less-often or manual-only.")
@@ -103,9 +105,9 @@ def add(name: str, host: str | None, preference: str) -> None:
         data["local"] = {"preference": preference}
         _save(_user_file(), data)
         return
-    check_host(host or name)
+    where = check_host(host) if host else checked
     data = _load(_user_file())
-    data.setdefault("machines", {})[name] = {"host": host or name, "preference": preference}
+    data.setdefault("machines", {})[checked] = {"host": where, "preference": preference}
     _save(_user_file(), data)
 
 

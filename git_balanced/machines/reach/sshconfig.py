@@ -25,7 +25,7 @@ _KEYWORD = re.compile(r"^\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)$")
 class SSHHost:
     """One alias of the SSH config and where ssh would take it."""
 
-    alias: str
+    alias: MachineName  # checked when resolved
     hostname: str
     user: str
     port: int
@@ -48,7 +48,8 @@ def aliases(config: Path | None = None) -> list[str]:
 
 def resolve(alias: str, config: Path | None = None) -> SSHHost:
     """Where `ssh <alias>` connects, as `ssh -G` computes it; an alias ssh would misread is refused first."""
-    s = ssh_settings(MachineName.of(alias), config)
+    checked = MachineName.of(alias)
+    s = ssh_settings(checked, config)
     check_resolved(alias, s, config if config is not None else config_path())
     jump = s.get("proxyjump")
     try:
@@ -56,7 +57,7 @@ def resolve(alias: str, config: Path | None = None) -> SSHHost:
     except ValueError as exc:
         raise BalancedError(f"`ssh -G {alias}` gave the port {s.get('port')!r}.") from exc
     return SSHHost(
-        alias=alias, hostname=s.get("hostname", alias), user=s.get("user", ""), port=port,
+        alias=checked, hostname=s.get("hostname", alias), user=s.get("user", ""), port=port,
         proxyjump=None if not jump or jump == "none" else jump,
     )
 
