@@ -13,6 +13,7 @@ from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.inventory.placement import WEIGHTS
 from git_balanced.models import MachineName
 from git_balanced.ui import clock
@@ -52,11 +53,11 @@ def added() -> dict[str, dict[str, Any]]:
     return dict(machines)
 
 
-def check_host(host: str) -> MachineName:
-    """The host as a MachineName: one that ssh would read as an option, or that holds blanks, control or shell
+def check_host(host: str) -> SshHost:
+    """The host as an SshHost: one that ssh would read as an option, or that holds blanks or control
     characters, is refused here, where it comes in, and taken as checked from then on."""
     try:
-        return MachineName.of(host)
+        return SshHost.of(host)
     except BalancedError as exc:
         raise BalancedError(f"Refusing the host {host!r}: " + exc.message.split(": ", 1)[-1],
                             hint="give --host a plain SSH host name or alias.") from None
@@ -67,7 +68,7 @@ def known() -> set[str]:
     return {LOCAL, *added()}
 
 
-def host_alias(machine: str) -> MachineName:
+def host_alias(machine: str) -> SshHost:
     """The SSH host an added machine is reached as, checked where it is read from the machines file."""
     entry = added().get(machine)
     if entry is None:
@@ -75,7 +76,7 @@ def host_alias(machine: str) -> MachineName:
                             hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
     host = str(entry.get("host") or machine)
     try:
-        return MachineName.of(host)
+        return SshHost.of(host)
     except BalancedError as exc:
         raise BalancedError(f"Refusing the host {host!r} of machine {machine} in {_user_file()}: "
                             + exc.message.split(": ", 1)[-1],
@@ -91,7 +92,7 @@ def local_preference() -> str:
 
 def add(name: str, host: str | None, preference: str) -> None:
     """Keep a machine for you (or this machine's preference). Its name, and its host when it has one of its
-    own, are checked here, where they come in; what is checked already (a MachineName) is taken as it is."""
+    own, are checked here, where they come in; what is checked already (an SshHost) is taken as it is."""
     checked = MachineName.of(name)
     if preference not in WEIGHTS:
         raise BalancedError(f"--preference {preference!r} is not one of {', '.join(WEIGHTS)}.",

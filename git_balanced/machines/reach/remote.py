@@ -24,12 +24,12 @@ from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import records
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.reach import copies, sessions
 from git_balanced.machines.reach.copies import copy_path, worktrees_folder
 from git_balanced.machines.reach.hosts import earlier_work
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
-from git_balanced.models import MachineName
 from git_balanced.shipped import branchcopy
 from git_balanced.untrusted import machine_program
 
@@ -49,7 +49,7 @@ class Route(StrEnum):
     SESSION = "session"  # through this process's session there, else a one-off `python3` (request on stdin)
 
 
-def transport_for(host: MachineName | str, reach: Reach | None = None) -> Transport:
+def transport_for(host: SshHost | str, reach: Reach | None = None) -> Transport:
     """This process's Transport to an SSH host (routes.py keeps one per host)."""
     return (reach or process.part(Reach)).transport(host)
 

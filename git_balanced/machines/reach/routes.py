@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.reach import batched, sessions
 from git_balanced.machines.reach.transport import Transport, config_path
-from git_balanced.models import MachineName
 from git_balanced.shipped import runner
 
 # The requests to one machine sent together (batched.py) are kept by (host, config, multiplexed, repository).
@@ -51,7 +51,7 @@ class Reach:
         self._pushing: dict[PushKey, threading.Lock] = {}
 
     # -- connections -----------------------------------------------------------------------------------------
-    def transport(self, host: MachineName | str) -> Transport:
+    def transport(self, host: SshHost | str) -> Transport:
         """The Transport to an SSH host (one per host, so its master is found without asking ssh); made again
         when the SSH config or GIT_BALANCED_SSH_MULTIPLEX changed."""
         key = (str(host), multiplexed())

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_balanced.errors import BalancedError
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.reach.transport import check_resolved, config_path, ssh_settings
-from git_balanced.models import MachineName
 
 MAX_INCLUDE_DEPTH = 16  # ssh's own limit
 _KEYWORD = re.compile(r"^\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)$")
@@ -25,7 +25,7 @@ _KEYWORD = re.compile(r"^\s*([A-Za-z]+)\s*(?:=\s*|\s+)(.*)$")
 class SSHHost:
     """One alias of the SSH config and where ssh would take it."""
 
-    alias: MachineName  # checked when resolved
+    alias: SshHost  # checked when resolved
     hostname: str
     user: str
     port: int
@@ -48,7 +48,7 @@ def aliases(config: Path | None = None) -> list[str]:
 
 def resolve(alias: str, config: Path | None = None) -> SSHHost:
     """Where `ssh <alias>` connects, as `ssh -G` computes it; an alias ssh would misread is refused first."""
-    checked = MachineName.of(alias)
+    checked = SshHost.of(alias)
     s = ssh_settings(checked, config)
     check_resolved(alias, s, config if config is not None else config_path())
     jump = s.get("proxyjump")
@@ -117,7 +117,7 @@ def _is_alias(pattern: str) -> bool:
     if any(c in pattern for c in "*?") or pattern.startswith("!"):
         return False
     try:
-        MachineName.of(pattern)
+        SshHost.of(pattern)
     except BalancedError:
         return False  # a name ssh would take as an option is never offered as a machine
     return True

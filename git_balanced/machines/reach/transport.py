@@ -25,7 +25,7 @@ from typing import Any
 
 from git_balanced import proc
 from git_balanced.errors import BalancedError
-from git_balanced.models import MachineName
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.proc import Result
 from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware, stdlib
 
@@ -112,10 +112,10 @@ def check_resolved(alias: str, settings: dict[str, str], config: Path | None) ->
             )
 
 
-def ssh_settings(alias: MachineName, config: Path | None = None, *,
+def ssh_settings(alias: SshHost, config: Path | None = None, *,
                  extra: list[str] | None = None) -> dict[str, str]:
     """What `ssh -G` makes of `alias` (Include, Match and ProxyJump applied): lower-case keys, first value.
-    The alias was checked where it came in (a MachineName), so it cannot pass for an option."""
+    The alias was checked where it came in (an SshHost), so it cannot pass for an option."""
     cfg = config if config is not None else config_path()
     cmd = ["ssh", "-G", "-F", str(cfg) if cfg else "none", *(extra or []), "--", alias]
     res = proc.run(cmd, timeout=30)
@@ -134,9 +134,9 @@ def ssh_settings(alias: MachineName, config: Path | None = None, *,
 class Transport:
     """Run commands on one SSH machine through a shared, self-healing ControlMaster."""
 
-    def __init__(self, name: MachineName | str, *, config: Path | None = None, multiplex: bool = True,
+    def __init__(self, name: SshHost | str, *, config: Path | None = None, multiplex: bool = True,
                  connect_timeout: int = CONNECT_TIMEOUT) -> None:
-        self.name = MachineName.of(name)  # checked once: a MachineName from the border is taken as it is
+        self.name = SshHost.of(name)  # checked once: an SshHost from where it came in is taken as it is
         self.config = config if config is not None else config_path()
         self.multiplex = multiplex
         self.connect_timeout = connect_timeout
@@ -332,7 +332,7 @@ class Transport:
         base = self._base()
         with self.slot(timeout), self.slot(timeout):
             try:
-                # The name is a MachineName: SshMachine puts it after the options without a `--`.
+                # The name is an SshHost: SshMachine puts it after the options without a `--`.
                 there = SshMachine(self.name, ssh_command=local[base[0]][tuple(base[1:])],
                                    connect_timeout=self.connect_timeout)
             except (ProcessExecutionError, EOFError) as exc:  # what ssh said, without plumbum's framing

@@ -20,9 +20,9 @@ import pytest
 from pytest_mock import MockerFixture
 
 from git_balanced.errors import BalancedError
+from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.reach import transport
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport
-from git_balanced.models import MachineName
 from tests.support.builders import git, make_repo
 from tests.support.sshd import Machines, sshd_machines
 from tests.support.wait import gone, wait_until
@@ -222,7 +222,7 @@ def test_strange_host_names_are_refused(tmp_path: Path, name: str) -> None:
     with pytest.raises(BalancedError):
         Transport(name.format(marker=marker))
     with pytest.raises(BalancedError):
-        MachineName.of(name.format(marker=marker))
+        SshHost.of(name.format(marker=marker))
     assert not marker.exists()
 
 
