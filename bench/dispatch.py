@@ -38,13 +38,15 @@ from typing import Any, NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.relay import route  # noqa: E402
+from git_balanced import process  # noqa: E402
 from git_balanced.engine import workers  # noqa: E402
 from git_balanced.engine.loop import Engine  # noqa: E402
 from git_balanced.git import Repo  # noqa: E402
 from git_balanced.jobs import all_jobs  # noqa: E402
 from git_balanced.lead import Lead  # noqa: E402
-from git_balanced.machines import remote, sessions  # noqa: E402
-from git_balanced.machines.transport import Transport  # noqa: E402
+from git_balanced.machines.reach import remote, sessions  # noqa: E402
+from git_balanced.machines.reach.routes import Reach  # noqa: E402
+from git_balanced.machines.reach.transport import Transport  # noqa: E402
 from tests.support.sshd import Machines, sshd_machines  # noqa: E402
 
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'
@@ -153,7 +155,7 @@ def one_round(repo: Path, n: int, machines: Machines) -> Round:
         if dispatched is None and len(states) == n and all(s in STARTED for s in states):
             dispatched, busy, sent_run = now, cpu_busy() - busy, sent_now()
         if len(states) == n and all(s == "landed" for s in states):
-            remote.settle_all()  # the cleanups of this pass, so that the next round starts clean
+            process.part(Reach).settle()  # the cleanups of this pass, so that the next round starts clean
             sent = sent_now()
             if dispatched is None:
                 dispatched, busy, sent_run = now, cpu_busy() - busy, sent
@@ -167,7 +169,7 @@ def one_round(repo: Path, n: int, machines: Machines) -> Round:
 def close_masters(machines: Machines) -> None:
     for m in machines:
         Transport(m.name).close()
-    remote.forget_transports()
+    process.part(Reach).close()
 
 
 def run_rounds(top: Path, machines: Machines, args: argparse.Namespace,
@@ -195,7 +197,7 @@ def one_way(top: Path, machines: Machines, args: argparse.Namespace, r: int, rtt
     if not args.open_masters or mode == "fresh":
         close_masters(machines)
     else:
-        remote.forget_transports()  # what this process knew: the engine finds the masters
+        process.part(Reach).close()  # what this process knew: the engine finds the masters
     got = one_round(repo, args.pieces, machines)
     print(f"  {tag}round {r + 1} {mode:<6}  all run {got.ran:6.2f} s   all landed {got.landed:6.2f} s   "
           f"SSH connections {got.connections:3d}   CPU until all ran {got.busy:5.2f} s "

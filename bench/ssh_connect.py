@@ -1,7 +1,7 @@
 """Short commands over SSH: through the shared ControlMaster against a fresh ssh per command.
 
 Starts its own sshd on 127.0.0.1 (tests/support/sshd.py; as root it creates a throwaway user), runs N
-`true` commands each way through git_balanced.machines.transport.Transport, and prints the medians and
+`true` commands each way through git_balanced.machines.reach.transport.Transport, and prints the medians and
 their ratio. With --rtt MS, ssh reaches sshd through bench/relay.py, which adds MS milliseconds of round
 trip. Run from the repository root:  .venv/bin/python bench/ssh_connect.py [-n 50] [--rtt MS]
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.relay import route  # noqa: E402
-from git_balanced.machines.transport import Transport  # noqa: E402
+from git_balanced.machines.reach.transport import Transport  # noqa: E402
 from tests.support.sshd import sshd_machines  # noqa: E402
 
 

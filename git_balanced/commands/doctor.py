@@ -11,11 +11,13 @@ from git_balanced import fence, trust, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, remove_if_stale
 from git_balanced.jobs import Job, all_jobs
-from git_balanced.machines import copies, inventory, left_there, leftovers
-from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.leftovers import Leftover, LeftProcess
-from git_balanced.machines.remote import host_alias, transport_for
-from git_balanced.machines.transport import Transport
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.records import LOCAL, host_alias
+from git_balanced.machines.prepare import left_there, leftovers
+from git_balanced.machines.prepare.leftovers import Leftover, LeftProcess
+from git_balanced.machines.reach import copies
+from git_balanced.machines.reach.remote import transport_for
+from git_balanced.machines.reach.transport import Transport
 from git_balanced.state import health
 from git_balanced.state.health import BrokenRef, StaleLock
 

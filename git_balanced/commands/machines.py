@@ -8,9 +8,12 @@ from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
-from git_balanced.machines import agents_probe, copies, inventory, seats, sshconfig, workcopy
-from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.table import _repo, rows
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.records import LOCAL
+from git_balanced.machines.placing import seats
+from git_balanced.machines.placing.table import _repo, rows
+from git_balanced.machines.prepare import agents_probe
+from git_balanced.machines.reach import copies, sshconfig, workcopy
 
 
 def list_command(*, as_json: bool) -> int:
@@ -96,9 +99,9 @@ def add_command(name: str, *, host: str | None, preference: str) -> int:
                                                               "a plan names to it." if preference == "manual-only"
                                                               else "."))
         return 0
-    inventory.check_host(host or name)
-    address = sshconfig.resolve(host or name).address  # refuses a host ssh would misread, with a hint
-    inventory.add(name, host, preference)
+    where = inventory.check_host(host or name)
+    address = sshconfig.resolve(where).address  # refuses a host ssh would misread, with a hint
+    inventory.add(name, where, preference)
     ui.say(f"Added {name} ({address}, {preference}).")
     ui.say(f"Tick it for a repository with `git balanced tick {name}`, then `git balanced ready {name}`.")
     return 0
@@ -122,9 +125,9 @@ def tick_command(names: list[str], *, on: bool) -> int:
         offered = set(sshconfig.aliases())
         for name in names:
             if name not in known and name in offered:
-                address = sshconfig.resolve(name).address  # refuses a host ssh would misread
-                inventory.add(name, None, "normal")
-                ui.say(f"Added {name} from your SSH config ({address}, normal).")
+                found = sshconfig.resolve(name)  # refuses a host ssh would misread
+                inventory.add(found.alias, None, "normal")
+                ui.say(f"Added {name} from your SSH config ({found.address}, normal).")
     now = inventory.set_ticks(repo, names, on)
     ready = inventory.readiness(repo)
     ui.say(f"Ticked for this repository: {', '.join(sorted(now)) or 'nothing (pieces wait for a ticked machine)'}.")

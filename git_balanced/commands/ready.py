@@ -5,10 +5,10 @@ from __future__ import annotations
 from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.lead import open_lead, settings_at
-from git_balanced.machines import inventory
-from git_balanced.machines.inventory import LOCAL
-from git_balanced.machines.ready import Options, prepare
-from git_balanced.machines.signin import FILES
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.records import LOCAL
+from git_balanced.machines.prepare.ready import Options, prepare
+from git_balanced.machines.prepare.signin import FILES
 
 
 def ready_command(names: list[str], *, yes: bool, share: str | None = None, replace: bool = False) -> int:

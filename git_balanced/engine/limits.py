@@ -18,8 +18,9 @@ from git_balanced.engine.budget import spent
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
-from git_balanced.machines import accounts, agents_probe
-from git_balanced.machines.accounts import agent_name
+from git_balanced.machines.placing import accounts
+from git_balanced.machines.placing.accounts import agent_name
+from git_balanced.machines.prepare import agents_probe
 from git_balanced.state import refs
 from git_balanced.ui import clock
 
@@ -128,7 +129,7 @@ def _lacks(j: Job) -> str:
         return "no machine could take it when it was placed"
     if j.agent not in agents_probe.AGENTS:
         return ""
-    from git_balanced.machines.remote import host_alias
+    from git_balanced.machines.inventory.records import host_alias
 
     try:
         host = None if j.machine == "local" else host_alias(j.machine)
@@ -139,8 +140,9 @@ def _lacks(j: Job) -> str:
 
 
 def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
-    from git_balanced.machines.inventory import added, local_preference, ticked
-    from git_balanced.machines.seats import running_counts, seats
+    from git_balanced.machines.inventory.records import added, local_preference, ticked
+    from git_balanced.machines.placing.seats import running_counts
+    from git_balanced.machines.placing.where import Want, place
 
     why = _lacks(j)
     if named:
@@ -149,9 +151,8 @@ def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
     if not why and j.machine in ticked(ctx.repo) and pref != "manual-only":
         return Go(j)
     everyone = J.all_jobs(ctx.repo).values()
-    found = accounts.place_with_room(ctx.repo, seats(ctx.lead, running_counts(everyone), agents=[j.agent]),
-                                     agent=j.agent, reserve=ctx.settings.balanced.reserve,
-                                     cap=ctx.settings.balanced.cap)
+    found = place(ctx.lead, [Want(j.agent)], reserve=ctx.settings.balanced.reserve,
+                  running=running_counts(everyone)).one
     if found.waits:
         return _waits(ctx, j, found.why)
     if not why:

@@ -19,7 +19,7 @@ from git_balanced.faults import crashpoint
 from git_balanced.files import clear_debris, short_of_room
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines.transport import MachineUnreachable
+from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.state import refs
 
 FAILED = ("failed", "stopped", "lost")
@@ -263,15 +263,14 @@ class Engine:
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],
                        everyone: dict[str, Job]) -> tuple[str, str]:
-        from git_balanced.machines.placement import place
-        from git_balanced.machines.seats import running_counts, seats
+        from git_balanced.machines.placing.seats import running_counts
+        from git_balanced.machines.placing.where import Want, place
 
         named = _named_machine(j, plans)
         if named:  # an explicit machine never falls back: the piece waits for it
             return named, f"{named}: named by the plan, so the piece waits for it"
-        others = [s for s in seats(self.lead, running_counts(everyone.values()), agents=[j.agent])
-                  if s.name != j.machine]
-        p = place(others, cap=ctx.settings.balanced.cap, agent=j.agent)
+        p = place(self.lead, [Want(j.agent, not_on=j.machine)], reserve=ctx.settings.balanced.reserve,
+                  running=running_counts(everyone.values())).one
         return p.machine, p.why
 
     # -- starting ------------------------------------------------------------------------------------------
@@ -326,7 +325,7 @@ class Engine:
     def _own_branch(self, ctx: Context, plan_id: str, piece: str, branch: str) -> str:
         """The branch a piece's first attempt works on: its stored one, unless work of another lineage holds
         it by now (a branch made after the plan was stored): then one of its own, and that one is kept."""
-        from git_balanced.machines.hosts import earlier_work
+        from git_balanced.machines.reach.hosts import earlier_work
 
         if not earlier_work(self.repo, branch):
             return branch

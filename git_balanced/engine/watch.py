@@ -17,7 +17,9 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.machines import accounts, agents_probe, inventory
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.placing import accounts
+from git_balanced.machines.prepare import agents_probe
 
 
 class Watcher:

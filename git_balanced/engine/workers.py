@@ -18,9 +18,9 @@ from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.machines import workcopy
-from git_balanced.machines.hosts import Host, LocalHost, earlier_work
-from git_balanced.machines.transport import MachineUnreachable
+from git_balanced.machines.reach import workcopy
+from git_balanced.machines.reach.hosts import Host, LocalHost, earlier_work
+from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
 
@@ -31,7 +31,7 @@ def host_for(lead: Lead, machine: str) -> Host:
     """The host a job's machine name stands for."""
     if machine == "local":
         return LocalHost(lead.repo)
-    from git_balanced.machines.remote import RemoteHost
+    from git_balanced.machines.reach.remote import RemoteHost
 
     return RemoteHost(lead, machine)
 

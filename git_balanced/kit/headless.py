@@ -28,7 +28,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import json_objects, write_atomic
 from git_balanced.kit.project import ARGV, instructions, pi_extension
 from git_balanced.lead import Lead
-from git_balanced.machines import accounts
+from git_balanced.machines.placing import accounts
 
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."

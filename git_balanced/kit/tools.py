@@ -192,7 +192,7 @@ def retry(job: str) -> dict[str, Any]:
 
 def machines() -> dict[str, Any]:
     """Every machine: local, added ones, SSH hosts not added yet; ticked, ready, running, preference."""
-    from git_balanced.machines.table import rows
+    from git_balanced.machines.placing.table import rows
 
     return {"machines": rows()}
 

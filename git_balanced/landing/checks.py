@@ -15,7 +15,7 @@ from typing import Any
 from git_balanced import fence, proc
 from git_balanced.errors import BalancedError, NotARepository
 from git_balanced.git import Repo, write_config
-from git_balanced.machines import workcopy
+from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
 
 TAIL_LINES = 30

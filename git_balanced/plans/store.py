@@ -9,7 +9,6 @@ from git_balanced.channel.inbox import post
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import StoredPlan, all_plans, unused_branch, used_branches
 from git_balanced.lead import Lead, settings_at
-from git_balanced.machines.accounts import place_with_room
 from git_balanced.state import refs
 from git_balanced.state.events import new_id, node_id
 
@@ -45,22 +44,21 @@ def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
 
 def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
     """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
-    from git_balanced.machines.seats import seats, with_agents
+    from git_balanced.machines.inventory.records import known
+    from git_balanced.machines.placing.where import Want, place
     from git_balanced.plans.planfile import describe_after, load_plan, with_shares
 
     if lead.repo.rev_parse(lead.ref) is None:
         raise BalancedError(f"The lead's branch {lead.branch} has no commits yet, so workers have nothing to "
                             "start from.", hint="make a first commit, then store the plan.")
     settings = settings_at(lead.repo, lead.branch)
-    all_seats = seats(lead)
-    plan = with_shares(load_plan(text, source, known_machines={s.name for s in all_seats}), budget)
-    all_seats = with_agents(all_seats, {p.agent or settings.balanced.agent for p in plan.pieces})
+    plan = with_shares(load_plan(text, source, known_machines=known()), budget)
+    placed = place(lead, [Want(p.agent or settings.balanced.agent, p.machine) for p in plan.pieces],
+                   reserve=settings.balanced.reserve)
     plan_id = new_id()
     taken = used_branches(lead.repo)
     pieces = []
-    for p in plan.pieces:
-        where = place_with_room(lead.repo, all_seats, agent=p.agent or settings.balanced.agent,
-                                reserve=settings.balanced.reserve, explicit=p.machine, cap=settings.balanced.cap)
+    for p, where in zip(plan.pieces, placed.each, strict=True):
         pieces.append({  # every option as the plan file gave it (PieceOptions), the agent the one it runs with
             "id": p.id, "task": p.task, "size": p.size, "after": list(p.after), "machine": p.machine,
             **p.options(), "agent": p.agent or settings.balanced.agent,

@@ -14,9 +14,9 @@ from pytest_mock import MockerFixture
 
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines import inventory, remote
-from git_balanced.machines import seats as seats_mod
-from git_balanced.machines.placement import place
+from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.placing.where import Want, place
+from git_balanced.machines.reach import probe
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines
@@ -127,22 +127,23 @@ def test_a_probe_that_times_out_keeps_a_machine_out_for_30_seconds(
         inventory.add(m.name, None, "normal")
         inventory.set_readiness(repo, m.name, {"ready": True})
     inventory.set_ticks(repo, ["alpha", "beta"], True)
-    assert {s.name: s.reachable for s in seats_mod.seats(lead)} == {"local": True, "alpha": True, "beta": True}
-    mocker.patch.object(remote, "PROBE_TIMEOUT", 2.0)
+    assert {s.name: s.reachable for s in place(lead, [], reserve=0).seats} == \
+        {"local": True, "alpha": True, "beta": True}
+    mocker.patch.object(probe, "PROBE_TIMEOUT", 2.0)
     machines.by_name("alpha").freeze()  # its connection hangs: the command through it never answers
     for pid in machines.by_name("alpha").processes():  # and so does the connection open already
         os.kill(pid, signal.SIGSTOP)
     started = time.monotonic()
-    seats = seats_mod.seats(lead)
+    placed = place(lead, [Want("shell")], reserve=0)
     assert time.monotonic() - started < 8, "the probe gives up after its timeout, not ssh's 10 s or more"
-    alpha = next(s for s in seats if s.name == "alpha")
+    alpha = next(s for s in placed.seats if s.name == "alpha")
     assert not alpha.reachable and "did not answer within 2 s" in alpha.why_not and "skipped until" in alpha.why_not
-    p = place(seats)
+    p = placed.one
     assert p.machine in ("local", "beta") and "skipped alpha: it did not answer within 2 s" in p.why, p.why
     stored = json.loads((repo.state_dir / "unreachable.json").read_text())
     assert 28 < stored["alpha"]["until"] - time.time() <= 30, "kept per machine in .git/balanced/"
     started = time.monotonic()
-    again = {s.name: s for s in seats_mod.seats(lead)}
+    again = {s.name: s for s in place(lead, [], reserve=0).seats}
     assert time.monotonic() - started < 1.9, "within 30 seconds it is not asked again"
     assert json.loads((repo.state_dir / "unreachable.json").read_text()) == stored, "nor marked again"
     assert not again["alpha"].reachable and again["beta"].reachable

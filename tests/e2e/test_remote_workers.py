@@ -16,9 +16,9 @@ from git_balanced.engine.workers import RUNS_DIR
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.machines import sessions
-from git_balanced.machines.remote import RemoteHost
-from git_balanced.machines.transport import MAX_SESSIONS
+from git_balanced.machines.reach import sessions
+from git_balanced.machines.reach.remote import RemoteHost
+from git_balanced.machines.reach.transport import MAX_SESSIONS
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machine, Machines, sshd_machines, wire_lead

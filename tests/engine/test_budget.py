@@ -15,7 +15,7 @@ from git_balanced.channel import presence
 from git_balanced.engine.workers import build_request
 from git_balanced.files import write_atomic
 from git_balanced.lead import Lead, open_lead
-from git_balanced.machines.hosts import LocalHost
+from git_balanced.machines.reach.hosts import LocalHost
 from tests.support.cli import balanced
 from tests.support.model_server import hang
 from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, piece, plan

@@ -12,7 +12,7 @@ import pytest
 
 from git_balanced.engine.limits import RESUME_NOTE
 from git_balanced.git import Repo
-from git_balanced.machines import accounts
+from git_balanced.machines.placing import accounts
 from git_balanced.ui import clock
 from tests.support.builders import git
 from tests.support.model_server import say, usage_limit

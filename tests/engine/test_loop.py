@@ -268,7 +268,7 @@ def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
     """`engine --once` run again and again still counts a machine's time out of reach toward lost_after."""
     from git_balanced import jobs as J
     from git_balanced.git import Repo
-    from git_balanced.machines import inventory
+    from git_balanced.machines.inventory import records as inventory
 
     repo = lead_repo(tmp_path, extra="lost_after = 1\n")
     ssh = Path(os.environ["GIT_BALANCED_SSH_CONFIG"])
@@ -322,7 +322,7 @@ def test_retry_keeps_one_attempt_per_piece(tmp_path: Path) -> None:
 def test_a_piece_whose_agent_no_machine_has_waits_and_a_missing_agent_moves_it(tmp_path: Path) -> None:
     import shutil
 
-    from git_balanced.machines import agents_probe
+    from git_balanced.machines.prepare import agents_probe
 
     repo = lead_repo(tmp_path)
     assert shutil.which("codex") is None, "this test needs a PATH without codex"
@@ -354,8 +354,8 @@ def board_text(repo: Path) -> str:
 
 def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> None:
     from git_balanced.git import Repo
-    from git_balanced.machines import inventory
-    from git_balanced.machines.placement import Seat, place
+    from git_balanced.machines.inventory import records as inventory
+    from git_balanced.machines.inventory.placement import Seat, choose
     from tests.support.builders import commit
 
     repo = lead_repo(tmp_path)
@@ -365,5 +365,5 @@ def test_a_machine_where_setup_ran_is_preferred_among_equals(tmp_path: Path) -> 
     plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
     assert engine(repo, "--until-idle").code == 0
     assert inventory.readiness(Repo.discover(repo))["local"]["setup_done"] is True
-    pick = place([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
+    pick = choose([Seat("box", "normal"), Seat("zed", "normal", setup_done=True)])
     assert pick.machine == "zed" and "set up already" in pick.why, "among equals, the one set up wins over the name"

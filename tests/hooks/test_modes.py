@@ -19,7 +19,7 @@ from git_balanced.channel.inbox import entries
 from git_balanced.engine import workers
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
-from git_balanced.machines.hosts import LocalHost
+from git_balanced.machines.reach.hosts import LocalHost
 from tests.hooks.test_agent import a_job, ask_in_background, pending, run_claude, tool_results
 from tests.support import agent_home
 from tests.support.builders import commit, make_repo

@@ -15,7 +15,7 @@ import pytest
 
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.errors import BalancedError
-from git_balanced.machines.transport import BOOTSTRAP
+from git_balanced.machines.reach.transport import BOOTSTRAP
 from git_balanced.shipped import runner
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import RUNNER, call, status_of

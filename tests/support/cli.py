@@ -49,14 +49,6 @@ def forget_process_state() -> None:
     mods = sys.modules
     if "git_balanced.process" in mods:
         mods["git_balanced.process"].forget()
-    if "git_balanced.machines.remote" in mods:
-        remote = mods["git_balanced.machines.remote"]
-        remote.forget_transports()  # closes the sessions too
-        with remote._PUSH_LOCK:
-            remote._PUSHED.clear()
-            remote._PUSHING.clear()
-    elif "git_balanced.machines.sessions" in mods:
-        mods["git_balanced.machines.sessions"].close_all()
     if "git_balanced.state.cache" in mods:
         mods["git_balanced.state.cache"]._MEMO.clear()
 

@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from git_balanced.machines import remote
+from git_balanced import process
+from git_balanced.machines.reach.routes import Reach
 from git_balanced.state import cache
 from tests.support.builders import make_repo
 from tests.support.cli import balanced, balanced_process
@@ -41,7 +42,7 @@ def test_stdin_is_the_text_given_or_empty(tmp_path: Path) -> None:
 
 def test_each_call_starts_without_the_memory_of_the_one_before(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
-    remote._PUSHED.add(("alpha", "/copy", "0" * 40))
+    process.part(Reach).push_once(("alpha", "/copy", "0" * 40), lambda: None)
     assert balanced(repo, "board", "--json").code == 0
-    assert remote._PUSHED == set(), "bases pushed by an earlier engine are not taken as pushed"
+    assert process.part(Reach).pushed() == set(), "bases pushed by an earlier engine are not taken as pushed"
     assert cache._MEMO == {}, "cache files are read afresh"

@@ -1,0 +1,1 @@
+"""The routes to a machine: SSH transport and config, runner sessions, hosts, and the Reach that holds them."""

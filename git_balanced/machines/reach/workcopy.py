@@ -1,0 +1,222 @@
+"""This machine's copies of a lead repository: where local workers' worktrees, and the check's scratch
+worktrees, belong (DESIGN §5).
+
+A copy is a repository with nothing checked out, `~/.balanced/copies/<repository>-<hash>-<kind>`, that
+borrows the lead's objects through `.git/objects/info/alternates` (what `git clone --shared` writes): made
+once, in milliseconds whatever the repository's size. Whatever runs in a worktree of a copy moves
+the copy's refs, notes, config and hooks, never the lead's. The lead sets the base (and an earlier attempt's
+branch) in the copy per job and fetches exactly the worker's branch back, as from an SSH machine.
+
+Workers get a copy per branch (`…-workers/<branch>`), which a fenced worker alone may write (shipped/pen.py):
+one piece cannot create or move another piece's branch. Whatever a copy holds, the lead sets the branch
+there from its own record before each start, unless a worktree holds it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+from pathlib import Path
+
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo, run_git, write_config
+
+WORKERS = "workers"
+CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
+# What a worker's commit needs from the lead's own config: who commits, and how.
+CARRIED_CONFIG = ("user.name", "user.email", "commit.gpgSign", "user.signingKey", "gpg.format")
+
+
+def path(repo: Repo, kind: str = WORKERS) -> Path:
+    """`~/.balanced/copies/<repository>-<hash>-<kind>`: beside the worktrees, outside any `.git`. For the
+    workers it is the folder of their copies, one per branch (`for_branch`)."""
+    home = repo.worktrees_home()
+    return home.parent.parent / "copies" / f"{home.name}-{kind}"
+
+
+def for_branch(repo: Repo, branch: str) -> Path:
+    """The workers' copy of one branch: `…-workers/<branch, its slashes as +>`."""
+    return path(repo) / branch.replace("/", "+")
+
+
+def copy_of(repo: Repo, worktree: Path) -> Path | None:
+    """The workers' copy a worktree belongs to, read from its `.git` file (no git run in a worker's folder),
+    or None when it is no worktree of one."""
+    try:
+        text = (worktree / ".git").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    gitdir = Path(text.removeprefix("gitdir:").strip()) if text.startswith("gitdir:") else None
+    # <copy>/.git/worktrees/<name>
+    if gitdir is None or gitdir.parent.name != "worktrees" or gitdir.parent.parent.name != ".git":
+        return None
+    copy = gitdir.parent.parent.parent
+    return copy if copy.parent.resolve() == path(repo).resolve() else None
+
+
+def git_dir(copy: Path) -> Path:
+    """The copy's git folder, which its worktrees share."""
+    return copy / ".git"
+
+
+def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
+    """The copy of `kind`, or the workers' copy of `branch`, made now if it is missing or broken (one maker at
+    a time)."""
+    where = path(repo, kind) if branch is None else for_branch(repo, branch)
+    objects = str((repo.common_dir / "objects").resolve())
+    if _valid(where, objects):
+        return where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(repo.state_dir / "copies.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not _valid(where, objects):
+            _make(repo, where, objects)
+    finally:
+        os.close(fd)
+    return where
+
+
+def _valid(where: Path, objects: str) -> bool:
+    try:
+        borrowed = (git_dir(where) / "objects" / "info" / "alternates").read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return False
+    return objects in borrowed and (git_dir(where) / "HEAD").is_file()
+
+
+def _make(repo: Repo, where: Path, objects: str) -> None:
+    tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
+    # none of its refs (a worker sees the base the lead gives it, and its own branch). Not bare: a bare one's
+    # core.bare would make its worktrees bare too once the guard turns on extensions.worktreeConfig.
+    res = run_git(["init", "-q", str(tmp)], cwd=repo.common_dir)
+    if res.code != 0:
+        raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
+                            hint=f"check that {where.parent} is writable.")
+    (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
+    # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
+    # there must not drop what a running worker holds.
+    write_config(git_dir(tmp) / "config", {**carried_config(repo), "gc.auto": "0"})
+    shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
+    os.replace(tmp, where)
+
+
+def carried_config(repo: Repo) -> dict[str, str]:
+    """The lead's CARRIED_CONFIG values that are set (the last of several, as `git config --get` says), read
+    with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
+    spelled = {key.lower(): key for key in CARRIED_CONFIG}
+    pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
+    res = repo.run("config", "--null", "--get-regexp", pattern)
+    found: dict[str, str] = {}
+    for entry in res.out.split("\0") if res.code == 0 else []:
+        key, _, value = entry.partition("\n")
+        if key.lower() in spelled and value.strip():
+            found[spelled[key.lower()]] = value.strip()
+    return found
+
+
+def sync_hooks(repo: Repo, copy: Path) -> None:
+    """The lead's own hooks for the copy, so a worker's commit runs them as before: a core.hooksPath of
+    the worktree (`.husky`) or outside the lead's git folder is set in the copy too; otherwise the hooks
+    are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job."""
+    configured = repo.run("config", "--get", "core.hooksPath").out.strip()
+    # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
+    theirs = str(repo.common_dir / "hooks") if not configured else \
+        repo.git("rev-parse", "--path-format=absolute", "--git-path", "hooks")
+    inside = Path(theirs).resolve().is_relative_to(repo.common_dir.resolve())
+    if configured and (not os.path.isabs(configured) or not inside):
+        git_in(copy, "config", "core.hooksPath", configured)
+        return
+    if _mentions(git_dir(copy) / "config", "hookspath"):  # set there by us, or by a worker: gone again
+        run_git(["config", "--unset-all", "core.hooksPath"], cwd=copy)
+    want: dict[str, bytes] = {}
+    for name in sorted(os.listdir(theirs)) if os.path.isdir(theirs) else []:
+        src = os.path.join(theirs, name)
+        if not name.endswith(".sample") and os.path.isfile(src) and os.access(src, os.X_OK):
+            want[name] = Path(src).read_bytes()
+    hooks = git_dir(copy) / "hooks"
+    hooks.mkdir(exist_ok=True)
+    # File by file, by rename, and only what differs: other workers may be committing through them now.
+    for name in os.listdir(hooks):
+        if name not in want and not name.endswith(".sample"):
+            (hooks / name).unlink(missing_ok=True)
+    for name, data in want.items():
+        target = hooks / name
+        if target.is_file() and target.read_bytes() == data and os.access(target, os.X_OK):
+            continue
+        tmp = hooks / f".{name}.tmp{os.getpid()}"
+        tmp.write_bytes(data)
+        tmp.chmod(0o755)
+        os.replace(tmp, target)
+
+
+def _mentions(path: Path, word: str) -> bool:
+    """Whether a config file's text has `word` in any case (or cannot be read: then git is asked)."""
+    try:
+        return word in path.read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:
+        return True
+
+
+def git_in(copy: Path, *args: str) -> str:
+    """Run git in the copy; its output, or a BalancedError naming the copy."""
+    res = run_git(args, cwd=copy)
+    if res.code != 0:
+        raise BalancedError(f"`git {' '.join(args)}` failed in the worker copy {copy}: {res.err.strip()[-300:]}",
+                            hint=f"remove {copy}; the next job makes it again.")
+    return res.out.strip()
+
+
+def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:
+    """Make the job's base visible in the copy, and set its branch to what the lead recorded: an earlier
+    attempt's work, else the base. Never a ref found in the copy (a worker may have planted it), unless a
+    worktree there holds the branch: that is the same job's, started again."""
+    git_in(copy, "update-ref", f"refs/balanced/bases/{branch}", base)
+    if not _held(copy, branch):
+        git_in(copy, "update-ref", f"refs/heads/{branch}", earlier or base)
+
+
+def _held(copy: Path, branch: str) -> bool:
+    """Whether a worktree of the copy whose folder exists has `branch` checked out."""
+    listed = git_in(copy, "worktree", "list", "--porcelain")
+    for block in listed.split("\n\n"):
+        lines = block.splitlines()
+        where = lines[0].removeprefix("worktree ") if lines else ""
+        if f"branch refs/heads/{branch}" in lines and os.path.realpath(where) != os.path.realpath(copy) \
+                and os.path.isdir(where):
+            return True
+    return False
+
+
+def forget(repo: Repo, branch: str) -> None:
+    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already)."""
+    copy = for_branch(repo, branch)
+    worktrees = git_dir(copy) / "worktrees"
+    if copy.is_dir() and not (worktrees.is_dir() and any(worktrees.iterdir())):
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
+    """Fetch exactly the workers' branches from the copy into the lead's `refs/heads/<branch>`, nothing else;
+    each branch's ref here, or None when the copy has no such branch."""
+    if not branches:
+        return {}
+    # One listing for them all, rather than a `rev-parse` each.
+    listed = set(git_in(copy, "for-each-ref", "--format=%(refname)", *(f"refs/heads/{b}" for b in branches)).split())
+    have = [b for b in branches if f"refs/heads/{b}" in listed]
+    for b in have:
+        if not b.startswith("balanced/"):
+            raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",
+                                hint="this is a bug: please report it.")
+    if have:
+        res = repo.run("fetch", "--no-tags", "--no-write-fetch-head", "-q", str(copy),
+                       *(f"+refs/heads/{b}:refs/heads/{b}" for b in have))
+        if res.code != 0:
+            which = have[0] if len(have) == 1 else f"{len(have)} branches"
+            raise BalancedError(f"Could not fetch {which} back from the worker copy {copy}: {res.err.strip()[-500:]}",
+                                hint="`git balanced board` shows the job; the engine tries again on its next pass.")
+    return {b: (f"refs/heads/{b}" if b in have else None) for b in branches}
