@@ -38,8 +38,6 @@ NOT_YET: set[str] = {
     "git_balanced.machines.sessions:_lock",
     "git_balanced.machines.sessions:_pools",
     "git_balanced.proc:STOP",
-    "git_balanced.shipped.guard:_glob_re",
-    "git_balanced.shipped.pen:_probed",
     "git_balanced.shipped.runner:_live",
     "git_balanced.state.cache:_BROKEN",
     "git_balanced.state.cache:_DIRS",

@@ -208,7 +208,7 @@ def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
     answer = host_for(lead, job.machine).call(action, {"job": job.runner_key, "runs_dir": RUNS_DIR, **request})
     if answer.get("error"):
         raise BalancedError(f"The runner on {job.machine} refused {action} for {job.piece}: {answer['error']}",
-                            hint="`git balanced jobs` shows the job; the engine tries again on its next pass.")
+                            hint="`git balanced board` shows the job; the engine tries again on its next pass.")
 
 
 def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:

@@ -14,15 +14,14 @@ import os
 import re
 import subprocess
 import sys
-from functools import lru_cache
 
 SPEC_NAME = "guard.json"
 
 
-@lru_cache(maxsize=512)
 def _glob_re(pattern: str) -> re.Pattern[str]:
     """A git-style glob as a regex: `*` and `?` stay within one folder, `**` crosses folders, and a
-    pattern naming a folder (`docs`, `docs/`) covers everything under it."""
+    pattern naming a folder (`docs`, `docs/`) covers everything under it. Not kept: `re` keeps the patterns it
+    compiled, and this file runs alone as a hook, with no per-process holder to keep them in."""
     pat = pattern.strip().lstrip("/")
     if pat.startswith("./"):
         pat = pat[2:]
