@@ -38,7 +38,6 @@ NOT_YET: set[str] = {
     "git_balanced.machines.sessions:_lock",
     "git_balanced.machines.sessions:_pools",
     "git_balanced.proc:STOP",
-    "git_balanced.shipped.runner:_live",
     "git_balanced.state.cache:_BROKEN",
     "git_balanced.state.cache:_DIRS",
     "git_balanced.state.cache:_MEMO",

@@ -21,6 +21,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines import workcopy
 from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
+from git_balanced.shipped.messages import Result, StartRequest
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
 
@@ -49,7 +50,7 @@ def rules_for(job: Job, check: str | None, budget: float | None) -> str:
 
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
-                  edit_without_asking: bool, others: Collection[Job]) -> dict[str, Any]:
+                  edit_without_asking: bool, others: Collection[Job]) -> StartRequest:
     """The runner's `start` request for a job; `others` are the jobs whose paths its guard names."""
     from git_balanced import agents
     from git_balanced.agents import wiring as agent_hooks
@@ -77,29 +78,26 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
                         edit_without_asking=edit_without_asking, level=modes.for_worker(lead.repo, lead.branch),
                         **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
-    request: dict[str, Any] = {
-        "job": job.runner_key, "repo": _repo_of(host, job), "worktree": wt, "branch": job.branch,
-        "base": job.base, "setup": setup, "argv": run.argv,
-        "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
-        "meter": run.meter, "commit_message": commit_message(job.piece, task),
-        "commit_leftovers": True, "runs_dir": RUNS_DIR,
-        # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
-        # environment only what its agent needs and the settings name (shipped/workenv.py).
-        "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
-        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
-        "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
-    }
-    if not isinstance(host, LocalHost):  # there the runner makes the branch's own copy of the machine's copy
-        request["own_copy"] = True
+    remote = not isinstance(host, LocalHost)
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
-    if not local or job.plan_first:
-        request.update(ask=True, ask_timeout=float(lead_settings.balanced.ask_timeout),
-                       hook=agent_hooks.hook_rules())
-    guard = agent_hooks.guard_request(lead, job, others)
-    if guard:  # the runner makes it the worktree's pre-commit hook
-        request["guard"] = guard
-    return request
+    asks = not local or job.plan_first
+    return StartRequest(
+        job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
+        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local)},
+        files=run.files, meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
+        runs_dir=RUNS_DIR,
+        # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
+        # environment only what its agent needs and the settings name (shipped/workenv.py).
+        worker={"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
+        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
+        start_at=earlier_work(lead.repo, job.branch) or str(job.base),
+        own_copy=True if remote else None,  # there the runner makes the branch's own copy of the machine's copy
+        ask=True if asks else None, ask_timeout=float(lead_settings.balanced.ask_timeout) if asks else None,
+        hook=agent_hooks.hook_rules() if asks else None,
+        # The runner makes it the worktree's pre-commit hook.
+        guard=agent_hooks.guard_request(lead, job, others) or None,
+    )
 
 
 def _repo_of(host: Host, job: Job) -> str:
@@ -161,7 +159,7 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     for i, j in enumerate(jobs):
         try:
             host.prepare_base(j.branch, str(j.base))
-            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others)))
+            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others).to_json()))
         except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
             return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
         except BalancedError as exc:
@@ -228,12 +226,12 @@ def read_log(lead: Lead, job: Job) -> str:
     return str(answer.get("data", ""))
 
 
-def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Outcome:
+def outcome_of(lead: Lead, job: Job, result: Result) -> Outcome:
     """The agent's outcome, read from its log by its adapter."""
     from git_balanced import agents
 
     adapter = agents.get(job.agent)
-    return adapter.outcome(read_log(lead, job), result.get("exit_code"))
+    return adapter.outcome(read_log(lead, job), result.exit_code)
 
 
 def stop(lead: Lead, job: Job) -> dict[str, Any]:

@@ -16,6 +16,9 @@ import subprocess
 import sys
 
 SPEC_NAME = "guard.json"
+# Left next to guard.json when this hook refuses a commit, so that the runner knows the guard refused the commit
+# of what its worker left (shipped/launch.py GUARD_REFUSED), whatever git printed.
+REFUSED_MARK = "guard.refused"
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:
@@ -145,5 +148,17 @@ def pre_commit(args: list[str], folder: str) -> int:
     return 0
 
 
+def _mark_refused(folder: str) -> None:
+    try:
+        with open(os.path.join(folder, REFUSED_MARK), "w", encoding="utf-8") as f:
+            f.write("refused\n")
+    except OSError:
+        pass  # a folder it cannot write: the commit is refused all the same
+
+
 if __name__ == "__main__":
-    sys.exit(pre_commit(sys.argv[1:], os.path.dirname(os.path.abspath(__file__))))
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _code = pre_commit(sys.argv[1:], _here)  # what it stands in front of replaces this process: not ours
+    if _code:
+        _mark_refused(_here)
+    sys.exit(_code)
