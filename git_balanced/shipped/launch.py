@@ -8,6 +8,7 @@ as far as the runner knows it; the engine reads that code, not the words of an e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -201,7 +202,12 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
             res.dirty = code != 0 or bool(status)
     res.ended = round(time.time(), 3)
     res.seconds = round(res.ended - res.started, 3)
-    _write_atomic(os.path.join(run_dir, "result.json"), json.dumps(res.to_json(), indent=1))
+    try:
+        text = json.dumps(res.to_json(), indent=1)
+    except MessageError as exc:  # the runner's own bug: still a result, which says so, not a run that reads as killed
+        res.error, res.reason = f"the runner's result was malformed: {exc}", Reason.CRASHED
+        text = json.dumps(dataclasses.asdict(res), indent=1)
+    _write_atomic(os.path.join(run_dir, "result.json"), text)
 
 
 def _reason(res: Result) -> str:
