@@ -18,7 +18,7 @@ from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines import accounts, agents_probe, inventory
-from git_balanced.shipped.messages import MessageError, Reason, Result
+from git_balanced.shipped.messages import MessageError, Reason, Result, RunState
 
 
 class Watcher:
@@ -40,15 +40,15 @@ class Watcher:
         states = workers.statuses(self.lead, running)
         before = dict(self.unreachable_since)
         for j in running:  # a machine that answered is no longer on its way to being lost
-            if states.get(j.id, {}).get("state") != "unreachable":
+            if states.get(j.id, {}).get("state") != RunState.UNREACHABLE:
                 self.unreachable_since.pop(j.machine, None)
         if before != self.unreachable_since:
             self._save_since()
-        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == "finished"], states)
+        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == RunState.FINISHED], states)
         ended = False
         for j in running:
-            st = states.get(j.id, {"state": "missing"})
-            if st["state"] == "finished":
+            st = states.get(j.id, {"state": RunState.MISSING})
+            if st["state"] == RunState.FINISHED:
                 try:
                     result = Result.read(st["result"])
                 except MessageError as exc:  # a result no runner of this version writes: its run is over all the same
@@ -64,17 +64,18 @@ class Watcher:
                     ended = True
                 except BalancedError as exc:  # its log or its branch could not be read back: next pass
                     ended = self._unreachable(ctx, j, exc.message) or ended
-            elif st["state"] == "dead" or (st["state"] == "missing" and
+            elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING and
                                            time.time() - (j.started_at or 0.0) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
                         {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
                 ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
                 ended = True
-            elif st["state"] == "unreachable":
+            elif st["state"] == RunState.UNREACHABLE:
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
         # Workers elsewhere, and fenced ones here, cannot write the lead: their questions and answers ride on this
         # pass (a worker here that asks the lead directly leaves nothing in its runner's files to relay).
-        relay.relay(self.lead, [(j, states[j.id]) for j in running if states.get(j.id, {}).get("state") == "running"])
+        relay.relay(self.lead, [(j, states[j.id]) for j in running
+                                if states.get(j.id, {}).get("state") == RunState.RUNNING])
         return ended
 
     def _load_since(self) -> dict[str, float]:

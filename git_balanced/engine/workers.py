@@ -21,7 +21,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines import workcopy
 from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
-from git_balanced.shipped.messages import Result, StartRequest
+from git_balanced.shipped.messages import Result, RunState, StartRequest
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
 
@@ -195,10 +195,10 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
             error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
             for j in js:
-                out[j.id] = {"state": "unreachable", "error": error}
+                out[j.id] = {"state": RunState.UNREACHABLE, "error": error}
             continue
         for j in js:
-            out[j.id] = answer.get(j.runner_key, {"state": "missing"})
+            out[j.id] = answer.get(j.runner_key, {"state": RunState.MISSING})
     return out
 
 

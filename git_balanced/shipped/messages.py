@@ -48,6 +48,17 @@ class Reason:
     OUTCOMES = (SUCCESS, FAILED, BUDGET, TURNS, USAGE_LIMIT, SIGNIN, TRANSIENT, CRASHED)
 
 
+class RunState:
+    """Where a run is, as `status` tells it (not a job's state: the engine makes that of it)."""
+
+    RUNNING = "running"
+    FINISHED = "finished"  # its result.json is written
+    DEAD = "dead"  # its runner is gone without a result
+    MISSING = "missing"  # no run folder
+    STOPPING = "stopping"  # `stop` asked it to end; it still winds down
+    UNREACHABLE = "unreachable"  # not the runner's word: the engine's, for a machine that did not answer
+
+
 class MessageError(ValueError):
     """A message the other side cannot act on; the text names the field."""
 

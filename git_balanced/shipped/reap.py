@@ -28,7 +28,9 @@ if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source
         _stat,
         _write_atomic,
     )
-if "_lock_worktrees" not in globals():  # likewise worktrees.py, branchcopy.py and asked.py
+if "RunState" not in globals():  # likewise messages.py, worktrees.py, branchcopy.py and asked.py
+    from git_balanced.shipped.messages import RunState
+if "_lock_worktrees" not in globals():
     from git_balanced.shipped.worktrees import _lock_worktrees
 if "own_copy_path" not in globals():
     from git_balanced.shipped.branchcopy import own_copy_path, own_copy_remove
@@ -65,18 +67,18 @@ def _result(run_dir: str) -> Any:
 
 def _job_status(run_dir: str) -> dict:
     if not run_dir or not os.path.isdir(run_dir):
-        return {"state": "missing", "pid": None, "result": None, "log_tail": "", "log_size": 0}
+        return {"state": RunState.MISSING, "pid": None, "result": None, "log_tail": "", "log_size": 0}
     result = _result(run_dir)
     pid, tick = _read_pid(os.path.join(run_dir, "pid"))
     if result is not None:
-        state = "finished"
+        state = RunState.FINISHED
     elif pid is None:
-        state = "running" if time.time() - os.path.getmtime(run_dir) < START_WINDOW else "dead"
+        state = RunState.RUNNING if time.time() - os.path.getmtime(run_dir) < START_WINDOW else RunState.DEAD
     else:
-        state = "running" if _alive(pid, tick) else "dead"
-    if state == "dead":  # a runner that wrote its result and ended just after the first read is not dead
+        state = RunState.RUNNING if _alive(pid, tick) else RunState.DEAD
+    if state == RunState.DEAD:  # a runner that wrote its result and ended just after the first read is not dead
         result = _result(run_dir)
-        state = "finished" if result is not None else state
+        state = RunState.FINISHED if result is not None else state
     log = os.path.join(run_dir, "log")
     tail = b"\n".join((_read(log, True, -65536) or b"").splitlines()[-TAIL_LINES:]).decode("utf-8", "replace")
     answer = {"state": state, "pid": pid, "result": result, "log_tail": tail,
@@ -91,7 +93,7 @@ def _job_status(run_dir: str) -> dict:
 def stop(req: dict) -> dict:
     """SIGTERM the agent's group; the runner sends SIGKILL after the grace and writes the result."""
     run_dir = _run_dir(req)
-    if _job_status(run_dir)["state"] in ("running", "dead"):
+    if _job_status(run_dir)["state"] in (RunState.RUNNING, RunState.DEAD):
         _write_atomic(os.path.join(run_dir, "stop"), f"{time.time()}\n")
         agent, agent_tick = _read_pid(os.path.join(run_dir, "agent_pid"))
         if agent and _alive(agent, agent_tick):
@@ -106,14 +108,15 @@ def stop(req: dict) -> dict:
             if _alive(agent, agent_tick):
                 _signal_group(agent, signal.SIGKILL)
     deadline = time.monotonic() + _field(req, "wait", float, 0.0)
-    while time.monotonic() < deadline and _job_status(run_dir)["state"] == "running":
+    while time.monotonic() < deadline and _job_status(run_dir)["state"] == RunState.RUNNING:
         time.sleep(0.1)
     st = _job_status(run_dir)
     # What the worker started outside its group (`setsid`, `nohup … &`) ends with it: at once once its runner is
     # gone; while the runner still winds down, a SIGTERM now, and the cleanup makes sure.
-    done = st["state"] != "running"
+    done = st["state"] != RunState.RUNNING
     reaped = _reap(run_dir, _field(req, "grace", float, GRACE) if done else 0.0, wait=done)
-    return {"job": req["job"], "state": st["state"].replace("running", "stopping"), "result": st["result"],
+    state = RunState.STOPPING if st["state"] == RunState.RUNNING else st["state"]
+    return {"job": req["job"], "state": state, "result": st["result"],
             "reaped": reaped}
 
 
@@ -134,7 +137,7 @@ def cleanup(req: dict) -> dict:
     copy after them (the lead fetched the branch back already); the lead's branch stays."""
     run_dir = _run_dir(req)
     repo, wt = _path(_field(req, "repo", str)), _path(_field(req, "worktree", str))
-    if _job_status(run_dir)["state"] == "running":
+    if _job_status(run_dir)["state"] == RunState.RUNNING:
         raise RequestError(f"the job {req['job']} is still running; stop it first")
     answer: dict = {"job": req["job"], "worktree_removed": False, "run_dir_removed": False, "error": None}
     # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
