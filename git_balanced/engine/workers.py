@@ -21,7 +21,18 @@ from git_balanced.lead import Lead
 from git_balanced.machines import workcopy
 from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
-from git_balanced.shipped.messages import Result, RunState, StartRequest
+from git_balanced.shipped.messages import (
+    AnswerRequest,
+    CleanupRequest,
+    ForwardedRequest,
+    LogRequest,
+    MessageError,
+    Result,
+    RunState,
+    StartRequest,
+    StatusRequest,
+    StopRequest,
+)
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
 
@@ -190,7 +201,8 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
     for machine, js in jobs_mod.by_machine(running).items():
         try:
             host = host_for(lead, machine)
-            answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
+            asked = StatusRequest(jobs=[j.runner_key for j in js], runs_dir=RUNS_DIR)
+            answer = host.call("status", asked.to_json())["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
             error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
@@ -202,8 +214,8 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
-    answer = host_for(lead, job.machine).call(action, {"job": job.runner_key, "runs_dir": RUNS_DIR, **request})
+def _settle(lead: Lead, job: Job, action: str, request: ForwardedRequest | AnswerRequest) -> None:
+    answer = host_for(lead, job.machine).call(action, request.to_json())
     if answer.get("error"):
         raise BalancedError(f"The runner on {job.machine} refused {action} for {job.piece}: {answer['error']}",
                             hint="`git balanced board` shows the job; the engine tries again on its next pass.")
@@ -212,17 +224,18 @@ def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
 def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
     """Tell a job's runner that its questions `ns` reached the lead, so its status hands them over once."""
     if ns:
-        _settle(lead, job, "forwarded", {"ns": ns})
+        _settle(lead, job, "forwarded", ForwardedRequest(job=job.runner_key, ns=ns, runs_dir=RUNS_DIR))
 
 
 def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None, qid: str | None = None) -> None:
     """Leave the lead's answer to a job's question `n` (the lead's `qid`) where its runner's script waits."""
-    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision, "qid": qid})
+    _settle(lead, job, "answer", AnswerRequest(job=job.runner_key, n=n, runs_dir=RUNS_DIR, text=text,
+                                               decision=decision, qid=qid))
 
 
 def read_log(lead: Lead, job: Job) -> str:
     host = host_for(lead, job.machine)
-    answer = host.call("log", {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
+    answer = host.call("log", LogRequest(job=job.runner_key, runs_dir=RUNS_DIR, offset=0, limit=4 << 20).to_json())
     return str(answer.get("data", ""))
 
 
@@ -236,7 +249,7 @@ def outcome_of(lead: Lead, job: Job, result: Result) -> Outcome:
 
 def stop(lead: Lead, job: Job) -> dict[str, Any]:
     host = host_for(lead, job.machine)
-    return host.call("stop", {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
+    return host.call("stop", StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
 
 
 def cleanup(lead: Lead, job: Job) -> None:
@@ -257,11 +270,12 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             # Each branch has its own copy: here the lead removes it after the runner's cleanup; on an SSH
             # machine the runner removes it, after the worktree (`own_copy`).
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
-            own = {} if local else {"own_copy": True, "branch": job.branch}
             try:
-                host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
-                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1, **own})
+                asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
+                                       runs_dir=RUNS_DIR, prune=local is not None or i == len(js) - 1,
+                                       own_copy=None if local else True, branch=None if local else job.branch)
+                host.call("cleanup", asked.to_json())
                 if local:
                     local.forget(job.branch)
-            except BalancedError:
+            except (BalancedError, MessageError):
                 pass

@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source comes first and defines these
-    from git_balanced.shipped.runfiles import RequestError, _field, _read, _run_dir, _write_atomic
+    from git_balanced.shipped.runfiles import RequestError, _parsed, _read, _run_dir, _write_atomic
+if "AnswerRequest" not in globals():  # likewise messages.py
+    from git_balanced.shipped.messages import AnswerRequest, ForwardedRequest
 
 
 def _unsent(run_dir: str) -> list:
@@ -42,23 +44,22 @@ def _question_number(value: Any, job: str, run_dir: str) -> int:
 
 def forwarded(req: dict) -> dict:
     """Mark questions (`ns`) as carried to the lead, so `status` does not hand them over again."""
-    run_dir = _run_dir(req)
-    ns = [_question_number(n, req["job"], run_dir) for n in _field(req, "ns", list)]
+    got = _parsed(ForwardedRequest, req)
+    run_dir = _run_dir(got.runs_dir, got.job)
+    ns = [_question_number(n, got.job, run_dir) for n in got.ns]
     for n in ns:
         _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")
-    return {"job": req["job"], "forwarded": ns}
+    return {"job": got.job, "forwarded": ns}
 
 
 def answer_question(req: dict) -> dict:
     """Leave the lead's answer to question `n` (and its id there, `qid`) where the worker's script waits."""
-    run_dir = _run_dir(req)
-    n = _question_number(_field(req, "n", int), req["job"], run_dir)
-    decision = _field(req, "decision", str, None)
-    if decision not in (None, "allow", "deny"):
-        raise RequestError(f"the request's 'decision' must be allow, deny or null, not {decision!r}")
+    got = _parsed(AnswerRequest, req)
+    run_dir = _run_dir(got.runs_dir, got.job)
+    n = _question_number(got.n, got.job, run_dir)
     os.makedirs(os.path.join(run_dir, "answers"), exist_ok=True)
     _write_atomic(os.path.join(run_dir, "answers", f"{n}.json"),
-                  json.dumps({"text": _field(req, "text", str, ""), "decision": decision,
-                              "qid": _field(req, "qid", str, None), "answered_at": time.time()}))
+                  json.dumps({"text": got.text or "", "decision": got.decision, "qid": got.qid,
+                              "answered_at": time.time()}))
     _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")  # settled: never again
-    return {"job": req["job"], "n": n, "answered": True}
+    return {"job": got.job, "n": n, "answered": True}

@@ -36,6 +36,7 @@ if "_git" not in globals():
         _base_env,
         _git,
         _note,
+        _parsed,
         _path,
         _read_pid,
         _run_dir,
@@ -89,11 +90,8 @@ class Live:
 
 def start(req: dict) -> dict:
     """Make the run folder, fork the detached runner, and answer with its pid at once."""
-    try:
-        request = StartRequest.from_json(req)
-    except MessageError as exc:
-        raise RequestError(str(exc)) from None
-    run_dir, job = _run_dir(req), request.job
+    request = _parsed(StartRequest, req)
+    run_dir, job = _run_dir(request.runs_dir, request.job), request.job
     pid_file = os.path.join(run_dir, "pid")
     pid, _ = _read_pid(pid_file)
     if pid is not None:  # a retried call: it started already, so the same answer again

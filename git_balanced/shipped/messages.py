@@ -151,8 +151,7 @@ class StartRequest(Message):
     grace: float | None = None  # seconds between SIGTERM and SIGKILL
 
     def check(self) -> None:
-        if not JOB_ID.match(self.job):
-            raise MessageError(f"the job id {self.job!r} is not a plain name ([A-Za-z0-9._-], no leading dot)")
+        _plain_job(self.job)
         if any(not name.strip() or name.startswith("-") for name in (self.branch, self.base)):
             raise MessageError(f"the request's branch {self.branch!r} or base {self.base!r} is not a name")
         if not self.argv:
@@ -160,6 +159,105 @@ class StartRequest(Message):
         _strings(self.WHAT, "argv", self.argv)
         for key, mapping in (("env", self.env), ("files", self.files)):
             _strings(self.WHAT, key, [x for kv in (mapping or {}).items() for x in kv])
+
+
+def _plain_job(job: str) -> None:
+    if not JOB_ID.match(job):
+        raise MessageError(f"the job id {job!r} is not a plain name ([A-Za-z0-9._-], no leading dot)")
+
+
+@dataclasses.dataclass(frozen=True)
+class StatusRequest(Message):
+    """`status`: the state of each named job, or of every job under `runs_dir` when `jobs` is null."""
+
+    WHAT = "request"
+
+    jobs: list[str] | None = None  # a name that is not a job id gets an answer that says so, not a refusal
+    runs_dir: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StopRequest(Message):
+    """`stop`: end a job's run, waiting up to `wait` seconds for it to end."""
+
+    WHAT = "request"
+
+    job: str
+    runs_dir: str | None = None
+    wait: float | None = None
+    grace: float | None = None  # seconds between SIGTERM and SIGKILL
+
+    def check(self) -> None:
+        _plain_job(self.job)
+
+
+@dataclasses.dataclass(frozen=True)
+class LogRequest(Message):
+    """`log`: a job's log from `offset`, at most `limit` bytes."""
+
+    WHAT = "request"
+
+    job: str
+    runs_dir: str | None = None
+    offset: int | None = None
+    limit: int | None = None
+
+    def check(self) -> None:
+        _plain_job(self.job)
+
+
+@dataclasses.dataclass(frozen=True)
+class CleanupRequest(Message):
+    """`cleanup`: remove a job's worktree and run folder, and with `own_copy` its branch's own copy."""
+
+    WHAT = "request"
+
+    job: str
+    repo: str
+    worktree: str
+    runs_dir: str | None = None
+    prune: bool = True  # `git worktree prune` after; one after a batch of cleanups does
+    own_copy: bool | None = None
+    branch: str | None = None  # whose own copy goes, with `own_copy`
+    grace: float | None = None
+
+    def check(self) -> None:
+        _plain_job(self.job)
+        if self.own_copy and not self.branch:
+            raise MessageError("the request's 'branch' is needed with 'own_copy': its copy is the branch's")
+
+
+@dataclasses.dataclass(frozen=True)
+class ForwardedRequest(Message):
+    """`forwarded`: the job's questions `ns` reached the lead."""
+
+    WHAT = "request"
+
+    job: str
+    ns: list[int]
+    runs_dir: str | None = None
+
+    def check(self) -> None:
+        _plain_job(self.job)
+
+
+@dataclasses.dataclass(frozen=True)
+class AnswerRequest(Message):
+    """`answer`: the lead's answer to the job's question `n` (`qid` its id at the lead)."""
+
+    WHAT = "request"
+
+    job: str
+    n: int
+    runs_dir: str | None = None
+    text: str | None = None
+    decision: str | None = None  # allow or deny, for a command the worker asked to run
+    qid: str | None = None
+
+    def check(self) -> None:
+        _plain_job(self.job)
+        if self.decision not in (None, "allow", "deny"):
+            raise MessageError(f"the request's 'decision' must be allow, deny or null, not {self.decision!r}")
 
 
 @dataclasses.dataclass

@@ -18,8 +18,8 @@ if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source
         RUNS_DIR,
         RequestError,
         _alive,
-        _field,
         _git,
+        _parsed,
         _path,
         _read,
         _read_pid,
@@ -29,7 +29,7 @@ if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source
         _write_atomic,
     )
 if "RunState" not in globals():  # likewise messages.py, worktrees.py, branchcopy.py and asked.py
-    from git_balanced.shipped.messages import RunState
+    from git_balanced.shipped.messages import CleanupRequest, LogRequest, RunState, StatusRequest, StopRequest
 if "_lock_worktrees" not in globals():
     from git_balanced.shipped.worktrees import _lock_worktrees
 if "own_copy_path" not in globals():
@@ -43,15 +43,15 @@ START_WINDOW = 60.0  # a run folder with no pid file after this long lost its st
 
 def status(req: dict) -> dict:
     """The state of each job (every job of runs_dir when `jobs` is null), in one answer."""
-    runs = _path(_field(req, "runs_dir", str, RUNS_DIR))
-    jobs = _field(req, "jobs", list, None)
+    got = _parsed(StatusRequest, req)
+    runs, jobs = _path(got.runs_dir or RUNS_DIR), got.jobs
     if jobs is None:
         names = os.listdir(runs) if os.path.isdir(runs) else []
         jobs = sorted(n for n in names if os.path.isdir(os.path.join(runs, n)))
     answer = {}
     for job in map(str, jobs):
         try:
-            answer[job] = _job_status(_run_dir(req, job))
+            answer[job] = _job_status(_run_dir(got.runs_dir, job))
         except RequestError as exc:
             answer[job] = {**_job_status(""), "error": str(exc)}
     return {"jobs": answer}
@@ -92,7 +92,8 @@ def _job_status(run_dir: str) -> dict:
 
 def stop(req: dict) -> dict:
     """SIGTERM the agent's group; the runner sends SIGKILL after the grace and writes the result."""
-    run_dir = _run_dir(req)
+    got = _parsed(StopRequest, req)
+    run_dir, grace = _run_dir(got.runs_dir, got.job), got.grace if got.grace is not None else GRACE
     if _job_status(run_dir)["state"] in (RunState.RUNNING, RunState.DEAD):
         _write_atomic(os.path.join(run_dir, "stop"), f"{time.time()}\n")
         agent, agent_tick = _read_pid(os.path.join(run_dir, "agent_pid"))
@@ -102,49 +103,49 @@ def stop(req: dict) -> dict:
         if pid and _alive(pid, tick):
             os.kill(pid, signal.SIGTERM)  # it passes it on to setup too, and escalates after the grace
         elif agent:  # no runner left to escalate: wait out the grace here
-            deadline = time.monotonic() + _field(req, "grace", float, GRACE)
+            deadline = time.monotonic() + grace
             while _alive(agent, agent_tick) and time.monotonic() < deadline:
                 time.sleep(0.1)
             if _alive(agent, agent_tick):
                 _signal_group(agent, signal.SIGKILL)
-    deadline = time.monotonic() + _field(req, "wait", float, 0.0)
+    deadline = time.monotonic() + (got.wait or 0.0)
     while time.monotonic() < deadline and _job_status(run_dir)["state"] == RunState.RUNNING:
         time.sleep(0.1)
     st = _job_status(run_dir)
     # What the worker started outside its group (`setsid`, `nohup … &`) ends with it: at once once its runner is
     # gone; while the runner still winds down, a SIGTERM now, and the cleanup makes sure.
     done = st["state"] != RunState.RUNNING
-    reaped = _reap(run_dir, _field(req, "grace", float, GRACE) if done else 0.0, wait=done)
+    reaped = _reap(run_dir, grace if done else 0.0, wait=done)
     state = RunState.STOPPING if st["state"] == RunState.RUNNING else st["state"]
-    return {"job": req["job"], "state": state, "result": st["result"],
-            "reaped": reaped}
+    return {"job": got.job, "state": state, "result": st["result"], "reaped": reaped}
 
 
 def log(req: dict) -> dict:
     """The log from `offset` (at most `limit` bytes), ending before a partial UTF-8 character."""
-    offset, limit = _field(req, "offset", int, 0), _field(req, "limit", int, 1 << 20)
-    path = os.path.join(_run_dir(req), "log")
+    got = _parsed(LogRequest, req)
+    offset, limit = got.offset or 0, got.limit if got.limit is not None else 1 << 20
+    path = os.path.join(_run_dir(got.runs_dir, got.job), "log")
     chunk = _read(path, True, offset, limit) or b""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     text = decoder.decode(chunk)  # holds back the bytes of a character cut in two: they come next time
     size = os.path.getsize(path) if os.path.exists(path) else 0
-    return {"job": req["job"], "offset": offset, "size": size, "data": text,
+    return {"job": got.job, "offset": offset, "size": size, "data": text,
             "next_offset": offset + len(chunk) - len(decoder.getstate()[0])}
 
 
 def cleanup(req: dict) -> dict:
     """Remove the worktree and the run folder of a job that no longer runs, and with `own_copy` its branch's
     copy after them (the lead fetched the branch back already); the lead's branch stays."""
-    run_dir = _run_dir(req)
-    repo, wt = _path(_field(req, "repo", str)), _path(_field(req, "worktree", str))
+    got = _parsed(CleanupRequest, req)
+    run_dir, repo, wt = _run_dir(got.runs_dir, got.job), _path(got.repo), _path(got.worktree)
     if _job_status(run_dir)["state"] == RunState.RUNNING:
-        raise RequestError(f"the job {req['job']} is still running; stop it first")
-    answer: dict = {"job": req["job"], "worktree_removed": False, "run_dir_removed": False, "error": None}
+        raise RequestError(f"the job {got.job} is still running; stop it first")
+    answer: dict = {"job": got.job, "worktree_removed": False, "run_dir_removed": False, "error": None}
     # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
-    answer["reaped"] = _reap(run_dir, _field(req, "grace", float, 5.0))
+    answer["reaped"] = _reap(run_dir, got.grace if got.grace is not None else 5.0)
     shared = None
-    if req.get("own_copy"):  # the worktree is in its branch's own copy, which goes after it
-        shared, repo = repo, own_copy_path(repo, _field(req, "branch", str))
+    if got.own_copy and got.branch:  # the worktree is in its branch's own copy, which goes after it
+        shared, repo = repo, own_copy_path(repo, got.branch)
     outer = _lock_worktrees(shared) if shared and os.path.isdir(shared) else None
     try:
         if os.path.isdir(repo):
@@ -153,7 +154,7 @@ def cleanup(req: dict) -> dict:
                 if os.path.exists(wt):
                     code, out = _git(["worktree", "remove", "--force", wt], repo)
                     answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
-                if req.get("prune", True) or shared:  # one prune after a batch of cleanups does for a shared one
+                if got.prune or shared:  # one prune after a batch of cleanups does for a shared one
                     _git(["worktree", "prune"], repo)
             finally:
                 os.close(fd)

@@ -12,7 +12,7 @@ from typing import Any
 if "safe_argv" not in globals():  # sent to another machine, untrusted.py's source comes first and defines it
     from git_balanced.untrusted import safe_argv, safe_env, safe_listing
 if "JOB_ID" not in globals():  # likewise messages.py
-    from git_balanced.shipped.messages import JOB_ID, Reason
+    from git_balanced.shipped.messages import JOB_ID, M, MessageError, Reason
 
 RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
@@ -35,29 +35,23 @@ class RunError(Exception):
         self.reason = reason
 
 
-def _field(req: dict, key: str, kind: type, default: Any = ...) -> Any:
-    """A field of a small request (status, stop, log, cleanup, forwarded, answer), checked for its kind."""
-    value = req.get(key)
-    if value is None:
-        if default is ...:
-            raise RequestError(f"the request has no {key!r}")
-        return default
-    if kind is float and isinstance(value, int):
-        value = float(value)
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise RequestError(f"the request's {key!r} must be a {kind.__name__}, not {type(value).__name__}")
-    return value
+def _parsed(kind: type[M], req: Any) -> M:
+    """The request as a `kind` (messages.py), or a RequestError naming the field that is wrong."""
+    try:
+        return kind.from_json(req)
+    except MessageError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def _path(text: str) -> str:
     return os.path.abspath(os.path.expanduser(text))
 
 
-def _run_dir(req: dict, job: str | None = None) -> str:
-    job = _field(req, "job", str) if job is None else job
+def _run_dir(runs_dir: str | None, job: str) -> str:
+    """The run folder of `job` under `runs_dir` (RUNS_DIR when None)."""
     if not JOB_ID.match(job):
         raise RequestError(f"the job id {job!r} is not a plain name ([A-Za-z0-9._-], no leading dot)")
-    return os.path.join(_path(_field(req, "runs_dir", str, RUNS_DIR)), job)
+    return os.path.join(_path(runs_dir or RUNS_DIR), job)
 
 
 def _write_atomic(path: str, text: str) -> None:

@@ -72,3 +72,16 @@ def test_the_one_script_defines_each_name_once() -> None:
         twice += [n for n in names if n in seen]
         seen.update(dict.fromkeys(names, node.lineno))
     assert not twice, f"defined by two of the runner's parts: {twice}"
+
+
+@pytest.mark.parametrize(("action", "request_", "misspelt"), [
+    ("stop", {"job": "j1", "wiat": 5}, "wiat"),
+    ("log", {"job": "j1", "ofset": 0}, "ofset"),
+    ("cleanup", {"job": "j1", "repo": "/r", "worktree": "/w", "prun": False}, "prun"),
+    ("forwarded", {"job": "j1", "ns": [1], "n": 1}, "n"),
+    ("answer", {"job": "j1", "n": 1, "desicion": "allow"}, "desicion"),
+    ("status", {"job": ["j1"]}, "job"),
+])
+def test_each_action_refuses_a_misspelt_field_naming_it(action: str, request_: dict, misspelt: str) -> None:
+    answer = runner._act(action, request_)
+    assert f"does not know: {misspelt} " in answer["error"], answer
