@@ -50,22 +50,15 @@ class Watcher:
             st = states.get(j.id, {"state": RunState.MISSING})
             if st["state"] == RunState.FINISHED:
                 try:
-                    result = Result.read(st["result"])
-                except MessageError as exc:  # a result no runner of this version writes: its run is over all the same
-                    J.event(self.repo, j.id, "failed", f"{j.piece}: its runner's result could not be read",
-                            {"failure": Reason.CRASHED, "reason": f"its runner's result could not be read: {exc}"},
-                            state="failed")
-                    ctx.say(f"{j.piece}: its worker on {j.machine} ended with a result that could not be read: {exc}",
-                            job=j.id)
+                    self._finished(ctx, j, Result.read(st["result"]))
                     ended = True
-                    continue
-                try:
-                    self._finished(ctx, j, result)
+                except MessageError as exc:  # a result no runner writes: its run is over all the same
+                    self._unreadable(ctx, j, str(exc))
                     ended = True
                 except BalancedError as exc:  # its log or its branch could not be read back: next pass
                     ended = self._unreachable(ctx, j, exc.message) or ended
-            elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING and
-                                           time.time() - (j.started_at or 0.0) > 60):
+            elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING
+                                                  and time.time() - (j.started_at or 0.0) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
                         {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
                 ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
@@ -101,6 +94,12 @@ class Watcher:
         ctx.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
                 job=j.id)
         return True
+
+    def _unreadable(self, ctx: Context, j: Job, why: str) -> None:
+        """A finished run whose result.json does not read as a Result: it failed, as one that crashed."""
+        J.event(self.repo, j.id, "failed", f"{j.piece}: its runner's result could not be read",
+                {"failure": Reason.CRASHED, "reason": f"its runner's result could not be read: {why}"}, state="failed")
+        ctx.say(f"{j.piece}: its worker on {j.machine} ended with a result that could not be read: {why}", job=j.id)
 
     def _finished(self, ctx: Context, j: Job, result: Result) -> None:
         """Record how a finished run ended: from the reason code its runner set, and its agent's outcome."""
