@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-KINDS = ("success", "failed", "budget", "turns", "usage_limit", "signin", "transient", "crashed")
+from git_balanced.shipped.messages import Reason
+
+KINDS = Reason.OUTCOMES  # how an agent's run ended, as its adapter reads it from the log
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def crashed(log_text: str, exit_code: int | None, cost: float | None = None, tok
             ) -> Outcome:
     """The outcome of an agent that stopped without saying how its work ended."""
     how = "was stopped" if exit_code is None else f"exited {exit_code}"
-    return Outcome("crashed", cost, None, short(f"the agent {how} without a final event: {tail(log_text)}"),
+    return Outcome(Reason.CRASHED, cost, None, short(f"the agent {how} without a final event: {tail(log_text)}"),
                    [], tokens or {})
 
 

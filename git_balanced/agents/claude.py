@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.files import json_objects
+from git_balanced.shipped.messages import Reason
 
 SETTINGS_FILE = "claude-settings.json"
 # A worker that shows its plan first: `claude -p` leaves plan mode only through a permission prompt tool, an MCP
@@ -83,31 +84,31 @@ class ClaudeAdapter:
 
         subtype = result.get("subtype")
         if rejected is not None:
-            return done("usage_limit", rejected)
+            return done(Reason.USAGE_LIMIT, rejected)
         said = text or _content_text(api_error)
         if "usage_limit_reached" in (result.get("api_error"), (api_error or {}).get("api_error")) \
                 or (result.get("is_error") and LIMIT_TEXT.search(said)):
-            return done("usage_limit", _refused_until(api_error) or reset_time(said, _when(api_error)))
+            return done(Reason.USAGE_LIMIT, _refused_until(api_error) or reset_time(said, _when(api_error)))
         if subtype == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted":
-            return done("budget")
+            return done(Reason.BUDGET)
         if subtype == "error_max_turns" or result.get("terminal_reason") == "max_turns":
-            return done("turns")
+            return done(Reason.TURNS)
         if not result.get("is_error") and subtype == "success":
             if helpers.get("unfinished"):  # its turn ended with its own subagents still at work: not finished
                 n = helpers["unfinished"]
                 summary = short(f"its turn ended while {n} of its subagents still ran, so they were stopped; "
                                 + summary)
-                return done("failed")
-            return done("success")
+                return done(Reason.FAILED)
+            return done(Reason.SUCCESS)
         status = result.get("api_error_status")
         error = (api_error or {}).get("error")
         if error in SIGNIN_ERRORS or status in (401, 403) or text.startswith(SIGNIN_TEXTS):
-            return done("signin")
+            return done(Reason.SIGNIN)
         # A refused connection also reads as error "server_error" with no status.
         if error in ("rate_limit", "server_error", "overloaded") or (
                 isinstance(status, int) and (status == 429 or status >= 500)):
-            return done("transient")
-        return done("failed")
+            return done(Reason.TRANSIENT)
+        return done(Reason.FAILED)
 
 
 def subagents(evs: list[dict]) -> dict:

@@ -12,6 +12,7 @@ from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.agents.prices import meter_prices, price
 from git_balanced.files import json_objects
+from git_balanced.shipped.messages import Reason
 from git_balanced.shipped.meter import SUMMARY_EVENT
 
 # "You’ve hit your usage limit. … try again at 9:43 AM." (curly apostrophe); a later day carries a date.
@@ -67,21 +68,21 @@ class CodexAdapter:
             return Outcome(kind, cost, reset_at, short(summary), windows, tokens)
 
         if end is not None and end["type"] == "turn.completed":
-            return done("success", said[-1] if said else "the turn completed")
+            return done(Reason.SUCCESS, said[-1] if said else "the turn completed")
         if meter and meter.get("over_budget"):
-            return done("budget", _budget_words(meter))
+            return done(Reason.BUDGET, _budget_words(meter))
         message = next((m for m in reversed(errors) if m), "")
         if not message:
             return crashed(log_text, exit_code, cost, tokens)
         if LIMIT.search(message):
             # The window the refusal filled gives the exact second; the message names only the minute.
             full = [float(w["resets_at"]) for w in windows if w.get("resets_at") and w["used_percent"] >= 100]
-            return done("usage_limit", message, max(full) if full else reset_time(message))
+            return done(Reason.USAGE_LIMIT, message, max(full) if full else reset_time(message))
         if SIGNIN.search(message):
-            return done("signin", message)
+            return done(Reason.SIGNIN, message)
         if TRANSIENT.search(message):
-            return done("transient", message)
-        return done("failed", message)
+            return done(Reason.TRANSIENT, message)
+        return done(Reason.FAILED, message)
 
     def _price(self, tokens: dict) -> float | None:
         if not tokens:

@@ -8,6 +8,7 @@ from git_balanced.agents import modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.files import json_objects
+from git_balanced.shipped.messages import Reason
 from git_balanced.shipped.meter import SUMMARY_EVENT
 
 SIGNIN = re.compile(r"^(401|403)\b|no api key|api key (is )?(missing|required|not found)|unauthori[sz]ed|"
@@ -64,21 +65,21 @@ class PiAdapter:
 
         last = replies[-1] if replies else None
         if last is not None and last.get("stopReason") == "stop":
-            return done("success", _text(last) or "the agent stopped")
+            return done(Reason.SUCCESS, _text(last) or "the agent stopped")
         if meter and meter.get("over_budget"):
-            return done("budget", _budget_words(meter))
+            return done(Reason.BUDGET, _budget_words(meter))
         if last is None and NO_KEY.search(log_text):
-            return done("signin", next(line for line in log_text.splitlines() if NO_KEY.search(line)))
+            return done(Reason.SIGNIN, next(line for line in log_text.splitlines() if NO_KEY.search(line)))
         if last is None or last.get("stopReason") != "error":
             return crashed(log_text, exit_code, spent, tokens)
         message = str(last.get("errorMessage") or "the model call failed")
         if message.startswith("429"):
-            return done("usage_limit", message)
+            return done(Reason.USAGE_LIMIT, message)
         if SIGNIN.search(message):
-            return done("signin", message)
+            return done(Reason.SIGNIN, message)
         if TRANSIENT.search(message):
-            return done("transient", message)
-        return done("failed", message)
+            return done(Reason.TRANSIENT, message)
+        return done(Reason.FAILED, message)
 
 
 def _text(message: dict) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from git_balanced.agents.base import AgentRun, Outcome, short, tail
 from git_balanced.errors import BalancedError
+from git_balanced.shipped.messages import Reason
 
 
 class ShellAdapter:
@@ -24,9 +25,9 @@ class ShellAdapter:
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
         """Exit 0 is success; anything else failed, summed up by the last lines of the log."""
         if exit_code == 0:
-            return Outcome("success", None, None, tail(log_text))
+            return Outcome(Reason.SUCCESS, None, None, tail(log_text))
         how = "was stopped by a signal" if exit_code is None else f"exited {exit_code}"
-        return Outcome("failed", None, None, short(f"the command {how}: {tail(log_text)}"))
+        return Outcome(Reason.FAILED, None, None, short(f"the command {how}: {tail(log_text)}"))
 
 
 def commit_message(piece: str, task: str) -> str:

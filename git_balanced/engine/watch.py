@@ -20,6 +20,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.prepare import agents_probe
+from git_balanced.shipped.messages import MessageError, Reason, Result, RunState
 
 
 class Watcher:
@@ -41,31 +42,35 @@ class Watcher:
         states = workers.statuses(self.lead, running)
         before = dict(self.unreachable_since)
         for j in running:  # a machine that answered is no longer on its way to being lost
-            if states.get(j.id, {}).get("state") != "unreachable":
+            if states.get(j.id, {}).get("state") != RunState.UNREACHABLE:
                 self.unreachable_since.pop(j.machine, None)
         if before != self.unreachable_since:
             self._save_since()
-        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == "finished"], states)
+        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == RunState.FINISHED], states)
         ended = False
         for j in running:
-            st = states.get(j.id, {"state": "missing"})
-            if st["state"] == "finished":
+            st = states.get(j.id, {"state": RunState.MISSING})
+            if st["state"] == RunState.FINISHED:
                 try:
-                    self._finished(ctx, j, st["result"] or {})
+                    self._finished(ctx, j, Result.read(st["result"]))
+                    ended = True
+                except MessageError as exc:  # a result no runner writes: its run is over all the same
+                    self._unreadable(ctx, j, str(exc))
                     ended = True
                 except BalancedError as exc:  # its log or its branch could not be read back: next pass
                     ended = self._unreachable(ctx, j, exc.message) or ended
-            elif st["state"] == "dead" or (st["state"] == "missing" and
-                                           time.time() - (j.started_at or 0.0) > 60):
+            elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING
+                                                  and time.time() - (j.started_at or 0.0) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
                         {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
                 ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
                 ended = True
-            elif st["state"] == "unreachable":
+            elif st["state"] == RunState.UNREACHABLE:
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
         # Workers elsewhere, and fenced ones here, cannot write the lead: their questions and answers ride on this
         # pass (a worker here that asks the lead directly leaves nothing in its runner's files to relay).
-        relay.relay(self.lead, [(j, states[j.id]) for j in running if states.get(j.id, {}).get("state") == "running"])
+        relay.relay(self.lead, [(j, states[j.id]) for j in running
+                                if states.get(j.id, {}).get("state") == RunState.RUNNING])
         return ended
 
     def _load_since(self) -> dict[str, float]:
@@ -92,16 +97,23 @@ class Watcher:
                 job=j.id)
         return True
 
-    def _finished(self, ctx: Context, j: Job, result: dict[str, Any]) -> None:
+    def _unreadable(self, ctx: Context, j: Job, why: str) -> None:
+        """A finished run whose result.json does not read as a Result: it failed, as one that crashed."""
+        J.event(self.repo, j.id, "failed", f"{j.piece}: its runner's result could not be read",
+                {"failure": Reason.CRASHED, "reason": f"its runner's result could not be read: {why}"}, state="failed")
+        ctx.say(f"{j.piece}: its worker on {j.machine} ended with a result that could not be read: {why}", job=j.id)
+
+    def _finished(self, ctx: Context, j: Job, result: Result) -> None:
+        """Record how a finished run ended: from the reason code its runner set, and its agent's outcome."""
         outcome = workers.outcome_of(self.lead, j, result)
         accounts.record(self.repo, j.agent, j.machine, outcome.windows)
-        cost = outcome.cost_usd if outcome.cost_usd is not None else result.get("cost_usd")
+        cost = outcome.cost_usd if outcome.cost_usd is not None else result.cost_usd
         if j.spent_before:  # what its runs cost before a pause
             cost = float(cost or 0) + j.spent_before
-        commits = int(result.get("commits") or 0)
-        data = {"exit_code": result.get("exit_code"), "head": result.get("head"), "commits": commits,
+        commits = result.commits
+        data = {"exit_code": result.exit_code, "head": result.head, "commits": commits,
                 "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
-                "seconds": result.get("seconds"), "dirty": bool(result.get("dirty")), "tokens": outcome.tokens,
+                "seconds": result.seconds, "dirty": result.dirty, "tokens": outcome.tokens,
                 "windows": outcome.windows}
         cost_words = f", ${cost:.2f}" if cost else ""
         if outcome.subagents.get("ran"):  # the lead hears how its worker's own helpers went
@@ -116,21 +128,20 @@ class Watcher:
             ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
                     else f"{j.piece} did not finish: {reason}", job=j.id)
 
-        if ctx.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
+        how = result.reason
+        if ctx.cmds.setup and how not in (Reason.SETUP_FAILED, Reason.CRASHED, Reason.NOT_INSTALLED):
             inventory.mark_setup_done(self.repo, j.machine)
-        if result.get("setup_failed"):
-            fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
-        elif result.get("error"):
-            error = str(result["error"])
-            missing = error.startswith("could not start") and "No such file" in error
-            if missing:  # what was known of that machine's agents is wrong: ask it again before placing there
+        if how == Reason.SETUP_FAILED:
+            fail(how, f"its setup failed (exit {result.setup_exit_code})")
+        elif how in (Reason.CRASHED, Reason.NOT_INSTALLED):
+            if how == Reason.NOT_INSTALLED:  # what was known of that machine's agents is wrong: ask it again
                 agents_probe.forget(j.machine, j.agent)
-            fail("not_installed" if missing else "crashed", error)
-        elif result.get("stopped") and not result.get("stopped_by_budget"):
-            fail("stopped", "it was stopped", state="stopped")
-        elif outcome.kind == "usage_limit":
+            fail(how, str(result.error or f"its runner ended with {how}"))
+        elif how == Reason.STOPPED:
+            fail(how, "it was stopped", state="stopped")
+        elif outcome.kind == Reason.USAGE_LIMIT:
             limits.pause(ctx, j, outcome, data, self.fetch_back)
-        elif outcome.kind == "budget" or result.get("stopped_by_budget"):
+        elif outcome.kind == Reason.BUDGET or how == Reason.BUDGET:
             if commits:
                 self.fetch_back(j, data)
                 J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
@@ -138,16 +149,15 @@ class Watcher:
                 ctx.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
                         job=j.id)
             else:
-                fail("budget", f"stopped at its budget{cost_words}", state="stopped")
-        elif result.get("commit_error"):
-            fail("guard" if "guard" in str(result["commit_error"]).lower() else "failed",
-                 f"its commit was refused: {result['commit_error']}")
-        elif outcome.kind == "success" and commits:
+                fail(Reason.BUDGET, f"stopped at its budget{cost_words}", state="stopped")
+        elif how in (Reason.GUARD, Reason.FAILED):  # the commit of what it left was refused
+            fail(how, f"its commit was refused: {result.commit_error}")
+        elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
             J.event(self.repo, j.id, "finished",
                     f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
                     data, state="finished")
-        elif outcome.kind == "success":
+        elif outcome.kind == Reason.SUCCESS:
             fail("no_commits", "it finished without committing anything")
         else:
             fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
@@ -157,8 +167,7 @@ class Watcher:
         from its worker copy), the machines at once. What fails here is fetched again one by one, and says
         why then. A local branch is fetched whatever the outcome, so a failed attempt's work is kept here."""
         self._fetched = {}
-        by_machine = J.by_machine(j for j in finished
-                                  if int((states[j.id].get("result") or {}).get("commits") or 0))
+        by_machine = J.by_machine(j for j in finished if _commits(states[j.id]))
 
         def fetch(machine: str, jobs: list[Job]) -> dict[str, str | None]:
             try:
@@ -178,3 +187,11 @@ class Watcher:
         ref = self._fetched.get(j.id) or workers.host_for(self.lead, j.machine).fetch_back(j.branch)
         if ref and j.machine != "local":  # a local branch comes back to its own name, where landing looks
             data["fetched_ref"] = ref
+
+
+def _commits(status: dict[str, Any]) -> int:
+    """The commits a finished run's result counts; 0 for a result that cannot be read (its run fails for that)."""
+    try:
+        return Result.read(status.get("result")).commits
+    except MessageError:
+        return 0

@@ -21,6 +21,18 @@ from git_balanced.lead import Lead
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.reach.transport import MachineUnreachable
+from git_balanced.shipped.messages import (
+    AnswerRequest,
+    CleanupRequest,
+    ForwardedRequest,
+    LogRequest,
+    MessageError,
+    Result,
+    RunState,
+    StartRequest,
+    StatusRequest,
+    StopRequest,
+)
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
 
@@ -49,7 +61,7 @@ def rules_for(job: Job, check: str | None, budget: float | None) -> str:
 
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
-                  edit_without_asking: bool, others: Collection[Job]) -> dict[str, Any]:
+                  edit_without_asking: bool, others: Collection[Job]) -> StartRequest:
     """The runner's `start` request for a job; `others` are the jobs whose paths its guard names."""
     from git_balanced import agents
     from git_balanced.agents import wiring as agent_hooks
@@ -77,29 +89,26 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
                         edit_without_asking=edit_without_asking, level=modes.for_worker(lead.repo, lead.branch),
                         **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
-    request: dict[str, Any] = {
-        "job": job.runner_key, "repo": _repo_of(host, job), "worktree": wt, "branch": job.branch,
-        "base": job.base, "setup": setup, "argv": run.argv,
-        "env": {**run.env, **agent_hooks.worker_env(lead, job, wt, local)}, "files": run.files,
-        "meter": run.meter, "commit_message": commit_message(job.piece, task),
-        "commit_leftovers": True, "runs_dir": RUNS_DIR,
-        # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
-        # environment only what its agent needs and the settings name (shipped/workenv.py).
-        "worker": {"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
-        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
-        "start_at": earlier_work(lead.repo, job.branch) or str(job.base),
-    }
-    if not isinstance(host, LocalHost):  # there the runner makes the branch's own copy of the machine's copy
-        request["own_copy"] = True
+    remote = not isinstance(host, LocalHost)
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
-    if not local or job.plan_first:
-        request.update(ask=True, ask_timeout=float(lead_settings.balanced.ask_timeout),
-                       hook=agent_hooks.hook_rules())
-    guard = agent_hooks.guard_request(lead, job, others)
-    if guard:  # the runner makes it the worktree's pre-commit hook
-        request["guard"] = guard
-    return request
+    asks = not local or job.plan_first
+    return StartRequest(
+        job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
+        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local)},
+        files=run.files, meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
+        runs_dir=RUNS_DIR,
+        # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
+        # environment only what its agent needs and the settings name (shipped/workenv.py).
+        worker={"agent": adapter.name, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
+        # Where its branch starts, from the lead's own record, never from a ref found in the copy.
+        start_at=earlier_work(lead.repo, job.branch) or str(job.base),
+        own_copy=True if remote else None,  # there the runner makes the branch's own copy of the machine's copy
+        ask=True if asks else None, ask_timeout=float(lead_settings.balanced.ask_timeout) if asks else None,
+        hook=agent_hooks.hook_rules() if asks else None,
+        # The runner makes it the worktree's pre-commit hook.
+        guard=agent_hooks.guard_request(lead, job, others) or None,
+    )
 
 
 def _repo_of(host: Host, job: Job) -> str:
@@ -161,7 +170,7 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     for i, j in enumerate(jobs):
         try:
             host.prepare_base(j.branch, str(j.base))
-            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others)))
+            ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others).to_json()))
         except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
             return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
         except BalancedError as exc:
@@ -192,53 +201,55 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
     for machine, js in jobs_mod.by_machine(running).items():
         try:
             host = host_for(lead, machine)
-            answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
+            asked = StatusRequest(jobs=[j.runner_key for j in js], runs_dir=RUNS_DIR)
+            answer = host.call("status", asked.to_json())["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
             error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
             for j in js:
-                out[j.id] = {"state": "unreachable", "error": error}
+                out[j.id] = {"state": RunState.UNREACHABLE, "error": error}
             continue
         for j in js:
-            out[j.id] = answer.get(j.runner_key, {"state": "missing"})
+            out[j.id] = answer.get(j.runner_key, {"state": RunState.MISSING})
     return out
 
 
-def _settle(lead: Lead, job: Job, action: str, request: dict[str, Any]) -> None:
-    answer = host_for(lead, job.machine).call(action, {"job": job.runner_key, "runs_dir": RUNS_DIR, **request})
+def _settle(lead: Lead, job: Job, action: str, request: ForwardedRequest | AnswerRequest) -> None:
+    answer = host_for(lead, job.machine).call(action, request.to_json())
     if answer.get("error"):
         raise BalancedError(f"The runner on {job.machine} refused {action} for {job.piece}: {answer['error']}",
-                            hint="`git balanced jobs` shows the job; the engine tries again on its next pass.")
+                            hint="`git balanced board` shows the job; the engine tries again on its next pass.")
 
 
 def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
     """Tell a job's runner that its questions `ns` reached the lead, so its status hands them over once."""
     if ns:
-        _settle(lead, job, "forwarded", {"ns": ns})
+        _settle(lead, job, "forwarded", ForwardedRequest(job=job.runner_key, ns=ns, runs_dir=RUNS_DIR))
 
 
 def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None, qid: str | None = None) -> None:
     """Leave the lead's answer to a job's question `n` (the lead's `qid`) where its runner's script waits."""
-    _settle(lead, job, "answer", {"n": n, "text": text, "decision": decision, "qid": qid})
+    _settle(lead, job, "answer", AnswerRequest(job=job.runner_key, n=n, runs_dir=RUNS_DIR, text=text,
+                                               decision=decision, qid=qid))
 
 
 def read_log(lead: Lead, job: Job) -> str:
     host = host_for(lead, job.machine)
-    answer = host.call("log", {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
+    answer = host.call("log", LogRequest(job=job.runner_key, runs_dir=RUNS_DIR, offset=0, limit=4 << 20).to_json())
     return str(answer.get("data", ""))
 
 
-def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Outcome:
+def outcome_of(lead: Lead, job: Job, result: Result) -> Outcome:
     """The agent's outcome, read from its log by its adapter."""
     from git_balanced import agents
 
     adapter = agents.get(job.agent)
-    return adapter.outcome(read_log(lead, job), result.get("exit_code"))
+    return adapter.outcome(read_log(lead, job), result.exit_code)
 
 
 def stop(lead: Lead, job: Job) -> dict[str, Any]:
     host = host_for(lead, job.machine)
-    return host.call("stop", {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
+    return host.call("stop", StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
 
 
 def cleanup(lead: Lead, job: Job) -> None:
@@ -259,11 +270,12 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             # Each branch has its own copy: here the lead removes it after the runner's cleanup; on an SSH
             # machine the runner removes it, after the worktree (`own_copy`).
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
-            own = {} if local else {"own_copy": True, "branch": job.branch}
             try:
-                host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
-                                      "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1, **own})
+                asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
+                                       runs_dir=RUNS_DIR, prune=local is not None or i == len(js) - 1,
+                                       own_copy=None if local else True, branch=None if local else job.branch)
+                host.call("cleanup", asked.to_json())
                 if local:
                     local.forget(job.branch)
-            except BalancedError:
+            except (BalancedError, MessageError):
                 pass

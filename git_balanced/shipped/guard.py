@@ -14,15 +14,17 @@ import os
 import re
 import subprocess
 import sys
-from functools import lru_cache
 
 SPEC_NAME = "guard.json"
+# Left next to guard.json when this hook refuses a commit, so that the runner knows the guard refused the commit
+# of what its worker left (shipped/launch.py GUARD_REFUSED), whatever git printed.
+REFUSED_MARK = "guard.refused"
 
 
-@lru_cache(maxsize=512)
 def _glob_re(pattern: str) -> re.Pattern[str]:
     """A git-style glob as a regex: `*` and `?` stay within one folder, `**` crosses folders, and a
-    pattern naming a folder (`docs`, `docs/`) covers everything under it."""
+    pattern naming a folder (`docs`, `docs/`) covers everything under it. Not kept: `re` keeps the patterns it
+    compiled, and this file runs alone as a hook, with no per-process holder to keep them in."""
     pat = pattern.strip().lstrip("/")
     if pat.startswith("./"):
         pat = pat[2:]
@@ -146,5 +148,17 @@ def pre_commit(args: list[str], folder: str) -> int:
     return 0
 
 
+def _mark_refused(folder: str) -> None:
+    try:
+        with open(os.path.join(folder, REFUSED_MARK), "w", encoding="utf-8") as f:
+            f.write("refused\n")
+    except OSError:
+        pass  # a folder it cannot write: the commit is refused all the same
+
+
 if __name__ == "__main__":
-    sys.exit(pre_commit(sys.argv[1:], os.path.dirname(os.path.abspath(__file__))))
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _code = pre_commit(sys.argv[1:], _here)  # what it stands in front of replaces this process: not ours
+    if _code:
+        _mark_refused(_here)
+    sys.exit(_code)

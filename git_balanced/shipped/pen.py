@@ -39,7 +39,6 @@ exec unshare --user --map-user="$u" --map-group="$g" --mount -- "$@"
 AGENT_STATE = {"claude": (("$CLAUDE_CONFIG_DIR", "~/.claude"), ("$CLAUDE_CONFIG_DIR", "~/.claude.json")),
                "codex": (("$CODEX_HOME", "~/.codex"),),
                "pi": (("$PI_CODING_AGENT_DIR", "~/.pi"),)}
-_probed: dict[str, bool] = {}
 
 
 def wrap(argv: list[str], readonly: list[str], writable: list[str]) -> list[str]:
@@ -50,13 +49,8 @@ def wrap(argv: list[str], readonly: list[str], writable: list[str]) -> list[str]
 
 
 def available() -> bool:
-    """Whether this machine lets the runner pen a worker in (probed once per process, on a folder of its own)."""
-    if "ok" not in _probed:
-        _probed["ok"] = _probe()
-    return _probed["ok"]
-
-
-def _probe() -> bool:
+    """Whether this machine lets the runner pen a worker in, probed on a folder of its own. Asked once per
+    worker, by its runner, which keeps the answer for that worker's life (nothing is kept here)."""
     if os.environ.get("GIT_BALANCED_NO_FENCE") or not (shutil.which("unshare") and shutil.which("mount")):
         return False
     try:

@@ -40,7 +40,7 @@ def _place(lead: Lead, plan_id: str, piece: str, budget: float, **more: object) 
 
 
 def _max_budget(lead: Lead, job: J.Job, others: list[J.Job]) -> str:
-    argv = build_request(lead, job, LocalHost(lead.repo), None, None, False, others)["argv"]
+    argv = build_request(lead, job, LocalHost(lead.repo), None, None, False, others).argv
     return str(argv[argv.index("--max-budget-usd") + 1])
 
 
@@ -57,7 +57,7 @@ def test_a_workers_start_budget_is_its_share_of_what_the_lead_left(tmp_path: Pat
     _lead_spent(lead, {stored.id: 0.40})
     assert [_max_budget(lead, j, jobs) for j in jobs] == ["0.4500", "0.1500"], \
         "each share scaled by what the lead left: 0.75 × 0.60 and 0.25 × 0.60"
-    argv = build_request(lead, jobs[0], LocalHost(lead.repo), None, None, False, jobs)["argv"]
+    argv = build_request(lead, jobs[0], LocalHost(lead.repo), None, None, False, jobs).argv
     assert any("Your budget is $0.45; you are stopped when it is spent." in a for a in argv), \
         "the worker is told the budget it starts with"
 

@@ -198,7 +198,7 @@ def test_real_claude_worker_under_an_accept_edits_lead_cannot_run_an_unapproved_
         "plan": "p1", "piece": "orders-api", "task": "Do the piece.", "lead": "main", "machine": "local",
         "branch": "balanced/orders-api", "attempt": 1, "agent": "claude", "model": "sonnet"}))
     assert job is not None
-    request = workers.build_request(lead, job, LocalHost(lead.repo), None, None, True, [])
+    request = workers.build_request(lead, job, LocalHost(lead.repo), None, None, True, []).to_json()
     argv = request["argv"]
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
     assert "Bash" not in argv[argv.index("--allowedTools") + 1].split(","), \

@@ -143,6 +143,7 @@ def test_the_runners_commit_is_refused_with_the_reason(tmp_path: Path) -> None:
     res = start(tmp_path, repo, "j1", "mkdir -p docs src && echo a > docs/a.md && echo b > src/app.py", SPEC)
     assert res["commits"] == 0 and res["dirty"], res
     assert "The guard refused this commit: src/app.py belongs to the piece api, not to docs" in res["commit_error"]
+    assert res["reason"] == "guard", "the guard's mark says who refused, not the words"
     ok = start(tmp_path, repo, "j2", "mkdir -p docs && echo a > docs/a.md && echo r >> README.md", SPEC)
     assert ok["commit_error"] is None and ok["commits"] == 1, ok
 

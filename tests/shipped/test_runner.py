@@ -16,7 +16,7 @@ import pytest
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.machines.reach.transport import BOOTSTRAP
-from git_balanced.shipped import runner
+from git_balanced.shipped import reap, runner
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import RUNNER, call, status_of
 from tests.support.wait import wait_for_file, wait_until
@@ -62,6 +62,7 @@ def test_shell_worker_commits_the_file_it_wrote(tmp_path: Path, lead: tuple[Path
     res = wait_for("j1", tmp_path / "runs")["result"]
     assert res["exit_code"] == 0 and res["signal"] is None and res["error"] is None, res
     assert res["commits"] == 1 and not res["dirty"] and res["commit_error"] is None, res
+    assert res["reason"] == "exited", "the agent ran to its end: its adapter says how"
     assert res["head"] == git(repo, "rev-parse", BRANCH), "head is the branch tip in the lead's repository"
     assert res["base"] == base and res["seconds"] >= 0 and res["ended"] >= res["started"]
     assert git(repo, "show", f"{BRANCH}:out.txt") == "hello"
@@ -114,6 +115,7 @@ def test_a_failing_setup_ends_the_run_before_the_agent(tmp_path: Path, lead: tup
     st = wait_for("s1", tmp_path / "runs")
     res = st["result"]
     assert res["setup_failed"] and res["setup_exit_code"] == 4 and res["exit_code"] is None, res
+    assert res["reason"] == "setup_failed", res
     assert not (tmp_path / "worktrees" / "s1" / "agent-ran").exists(), "the agent never started"
     assert "broken" in st["log_tail"] and "setup exited 4" in st["log_tail"]
 
@@ -134,6 +136,7 @@ def test_stop_during_setup_ends_the_setup_and_never_starts_the_agent(tmp_path: P
     wait_until(lambda: "setting up" in wait_for("s3", runs, ("running",))["log_tail"], 10, "the setup to start")
     res = call("stop", {"job": "s3", "runs_dir": str(runs), "wait": 10})["result"]
     assert res["stopped"] and res["signal"] == signal.SIGTERM and not res["setup_failed"], res
+    assert res["reason"] == "stopped", res
     assert res["exit_code"] is None and not (tmp_path / "worktrees" / "s3" / "agent-ran").exists()
 
 
@@ -142,6 +145,7 @@ def test_a_folder_that_is_not_a_worktree_is_never_used(tmp_path: Path, lead: tup
     call("start", request(tmp_path, lead, "w1", "echo x > x.txt"))
     res = wait_for("w1", tmp_path / "runs")["result"]
     assert "is not a worktree of" in res["error"] and res["exit_code"] is None, res
+    assert res["reason"] == "crashed", res
     assert not (stranger / "x.txt").exists() and git(stranger, "status", "--porcelain") == ""
 
 
@@ -156,6 +160,7 @@ def test_a_refusing_commit_hook_is_recorded_as_the_commit_error(tmp_path: Path,
     res = wait_for("h1", tmp_path / "runs")["result"]
     assert res["exit_code"] == 0 and res["commits"] == 0 and res["dirty"], res
     assert "belongs to the piece vault" in res["commit_error"]
+    assert res["reason"] == "failed", "the repository's own hook refused it, not the guard, whatever it said"
 
 
 def test_status_answers_for_several_jobs_in_one_call(tmp_path: Path, lead: tuple[Path, str]) -> None:
@@ -202,11 +207,11 @@ def test_a_runner_that_ends_while_its_status_is_read_is_finished_not_dead(tmp_pa
             (run_dir / "result.json").write_text(json.dumps({"exit_code": 0, "commits": 1}))
         return real_alive(pid, tick)
 
-    monkeypatch.setattr(runner, "_alive", ends_meanwhile)
+    monkeypatch.setattr(reap, "_alive", ends_meanwhile)  # where status looks
     st = runner._job_status(str(run_dir))
     assert st["state"] == "finished" and st["result"] == {"exit_code": 0, "commits": 1}, st
     (run_dir / "result.json").unlink()
-    monkeypatch.setattr(runner, "_alive", real_alive)
+    monkeypatch.setattr(reap, "_alive", real_alive)
     assert runner._job_status(str(run_dir))["state"] == "dead", "with no result at all, it is dead"
 
 
@@ -264,6 +269,7 @@ def test_the_budget_meter_stops_an_agent_past_its_budget(tmp_path: Path, lead: t
     st = wait_for("b1", runs, timeout=20)
     res = st["result"]
     assert res["stopped_by_budget"] and res["signal"] == signal.SIGTERM and res["seconds"] < 15, res
+    assert res["reason"] == "budget", res
     assert 0.5 <= res["cost_usd"] <= 0.9 + 1e-9, res
     assert res["commits"] == 1, "what it finished before the stop is still committed"
     assert git(lead[0], "show", f"{BRANCH}:kept.txt") == "kept"
@@ -300,9 +306,11 @@ def test_a_budget_with_no_meter_here_refuses_to_run_the_agent(tmp_path: Path, le
     python3 = shutil.which("python3", path="/usr/bin:/bin") or shutil.which("python3")
     assert python3
     req = request(tmp_path, lead, "n1", "touch agent-ran", meter={"format": "pi", "budget_usd": 1})
-    # runner.py alone, under a python3 that cannot import the package: no Meter anywhere.
-    cp = subprocess.run([python3, "-I", RUNNER, "start"], input=json.dumps(req), capture_output=True,
-                        text=True, cwd=tmp_path, timeout=30)
+    # The runner's script without meter.py, under a python3 that cannot import the package: no Meter anywhere.
+    script = runner.source(with_meter=False)
+    stdin = str(len(script.encode())).encode() + b"\n" + script.encode() + json.dumps(req).encode()
+    cp = subprocess.run([python3, "-I", "-c", BOOTSTRAP, "start"], input=stdin, capture_output=True,
+                        cwd=tmp_path, timeout=30)
     assert cp.returncode == 0 and json.loads(cp.stdout)["job"] == "n1", cp.stdout + cp.stderr
     res = wait_for("n1", tmp_path / "runs")["result"]
     assert "meter" in res["error"] and res["exit_code"] is None, res
@@ -379,3 +387,16 @@ def test_the_shell_adapter() -> None:
     long = commit_message("api", "A task\nwith a second line.")
     assert long.startswith("api: A task with a second line.")
     assert long.endswith("\n\nA task\nwith a second line."), "the whole task follows a folded subject"
+
+
+def test_an_agent_that_is_not_installed_says_so_by_its_reason(tmp_path: Path, lead: tuple[Path, str]) -> None:
+    req = request(tmp_path, lead, "m1", "true", argv=["no-such-agent-here", "--print"])
+    call("start", req)
+    res = wait_for("m1", tmp_path / "runs")["result"]
+    assert res["reason"] == "not_installed" and "no-such-agent-here" in res["error"], res
+
+
+def test_a_misspelt_field_of_a_start_request_is_refused_naming_it(tmp_path: Path, lead: tuple[Path, str]) -> None:
+    answer = call("start", request(tmp_path, lead, "x1", "true", comit_message="typo"))
+    assert "comit_message" in answer["error"] and "does not know" in answer["error"], answer
+    assert not (tmp_path / "runs" / "x1").exists(), "nothing was started"
