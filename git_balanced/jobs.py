@@ -15,9 +15,9 @@ from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
 from git_balanced.state.views import latest_by_piece as latest_by_piece  # re-exported: its home is light
-
-LIVE = ("queued", "running", "paused", "finished", "checking")
-DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
+from git_balanced.vocab import DONE as DONE  # the sets re-exported for older callers
+from git_balanced.vocab import LIVE as LIVE
+from git_balanced.vocab import JobState
 
 # What a new job of a piece takes from the one before it, when the engine or you try it again, or when it
 # moves to another agent; each sets on top what its reason changes (the attempt, the base, the agent...).
@@ -78,7 +78,7 @@ class Job(Folded):
     """One attempt at one piece, as its events (`refs/balanced/jobs/<id>`) left it."""
 
     kind: ClassVar[str] = "job"
-    first_state: ClassVar[str] = "queued"
+    first_state: ClassVar[str] = JobState.QUEUED
 
     # placed: the piece, where it runs, and from what
     job: str = ""
@@ -303,7 +303,7 @@ def place(repo: Repo, fields: dict[str, Any]) -> str:
     jid = new_id()
     fields = {**fields, "job": jid, "placed_at": time.time(), "run_no": 1}
     subject = f"{fields.get('piece')}: placed on {fields.get('machine')} (attempt {fields.get('attempt', 1)})"
-    event(repo, jid, "placed", subject, fields, state="queued")
+    event(repo, jid, "placed", subject, fields, state=JobState.QUEUED)
     return jid
 
 
@@ -329,7 +329,7 @@ def claim(repo: Repo, job_id: str, event_name: str, subject: str, data: dict[str
             folded = fold(refs.read_chain(repo, tip), JOB_RANK, owners=True)
         except Malformed:
             return None  # not a job any more: its next reader sets it aside and says why
-        if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != "queued"):
+        if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != JobState.QUEUED):
             return None
         body = {**(data or {}), "node": me, "claimed_at": time.time()}
         if owner:

@@ -22,11 +22,12 @@ from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.fold import fold
 from git_balanced.state.refs import read_chain, update_with_retry
 from git_balanced.ui import clock
+from git_balanced.vocab import AT_WORK
 
 PREFIX = "refs/balanced/questions/"
 SETTLED = ("answered", "closed")
 _ALPHABET = "23456789abcdefghjkmnpqrstvwxyz"  # short ids a person types: no 0/o, 1/l/i
-LIVE_JOB = ("queued", "running", "paused")
+LIVE_JOB = AT_WORK  # a job whose worker may still hear an answer
 POLL = 0.5
 
 

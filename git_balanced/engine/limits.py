@@ -22,6 +22,7 @@ from git_balanced.machines import accounts, agents_probe
 from git_balanced.machines.accounts import agent_name
 from git_balanced.state import refs
 from git_balanced.ui import clock
+from git_balanced.vocab import JobState
 
 RESUME_NOTE = ("You were paused by your plan's usage limit, which has reset. Carry on from what you committed "
                "and what is in the worktree; do not start over.")
@@ -50,7 +51,7 @@ def pause(ctx: Context, j: Job, outcome: Outcome, data: dict[str, Any], fetch_ba
             return
     resume = max(reset, now) + accounts.resume_margin()
     J.event(ctx.repo, j.id, "paused", f"{j.piece}: paused for its plan's usage limit until {clock(reset)}",
-            {**data, "reset_at": reset, "resume_at": resume, "reset_known": known}, state="paused")
+            {**data, "reset_at": reset, "resume_at": resume, "reset_known": known}, state=JobState.PAUSED)
     if known:
         words = f"It pauses until the limit resets at {clock(reset)}"
     else:
@@ -77,7 +78,7 @@ def move(ctx: Context, j: Job, data: dict[str, Any], other: tuple[str, str], res
     new = J.place(ctx.repo, fields)
     J.event(ctx.repo, j.id, "moved", f"{j.piece}: {words}",
             {**data, "decided": True, "next": new, "moved_to": new_agent, "reason": words, "reset_at": reset},
-            state="retried")
+            state=JobState.RETRIED)
     plan = J.one_plan(ctx.repo, j.plan)
     moves = {**(plan.moves if plan else {}), j.piece: f"{words}: its plan's usage limit resets at {clock(reset)}"}
     refs.append(ctx.repo, refs.ref_for("plans", j.plan), "moved", f"{j.piece}: {words}", {"moves": moves})

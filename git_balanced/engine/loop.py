@@ -21,8 +21,8 @@ from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.state import refs
+from git_balanced.vocab import ENDED_BADLY, LIVE, Failure, JobState
 
-FAILED = ("failed", "stopped", "lost")
 Latest = dict[tuple[str, str], Job]
 
 
@@ -102,8 +102,8 @@ class Engine:
         if self.owners.take_over(ctx, jobs.values()):
             everyone, jobs = self._read(plans)
         mine = {jid: j for jid, j in jobs.items() if self.owners.mine(j)}
-        wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == "running"])
-        wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
+        wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == JobState.RUNNING])
+        wrote = limits.resume(ctx, [j for j in mine.values() if j.state == JobState.PAUSED], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
         self.spent_plans = budget.stop_spent(ctx, plans, jobs.values(), self.owners.mine, workers.stop)
@@ -111,11 +111,11 @@ class Engine:
             everyone, jobs = self._read(plans)
         # What was placed before starts before the landing, so its workers run while the landing checks; what
         # this pass places starts after it.
-        early = [j for j in jobs.values() if j.state == "queued"]
+        early = [j for j in jobs.values() if j.state == JobState.QUEUED]
         self._start(ctx, plans, early, jobs)
         if early:
             everyone, jobs = self._read(plans)
-        if self._land(ctx, [j for j in jobs.values() if j.state == "finished" and self.owners.mine(j)]):
+        if self._land(ctx, [j for j in jobs.values() if j.state == JobState.FINISHED and self.owners.mine(j)]):
             everyone, jobs = self._read(plans)
         if self._decide(ctx, plans, J.latest_by_piece(jobs), everyone):
             everyone, jobs = self._read(plans)
@@ -123,18 +123,18 @@ class Engine:
         if placed:
             _, jobs = self._read(plans)
         tried = {j.id for j in early}
-        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued" and j.id not in tried], jobs,
+        self._start(ctx, plans, [j for j in jobs.values() if j.state == JobState.QUEUED and j.id not in tried], jobs,
                     again=True)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
         self._tell_repairs(ctx)
         # A piece that waits for the machine its plan names cannot move until you tick or ready it, nor one
         # that waits for you to land it or to clear the way in your checkout.
-        live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
+        live = any(j.state in LIVE and j.id not in self.waiting_for_machine
                    and self.owners.mine(j)
-                   and not (j.state == "finished" and self.waits_for_you(ctx, j)) for j in jobs.values())
+                   and not (j.state == JobState.FINISHED and self.waits_for_you(ctx, j)) for j in jobs.values())
         # What runs now, as the starts left it: how long the loop sleeps, and what it waits on meanwhile.
-        self.running = [j for j in self._read(plans)[0].values() if j.state == "running"]
+        self.running = [j for j in self._read(plans)[0].values() if j.state == JobState.RUNNING]
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
@@ -224,14 +224,14 @@ class Engine:
         attempts = ctx.settings.balanced.attempts
         wrote = False
         for (_plan, piece), j in sorted(latest.items()):
-            if j.state not in FAILED or j.decided or not self.owners.mine(j):
+            if j.state not in ENDED_BADLY or j.decided or not self.owners.mine(j):
                 continue
             wrote = True
             failure = j.failure or j.state
             if j.budget_stopped:
-                failure = "budget"
-            if j.state == "stopped" and failure not in ("budget",):
-                failure = "stopped"
+                failure = Failure.BUDGET
+            if j.state == JobState.STOPPED and failure != Failure.BUDGET:
+                failure = Failure.STOPPED
             stronger = ctx.settings.stronger_model(j.model, j.agent) if j.model else None
             d = decide(failure, j.attempt, attempts, j.agent, j.model, stronger, j.id, self.lead.branch,
                        limits.budget_left(j))
@@ -256,7 +256,7 @@ class Engine:
             workers.cleanup(self.lead, j)
             new = J.place(self.repo, fields)
             J.event(self.repo, j.id, "retried", f"{piece}: tried again as {new}", {"decided": True, "next": new},
-                    state="retried")
+                    state=JobState.RETRIED)
             where = f", {fields['why']}" if d.changes.get("other_machine") else ""  # the lead hears where it went
             ctx.say(f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
         return wrote
@@ -283,8 +283,8 @@ class Engine:
         for plan_id, plan in sorted(plans.items()):
             if plan.state != "started" or not self._places(ctx, plan):
                 continue
-            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
-            dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != "retried"}
+            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == JobState.LANDED}
+            dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != JobState.RETRIED}
             stuck = self._stuck(ctx, plan, latest)
             for piece in plan.pieces:
                 if (plan_id, piece.id) in latest:
@@ -313,8 +313,8 @@ class Engine:
         """The plan's pieces that cannot land until you act (held for you, waiting for you or for the machine
         the plan names), and the pieces not started yet that come after one of them."""
         return _and_after(plan, latest, {p for (pid, p), j in latest.items() if pid == plan.id and (
-            j.state == "held" or j.id in self.waiting_for_machine
-            or (j.state == "finished" and self.waits_for_you(ctx, j)))})
+            j.state == JobState.HELD or j.id in self.waiting_for_machine
+            or (j.state == JobState.FINISHED and self.waits_for_you(ctx, j)))})
 
     def _places(self, ctx: Context, plan: StoredPlan) -> bool:
         """Whether this clone places the plan's pieces: the clone that started it does, or, once its engine
@@ -344,7 +344,7 @@ class Engine:
         """Start what may start of `queued`, up to the cap; `again`: the pass's second call, for what it placed."""
         if not again:
             self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
-        running = sum(1 for j in jobs.values() if j.state == "running" and self.owners.mine(j))
+        running = sum(1 for j in jobs.values() if j.state == JobState.RUNNING and self.owners.mine(j))
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []
         dirty: list[bool] = []  # asked of git once a pass, and only when a piece is about to start
@@ -384,7 +384,8 @@ class Engine:
                 self._unreachable_at_start(ctx, j, exc, plans)
             elif exc is not None:
                 J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
-                        {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
+                        {"failure": Failure.CRASHED, "reason": f"it could not start: {exc.message}"},
+                        state=JobState.FAILED)
                 ctx.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
             else:
                 if j.id in waits:
@@ -400,7 +401,8 @@ class Engine:
                 ctx.say(f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
             return
         J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} could not be reached to start it",
-                {"failure": "lost", "reason": f"{j.machine} could not be reached: {exc.message}"}, state="lost")
+                {"failure": Failure.LOST, "reason": f"{j.machine} could not be reached: {exc.message}"},
+                state=JobState.LOST)
         ctx.say(f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
 
     def _finish_plans(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest) -> None:
@@ -408,8 +410,8 @@ class Engine:
             if plan.state != "started":
                 continue
             states = [latest.get((plan_id, p.id)) for p in plan.pieces]
-            landed = sum(1 for j in states if j and j.state == "landed")
-            ended = sum(1 for j in states if j and j.decided and j.state != "retried")
+            landed = sum(1 for j in states if j and j.state == JobState.LANDED)
+            ended = sum(1 for j in states if j and j.decided and j.state != JobState.RETRIED)
             blocked = _blocked(plan, latest)
             if landed + ended + blocked < len(plan.pieces):
                 continue
@@ -429,7 +431,7 @@ def _named_machine(j: Job, plans: dict[str, StoredPlan]) -> str | None:
 
 def _blocked(plan: StoredPlan, latest: Latest) -> int:
     """How many of the plan's pieces never start, as a piece they wait for failed for good."""
-    dead = {p for (pid, p), j in latest.items() if pid == plan.id and j.decided and j.state != "retried"}
+    dead = {p for (pid, p), j in latest.items() if pid == plan.id and j.decided and j.state != JobState.RETRIED}
     return len(_and_after(plan, latest, dead) - dead)
 
 

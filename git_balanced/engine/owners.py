@@ -17,6 +17,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.lead import Lead
 from git_balanced.state import nodes, refs, sync
 from git_balanced.state.events import node_id
+from git_balanced.vocab import Failure, JobState, RunState
 
 
 def beat_every(limit: float) -> float:
@@ -113,8 +114,8 @@ class Owners:
             words = (f"{j.piece}: its engine on {j.node} has been silent since "
                      f"{time.strftime('%H:%M', time.localtime(since))}; this clone takes it over")
             sha = J.claim(self.repo, j.id, "taken-over", words,
-                          {"failure": "taken_over", "reason": f"its engine on {j.node} went silent"}, state="lost",
-                          owner=j.node)
+                          {"failure": Failure.TAKEN_OVER, "reason": f"its engine on {j.node} went silent"},
+                          state=JobState.LOST, owner=j.node)
             if sha is None:
                 continue
             if sync.confirm(self.repo, refs.ref_for("jobs", j.id), sha) is False:
@@ -134,7 +135,7 @@ class Owners:
             if (self.me not in j.lost_claims and not taken) or j.id in released:
                 continue
             try:
-                ran_here = workers.stop(self.lead, j).get("state") not in (None, "missing")
+                ran_here = workers.stop(self.lead, j).get("state") not in (None, RunState.MISSING)
             except BalancedError:
                 ran_here = False  # nothing running here any more: the cleanup below is all there is to do
             workers.cleanup(self.lead, j)

@@ -18,6 +18,7 @@ from git_balanced.files import write_json
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines import accounts, agents_probe, inventory
+from git_balanced.vocab import Failure, JobState, RunState
 
 
 class Watcher:
@@ -39,31 +40,33 @@ class Watcher:
         states = workers.statuses(self.lead, running)
         before = dict(self.unreachable_since)
         for j in running:  # a machine that answered is no longer on its way to being lost
-            if states.get(j.id, {}).get("state") != "unreachable":
+            if states.get(j.id, {}).get("state") != RunState.UNREACHABLE:
                 self.unreachable_since.pop(j.machine, None)
         if before != self.unreachable_since:
             self._save_since()
-        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == "finished"], states)
+        self._prefetch([j for j in running if states.get(j.id, {}).get("state") == RunState.FINISHED], states)
         ended = False
         for j in running:
-            st = states.get(j.id, {"state": "missing"})
-            if st["state"] == "finished":
+            st = states.get(j.id, {"state": RunState.MISSING})
+            if st["state"] == RunState.FINISHED:
                 try:
                     self._finished(ctx, j, st["result"] or {})
                     ended = True
                 except BalancedError as exc:  # its log or its branch could not be read back: next pass
                     ended = self._unreachable(ctx, j, exc.message) or ended
-            elif st["state"] == "dead" or (st["state"] == "missing" and
+            elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING and
                                            time.time() - (j.started_at or 0.0) > 60):
                 J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
-                        {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
+                        {"failure": Failure.CRASHED, "reason": "its runner died before it finished"},
+                        state=JobState.FAILED)
                 ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
                 ended = True
-            elif st["state"] == "unreachable":
+            elif st["state"] == RunState.UNREACHABLE:
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
         # Workers elsewhere, and fenced ones here, cannot write the lead: their questions and answers ride on this
         # pass (a worker here that asks the lead directly leaves nothing in its runner's files to relay).
-        relay.relay(self.lead, [(j, states[j.id]) for j in running if states.get(j.id, {}).get("state") == "running"])
+        relay.relay(self.lead, [(j, states[j.id]) for j in running
+                                if states.get(j.id, {}).get("state") == RunState.RUNNING])
         return ended
 
     def _load_since(self) -> dict[str, float]:
@@ -85,7 +88,7 @@ class Watcher:
         if time.time() - first < float(ctx.settings.balanced.lost_after):
             return False
         J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",
-                {"failure": "lost", "reason": f"{j.machine} could not be reached: {error}"}, state="lost")
+                {"failure": Failure.LOST, "reason": f"{j.machine} could not be reached: {error}"}, state=JobState.LOST)
         ctx.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
                 job=j.id)
         return True
@@ -108,47 +111,47 @@ class Watcher:
             ctx.say(f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
                     + (f", {bad} of which failed" if bad else ", none failed"), job=j.id)
 
-        def fail(failure: str, reason: str, state: str = "failed") -> None:
+        def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:
             J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
                     {**data, "failure": failure, "reason": reason}, state=state)
-            ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
+            ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == Failure.NO_COMMITS
                     else f"{j.piece} did not finish: {reason}", job=j.id)
 
         if ctx.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
             inventory.mark_setup_done(self.repo, j.machine)
         if result.get("setup_failed"):
-            fail("setup_failed", f"its setup failed (exit {result.get('setup_exit_code')})")
+            fail(Failure.SETUP_FAILED, f"its setup failed (exit {result.get('setup_exit_code')})")
         elif result.get("error"):
             error = str(result["error"])
             missing = error.startswith("could not start") and "No such file" in error
             if missing:  # what was known of that machine's agents is wrong: ask it again before placing there
                 agents_probe.forget(j.machine, j.agent)
-            fail("not_installed" if missing else "crashed", error)
+            fail(Failure.NOT_INSTALLED if missing else Failure.CRASHED, error)
         elif result.get("stopped") and not result.get("stopped_by_budget"):
-            fail("stopped", "it was stopped", state="stopped")
-        elif outcome.kind == "usage_limit":
+            fail(Failure.STOPPED, "it was stopped", state=JobState.STOPPED)
+        elif outcome.kind == Failure.USAGE_LIMIT:
             limits.pause(ctx, j, outcome, data, self.fetch_back)
-        elif outcome.kind == "budget" or result.get("stopped_by_budget"):
+        elif outcome.kind == Failure.BUDGET or result.get("stopped_by_budget"):
             if commits:
                 self.fetch_back(j, data)
                 J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
-                        {**data, "budget_stopped": True, "host_fetch": True}, state="finished")
+                        {**data, "budget_stopped": True, "host_fetch": True}, state=JobState.FINISHED)
                 ctx.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
                         job=j.id)
             else:
-                fail("budget", f"stopped at its budget{cost_words}", state="stopped")
+                fail(Failure.BUDGET, f"stopped at its budget{cost_words}", state=JobState.STOPPED)
         elif result.get("commit_error"):
-            fail("guard" if "guard" in str(result["commit_error"]).lower() else "failed",
+            fail(Failure.GUARD if "guard" in str(result["commit_error"]).lower() else Failure.FAILED,
                  f"its commit was refused: {result['commit_error']}")
         elif outcome.kind == "success" and commits:
             self.fetch_back(j, data)
             J.event(self.repo, j.id, "finished",
                     f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
-                    data, state="finished")
+                    data, state=JobState.FINISHED)
         elif outcome.kind == "success":
-            fail("no_commits", "it finished without committing anything")
+            fail(Failure.NO_COMMITS, "it finished without committing anything")
         else:
-            fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
+            fail(Failure(outcome.kind), outcome.summary or f"its agent ended with {outcome.kind}")
 
     def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
         """The branches of the workers that finished with commits: one `git fetch` per machine (this one's

@@ -23,6 +23,7 @@ from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
+from git_balanced.vocab import Action, JobState, RunState
 
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
@@ -112,7 +113,7 @@ def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
                    f"{', ' + job.model if job.model else ''})",
                    {"pid": pid, "worktree": worktree, "started_at": time.time(), "node": node_id(lead.repo)},
-                   state="running")
+                   state=JobState.RUNNING)
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,
@@ -169,7 +170,7 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     if not ready:
         return out
     try:
-        answers = host.call_many("start", [r for _, r in ready])
+        answers = host.call_many(Action.START, [r for _, r in ready])
     except BalancedError as exc:
         return out + [(j, exc) for j, _ in ready]
     for (j, _), answer in zip(ready, answers, strict=True):
@@ -192,15 +193,15 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
     for machine, js in jobs_mod.by_machine(running).items():
         try:
             host = host_for(lead, machine)
-            answer = host.call("status", {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
+            answer = host.call(Action.STATUS, {"jobs": [j.runner_key for j in js], "runs_dir": RUNS_DIR})["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
             error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
             for j in js:
-                out[j.id] = {"state": "unreachable", "error": error}
+                out[j.id] = {"state": RunState.UNREACHABLE, "error": error}
             continue
         for j in js:
-            out[j.id] = answer.get(j.runner_key, {"state": "missing"})
+            out[j.id] = answer.get(j.runner_key, {"state": RunState.MISSING})
     return out
 
 
@@ -224,7 +225,7 @@ def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None
 
 def read_log(lead: Lead, job: Job) -> str:
     host = host_for(lead, job.machine)
-    answer = host.call("log", {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
+    answer = host.call(Action.LOG, {"job": job.runner_key, "runs_dir": RUNS_DIR, "offset": 0, "limit": 4 << 20})
     return str(answer.get("data", ""))
 
 
@@ -238,7 +239,7 @@ def outcome_of(lead: Lead, job: Job, result: dict[str, Any]) -> Outcome:
 
 def stop(lead: Lead, job: Job) -> dict[str, Any]:
     host = host_for(lead, job.machine)
-    return host.call("stop", {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
+    return host.call(Action.STOP, {"job": job.runner_key, "runs_dir": RUNS_DIR, "wait": 5})
 
 
 def cleanup(lead: Lead, job: Job) -> None:
@@ -261,7 +262,7 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
             own = {} if local else {"own_copy": True, "branch": job.branch}
             try:
-                host.call("cleanup", {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
+                host.call(Action.CLEANUP, {"job": job.runner_key, "repo": where, "worktree": host.worktree_path(job.id),
                                       "runs_dir": RUNS_DIR, "prune": local is not None or i == len(js) - 1, **own})
                 if local:
                     local.forget(job.branch)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from git_balanced.channel import presence
 from git_balanced.lead import Lead, open_lead
+from git_balanced.vocab import JobState
 
 
 class Piece(BaseModel):
@@ -168,7 +169,7 @@ def stop(job: str) -> dict[str, Any]:
     from git_balanced.engine.control import stop_job
 
     j, kept = stop_job(_lead(), job)
-    return {"job": j.id, "piece": j.piece, "state": "stopped", "branch_kept": kept}
+    return {"job": j.id, "piece": j.piece, "state": JobState.STOPPED, "branch_kept": kept}
 
 
 def retry(job: str) -> dict[str, Any]:

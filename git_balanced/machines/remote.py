@@ -32,6 +32,7 @@ from git_balanced.machines.transport import MAX_SESSIONS, MachineUnreachable, Tr
 from git_balanced.shipped import branchcopy, runner
 from git_balanced.ui import clock
 from git_balanced.untrusted import machine_program
+from git_balanced.vocab import RunState
 
 PROBE_TIMEOUT = 5.0
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
@@ -198,7 +199,7 @@ class RemoteHost:
         left = READ_AHEAD_BYTES
         keyed = []
         for job, st in states.items():
-            if not isinstance(st, dict) or st.get("state") != "finished":
+            if not isinstance(st, dict) or st.get("state") != RunState.FINISHED:
                 continue
             size = min(int(st.get("log_size") or 0), LOG_LIMIT)
             if size > left:

@@ -10,6 +10,7 @@ from git_balanced.lead import Lead
 from git_balanced.machines import agents_probe
 from git_balanced.machines.inventory import LOCAL, added, ineligible, local_preference, readiness, ticked
 from git_balanced.machines.placement import Seat
+from git_balanced.vocab import JobState
 
 
 def seats(lead: Lead, running: dict[str, int] | None = None, unreachable: set[str] | None = None,
@@ -64,4 +65,5 @@ def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
 
 def running_counts(jobs: Iterable[Job]) -> dict[str, int]:
     """Queued and running jobs, per machine."""
-    return {m: len(js) for m, js in by_machine(j for j in jobs if j.state in ("queued", "running")).items()}
+    return {m: len(js) for m, js in
+            by_machine(j for j in jobs if j.state in (JobState.QUEUED, JobState.RUNNING)).items()}

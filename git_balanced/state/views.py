@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
+from git_balanced.vocab import JobState
+
 
 class JobView:
     """One job's fields as the board reads them, from its folded state (`state/fold.py`): what the job's events
     set, over these defaults (those of `Job`)."""
 
     id: str = ""
-    state: str = "queued"
+    state: str = JobState.QUEUED
     created: float = 0.0
     updated: float = 0.0
     plan: str = ""
@@ -64,7 +66,7 @@ class JobView:
         if "in_the_way" in own:
             own["in_the_way"] = tuple(own["in_the_way"])
         self.id = name
-        self.state = folded["state"] or "queued"
+        self.state = folded["state"] or JobState.QUEUED
         self.created = float(folded["created"] or 0.0)
         self.updated = float(folded["updated"] or 0.0)
 
