@@ -11,6 +11,7 @@ from git_balanced import jobs as J
 from git_balanced.channel.presence import headless_record
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Failed, GaveUp
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead
 from git_balanced.vocab import AT_WORK, ENDED_BADLY, Failure, JobState
@@ -107,22 +108,22 @@ def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[J
 def _end(ctx: Context, j: Job, reason: str, stop: Stop) -> str:
     """End one job of a plan whose budget is spent (recorded before its runner is stopped): how, or "" when it
     had ended already."""
-    data = {"failure": Failure.BUDGET, "budget_stopped": True, "decided": True, "reason": reason,
-            "final": f"Not tried again: {GO_ON}"}
+    final = f"Not tried again: {GO_ON}"
     if j.state == JobState.RUNNING:
-        J.event(ctx.repo, j.id, "stopped", f"{j.piece}: stopped, as its plan's budget is spent", data,
-                state=JobState.STOPPED)
+        ctx.record(j.id, Failed(failure=Failure.BUDGET, reason=reason, ended=JobState.STOPPED, event="stopped",
+                                decided=True, budget_stopped=True, final=final),
+                   f"{j.piece}: stopped, as its plan's budget is spent")
         try:
             stop(ctx.lead, j)
         except BalancedError as exc:  # out of reach: recorded as stopped all the same, and the lead is told
             return f"it was running, and {j.machine} could not be told to stop it, so it may run on: {exc.message}"
         return "it was running"
     if j.state in (JobState.QUEUED, JobState.PAUSED):
-        J.event(ctx.repo, j.id, "failed", f"{j.piece}: ended before it ran, as its plan's budget is spent", data,
-                state=JobState.FAILED)
+        ctx.record(j.id, Failed(failure=Failure.BUDGET, reason=reason, event="failed", decided=True,
+                                budget_stopped=True, final=final),
+                   f"{j.piece}: ended before it ran, as its plan's budget is spent")
         return "it had not started" if j.state == JobState.QUEUED else "it was paused"
     if j.state in ENDED_BADLY and not j.decided:  # it would be tried again: that spends more than was given
-        J.event(ctx.repo, j.id, "gave-up", f"{j.piece}: not tried again, as its plan's budget is spent",
-                {"decided": True, "final": data["final"]})
+        ctx.record(j.id, GaveUp(final=final), f"{j.piece}: not tried again, as its plan's budget is spent")
         return "it failed"
     return ""

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from git_balanced import jobs as J
 from git_balanced.channel.inbox import post
+from git_balanced.channel.told import tell_and_record
 from git_balanced.engine import budget, workers
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Failed, Retried
 from git_balanced.lead import Lead
 from git_balanced.vocab import ENDED_BADLY, LIVE, STOPPABLE, Failure, JobState
 
@@ -17,11 +19,11 @@ def stop_job(lead: Lead, name: str) -> tuple[J.Job, str | None]:
     if job.state not in STOPPABLE:
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, so there is nothing to stop.",
                             hint="`git balanced dismiss` hides it from the board.")
-    J.event(lead.repo, job.id, "stopped", f"{job.piece}: stopped by you",
-            {"failure": Failure.STOPPED, "reason": "you stopped it", "decided": True}, state=JobState.STOPPED)
+    tell_and_record(lead.repo, lead.branch, job.id,
+                    Failed(failure=Failure.STOPPED, reason="you stopped it", ended=JobState.STOPPED, decided=True),
+                    f"{job.piece}: stopped by you", f"{job.piece}: you stopped it; it is not tried again", job=job.id)
     if job.state in (JobState.RUNNING, JobState.PAUSED):
         workers.stop(lead, job)
-    post(lead.repo, lead.branch, f"{job.piece}: you stopped it; it is not tried again", job=job.id)
     return job, job.branch if lead.repo.read_ref(f"refs/heads/{job.branch}") else None
 
 
@@ -47,9 +49,11 @@ def retry_job(lead: Lead, name: str) -> tuple[J.Job, str]:
     # The old attempt's worktree holds the branch; the new attempt continues from its commits elsewhere.
     workers.cleanup(lead, job)
     new = J.place(lead.repo, fields)
+    said = f"{job.piece}: tries again as you asked: attempt {job.attempt + 1}"
     if job.state != JobState.RETRIED:
-        J.event(lead.repo, job.id, "retried", f"{job.piece}: tried again as {new}", {"next": new, "decided": True},
-                state=JobState.RETRIED)
-    post(lead.repo, lead.branch, f"{job.piece}: tries again as you asked: attempt {job.attempt + 1}", job=new)
+        tell_and_record(lead.repo, lead.branch, job.id, Retried(next=new), f"{job.piece}: tried again as {new}", said,
+                        job=new)
+    else:
+        post(lead.repo, lead.branch, said, job=new)
     lead.wake_engine()
     return job, new

@@ -17,6 +17,7 @@ from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
 from git_balanced.files import clear_debris, short_of_room
+from git_balanced.job_events import Failed, GaveUp, Noted, Retried, WaitsForLand
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.transport import MachineUnreachable
@@ -185,10 +186,9 @@ class Engine:
             wrote = False
             for j in finished:
                 if not j.told_no_check:
-                    J.event(self.repo, j.id, "waiting", f"{j.piece}: waits for `git balanced land`",
-                            {"told_no_check": True})
-                    ctx.say(f"{j.piece} finished; with no check set, it waits for `git balanced land {j.id}`",
-                            job=j.id)
+                    ctx.record(j.id, WaitsForLand(), f"{j.piece}: waits for `git balanced land`",
+                               say=f"{j.piece} finished; with no check set, it waits for `git balanced land {j.id}`",
+                               job=j.id)
                     wrote = True
             return wrote
         from git_balanced.landing.candidates import job_candidate, record
@@ -236,9 +236,8 @@ class Engine:
             d = decide(failure, j.attempt, attempts, j.agent, j.model, stronger, j.id, self.lead.branch,
                        limits.budget_left(j))
             if not d.retry:
-                J.event(self.repo, j.id, "gave-up", f"{piece}: not tried again", {"decided": True,
-                                                                                   "final": d.words})
-                ctx.say(f"{piece} did not land. {d.words}", job=j.id)
+                ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
+                           say=f"{piece} did not land. {d.words}", job=j.id)
                 continue
             fields = j.carried()
             fields.update(attempt=j.attempt + 1, previous=j.id, retry_reason=d.words)
@@ -255,10 +254,9 @@ class Engine:
                 fields["machine"], fields["why"] = self._other_machine(ctx, j, plans, everyone)
             workers.cleanup(self.lead, j)
             new = J.place(self.repo, fields)
-            J.event(self.repo, j.id, "retried", f"{piece}: tried again as {new}", {"decided": True, "next": new},
-                    state=JobState.RETRIED)
             where = f", {fields['why']}" if d.changes.get("other_machine") else ""  # the lead hears where it went
-            ctx.say(f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
+            ctx.record(j.id, Retried(next=new), f"{piece}: tried again as {new}",
+                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
         return wrote
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],
@@ -369,9 +367,9 @@ class Engine:
                 if not dirty:
                     dirty.append(self.repo.current_branch() == self.lead.branch and bool(self.repo.status_paths()))
                 if dirty[0]:
-                    J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})
-                    ctx.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
-                            "and won't get them", job=j.id)
+                    ctx.record(j.id, Noted(told_dirty=True), "lead has uncommitted changes",
+                               say=f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
+                               "and won't get them", job=j.id)
             batch.append(j)
             if waited:
                 waits[j.id] = waited
@@ -383,10 +381,9 @@ class Engine:
             if isinstance(exc, MachineUnreachable):
                 self._unreachable_at_start(ctx, j, exc, plans)
             elif exc is not None:
-                J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
-                        {"failure": Failure.CRASHED, "reason": f"it could not start: {exc.message}"},
-                        state=JobState.FAILED)
-                ctx.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
+                ctx.record(j.id, Failed(failure=Failure.CRASHED, reason=f"it could not start: {exc.message}",
+                                        event="failed"), f"{j.piece}: could not start",
+                           say=f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
             else:
                 if j.id in waits:
                     ctx.say(f"{j.piece} started on {j.machine}; it waited: {waits[j.id]}", job=j.id, kind="started")
@@ -397,13 +394,12 @@ class Engine:
         if _named_machine(j, plans):
             self.waiting_for_machine.add(j.id)
             if not j.told_waiting:
-                J.event(self.repo, j.id, "noted", f"{j.piece}: waits for {j.machine}", {"told_waiting": True})
-                ctx.say(f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
+                ctx.record(j.id, Noted(told_waiting=True), f"{j.piece}: waits for {j.machine}",
+                           say=f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
             return
-        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} could not be reached to start it",
-                {"failure": Failure.LOST, "reason": f"{j.machine} could not be reached: {exc.message}"},
-                state=JobState.LOST)
-        ctx.say(f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
+        ctx.record(j.id, Failed(failure=Failure.LOST, reason=f"{j.machine} could not be reached: {exc.message}",
+                                ended=JobState.LOST), f"{j.piece}: {j.machine} could not be reached to start it",
+                   say=f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
 
     def _finish_plans(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest) -> None:
         for plan_id, plan in plans.items():

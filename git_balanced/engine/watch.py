@@ -15,6 +15,7 @@ from git_balanced.engine import limits, relay, workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
+from git_balanced.job_events import Failed, Finished
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines import accounts, agents_probe, inventory
@@ -56,10 +57,9 @@ class Watcher:
                     ended = self._unreachable(ctx, j, exc.message) or ended
             elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING and
                                            time.time() - (j.started_at or 0.0) > 60):
-                J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
-                        {"failure": Failure.CRASHED, "reason": "its runner died before it finished"},
-                        state=JobState.FAILED)
-                ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
+                ctx.record(j.id, Failed(failure=Failure.CRASHED, reason="its runner died before it finished",
+                                        event="failed"), f"{j.piece}: its runner died",
+                           say=f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
                 ended = True
             elif st["state"] == RunState.UNREACHABLE:
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
@@ -87,10 +87,10 @@ class Watcher:
         first = self.unreachable_since[j.machine]
         if time.time() - first < float(ctx.settings.balanced.lost_after):
             return False
-        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",
-                {"failure": Failure.LOST, "reason": f"{j.machine} could not be reached: {error}"}, state=JobState.LOST)
-        ctx.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
-                job=j.id)
+        ctx.record(j.id, Failed(failure=Failure.LOST, reason=f"{j.machine} could not be reached: {error}",
+                                ended=JobState.LOST), f"{j.piece}: {j.machine} is lost",
+                   say=f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
+                   job=j.id)
         return True
 
     def _finished(self, ctx: Context, j: Job, result: dict[str, Any]) -> None:
@@ -112,10 +112,9 @@ class Watcher:
                     + (f", {bad} of which failed" if bad else ", none failed"), job=j.id)
 
         def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:
-            J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
-                    {**data, "failure": failure, "reason": reason}, state=state)
-            ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == Failure.NO_COMMITS
-                    else f"{j.piece} did not finish: {reason}", job=j.id)
+            ctx.record(j.id, Failed(failure=failure, reason=reason, ended=state, ran=data), f"{j.piece}: {reason}",
+                       say=f"{j.piece} {reason.removeprefix('it ')}" if failure == Failure.NO_COMMITS
+                       else f"{j.piece} did not finish: {reason}", job=j.id)
 
         if ctx.cmds.setup and result.get("started") and not result.get("setup_failed") and not result.get("error"):
             inventory.mark_setup_done(self.repo, j.machine)
@@ -134,10 +133,10 @@ class Watcher:
         elif outcome.kind == Failure.BUDGET or result.get("stopped_by_budget"):
             if commits:
                 self.fetch_back(j, data)
-                J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
-                        {**data, "budget_stopped": True, "host_fetch": True}, state=JobState.FINISHED)
-                ctx.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
-                        job=j.id)
+                ctx.record(j.id, Finished(ran=data, budget_stopped=True, host_fetch=True),
+                           f"{j.piece}: stopped at its budget with {commits} commits",
+                           say=f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
+                           job=j.id)
             else:
                 fail(Failure.BUDGET, f"stopped at its budget{cost_words}", state=JobState.STOPPED)
         elif result.get("commit_error"):
@@ -145,9 +144,8 @@ class Watcher:
                  f"its commit was refused: {result['commit_error']}")
         elif outcome.kind == "success" and commits:
             self.fetch_back(j, data)
-            J.event(self.repo, j.id, "finished",
-                    f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
-                    data, state=JobState.FINISHED)
+            ctx.record(j.id, Finished(ran=data),
+                       f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}")
         elif outcome.kind == "success":
             fail(Failure.NO_COMMITS, "it finished without committing anything")
         else:

@@ -16,6 +16,7 @@ from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Started
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines import workcopy
@@ -23,7 +24,7 @@ from git_balanced.machines.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.transport import MachineUnreachable
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
-from git_balanced.vocab import Action, JobState, RunState
+from git_balanced.vocab import Action, RunState
 
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
@@ -109,11 +110,10 @@ def _repo_of(host: Host, job: Job) -> str:
 
 
 def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None:
-    jobs_mod.event(lead.repo, job.id, "started",
+    jobs_mod.event(lead.repo, job.id,
+                   Started(pid=pid, worktree=worktree, started_at=time.time(), node=node_id(lead.repo)),
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
-                   f"{', ' + job.model if job.model else ''})",
-                   {"pid": pid, "worktree": worktree, "started_at": time.time(), "node": node_id(lead.repo)},
-                   state=JobState.RUNNING)
+                   f"{', ' + job.model if job.model else ''})")
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,
