@@ -7,6 +7,7 @@ from git_balanced import jobs as J
 from git_balanced.channel.inbox import post
 from git_balanced.channel.told import tell_and_record
 from git_balanced.engine import budget, workers
+from git_balanced.engine.attempts import Next, next_attempt
 from git_balanced.errors import BalancedError
 from git_balanced.job_events import Failed, Retried
 from git_balanced.lead import Lead
@@ -43,12 +44,7 @@ def retry_job(lead: Lead, name: str) -> tuple[J.Job, str]:
                             hint=f"`git balanced retry {newest.id}` if that one failed too."
                             if newest.state in ENDED_BADLY else "see `git balanced board`.")
     budget.refuse_if_spent(lead, job, everyone.values())
-    fields = job.carried()
-    fields.update(attempt=job.attempt + 1, previous=job.id, retry_reason="you asked for it",
-                  base=lead.repo.rev_parse(lead.ref))
-    # The old attempt's worktree holds the branch; the new attempt continues from its commits elsewhere.
-    workers.cleanup(lead, job)
-    new = J.place(lead.repo, fields)
+    new = next_attempt(lead, job, Next(retry_reason="you asked for it", base=lead.repo.rev_parse(lead.ref)))
     said = f"{job.piece}: tries again as you asked: attempt {job.attempt + 1}"
     if job.state != JobState.RETRIED:
         tell_and_record(lead.repo, lead.branch, job.id, Retried(next=new), f"{job.piece}: tried again as {new}", said,

@@ -14,6 +14,7 @@ from typing import Any
 from git_balanced import jobs as J
 from git_balanced.agents.base import Outcome
 from git_balanced.engine import workers
+from git_balanced.engine.attempts import Next, next_attempt
 from git_balanced.engine.budget import spent
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
@@ -65,17 +66,13 @@ def move(ctx: Context, j: Job, data: dict[str, Any], other: tuple[str, str], res
     """The piece goes on as a new worker of another agent, on the same branch, with what is left of its budget."""
     new_agent, machine = other
     words = f"{agent_name(j.agent)} can't take it: {agent_name(new_agent)} instead"
-    fields = j.carried()  # the same attempt, branch and base: it goes on from what the first agent did
-    fields.update(agent=new_agent, model=ctx.default_model(new_agent), machine=machine, previous=j.id,
-                  why=f"{machine}: {words}", retry_reason=words, moved_from=j.agent)
-    fields.pop("budget_usd", None)
     left = budget_left(j.model_copy(update={"cost_usd": data.get("cost_usd")}))
-    if left is not None:
-        fields["budget_usd"] = left
     if j.machine != machine:
         fetch_back(j, data)  # what the first did, for the copy on the other machine
-    workers.cleanup(ctx.lead, j)  # the branch is checked out in its worktree: free it for the new one
-    new = J.place(ctx.repo, fields)
+    # The same attempt, branch and base: it goes on from what the first agent did.
+    new = next_attempt(ctx.lead, j, Next(retry_reason=words, same_attempt=True, agent=new_agent,
+                                         model=ctx.default_model(new_agent), machine=machine,
+                                         why=f"{machine}: {words}", budget_usd=left, moved_from=j.agent))
     ctx.record(j.id, Moved(ran=data, next=new, moved_to=new_agent, reason=words, reset_at=reset),
                f"{j.piece}: {words}",
                say=f"{j.piece} reached its plan's usage limit, which resets at {clock(reset)}. {words}, on {machine}",

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 from git_balanced import jobs as J
 from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
+from git_balanced.engine.attempts import KEEP, Next, next_attempt
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
@@ -239,22 +241,18 @@ class Engine:
                 ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
                            say=f"{piece} did not land. {d.words}", job=j.id)
                 continue
-            fields = j.carried()
-            fields.update(attempt=j.attempt + 1, previous=j.id, retry_reason=d.words)
-            for key in ("model", "budget_usd"):
-                if key in d.changes:
-                    fields[key] = d.changes[key]
-            if d.changes.get("not_before_delay"):
-                fields["not_before"] = time.time() + d.changes["not_before_delay"]
-            fields["base"] = self.repo.rev_parse(self.lead.ref)
-            if d.changes.get("fresh_branch"):  # one that no other work holds
-                fields["branch"] = J.unused_branch(f"{j.branch}-{j.attempt + 1}",
-                                                   J.used_branches(self.repo, everyone.values()), j.id[-6:])
-            if d.changes.get("other_machine"):
-                fields["machine"], fields["why"] = self._other_machine(ctx, j, plans, everyone)
-            workers.cleanup(self.lead, j)
-            new = J.place(self.repo, fields)
-            where = f", {fields['why']}" if d.changes.get("other_machine") else ""  # the lead hears where it went
+            nxt = Next(retry_reason=d.words, base=self.repo.rev_parse(self.lead.ref),
+                       model=d.model if d.model is not None else KEEP,
+                       budget_usd=d.budget_usd if d.budget_usd is not None else KEEP,
+                       not_before=time.time() + d.delay if d.delay else KEEP)
+            if d.fresh_branch:  # one that no other work holds
+                nxt = replace(nxt, branch=J.unused_branch(f"{j.branch}-{j.attempt + 1}",
+                                                          J.used_branches(self.repo, everyone.values()), j.id[-6:]))
+            if d.other_machine:
+                machine, why = self._other_machine(ctx, j, plans, everyone)
+                nxt = replace(nxt, machine=machine, why=why)
+            new = next_attempt(self.lead, j, nxt)
+            where = f", {nxt.why}" if d.other_machine else ""  # the lead hears where it went
             ctx.record(j.id, Retried(next=new), f"{piece}: tried again as {new}",
                        say=f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
         return wrote
