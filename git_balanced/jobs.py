@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import fields as dataclass_fields
 from typing import Any, TypeVar
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.job_events import Claimed, JobEvent, Placed, TakenOver, record
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
@@ -24,9 +26,9 @@ from git_balanced.state.views import StoredPiece as StoredPiece
 from git_balanced.state.views import StoredPlan as StoredPlan
 from git_balanced.state.views import Unreadable
 from git_balanced.state.views import latest_by_piece as latest_by_piece
-
-LIVE = ("queued", "running", "paused", "finished", "checking")
-DONE = ("landed", "failed", "stopped", "lost", "retried", "held")
+from git_balanced.vocab import DONE as DONE  # the sets re-exported for older callers
+from git_balanced.vocab import LIVE as LIVE
+from git_balanced.vocab import JobState
 
 
 class UnreadableFields(BalancedError):
@@ -133,18 +135,22 @@ def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
     return None if st is None else _typed("plan", plan_id, st)
 
 
-def event(repo: Repo, job_id: str, name: str, subject: str, data: dict[str, Any] | None = None,
-          state: str | None = None) -> None:
-    """Record one event on a job's chain."""
-    refs.append(repo, refs.ref_for("jobs", job_id), name, subject, data or {}, state=state)
+def event(repo: Repo, job_id: str, ev: JobEvent, subject: str) -> None:
+    """Record one event on a job's chain (job_events.record, here for the callers that hold `jobs`)."""
+    record(repo, job_id, ev, subject)
 
 
 def place(repo: Repo, fields: dict[str, Any]) -> str:
-    """Create a job (queued) and return its id; the event comes before any effect."""
+    """Create a job (queued) and return its id; the event comes before any effect. A field a job does not
+    have is refused here, before it is stored."""
+    unknown = sorted(set(fields) - {f.name for f in dataclass_fields(Job)} - {"id", "state", "created", "updated",
+                                                                            "extra", "set_"})
+    if unknown:
+        raise TypeError(f"a job has no field {', '.join(unknown)}")
     jid = new_id()
     fields = {**fields, "job": jid, "placed_at": time.time(), "run_no": 1}
     subject = f"{fields.get('piece')}: placed on {fields.get('machine')} (attempt {fields.get('attempt', 1)})"
-    event(repo, jid, "placed", subject, fields, state="queued")
+    record(repo, jid, Placed(piece_fields=fields), subject)
     return jid
 
 
@@ -154,8 +160,7 @@ def mine(repo: Repo, job: Job) -> bool:
     return not job.node or job.node == node_id(repo)
 
 
-def claim(repo: Repo, job_id: str, event_name: str, subject: str, data: dict[str, Any] | None = None,
-          state: str | None = None, *, owner: str | None = None) -> str | None:
+def claim(repo: Repo, job_id: str, ev: Claimed | TakenOver, subject: str, *, owner: str | None = None) -> str | None:
     """Claim a job for this clone, compare-and-swap: the event goes on only while the job's chain, as it is at
     that moment, is still `queued` and unclaimed (or, for a takeover, still owned by `owner`). Returns the
     claim's commit, or None when another engine claimed it first."""
@@ -170,16 +175,16 @@ def claim(repo: Repo, job_id: str, event_name: str, subject: str, data: dict[str
             folded = fold(refs.read_chain(repo, tip), JOB_RANK, owners=True)
         except Malformed:
             return None  # not a job any more: its next reader sets it aside and says why
-        if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != "queued"):
+        if folded["fields"].get("node", "") not in wanted or (owner is None and folded["state"] != JobState.QUEUED):
             return None
-        body = {**(data or {}), "node": me, "claimed_at": time.time()}
+        body = {**ev.data(), "node": me, "claimed_at": time.time()}
         if owner:
             body["taken_from"] = owner
-        ev = Event(event=event_name, data=body, state=state, lamport=refs.lamport_of(repo, tip) + 1,
-                        node=me, time=time.time())
-        return write_event_commit(repo, ev, subject, [tip])
+        made = Event(event=ev.event_name(), data=body, state=ev.event_state(), lamport=refs.lamport_of(repo, tip) + 1,
+                     node=me, time=time.time())
+        return write_event_commit(repo, made, subject, [tip])
 
-    return refs.update_with_retry(repo, ref, build, f"balanced: {event_name}")
+    return refs.update_with_retry(repo, ref, build, f"balanced: {ev.event_name()}")
 
 
 def by_machine(jobs: Iterable[Job]) -> dict[str, list[Job]]:

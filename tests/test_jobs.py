@@ -13,6 +13,7 @@ from git_balanced import jobs as J
 from git_balanced.engine import loop
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.job_events import Finished, Started
 from git_balanced.jobs import CARRIED, Job, StoredPiece
 from git_balanced.lead import Lead
 from git_balanced.state import cache, refs
@@ -32,10 +33,9 @@ def test_a_job_folds_from_its_event_commits_into_typed_fields(tmp_path: Path) ->
     jid = J.place(repo, {"plan": "p1", "piece": "api", "task": "Add the API.", "agent": "shell", "run": "true",
                          "paths": ["src/api/**"], "budget_usd": 2, "machine": "local", "branch": "balanced/api",
                          "attempt": 1, "lead": "main", "after": []})
-    J.event(repo, jid, "started", "api: started", {"pid": 4242, "worktree": "/w/api", "started_at": 100.5},
-            state="running")
-    J.event(repo, jid, "finished", "api: finished", {"exit_code": 0, "commits": 2, "cost_usd": 0, "dirty": False,
-                                                      "tokens": {"input": 10}, "windows": []}, state="finished")
+    J.event(repo, jid, Started(pid=4242, worktree="/w/api", started_at=100.5, node=""), "api: started")
+    J.event(repo, jid, Finished(ran={"exit_code": 0, "commits": 2, "cost_usd": 0, "dirty": False,
+                                     "tokens": {"input": 10}, "windows": []}), "api: finished")
     job = J.all_jobs(repo)[jid]
     assert isinstance(job, Job) and job.state == "finished" and job.id == jid == job.job
     assert (job.piece, job.plan, job.agent, job.run, job.machine, job.branch) == \
@@ -67,9 +67,9 @@ def test_a_plan_folds_into_typed_pieces(tmp_path: Path) -> None:
 
 def test_fields_this_version_does_not_know_are_kept(tmp_path: Path) -> None:
     repo = Repo.discover(make_repo(tmp_path / "lead"))
-    jid = J.place(repo, {"plan": "p1", "piece": "api", "task": "t", "lead": "main", "attempt": 1,
-                         "from_a_newer_version": {"weight": 3}})
-    J.event(repo, jid, "noted", "api: a newer field", {"priority": "high"})
+    jid = J.place(repo, {"plan": "p1", "piece": "api", "task": "t", "lead": "main", "attempt": 1})
+    refs.append(repo, refs.ref_for("jobs", jid), "noted", "api: newer fields",  # as a newer version writes them
+                {"from_a_newer_version": {"weight": 3}, "priority": "high"})
     for _ in range(2):  # folded, then from the cache
         job = J.all_jobs(repo)[jid]
         assert job.extra == {"from_a_newer_version": {"weight": 3}, "priority": "high"}

@@ -25,7 +25,6 @@ NOT_YET: set[str] = {
     "git_balanced.state.cache:_BROKEN",
     "git_balanced.state.cache:_DIRS",
     "git_balanced.state.cache:_MEMO",
-    "git_balanced.state.events:_NODES",
     "git_balanced.state.health:_FOUND",
     "git_balanced.state.health:_NAMED",
     "git_balanced.state.refs:_WRITTEN",

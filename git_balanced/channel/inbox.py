@@ -33,11 +33,29 @@ def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", key: st
     return ev.sha
 
 
+# How far back `keyed` looks: a redo follows its crash closely (the next pass, or the next engine's first), so
+# a message posted before the crash is among the newest; a long inbox is never read whole for it. A reader shows a
+# key once all the same (`_once_by_key`), so one found too late to be skipped is never shown twice.
+RECENT = 200
+
+
 def keyed(repo: Repo, branch: str, key: str) -> str | None:
-    """The id of the lead's message posted under `key`, if there is one."""
-    for e in reversed(entries(repo, branch)):  # the newest first: a redo follows its crash closely
-        if e.get("key") == key:
-            return str(e["sha"])
+    """The id of the lead's message posted under `key`, among the newest RECENT, if there is one."""
+    tip = repo.read_ref(inbox_ref(branch))
+    todo: list[str] = [tip] if tip else []
+    seen: set[str] = set()
+    while todo and len(seen) < RECENT:
+        sha = todo.pop(0)  # breadth first: the newest of two chains that a sync merged come first
+        if sha in seen:
+            continue
+        seen.add(sha)
+        try:
+            ev, parents = read_event(repo, sha)
+        except health.UNREADABLE:
+            return None  # a broken inbox: the post sets it aside and starts a new one
+        if ev is not None and ev.data.get("key") == key:
+            return sha
+        todo.extend(parents)
     return None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from git_balanced.channel.inbox import inbox_ref
 from git_balanced.git import Repo
+from git_balanced.vocab import LeadState
 
 HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
 SEEN = "seen"  # the file whose time says when a session of the lead was last seen
@@ -66,7 +67,7 @@ def cannot_answer(repo: Repo, branch: str, within: float) -> str | None:
     if rec is None and seen is None:
         return None
     if rec is not None and pid_alive(rec.get("pid")):
-        return "its lead is paused for its plan's usage limit" if rec.get("state") == "paused" else None
+        return "its lead is paused for its plan's usage limit" if rec.get("state") == LeadState.PAUSED else None
     if seen is not None and time.time() - seen <= within:
         return None
     return "its lead is not running"

@@ -8,12 +8,13 @@ from typing import Any
 from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row
 from git_balanced.lead import open_lead
+from git_balanced.vocab import DONE, JobState
 
 __all__ = ["collect", "job_row", "render", "board_command"]
 
-DOTS = {"queued": "◌", "running": "◐", "paused": "‖", "finished": "○", "checking": "○", "landed": "●",
-        "failed": "✗", "stopped": "■", "held": "!", "retried": "↻", "lost": "?", "waiting": "·"}
-DONE = ("landed", "failed", "stopped", "retried", "lost")
+DOTS = {JobState.QUEUED: "◌", JobState.RUNNING: "◐", JobState.PAUSED: "‖", JobState.FINISHED: "○",
+        JobState.LANDED: "●", JobState.FAILED: "✗", JobState.STOPPED: "■", JobState.HELD: "!", JobState.RETRIED: "↻",
+        JobState.LOST: "?"}
 FOLD_AFTER = 5
 
 
@@ -27,7 +28,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             else:
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
                              f"({r['id']})")
-    rows = [r for r in data["jobs"] if not (r["state"] == "queued" and r["reason"].startswith("waits"))]
+    rows = [r for r in data["jobs"] if not (r["state"] == JobState.QUEUED and r["reason"].startswith("waits"))]
     spend = _spend_lines(data)
     if rows or spend:  # a queued piece that waits is under Next
         lines.append("Running")
@@ -39,7 +40,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             counts: dict[str, int] = {}
             for r in done:
                 counts[r["state"]] = counts.get(r["state"], 0) + 1
-            order = ["landed", "failed", "stopped", "retried", "lost"]
+            order = [JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST]
             lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in order if s in counts))
         width = max((len(r["piece"]) for r in rows), default=0)
         for r in shown + live:

@@ -8,6 +8,7 @@ from typing import Any
 from git_balanced import ui
 from git_balanced.kit.project import AGENTS, lead_off, lead_on
 from git_balanced.lead import open_checkout, open_lead
+from git_balanced.vocab import LeadState
 
 NAMES = {"claude": "Claude Code", "codex": "Codex", "pi": "Pi"}
 NEXT = {
@@ -84,7 +85,7 @@ def status_command(*, as_json: bool) -> int:
     plans = [p for p in collect(lead)["plans"] if p["lead_usd"] or p["id"] in (rec.get("plan_cost") or {})]
     data: dict[str, Any] = {**rec, "running": running, "lead": lead.branch, "plans": plans,
                             "workers_usd": round(sum(p["workers_usd"] for p in plans), 6)}
-    if not running and rec["state"] not in ("stopped",):
+    if not running and rec["state"] not in (LeadState.STOPPED,):
         data["state"] = "ended"
     if as_json:
         ui.emit_json(data)

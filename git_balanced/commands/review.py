@@ -9,6 +9,7 @@ from git_balanced.landing.review import CORRECTIONS, Review, corrections, correc
 from git_balanced.lead import Lead, open_lead
 from git_balanced.models import utf8_arguments
 from git_balanced.state import refs
+from git_balanced.vocab import CheckState
 
 
 def _show(r: Review) -> None:
@@ -24,7 +25,7 @@ def _show(r: Review) -> None:
             rows.append((f"● {p['piece']}", f"{p['commit'][:7]} · " + " · ".join(b for b in bits if b)))
         ui.table(rows, indent=2)
     ui.say(f"Check: {r.check['words']}")
-    if r.check.get("state") == "failed" and r.check.get("tail"):
+    if r.check.get("state") == CheckState.FAILED and r.check.get("tail"):
         ui.say(ui.tail(r.check["tail"]))
     if r.corrections:
         ui.say(corrections_words(r.corrections) + ".")
@@ -37,7 +38,7 @@ def review_command(*, as_json: bool) -> int:
         ui.emit_json(r.to_json())
     else:
         _show(r)
-    return 1 if r.check.get("state") == "failed" else 0
+    return 1 if r.check.get("state") == CheckState.FAILED else 0
 
 
 def correct_command(text: str, name: str | None = None) -> int:
@@ -79,7 +80,7 @@ def ship_command(*, yes: bool, name: str | None = None) -> int:
         raise BalancedError(f"{r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} "
                             "lacks, so the push would be refused; nothing was pushed.",
                             hint=f"bring them in first (`git pull` on {r.branch}), then `git balanced ship`.")
-    if r.check.get("state") == "failed":
+    if r.check.get("state") == CheckState.FAILED:
         raise BalancedError(f"The check fails on {r.branch}'s tree, so it is not shipped.",
                             hint="fix it and land the fix, then `git balanced review`.")
     step = ["git", "push", r.remote, f"refs/heads/{r.branch}:{r.remote_ref}"]

@@ -11,34 +11,35 @@ from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import Job, PlanView, latest_by_piece
+from git_balanced.vocab import ENDED_BADLY, NEEDS_YOU, JobState, LeadState
 
 
 def _reason(j: Job) -> str:
-    if j.state == "landed":
+    if j.state == JobState.LANDED:
         budget = ", stopped at its budget" if j.budget_stopped else ""
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
-    if j.state == "paused" and j.reset_at:
+    if j.state == JobState.PAUSED and j.reset_at:
         return (f"paused for its plan's usage limit until {ui.clock(j.reset_at)}; "
                 f"goes on at {ui.clock(j.resume_at or j.reset_at)}")
-    if j.state == "retried" and j.moved_to:
+    if j.state == JobState.RETRIED and j.moved_to:
         return f"{j.reason} (its plan's usage limit resets at {ui.clock(j.reset_at or 0)})"
-    if j.state == "retried":
+    if j.state == JobState.RETRIED:
         return (j.reason or j.failure or "failed") + " (tried again)"
-    if j.state in ("failed", "stopped", "lost", "held"):
+    if j.state in ENDED_BADLY | NEEDS_YOU:
         why = j.reason or j.failure or j.state
         return f"{why.rstrip('.')}. {j.final}" if j.final else why
-    if j.state == "running":
+    if j.state == JobState.RUNNING:
         if j.asked:
             return "asked its lead"
         if j.answered_by:
             return f"answered by {j.answered_by}"
         started = j.started_at or j.updated
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
-    if j.state == "finished":
+    if j.state == JobState.FINISHED:
         return j.in_the_way_why or "finished, waiting for its check"
-    if j.state == "queued" and j.waits_for:
+    if j.state == JobState.QUEUED and j.waits_for:
         return f"waits: {j.waits_for}"
-    if j.state == "queued":
+    if j.state == JobState.QUEUED:
         return "queued" + (f" ({j.retry_reason})" if j.retry_reason else "")
     return j.state
 
@@ -48,7 +49,7 @@ def job_row(j: Job) -> dict[str, Any]:
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
-            "resume_at": j.resume_at if j.state == "paused" else None,
+            "resume_at": j.resume_at if j.state == JobState.PAUSED else None,
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node}
 
 
@@ -69,8 +70,8 @@ def _collect(lead: Lead) -> dict[str, Any]:
     rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
     _landed_elsewhere(lead, rows)
-    now = [r for r in rows if r["state"] == "held" or (r["state"] == "finished" and r["in_the_way"])]
-    now += [r for r in rows if r["state"] in ("failed", "stopped", "lost")
+    now = [r for r in rows if r["state"] == JobState.HELD or (r["state"] == JobState.FINISHED and r["in_the_way"])]
+    now += [r for r in rows if r["state"] in ENDED_BADLY
             and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
     nxt = []
     for pid, p in sorted(plans.items()):
@@ -84,7 +85,7 @@ def _collect(lead: Lead) -> dict[str, Any]:
                             "machine": piece.placed})
     # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
     nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
-             "job": r["id"]} for r in rows if r["state"] == "queued" and r["reason"].startswith("waits")]
+             "job": r["id"]} for r in rows if r["state"] == JobState.QUEUED and r["reason"].startswith("waits")]
     extra = _extras(lead)
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead),
@@ -104,7 +105,7 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
 
     me = node_id(lead.repo)
     landed = {r["landed"]: r for r in rows
-              if r["state"] == "landed" and r.get("landed") and r.get("node") and r["node"] != me}
+              if r["state"] == JobState.LANDED and r.get("landed") and r.get("node") and r["node"] != me}
     if not landed:
         return
     tip = lead.repo.read_ref(lead.ref)
@@ -128,7 +129,7 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
 def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
     """A landing killed after the branch moved, before its jobs heard of it: the landing note on the lead's branch
     names the job, so its row says landed (the next pass records it) rather than waiting for a check."""
-    waiting = {r["id"]: r for r in rows if r["state"] == "finished" and not r["in_the_way"]}
+    waiting = {r["id"]: r for r in rows if r["state"] == JobState.FINISHED and not r["in_the_way"]}
     if not waiting:
         return
     from git_balanced.state import notes
@@ -137,7 +138,7 @@ def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
         for rec in landing.records:
             row = waiting.get(rec.get("job") or "")
             if row is not None:
-                row.update(state="landed", landed=landing.commit,
+                row.update(state=JobState.LANDED, landed=landing.commit,
                            reason=f"landed in {lead.branch} as {landing.commit[:7]}")
 
 
@@ -164,7 +165,7 @@ def _lead_agent(lead: Lead) -> dict[str, Any] | None:
     if rec is None:
         return None
     running = pid_alive(rec.get("pid"))
-    return {"agent": rec.get("agent"), "state": rec.get("state") if running or rec.get("state") == "stopped"
+    return {"agent": rec.get("agent"), "state": rec.get("state") if running or rec.get("state") == LeadState.STOPPED
             else "ended", "running": running, "turns": rec.get("turns", 0),
             "cost_usd": round(float(rec.get("cost_usd") or 0), 6)}
 

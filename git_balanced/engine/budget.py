@@ -11,10 +11,11 @@ from git_balanced import jobs as J
 from git_balanced.channel.presence import headless_record
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Failed, GaveUp
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead
+from git_balanced.vocab import AT_WORK, ENDED_BADLY, Failure, JobState
 
-FAILED = ("failed", "stopped", "lost")
 GO_ON = ("store the pieces still to do as a new plan with a budget of its own: "
          "`git balanced plan FILE --budget USD --start` (the plan tool's `budget`)")
 
@@ -86,8 +87,8 @@ def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[J
     how to go on. Returns the plans whose budget is spent (no piece of theirs starts this pass)."""
     out: set[str] = set()
     # A plan that is not started and has nothing left to end is not looked at: most of a lead's plans are done.
-    open_ = {j.plan for j in jobs if j.state in ("queued", "running", "paused") or
-             (j.state in FAILED and not j.decided)}
+    open_ = {j.plan for j in jobs if j.state in AT_WORK or
+             (j.state in ENDED_BADLY and not j.decided)}
     for pid, plan in sorted(plans.items()):
         if (plan.state != "started" and pid not in open_) or not used_up(ctx.lead, plan, jobs):
             continue
@@ -107,22 +108,22 @@ def stop_spent(ctx: Context, plans: Mapping[str, StoredPlan], jobs: Collection[J
 def _end(ctx: Context, j: Job, reason: str, stop: Stop) -> str:
     """End one job of a plan whose budget is spent (recorded before its runner is stopped): how, or "" when it
     had ended already."""
-    data = {"failure": "budget", "budget_stopped": True, "decided": True, "reason": reason,
-            "final": f"Not tried again: {GO_ON}"}
-    if j.state == "running":
-        J.event(ctx.repo, j.id, "stopped", f"{j.piece}: stopped, as its plan's budget is spent", data,
-                state="stopped")
+    final = f"Not tried again: {GO_ON}"
+    if j.state == JobState.RUNNING:
+        ctx.record(j.id, Failed(failure=Failure.BUDGET, reason=reason, ended=JobState.STOPPED, event="stopped",
+                                decided=True, budget_stopped=True, final=final),
+                   f"{j.piece}: stopped, as its plan's budget is spent")
         try:
             stop(ctx.lead, j)
         except BalancedError as exc:  # out of reach: recorded as stopped all the same, and the lead is told
             return f"it was running, and {j.machine} could not be told to stop it, so it may run on: {exc.message}"
         return "it was running"
-    if j.state in ("queued", "paused"):
-        J.event(ctx.repo, j.id, "failed", f"{j.piece}: ended before it ran, as its plan's budget is spent", data,
-                state="failed")
-        return "it had not started" if j.state == "queued" else "it was paused"
-    if j.state in FAILED and not j.decided:  # it would be tried again: that spends more than was given
-        J.event(ctx.repo, j.id, "gave-up", f"{j.piece}: not tried again, as its plan's budget is spent",
-                {"decided": True, "final": data["final"]})
+    if j.state in (JobState.QUEUED, JobState.PAUSED):
+        ctx.record(j.id, Failed(failure=Failure.BUDGET, reason=reason, event="failed", decided=True,
+                                budget_stopped=True, final=final),
+                   f"{j.piece}: ended before it ran, as its plan's budget is spent")
+        return "it had not started" if j.state == JobState.QUEUED else "it was paused"
+    if j.state in ENDED_BADLY and not j.decided:  # it would be tried again: that spends more than was given
+        ctx.record(j.id, GaveUp(final=final), f"{j.piece}: not tried again, as its plan's budget is spent")
         return "it failed"
     return ""

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_balanced.channel.inbox import post
+from git_balanced.channel.told import tell_and_record
 from git_balanced.git import Repo
+from git_balanced.job_events import JobEvent, record
 from git_balanced.lead import Lead, commands_of
 from git_balanced.settings import Settings
 from git_balanced.trust import Commands
@@ -26,6 +28,14 @@ class Context:
     @property
     def cmds(self) -> Commands:
         return commands_of(self.settings)
+
+    def record(self, job_id: str, ev: JobEvent, subject: str, say: str | None = None, **data: Any) -> None:
+        """Record `ev` on a job; with `say`, the lead hears it too, told first so that a crash between the two
+        loses neither (channel/told.py). `data` goes with the line (`job=`, `plan=`)."""
+        if say is None:
+            record(self.repo, job_id, ev, subject)
+        else:
+            tell_and_record(self.repo, self.lead.branch, job_id, ev, subject, say, **data)
 
     def say(self, text: str, **data: Any) -> None:
         """Post a line to the lead's inbox."""

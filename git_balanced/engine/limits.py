@@ -14,9 +14,11 @@ from typing import Any
 from git_balanced import jobs as J
 from git_balanced.agents.base import Outcome
 from git_balanced.engine import workers
+from git_balanced.engine.attempts import Next, next_attempt
 from git_balanced.engine.budget import spent
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Moved, Noted, Paused, Resuming
 from git_balanced.jobs import Job
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.placing.accounts import agent_name
@@ -50,14 +52,14 @@ def pause(ctx: Context, j: Job, outcome: Outcome, data: dict[str, Any], fetch_ba
             move(ctx, j, data, other, reset, fetch_back)
             return
     resume = max(reset, now) + accounts.resume_margin()
-    J.event(ctx.repo, j.id, "paused", f"{j.piece}: paused for its plan's usage limit until {clock(reset)}",
-            {**data, "reset_at": reset, "resume_at": resume, "reset_known": known}, state="paused")
     if known:
         words = f"It pauses until the limit resets at {clock(reset)}"
     else:
         words = (f"{agent_name(j.agent)} does not say when the limit resets, so it pauses until {clock(reset)} "
                  "and tries again")
-    ctx.say(f"{j.piece} reached its plan's usage limit. {words}", job=j.id)
+    ctx.record(j.id, Paused(ran=data, reset_at=reset, resume_at=resume, reset_known=known),
+               f"{j.piece}: paused for its plan's usage limit until {clock(reset)}",
+               say=f"{j.piece} reached its plan's usage limit. {words}", job=j.id)
 
 
 def move(ctx: Context, j: Job, data: dict[str, Any], other: tuple[str, str], reset: float,
@@ -65,25 +67,20 @@ def move(ctx: Context, j: Job, data: dict[str, Any], other: tuple[str, str], res
     """The piece goes on as a new worker of another agent, on the same branch, with what is left of its budget."""
     new_agent, machine = other
     words = f"{agent_name(j.agent)} can't take it: {agent_name(new_agent)} instead"
-    fields = j.carried()  # the same attempt, branch and base: it goes on from what the first agent did
-    fields.update(agent=new_agent, model=ctx.default_model(new_agent), machine=machine, previous=j.id,
-                  why=f"{machine}: {words}", retry_reason=words, moved_from=j.agent)
-    fields.pop("budget_usd", None)
     left = budget_left(replace(j, cost_usd=data.get("cost_usd")))
-    if left is not None:
-        fields["budget_usd"] = left
     if j.machine != machine:
         fetch_back(j, data)  # what the first did, for the copy on the other machine
-    workers.cleanup(ctx.lead, j)  # the branch is checked out in its worktree: free it for the new one
-    new = J.place(ctx.repo, fields)
-    J.event(ctx.repo, j.id, "moved", f"{j.piece}: {words}",
-            {**data, "decided": True, "next": new, "moved_to": new_agent, "reason": words, "reset_at": reset},
-            state="retried")
+    # The same attempt, branch and base: it goes on from what the first agent did.
+    new = next_attempt(ctx.lead, j, Next(retry_reason=words, same_attempt=True, agent=new_agent,
+                                         model=ctx.default_model(new_agent), machine=machine,
+                                         why=f"{machine}: {words}", budget_usd=left, moved_from=j.agent))
+    ctx.record(j.id, Moved(ran=data, next=new, moved_to=new_agent, reason=words, reset_at=reset),
+               f"{j.piece}: {words}",
+               say=f"{j.piece} reached its plan's usage limit, which resets at {clock(reset)}. {words}, on {machine}",
+               job=new)
     plan = J.one_plan(ctx.repo, j.plan)
     moves = {**(plan.moves if plan else {}), j.piece: f"{words}: its plan's usage limit resets at {clock(reset)}"}
     refs.append(ctx.repo, refs.ref_for("plans", j.plan), "moved", f"{j.piece}: {words}", {"moves": moves})
-    ctx.say(f"{j.piece} reached its plan's usage limit, which resets at {clock(reset)}. {words}, on {machine}",
-            job=new)
 
 
 def resume(ctx: Context, paused: list[Job], jobs: Collection[Job]) -> bool:
@@ -93,8 +90,8 @@ def resume(ctx: Context, paused: list[Job], jobs: Collection[Job]) -> bool:
     for j in paused:
         if time.time() < (j.resume_at or 0.0):
             continue
-        J.event(ctx.repo, j.id, "resuming", f"{j.piece}: carries on after its usage limit",
-                {"run_no": j.run_no + 1, "resume_note": RESUME_NOTE, "spent_before": spent(j), "cost_usd": None})
+        ctx.record(j.id, Resuming(run_no=j.run_no + 1, resume_note=RESUME_NOTE, spent_before=spent(j)),
+                   f"{j.piece}: carries on after its usage limit")
         fresh = J.one(ctx.repo, j.id)
         assert fresh is not None
         workers.start(ctx.lead, fresh, ctx.cmds.setup, ctx.cmds.check,
@@ -158,10 +155,10 @@ def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
     if not why:
         why = "it is set to manual only" if pref == "manual-only" else "it is not ticked"
     before = f"{j.machine}: {why}" if j.machine else ""
-    J.event(ctx.repo, j.id, "noted", f"{j.piece}: placed on {found.machine}",
-            {"machine": found.machine, "why": found.why, "waits_for": "", "waits_key": ""})
-    ctx.say(f"{j.piece} goes to {found.machine}" + (f" ({before})" if before else "") + f": {found.why}",
-            job=j.id)
+    ctx.record(j.id, Noted(machine=found.machine, why=found.why, waits_for="", waits_key=""),
+               f"{j.piece}: placed on {found.machine}",
+               say=f"{j.piece} goes to {found.machine}" + (f" ({before})" if before else "") + f": {found.why}",
+               job=j.id)
     return Go(J.one(ctx.repo, j.id))
 
 
@@ -169,8 +166,8 @@ def _waits(ctx: Context, j: Job, why: str) -> Go:
     """The job waits for a machine that can run its agent; the lead hears why once."""
     key = re.sub(r"\d{1,2}:\d{2}(:\d{2})?", "", why)  # "skipped until 10:42:07" changes every pass: not news
     if j.extra.get("waits_key") != key:
-        J.event(ctx.repo, j.id, "noted", f"{j.piece}: waits", {"waits_for": why, "waits_key": key})
-        ctx.say(f"{j.piece} waits: {why}", job=j.id)
+        ctx.record(j.id, Noted(waits_for=why, waits_key=key), f"{j.piece}: waits", say=f"{j.piece} waits: {why}",
+                   job=j.id)
     return Go(None, idle=True)
 
 
@@ -190,14 +187,13 @@ def _move_queued(ctx: Context, j: Job, other: tuple[str, str], words: str) -> Jo
     """A queued piece whose account has no room goes to another agent with room before it starts."""
     new_agent, machine = other
     said = f"{agent_name(j.agent)} can't take it: {agent_name(new_agent)} instead"
-    J.event(ctx.repo, j.id, "noted", f"{j.piece}: {said}",
-            {"agent": new_agent, "model": ctx.default_model(new_agent), "machine": machine,
-             "why": f"{machine}: {said}", "moved_from": j.agent, "retry_reason": said, "waits_for": ""})
+    ctx.record(j.id, Noted(agent=new_agent, model=ctx.default_model(new_agent), machine=machine,
+                           why=f"{machine}: {said}", moved_from=j.agent, retry_reason=said, waits_for=""),
+               f"{j.piece}: {said}", say=f"{j.piece} has not started, and {agent_name(j.agent)} on {j.machine} takes "
+               f"no new workers, as {words}. {said}, on {machine}", job=j.id)
     plan = J.one_plan(ctx.repo, j.plan)
     moves = {**(plan.moves if plan else {}), j.piece: f"{said}: {words}"}
     refs.append(ctx.repo, refs.ref_for("plans", j.plan), "moved", f"{j.piece}: {said}", {"moves": moves})
-    ctx.say(f"{j.piece} has not started, and {agent_name(j.agent)} on {j.machine} takes no new workers, as "
-            f"{words}. {said}, on {machine}", job=j.id)
     return J.one(ctx.repo, j.id)
 
 
@@ -208,8 +204,7 @@ def waits_for_room(ctx: Context, j: Job) -> bool:
         return False
     key = f"{r.past['type']}@{r.past.get('resets_at')}"
     if j.told_reserve != key:
-        J.event(ctx.repo, j.id, "noted", f"{j.piece}: waits for room in its plan",
-                {"told_reserve": key, "waits_for": r.words})
-        ctx.say(f"{j.piece} waits: {agent_name(j.agent)} on {j.machine} takes no new workers, as {r.words}",
-                job=j.id)
+        ctx.record(j.id, Noted(told_reserve=key, waits_for=r.words), f"{j.piece}: waits for room in its plan",
+                   say=f"{j.piece} waits: {agent_name(j.agent)} on {j.machine} takes no new workers, as {r.words}",
+                   job=j.id)
     return True

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 from git_balanced import jobs as J
 from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
+from git_balanced.engine.attempts import KEEP, Next, next_attempt
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
@@ -17,12 +19,13 @@ from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
 from git_balanced.files import clear_debris, short_of_room
+from git_balanced.job_events import Failed, GaveUp, Noted, Retried, WaitsForLand
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.state import refs
+from git_balanced.vocab import ENDED_BADLY, LIVE, Failure, JobState
 
-FAILED = ("failed", "stopped", "lost")
 Latest = dict[tuple[str, str], Job]
 
 
@@ -102,8 +105,8 @@ class Engine:
         if self.owners.take_over(ctx, jobs.values()):
             everyone, jobs = self._read(plans)
         mine = {jid: j for jid, j in jobs.items() if self.owners.mine(j)}
-        wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == "running"])
-        wrote = limits.resume(ctx, [j for j in mine.values() if j.state == "paused"], jobs.values()) or wrote
+        wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == JobState.RUNNING])
+        wrote = limits.resume(ctx, [j for j in mine.values() if j.state == JobState.PAUSED], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
         self.spent_plans = budget.stop_spent(ctx, plans, jobs.values(), self.owners.mine, workers.stop)
@@ -111,11 +114,11 @@ class Engine:
             everyone, jobs = self._read(plans)
         # What was placed before starts before the landing, so its workers run while the landing checks; what
         # this pass places starts after it.
-        early = [j for j in jobs.values() if j.state == "queued"]
+        early = [j for j in jobs.values() if j.state == JobState.QUEUED]
         self._start(ctx, plans, early, jobs)
         if early:
             everyone, jobs = self._read(plans)
-        if self._land(ctx, [j for j in jobs.values() if j.state == "finished" and self.owners.mine(j)]):
+        if self._land(ctx, [j for j in jobs.values() if j.state == JobState.FINISHED and self.owners.mine(j)]):
             everyone, jobs = self._read(plans)
         if self._decide(ctx, plans, J.latest_by_piece(jobs), everyone):
             everyone, jobs = self._read(plans)
@@ -123,18 +126,18 @@ class Engine:
         if placed:
             _, jobs = self._read(plans)
         tried = {j.id for j in early}
-        self._start(ctx, plans, [j for j in jobs.values() if j.state == "queued" and j.id not in tried], jobs,
+        self._start(ctx, plans, [j for j in jobs.values() if j.state == JobState.QUEUED and j.id not in tried], jobs,
                     again=True)
         self._finish_plans(ctx, plans, J.latest_by_piece(jobs))
         self._tick_others(ctx)
         self._tell_repairs(ctx)
         # A piece that waits for the machine its plan names cannot move until you tick or ready it, nor one
         # that waits for you to land it or to clear the way in your checkout.
-        live = any(j.state in ("queued", "running", "paused", "finished") and j.id not in self.waiting_for_machine
+        live = any(j.state in LIVE and j.id not in self.waiting_for_machine
                    and self.owners.mine(j)
-                   and not (j.state == "finished" and self.waits_for_you(ctx, j)) for j in jobs.values())
+                   and not (j.state == JobState.FINISHED and self.waits_for_you(ctx, j)) for j in jobs.values())
         # What runs now, as the starts left it: how long the loop sleeps, and what it waits on meanwhile.
-        self.running = [j for j in self._read(plans)[0].values() if j.state == "running"]
+        self.running = [j for j in self._read(plans)[0].values() if j.state == JobState.RUNNING]
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
@@ -185,10 +188,9 @@ class Engine:
             wrote = False
             for j in finished:
                 if not j.told_no_check:
-                    J.event(self.repo, j.id, "waiting", f"{j.piece}: waits for `git balanced land`",
-                            {"told_no_check": True})
-                    ctx.say(f"{j.piece} finished; with no check set, it waits for `git balanced land {j.id}`",
-                            job=j.id)
+                    ctx.record(j.id, WaitsForLand(), f"{j.piece}: waits for `git balanced land`",
+                               say=f"{j.piece} finished; with no check set, it waits for `git balanced land {j.id}`",
+                               job=j.id)
                     wrote = True
             return wrote
         from git_balanced.landing.candidates import job_candidate, record
@@ -224,41 +226,35 @@ class Engine:
         attempts = ctx.settings.balanced.attempts
         wrote = False
         for (_plan, piece), j in sorted(latest.items()):
-            if j.state not in FAILED or j.decided or not self.owners.mine(j):
+            if j.state not in ENDED_BADLY or j.decided or not self.owners.mine(j):
                 continue
             wrote = True
             failure = j.failure or j.state
             if j.budget_stopped:
-                failure = "budget"
-            if j.state == "stopped" and failure not in ("budget",):
-                failure = "stopped"
+                failure = Failure.BUDGET
+            if j.state == JobState.STOPPED and failure != Failure.BUDGET:
+                failure = Failure.STOPPED
             stronger = ctx.settings.stronger_model(j.model, j.agent) if j.model else None
             d = decide(failure, j.attempt, attempts, j.agent, j.model, stronger, j.id, self.lead.branch,
                        limits.budget_left(j))
             if not d.retry:
-                J.event(self.repo, j.id, "gave-up", f"{piece}: not tried again", {"decided": True,
-                                                                                   "final": d.words})
-                ctx.say(f"{piece} did not land. {d.words}", job=j.id)
+                ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
+                           say=f"{piece} did not land. {d.words}", job=j.id)
                 continue
-            fields = j.carried()
-            fields.update(attempt=j.attempt + 1, previous=j.id, retry_reason=d.words)
-            for key in ("model", "budget_usd"):
-                if key in d.changes:
-                    fields[key] = d.changes[key]
-            if d.changes.get("not_before_delay"):
-                fields["not_before"] = time.time() + d.changes["not_before_delay"]
-            fields["base"] = self.repo.rev_parse(self.lead.ref)
-            if d.changes.get("fresh_branch"):  # one that no other work holds
-                fields["branch"] = J.unused_branch(f"{j.branch}-{j.attempt + 1}",
-                                                   J.used_branches(self.repo, everyone.values()), j.id[-6:])
-            if d.changes.get("other_machine"):
-                fields["machine"], fields["why"] = self._other_machine(ctx, j, plans, everyone)
-            workers.cleanup(self.lead, j)
-            new = J.place(self.repo, fields)
-            J.event(self.repo, j.id, "retried", f"{piece}: tried again as {new}", {"decided": True, "next": new},
-                    state="retried")
-            where = f", {fields['why']}" if d.changes.get("other_machine") else ""  # the lead hears where it went
-            ctx.say(f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
+            nxt = Next(retry_reason=d.words, base=self.repo.rev_parse(self.lead.ref),
+                       model=d.model if d.model is not None else KEEP,
+                       budget_usd=d.budget_usd if d.budget_usd is not None else KEEP,
+                       not_before=time.time() + d.delay if d.delay else KEEP)
+            if d.fresh_branch:  # one that no other work holds
+                nxt = replace(nxt, branch=J.unused_branch(f"{j.branch}-{j.attempt + 1}",
+                                                          J.used_branches(self.repo, everyone.values()), j.id[-6:]))
+            if d.other_machine:
+                machine, why = self._other_machine(ctx, j, plans, everyone)
+                nxt = replace(nxt, machine=machine, why=why)
+            new = next_attempt(self.lead, j, nxt)
+            where = f", {nxt.why}" if d.other_machine else ""  # the lead hears where it went
+            ctx.record(j.id, Retried(next=new), f"{piece}: tried again as {new}",
+                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
         return wrote
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],
@@ -282,8 +278,8 @@ class Engine:
         for plan_id, plan in sorted(plans.items()):
             if plan.state != "started" or not self._places(ctx, plan):
                 continue
-            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == "landed"}
-            dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != "retried"}
+            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == JobState.LANDED}
+            dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != JobState.RETRIED}
             stuck = self._stuck(ctx, plan, latest)
             for piece in plan.pieces:
                 if (plan_id, piece.id) in latest:
@@ -310,8 +306,8 @@ class Engine:
         """The plan's pieces that cannot land until you act (held for you, waiting for you or for the machine
         the plan names), and the pieces not started yet that come after one of them."""
         return _and_after(plan, latest, {p for (pid, p), j in latest.items() if pid == plan.id and (
-            j.state == "held" or j.id in self.waiting_for_machine
-            or (j.state == "finished" and self.waits_for_you(ctx, j)))})
+            j.state == JobState.HELD or j.id in self.waiting_for_machine
+            or (j.state == JobState.FINISHED and self.waits_for_you(ctx, j)))})
 
     def _places(self, ctx: Context, plan: StoredPlan) -> bool:
         """Whether this clone places the plan's pieces: the clone that started it does, or, once its engine
@@ -341,7 +337,7 @@ class Engine:
         """Start what may start of `queued`, up to the cap; `again`: the pass's second call, for what it placed."""
         if not again:
             self.waiting_for_machine.clear()  # found again this pass, for as long as it lasts
-        running = sum(1 for j in jobs.values() if j.state == "running" and self.owners.mine(j))
+        running = sum(1 for j in jobs.values() if j.state == JobState.RUNNING and self.owners.mine(j))
         cap = ctx.settings.balanced.cap
         batch: list[Job] = []
         dirty: list[bool] = []  # asked of git once a pass, and only when a piece is about to start
@@ -366,9 +362,9 @@ class Engine:
                 if not dirty:
                     dirty.append(self.repo.current_branch() == self.lead.branch and bool(self.repo.status_paths()))
                 if dirty[0]:
-                    J.event(self.repo, j.id, "noted", "lead has uncommitted changes", {"told_dirty": True})
-                    ctx.say(f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
-                            "and won't get them", job=j.id)
+                    ctx.record(j.id, Noted(told_dirty=True), "lead has uncommitted changes",
+                               say=f"{j.piece}: you have uncommitted changes; its worker starts from your last commit "
+                               "and won't get them", job=j.id)
             batch.append(j)
             if waited:
                 waits[j.id] = waited
@@ -380,9 +376,9 @@ class Engine:
             if isinstance(exc, MachineUnreachable):
                 self._unreachable_at_start(ctx, j, exc, plans)
             elif exc is not None:
-                J.event(self.repo, j.id, "failed", f"{j.piece}: could not start",
-                        {"failure": "crashed", "reason": f"it could not start: {exc.message}"}, state="failed")
-                ctx.say(f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
+                ctx.record(j.id, Failed(failure=Failure.CRASHED, reason=f"it could not start: {exc.message}",
+                                        event="failed"), f"{j.piece}: could not start",
+                           say=f"{j.piece} could not start on {j.machine}: {exc.message}", job=j.id)
             else:
                 if j.id in waits:
                     ctx.say(f"{j.piece} started on {j.machine}; it waited: {waits[j.id]}", job=j.id, kind="started")
@@ -393,20 +389,20 @@ class Engine:
         if _named_machine(j, plans):
             self.waiting_for_machine.add(j.id)
             if not j.told_waiting:
-                J.event(self.repo, j.id, "noted", f"{j.piece}: waits for {j.machine}", {"told_waiting": True})
-                ctx.say(f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
+                ctx.record(j.id, Noted(told_waiting=True), f"{j.piece}: waits for {j.machine}",
+                           say=f"{j.piece} waits for {j.machine}, the machine its plan names: {exc.message}", job=j.id)
             return
-        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} could not be reached to start it",
-                {"failure": "lost", "reason": f"{j.machine} could not be reached: {exc.message}"}, state="lost")
-        ctx.say(f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
+        ctx.record(j.id, Failed(failure=Failure.LOST, reason=f"{j.machine} could not be reached: {exc.message}",
+                                ended=JobState.LOST), f"{j.piece}: {j.machine} could not be reached to start it",
+                   say=f"{j.piece} could not start on {j.machine}, which cannot be reached: {exc.message}", job=j.id)
 
     def _finish_plans(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest) -> None:
         for plan_id, plan in plans.items():
             if plan.state != "started":
                 continue
             states = [latest.get((plan_id, p.id)) for p in plan.pieces]
-            landed = sum(1 for j in states if j and j.state == "landed")
-            ended = sum(1 for j in states if j and j.decided and j.state != "retried")
+            landed = sum(1 for j in states if j and j.state == JobState.LANDED)
+            ended = sum(1 for j in states if j and j.decided and j.state != JobState.RETRIED)
             blocked = _blocked(plan, latest)
             if landed + ended + blocked < len(plan.pieces):
                 continue
@@ -426,7 +422,7 @@ def _named_machine(j: Job, plans: dict[str, StoredPlan]) -> str | None:
 
 def _blocked(plan: StoredPlan, latest: Latest) -> int:
     """How many of the plan's pieces never start, as a piece they wait for failed for good."""
-    dead = {p for (pid, p), j in latest.items() if pid == plan.id and j.decided and j.state != "retried"}
+    dead = {p for (pid, p), j in latest.items() if pid == plan.id and j.decided and j.state != JobState.RETRIED}
     return len(_and_after(plan, latest, dead) - dead)
 
 

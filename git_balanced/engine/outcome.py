@@ -6,6 +6,7 @@ from git_balanced import jobs as J
 from git_balanced.engine.context import Context
 from git_balanced.engine.loop import Engine
 from git_balanced.lead import settings_at
+from git_balanced.vocab import ENDED_BADLY, JobState
 
 
 def unlanded(eng: Engine) -> list[str]:
@@ -25,20 +26,20 @@ def unlanded(eng: Engine) -> list[str]:
                 why = next((t for t in sorted(eng.told) if t.startswith("Nothing starts")), "")
                 # What it waits for that waits for you: moving that (the line above says how) moves this.
                 yours = [a for a in piece.after if (w := latest.get((pid, a))) is not None and (
-                    w.state == "held" or (w.state == "finished" and eng.waits_for_you(ctx, w)))]
+                    w.state == JobState.HELD or (w.state == JobState.FINISHED and eng.waits_for_you(ctx, w)))]
                 waits = f"; {', '.join(yours)} {'waits' if len(yours) == 1 else 'wait'} for you (see above)"
                 lines.append(f"{piece.id} never started: it comes after {', '.join(piece.after)}"
                              + (waits if yours else ", which did not land") if piece.after
                              else f"{piece.id} never started. {why}".strip())
-            elif j.state == "landed":
+            elif j.state == JobState.LANDED:
                 continue
-            elif j.state == "held":
+            elif j.state == JobState.HELD:
                 lines.append(f"{piece.id} is held for you: {j.reason} ({j.id})")
-            elif j.state == "finished":
+            elif j.state == JobState.FINISHED:
                 lines.append(f"{piece.id} waits: {eng.waits_for_you(ctx, j) or 'it has not landed yet'} ({j.id})")
             elif j.id in eng.waiting_for_machine and not j.waits_for:
                 lines.append(f"{piece.id} waits for {j.machine}, the machine its plan names ({j.id})")
-            elif j.state in ("failed", "stopped", "lost"):
+            elif j.state in ENDED_BADLY:
                 lines.append(f"{piece.id} {j.state}: {j.reason or j.failure or j.state} ({j.id})")
             else:
                 lines.append(f"{piece.id} is {j.state}{': ' + j.waits_for if j.waits_for else ''} ({j.id})")

@@ -13,10 +13,12 @@ from git_balanced.engine import workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
+from git_balanced.job_events import Claimed, TakenOver
 from git_balanced.jobs import LIVE, Job
 from git_balanced.lead import Lead
 from git_balanced.state import nodes, refs, sync
 from git_balanced.state.events import node_id
+from git_balanced.vocab import RunState
 
 
 def beat_every(limit: float) -> float:
@@ -50,7 +52,7 @@ class Owners:
         if j.node == self.me:  # claimed here on an earlier pass, and the shared remote has not taken it yet
             sha = self.repo.read_ref(ref)
         else:
-            sha = J.claim(self.repo, j.id, "claimed", f"{j.piece}: claimed by the engine on {self.me}")
+            sha = J.claim(self.repo, j.id, Claimed(), f"{j.piece}: claimed by the engine on {self.me}")
         if sha is None:
             return False
         taken = sync.confirm(self.repo, ref, sha)
@@ -112,8 +114,7 @@ class Owners:
                 continue
             words = (f"{j.piece}: its engine on {j.node} has been silent since "
                      f"{time.strftime('%H:%M', time.localtime(since))}; this clone takes it over")
-            sha = J.claim(self.repo, j.id, "taken-over", words,
-                          {"failure": "taken_over", "reason": f"its engine on {j.node} went silent"}, state="lost",
+            sha = J.claim(self.repo, j.id, TakenOver(reason=f"its engine on {j.node} went silent"), words,
                           owner=j.node)
             if sha is None:
                 continue
@@ -134,7 +135,7 @@ class Owners:
             if (self.me not in j.lost_claims and not taken) or j.id in released:
                 continue
             try:
-                ran_here = workers.stop(self.lead, j).get("state") not in (None, "missing")
+                ran_here = workers.stop(self.lead, j).get("state") not in (None, RunState.MISSING)
             except BalancedError:
                 ran_here = False  # nothing running here any more: the cleanup below is all there is to do
             workers.cleanup(self.lead, j)

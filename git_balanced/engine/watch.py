@@ -15,12 +15,14 @@ from git_balanced.engine import limits, relay, workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
+from git_balanced.job_events import Failed, Finished
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.prepare import agents_probe
-from git_balanced.shipped.messages import MessageError, Reason, Result, RunState
+from git_balanced.shipped.messages import MessageError, Reason, Result
+from git_balanced.vocab import Failure, JobState, RunState
 
 
 class Watcher:
@@ -61,9 +63,9 @@ class Watcher:
                     ended = self._unreachable(ctx, j, exc.message) or ended
             elif st["state"] == RunState.DEAD or (st["state"] == RunState.MISSING
                                                   and time.time() - (j.started_at or 0.0) > 60):
-                J.event(self.repo, j.id, "failed", f"{j.piece}: its runner died",
-                        {"failure": "crashed", "reason": "its runner died before it finished"}, state="failed")
-                ctx.say(f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
+                ctx.record(j.id, Failed(failure=Failure.CRASHED, reason="its runner died before it finished",
+                                        event="failed"), f"{j.piece}: its runner died",
+                           say=f"{j.piece}: its worker on {j.machine} died before it finished", job=j.id)
                 ended = True
             elif st["state"] == RunState.UNREACHABLE:
                 ended = self._unreachable(ctx, j, st.get("error", "")) or ended
@@ -91,17 +93,18 @@ class Watcher:
         first = self.unreachable_since[j.machine]
         if time.time() - first < float(ctx.settings.balanced.lost_after):
             return False
-        J.event(self.repo, j.id, "lost", f"{j.piece}: {j.machine} is lost",
-                {"failure": "lost", "reason": f"{j.machine} could not be reached: {error}"}, state="lost")
-        ctx.say(f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
-                job=j.id)
+        ctx.record(j.id, Failed(failure=Failure.LOST, reason=f"{j.machine} could not be reached: {error}",
+                                ended=JobState.LOST), f"{j.piece}: {j.machine} is lost",
+                   say=f"{j.piece}: {j.machine} could not be reached for a while, so its worker counts as lost",
+                   job=j.id)
         return True
 
     def _unreadable(self, ctx: Context, j: Job, why: str) -> None:
         """A finished run whose result.json does not read as a Result: it failed, as one that crashed."""
-        J.event(self.repo, j.id, "failed", f"{j.piece}: its runner's result could not be read",
-                {"failure": Reason.CRASHED, "reason": f"its runner's result could not be read: {why}"}, state="failed")
-        ctx.say(f"{j.piece}: its worker on {j.machine} ended with a result that could not be read: {why}", job=j.id)
+        ctx.record(j.id, Failed(failure=Failure.CRASHED, reason=f"its runner's result could not be read: {why}",
+                                event="failed"), f"{j.piece}: its runner's result could not be read",
+                   say=f"{j.piece}: its worker on {j.machine} ended with a result that could not be read: {why}",
+                   job=j.id)
 
     def _finished(self, ctx: Context, j: Job, result: Result) -> None:
         """Record how a finished run ended: from the reason code its runner set, and its agent's outcome."""
@@ -122,45 +125,43 @@ class Watcher:
             ctx.say(f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
                     + (f", {bad} of which failed" if bad else ", none failed"), job=j.id)
 
-        def fail(failure: str, reason: str, state: str = "failed") -> None:
-            J.event(self.repo, j.id, failure, f"{j.piece}: {reason}",
-                    {**data, "failure": failure, "reason": reason}, state=state)
-            ctx.say(f"{j.piece} {reason.removeprefix('it ')}" if failure == "no_commits"
-                    else f"{j.piece} did not finish: {reason}", job=j.id)
+        def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:
+            ctx.record(j.id, Failed(failure=failure, reason=reason, ended=state, ran=data), f"{j.piece}: {reason}",
+                       say=f"{j.piece} {reason.removeprefix('it ')}" if failure == Failure.NO_COMMITS
+                       else f"{j.piece} did not finish: {reason}", job=j.id)
 
         how = result.reason
         if ctx.cmds.setup and how not in (Reason.SETUP_FAILED, Reason.CRASHED, Reason.NOT_INSTALLED):
             inventory.mark_setup_done(self.repo, j.machine)
         if how == Reason.SETUP_FAILED:
-            fail(how, f"its setup failed (exit {result.setup_exit_code})")
+            fail(Failure.SETUP_FAILED, f"its setup failed (exit {result.setup_exit_code})")
         elif how in (Reason.CRASHED, Reason.NOT_INSTALLED):
             if how == Reason.NOT_INSTALLED:  # what was known of that machine's agents is wrong: ask it again
                 agents_probe.forget(j.machine, j.agent)
-            fail(how, str(result.error or f"its runner ended with {how}"))
+            fail(Failure(how), str(result.error or f"its runner ended with {how}"))
         elif how == Reason.STOPPED:
-            fail(how, "it was stopped", state="stopped")
-        elif outcome.kind == Reason.USAGE_LIMIT:
+            fail(Failure.STOPPED, "it was stopped", state=JobState.STOPPED)
+        elif outcome.kind == Failure.USAGE_LIMIT:
             limits.pause(ctx, j, outcome, data, self.fetch_back)
-        elif outcome.kind == Reason.BUDGET or how == Reason.BUDGET:
+        elif outcome.kind == Failure.BUDGET or how == Reason.BUDGET:
             if commits:
                 self.fetch_back(j, data)
-                J.event(self.repo, j.id, "finished", f"{j.piece}: stopped at its budget with {commits} commits",
-                        {**data, "budget_stopped": True, "host_fetch": True}, state="finished")
-                ctx.say(f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
-                        job=j.id)
+                ctx.record(j.id, Finished(ran=data, budget_stopped=True, host_fetch=True),
+                           f"{j.piece}: stopped at its budget with {commits} commits",
+                           say=f"{j.piece} was stopped at its budget{cost_words}; what it committed goes to the check",
+                           job=j.id)
             else:
-                fail(Reason.BUDGET, f"stopped at its budget{cost_words}", state="stopped")
+                fail(Failure.BUDGET, f"stopped at its budget{cost_words}", state=JobState.STOPPED)
         elif how in (Reason.GUARD, Reason.FAILED):  # the commit of what it left was refused
-            fail(how, f"its commit was refused: {result.commit_error}")
+            fail(Failure(how), f"its commit was refused: {result.commit_error}")
         elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
-            J.event(self.repo, j.id, "finished",
-                    f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
-                    data, state="finished")
+            ctx.record(j.id, Finished(ran=data),
+                       f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}")
         elif outcome.kind == Reason.SUCCESS:
-            fail("no_commits", "it finished without committing anything")
+            fail(Failure.NO_COMMITS, "it finished without committing anything")
         else:
-            fail(outcome.kind, outcome.summary or f"its agent ended with {outcome.kind}")
+            fail(Failure(outcome.kind), outcome.summary or f"its agent ended with {outcome.kind}")
 
     def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
         """The branches of the workers that finished with commits: one `git fetch` per machine (this one's

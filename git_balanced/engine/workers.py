@@ -16,6 +16,7 @@ from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
+from git_balanced.job_events import Started
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.reach import workcopy
@@ -28,13 +29,13 @@ from git_balanced.shipped.messages import (
     LogRequest,
     MessageError,
     Result,
-    RunState,
     StartRequest,
     StatusRequest,
     StopRequest,
 )
 from git_balanced.shipped.runner import RUNS_DIR
 from git_balanced.state.events import node_id
+from git_balanced.vocab import Action, RunState
 
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
 
@@ -117,11 +118,10 @@ def _repo_of(host: Host, job: Job) -> str:
 
 
 def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None:
-    jobs_mod.event(lead.repo, job.id, "started",
+    jobs_mod.event(lead.repo, job.id,
+                   Started(pid=pid, worktree=worktree, started_at=time.time(), node=node_id(lead.repo)),
                    f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
-                   f"{', ' + job.model if job.model else ''})",
-                   {"pid": pid, "worktree": worktree, "started_at": time.time(), "node": node_id(lead.repo)},
-                   state="running")
+                   f"{', ' + job.model if job.model else ''})")
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,
@@ -178,7 +178,7 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     if not ready:
         return out
     try:
-        answers = host.call_many("start", [r for _, r in ready])
+        answers = host.call_many(Action.START, [r for _, r in ready])
     except BalancedError as exc:
         return out + [(j, exc) for j, _ in ready]
     for (j, _), answer in zip(ready, answers, strict=True):
@@ -202,7 +202,7 @@ def statuses(lead: Lead, running: list[Job]) -> dict[str, dict[str, Any]]:
         try:
             host = host_for(lead, machine)
             asked = StatusRequest(jobs=[j.runner_key for j in js], runs_dir=RUNS_DIR)
-            answer = host.call("status", asked.to_json())["jobs"]
+            answer = host.call(Action.STATUS, asked.to_json())["jobs"]
         except BalancedError as exc:
             # What ssh said, without "Machine X cannot be reached (...)": the engine names the machine itself.
             error = exc.detail if isinstance(exc, MachineUnreachable) and exc.detail else exc.message
@@ -235,7 +235,8 @@ def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None
 
 def read_log(lead: Lead, job: Job) -> str:
     host = host_for(lead, job.machine)
-    answer = host.call("log", LogRequest(job=job.runner_key, runs_dir=RUNS_DIR, offset=0, limit=4 << 20).to_json())
+    answer = host.call(Action.LOG, LogRequest(job=job.runner_key, runs_dir=RUNS_DIR, offset=0,
+                                              limit=4 << 20).to_json())
     return str(answer.get("data", ""))
 
 
@@ -249,7 +250,7 @@ def outcome_of(lead: Lead, job: Job, result: Result) -> Outcome:
 
 def stop(lead: Lead, job: Job) -> dict[str, Any]:
     host = host_for(lead, job.machine)
-    return host.call("stop", StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
+    return host.call(Action.STOP, StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
 
 
 def cleanup(lead: Lead, job: Job) -> None:
@@ -274,7 +275,7 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                 asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
                                        runs_dir=RUNS_DIR, prune=local is not None or i == len(js) - 1,
                                        own_copy=None if local else True, branch=None if local else job.branch)
-                host.call("cleanup", asked.to_json())
+                host.call(Action.CLEANUP, asked.to_json())
                 if local:
                     local.forget(job.branch)
             except (BalancedError, MessageError):

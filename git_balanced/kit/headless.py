@@ -29,6 +29,7 @@ from git_balanced.files import json_objects, write_atomic
 from git_balanced.kit.project import ARGV, instructions, pi_extension
 from git_balanced.lead import Lead
 from git_balanced.machines.placing import accounts
+from git_balanced.vocab import LeadState
 
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
@@ -96,7 +97,7 @@ def stop(lead: Lead) -> dict[str, Any]:
         time.sleep(0.1)
         _reap(int(rec["pid"]))
     rec = read(lead) or rec
-    rec.update(state="stopped", waits_on=None)
+    rec.update(state=LeadState.STOPPED, waits_on=None)
     _save(lead, rec)
     return rec
 
@@ -217,18 +218,18 @@ def drive(lead: Lead, *, poll: float = 1.0) -> int:
                 # As a worker waits: a minute past the reset, or an hour when the agent did not say when.
                 until = float(rec.get("reset_at") or time.time() + accounts.unknown_reset()) + \
                     accounts.resume_margin()
-                rec.update(state="paused", waits_on=f"its plan's usage limit (resumes at {time.ctime(until)})")
+                rec.update(state=LeadState.PAUSED, waits_on=f"its plan's usage limit (resumes at {time.ctime(until)})")
                 _save(lead, rec)
                 while not stopping[0] and time.time() < until:
                     time.sleep(min(poll, max(0.0, until - time.time())))
                 message = CARRY_ON
                 continue
-        rec.update(state="waiting", waits_on="news in its inbox")
+        rec.update(state=LeadState.WAITING, waits_on="news in its inbox")
         _save(lead, rec)
         while not stopping[0] and message is None:
             message = lead_news(lead.repo)  # marks it handed over: each batch is one turn
             if message is None:
                 time.sleep(poll)
-    rec.update(state="stopped", waits_on=None)
+    rec.update(state=LeadState.STOPPED, waits_on=None)
     _save(lead, rec)
     return 0

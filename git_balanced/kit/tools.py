@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from git_balanced.channel import presence
 from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.lead import Lead, open_lead
+from git_balanced.vocab import JobState
 
 
 class _PieceCore(BaseModel):
@@ -178,7 +179,7 @@ def stop(job: str) -> dict[str, Any]:
     from git_balanced.engine.control import stop_job
 
     j, kept = stop_job(_lead(), job)
-    return {"job": j.id, "piece": j.piece, "state": "stopped", "branch_kept": kept}
+    return {"job": j.id, "piece": j.piece, "state": JobState.STOPPED, "branch_kept": kept}
 
 
 def retry(job: str) -> dict[str, Any]:

@@ -10,8 +10,7 @@ from git_balanced.jobs import Job
 from git_balanced.landing.queue import Candidate, Verdict
 from git_balanced.lead import Lead
 from git_balanced.state import notes, refs
-
-LANDABLE = ("finished", "held")
+from git_balanced.vocab import JobState
 
 
 def job_candidate(lead: Lead, job: Job) -> Candidate | None:
@@ -33,19 +32,19 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
         short = (v.commit or "")[:7]
         if v.status == "landed":
             text = f"Its check passed, so {v.branch} landed in {lead.branch} as {short}"
-            state, event = "landed", "landed"
+            state, event = JobState.LANDED, "landed"
         elif v.status == "already":
             text = f"{v.branch} is in {lead.branch} already"
-            state, event = "landed", "landed"
+            state, event = JobState.LANDED, "landed"
         elif v.status == "held":
             text = f"{v.branch} is held for you: {v.reason}"
-            state, event = "held", "held"
+            state, event = JobState.HELD, "held"
         elif v.status == "in_the_way":  # it stays finished, and lands once the files are out of the way
             text = f"{v.branch} waits: {v.reason}"
             state, event = None, "in-the-way"
         else:
             text = f"{v.branch} did not land: {v.reason}"
-            state, event = "failed", v.status
+            state, event = JobState.FAILED, v.status
         if v.status == "landed" and v.job:
             # The line before the event: a crash between them leaves the job finished, so the next landing redoes
             # this one (as `already`, recovered above) and finds the line by its key rather than losing it.
@@ -56,7 +55,7 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
                         {"landed": v.commit, "landed_in": lead.branch}, state=state)
             continue
         if v.job:
-            data = {"landed": v.commit, "landed_in": lead.branch} if state == "landed" else \
+            data = {"landed": v.commit, "landed_in": lead.branch} if state == JobState.LANDED else \
                 {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
             if state is None:
                 data = {"in_the_way": v.paths, "in_the_way_why": v.reason}

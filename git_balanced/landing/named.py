@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from git_balanced import jobs as J
 from git_balanced.errors import BalancedError
-from git_balanced.landing.candidates import LANDABLE, job_candidate
+from git_balanced.landing.candidates import job_candidate
 from git_balanced.landing.queue import Candidate
 from git_balanced.lead import Lead
+from git_balanced.vocab import LANDABLE, JobState
 
 
 def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> list[Candidate]:
@@ -17,11 +18,11 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
     out: list[Candidate] = []
     if take_all:
         for _, j in sorted(jobs.items()):
-            if j.state == "finished" and J.mine(lead.repo, j) and (c := job_candidate(lead, j)):
+            if j.state == JobState.FINISHED and J.mine(lead.repo, j) and (c := job_candidate(lead, j)):
                 out.append(c)
     for name in names:
         branch = name.removeprefix("refs/heads/")
-        job = jobs.get(name) or J.newest_on(jobs, branch, LANDABLE)
+        job = jobs.get(name) or J.newest_on(jobs, branch, tuple(LANDABLE))
         tip = lead.repo.read_ref(f"refs/heads/{branch}") if job is None else None
         if tip is not None:
             c = Candidate(branch=branch, tip=tip)
@@ -44,7 +45,7 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
 
 def _owned_here(lead: Lead, job: J.Job) -> None:
     """A job another clone's engine owns is landed there, not here (its landing is recorded by its owner)."""
-    if J.mine(lead.repo, job) or job.state == "landed":
+    if J.mine(lead.repo, job) or job.state == JobState.LANDED:
         return
     raise BalancedError(f"Job {job.id} ({job.piece}) belongs to the engine on node {job.node}, another clone.",
                         hint="land it on that clone; this one takes it over only once that engine has been "

@@ -13,6 +13,7 @@ from git_balanced.landing import checks
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.state import cache, notes
 from git_balanced.ui import clock
+from git_balanced.vocab import CheckState
 
 CORRECTIONS = "corrections"
 MINUS = "\u2212"
@@ -93,7 +94,7 @@ def run_check(lead: Lead) -> dict[str, Any]:
         trust.ensure_allowed(repo, cmds)
         ui.note(f"Running `{cmds.check}` on {lead.branch}'s tree…")
         hit = checks.check_rev(repo, lead.branch, cmds.check, cmds.setup, scratch="review")
-    state = "passed" if hit.passed else "failed"
+    state = "passed" if hit.passed else CheckState.FAILED
     how = "ran now" if ran else f"from its note of {clock(hit.at)}"
     return {"state": state, "command": cmds.check, "code": hit.code, "seconds": hit.seconds, "tree": tree,
             "ran": ran, "tail": hit.tail, "words": f"{state} (`{cmds.check}`, {hit.seconds:.1f}s, {how})"}

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 
@@ -39,13 +40,20 @@ def new_id() -> str:
     return head + tail
 
 
-_NODES: dict[str, str] = {}  # by the file's path: a node name never changes once made
+class _Nodes:
+    """Node names this process has read, by the file's path: a node name never changes once made."""
+
+    __slots__ = ("names",)
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
 
 
 def node_id(repo: Repo) -> str:
     """This clone's node name, made once and kept in `.git/balanced/node`."""
     path = repo.state_dir / "node"
-    known = _NODES.get(str(path))
+    nodes = process.part(_Nodes).names
+    known = nodes.get(str(path))
     if known:
         return known
     try:
@@ -53,7 +61,7 @@ def node_id(repo: Repo) -> str:
     except FileNotFoundError:
         node = ""
     if node:
-        _NODES[str(path)] = node
+        nodes[str(path)] = node
         return node
     node = secrets.token_hex(4)
     tmp = path.with_suffix(f".{os.getpid()}")

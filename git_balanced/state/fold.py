@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced.state.events import Event
+from git_balanced.vocab import JobState
 
 # A state may be replaced only by one of equal or higher rank; `landed` outranks everything, so a
 # landed job stays landed whatever arrives later, from whichever clone.
-JOB_RANK = {
-    "waiting": 0, "queued": 1, "running": 2, "paused": 2, "finished": 3, "checking": 3, "held": 4,
-    "failed": 5, "stopped": 5, "lost": 5, "retried": 6, "landed": 9,
+JOB_RANK: dict[str, int] = {
+    JobState.QUEUED: 1, JobState.RUNNING: 2, JobState.PAUSED: 2, JobState.FINISHED: 3, JobState.HELD: 4,
+    JobState.FAILED: 5, JobState.STOPPED: 5, JobState.LOST: 5, JobState.RETRIED: 6, JobState.LANDED: 9,
 }
 PLAN_RANK = {"created": 0, "started": 1, "done": 2, "cancelled": 2}
 SCHEDULE_RANK = {"active": 0, "done": 1, "removed": 2}
@@ -19,8 +20,7 @@ RANKS = {"jobs": JOB_RANK, "plans": PLAN_RANK, "schedules": SCHEDULE_RANK}
 # A job belongs to the node that claimed it: these events carry the claiming node in `node`.
 CLAIMS = ("claimed", "started", "taken-over")
 # What only a job's owner may say of it: a state another node writes after the claim does not count.
-OWNED = frozenset(("running", "paused", "finished", "checking", "held", "landed", "failed", "stopped", "lost",
-                   "retried"))
+OWNED = frozenset(JobState) - {JobState.QUEUED}
 
 
 def owned(events: list[Event]) -> tuple[list[Event], list[str]]:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
+from git_balanced.vocab import JobState
+
 
 @dataclass(frozen=True, kw_only=True)
 class PieceOptions:
@@ -147,10 +149,10 @@ class Job(PieceOptions, _Folded):
     names the fields its events set."""
 
     kind: ClassVar[str] = "job"
-    first_state: ClassVar[str] = "queued"
+    first_state: ClassVar[str] = JobState.QUEUED
 
     id: str = ""
-    state: str = "queued"
+    state: str = JobState.QUEUED
     created: float = 0.0
     updated: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)

@@ -14,8 +14,10 @@ from git_balanced import jobs as J
 from git_balanced.channel import presence
 from git_balanced.engine.workers import build_request
 from git_balanced.files import write_atomic
+from git_balanced.job_events import Failed
 from git_balanced.lead import Lead, open_lead
 from git_balanced.machines.reach.hosts import LocalHost
+from git_balanced.vocab import Failure
 from tests.support.cli import balanced
 from tests.support.model_server import hang
 from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, piece, plan
@@ -64,8 +66,8 @@ def test_a_workers_start_budget_is_its_share_of_what_the_lead_left(tmp_path: Pat
     # big's first attempt spent $0.55 and failed: what is left of its share ($0.20 × 0.60 = $0.12) is more than the
     # plan has left ($1.00 − $0.40 − $0.55), so its next attempt starts with the plan's last $0.05.
     first = _place(lead, stored.id, "big", 0.75)
-    J.event(lead.repo, first.id, "failed", "big: its check failed", {"cost_usd": 0.55, "failure": "check_failed"},
-            state="failed")
+    J.event(lead.repo, first.id, Failed(failure=Failure.CHECK_FAILED, reason="its check failed", event="failed",
+                                        ran={"cost_usd": 0.55}), "big: its check failed")
     again = _place(lead, stored.id, "big", 0.20, attempt=2, previous=first.id)
     everyone = [*jobs[1:], J.one(lead.repo, first.id), again]
     assert _max_budget(lead, again, everyone) == "0.0500", "the lead and the workers never pass the budget"

@@ -6,6 +6,13 @@ import pytest
 
 from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Decision, decide
 
+PLAIN = Decision(True, "")  # what a plain next attempt changes: nothing
+
+
+def _changes(d: Decision) -> dict[str, object]:
+    """What the decision changes from a plain next attempt, by field."""
+    return {k: v for k, v in vars(d).items() if k not in ("retry", "words") and v != getattr(PLAIN, k)}
+
 
 def _decide(failure: str, attempt: int = 1, *, agent: str = "claude", model: str | None = "haiku",
             stronger: str | None = "sonnet", left: float | None = None) -> Decision:
@@ -16,25 +23,25 @@ def test_each_failure_tries_again_in_its_own_way() -> None:
     cases = {
         "check_failed": ("Tries again with a stronger model: attempt 2 on sonnet", {"model": "sonnet"}),
         "conflict": ("Tries again from the new tip of main: attempt 2", {"fresh_branch": True}),
-        "transient": ("Tries again in a minute: attempt 2", {"not_before_delay": TRANSIENT_PAUSE}),
+        "transient": ("Tries again in a minute: attempt 2", {"delay": TRANSIENT_PAUSE}),
         "lost": ("Tries again on another machine: attempt 2", {"other_machine": True}),
         "failed": ("Tries again: attempt 2", {}),
     }
     for failure, (words, changes) in cases.items():
         d = _decide(failure)
-        assert (d.retry, d.words, d.changes) == (True, words, changes), failure
+        assert (d.retry, d.words, _changes(d)) == (True, words, changes), failure
 
 
 def test_a_failed_check_on_the_strongest_model_tries_it_again() -> None:
     d = _decide("check_failed", model="sonnet", stronger="sonnet")
-    assert (d.words, d.changes) == ("Tries again: attempt 2 on sonnet", {})
+    assert (d.words, _changes(d)) == ("Tries again: attempt 2 on sonnet", {})
     assert _decide("check_failed", agent="shell", model=None, stronger=None).words == "Tries again: attempt 2"
 
 
 @pytest.mark.parametrize("failure", sorted(NOT_RETRIED))
 def test_what_another_attempt_cannot_mend_is_not_tried_again(failure: str) -> None:
     d = _decide(failure)
-    assert not d.retry and d.changes == {}
+    assert not d.retry and _changes(d) == {}
     assert d.words.startswith("Not tried again: ") and "{job}" not in d.words, d.words
 
 
@@ -45,7 +52,7 @@ def test_the_last_attempt_is_the_last() -> None:
 
 def test_the_next_attempt_gets_what_is_left_of_the_budget_and_none_when_it_is_spent() -> None:
     d = _decide("failed", left=0.25)
-    assert d.words == "Tries again: attempt 2, with $0.25 of its budget left" and d.changes == {"budget_usd": 0.25}
+    assert d.words == "Tries again: attempt 2, with $0.25 of its budget left" and _changes(d) == {"budget_usd": 0.25}
     spent = _decide("failed", left=0.0)
     assert not spent.retry and spent.words == "Not tried again: it spent its budget"
 

@@ -14,6 +14,7 @@ from git_balanced.machines.inventory.records import LOCAL, added, ineligible, lo
 from git_balanced.machines.prepare import agents_probe
 from git_balanced.machines.reach import probe
 from git_balanced.machines.reach.routes import Reach
+from git_balanced.vocab import JobState
 
 
 def seats(lead: Lead, running: dict[str, int] | None = None) -> list[Seat]:
@@ -68,4 +69,5 @@ def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
 
 def running_counts(jobs: Iterable[Job]) -> dict[str, int]:
     """Queued and running jobs, per machine."""
-    return {m: len(js) for m, js in by_machine(j for j in jobs if j.state in ("queued", "running")).items()}
+    return {m: len(js) for m, js in
+            by_machine(j for j in jobs if j.state in (JobState.QUEUED, JobState.RUNNING)).items()}

@@ -19,6 +19,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
+from git_balanced.vocab import RunState
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def _running(key: str) -> bool:
     """Whether a worker process of that name still runs here, whatever the refs say (or fail to say)."""
     runs = os.path.expanduser(runner.RUNS_DIR)
     answer = runner.ACTIONS["status"]({"jobs": [key], "runs_dir": runs})["jobs"][key]
-    return bool(answer.get("state") == "running")
+    return bool(answer.get("state") == RunState.RUNNING)
 
 
 def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:

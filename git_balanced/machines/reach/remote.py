@@ -32,6 +32,7 @@ from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import branchcopy
 from git_balanced.untrusted import machine_program
+from git_balanced.vocab import RunState
 
 # Seconds a runner action may take there; the runner answers at once (the worker runs detached).
 TIMEOUTS = {"start": 60.0, "status": 30.0, "stop": 40.0, "log": 60.0, "cleanup": 90.0}
@@ -127,7 +128,7 @@ class RemoteHost:
         left = READ_AHEAD_BYTES
         keyed = []
         for job, st in states.items():
-            if not isinstance(st, dict) or st.get("state") != "finished":
+            if not isinstance(st, dict) or st.get("state") != RunState.FINISHED:
                 continue
             size = min(int(st.get("log_size") or 0), LOG_LIMIT)
             if size > left:
