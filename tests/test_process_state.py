@@ -17,12 +17,8 @@ _CACHES = {"cache", "lru_cache", "cached_property"}
 
 # What is still to move into process.py's parts; each entry leaves this list when its module does.
 NOT_YET: set[str] = {
-    "git_balanced.fence:_probe",
     "git_balanced.jobs:_TYPED",
     "git_balanced.jobs:_TYPED_PLANS",
-    "git_balanced.landing.checks:_OURS",
-    "git_balanced.landing.checks:_OURS_LOCK",
-    "git_balanced.landing.checks:_RAN",
     "git_balanced.machines.agents_probe:_saving",
     "git_balanced.machines.copies:_known",
     "git_balanced.machines.inventory:_marking",
@@ -37,17 +33,10 @@ NOT_YET: set[str] = {
     "git_balanced.machines.remote:_transports",
     "git_balanced.machines.sessions:_lock",
     "git_balanced.machines.sessions:_pools",
-    "git_balanced.proc:STOP",
     "git_balanced.shipped.guard:_glob_re",
     "git_balanced.shipped.pen:_probed",
     "git_balanced.shipped.runner:_live",
-    "git_balanced.state.cache:_BROKEN",
-    "git_balanced.state.cache:_DIRS",
-    "git_balanced.state.cache:_MEMO",
     "git_balanced.state.events:_NODES",
-    "git_balanced.state.health:_FOUND",
-    "git_balanced.state.health:_NAMED",
-    "git_balanced.state.refs:_WRITTEN",
     "git_balanced.ui:_ENCODERS",
 }
 

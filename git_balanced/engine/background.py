@@ -180,18 +180,18 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         # and the loop looks at `stop` before each pass and while it sleeps.
         stop[0] = True
         lock.mark_exiting()  # asked to stop: a starter from now on starts another engine
-        proc.STOP.set()
+        proc.ask_to_stop()
 
     def on_int(signum: int, frame: object) -> None:
         # Ctrl-C ends the checks too: the landing waits for its check threads, which would otherwise run on.
-        proc.STOP.set()
+        proc.ask_to_stop()
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is not signal.SIG_IGN:  # an engine started in the background with SIGINT ignored keeps it so
         signal.signal(signal.SIGINT, on_int)
-    proc.STOP.clear()
+    proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
@@ -216,7 +216,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         signal.signal(signal.SIGTERM, old)
         if old_int is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, old_int)
-        proc.STOP.clear()
+        proc.go_on()
         lock.release()
     if stop[0]:
         return 0

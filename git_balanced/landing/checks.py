@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from git_balanced import fence, proc
+from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
 from git_balanced.git import Repo, write_config
 from git_balanced.machines import workcopy
@@ -64,8 +64,9 @@ def for_landing(repo: Repo, tree: str, command: str) -> CheckResult | None:
     will make and write a passing note for it), so only a check this process ran counts."""
     if fence.available():
         return cached(repo, tree, command)
-    with _OURS_LOCK:
-        return _RAN.get((repo.identity, tree, command_hash(command)))
+    ours = process.part(Ours)
+    with ours.lock:
+        return ours.ran.get((repo.identity, tree, command_hash(command)))
 
 
 class Scratch:
@@ -89,7 +90,7 @@ class Scratch:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if proc.STOP.is_set():
+                if proc.stop_asked():
                     self.__exit__()
                     raise proc.Stopped from None
                 time.sleep(0.1)
@@ -272,22 +273,26 @@ def _past(out: str, what: str, limit: float) -> str:
     return f"{body}\nthe {what} ran past its {limit:g} s timeout and was stopped".lstrip("\n")
 
 
-# The check results this process wrote, by their notes commit: a result in the lead's notes that appeared while
-# a check ran and is not one of these was written by the checked code (where the fence is not available to
-# stop it), or by another process of the lead's, whose result is only a cache and is made again when needed.
-_OURS: dict[str, tuple[str, dict[str, Any]]] = {}
-_OURS_LOCK = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
+class Ours:
+    """The checks this process ran and recorded (a part of process.py)."""
 
-
-# The checks this process ran, by (repository, tree, command hash): without a fence, the only results a landing
-# counts.
-_RAN: dict[tuple[str, str, str], CheckResult] = {}
+    def __init__(self) -> None:
+        # The check results this process wrote, by their notes commit: a result in the lead's notes that
+        # appeared while a check ran and is not one of these was written by the checked code (where the fence
+        # is not available to stop it), or by another process of the lead's, whose result is only a cache and
+        # is made again when needed.
+        self.written: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.lock = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
+        # The checks this process ran, by (repository, tree, command hash): without a fence, the only results a
+        # landing counts.
+        self.ran: dict[tuple[str, str, str], CheckResult] = {}
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
-    with _OURS_LOCK:
-        _OURS[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
-        _RAN[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
+    ours = process.part(Ours)
+    with ours.lock:
+        ours.written[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
+        ours.ran[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
             tree=tree, command=str(record.get("command")), passed=record.get("result") == "pass",
             code=int(record.get("code", 1)), seconds=float(record.get("seconds", 0)), tail=str(record.get("tail", "")),
             at=float(record.get("at", 0)), cached=True)
@@ -296,15 +301,16 @@ def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
 def _undo_foreign_results(repo: Repo, before: str | None) -> int:
     """Put the lead's check results back as they were before a check ran, keeping this process's own; how many
     results written by others were taken out (0 when none were)."""
-    with _OURS_LOCK:
+    kept = process.part(Ours)
+    with kept.lock:
         after = repo.read_ref(notes.CHECKS)
         if after == before or after is None:
             return 0
         span = repo.git("rev-list", after, *([f"^{before}"] if before else [])).split()
-        foreign = [c for c in span if c not in _OURS]
+        foreign = [c for c in span if c not in kept.written]
         if not foreign:
             return 0
-        ours = [_OURS[c] for c in reversed(span) if c in _OURS]
+        ours = [kept.written[c] for c in reversed(span) if c in kept.written]
         if before is None:
             repo.cas_ref_delete(notes.CHECKS, after)
         else:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from git_balanced import proc
+from git_balanced import proc, process
 from git_balanced.errors import StaleRef
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
 from git_balanced.state.events import (
@@ -24,25 +24,29 @@ from git_balanced.state.events import (
 KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
 MAX_TRIES = 200
 
-# Every ref this process moved, in order, with its repository: a reader that read every ref a moment ago
-# reads again only these (cache.read_written), rather than listing them all.
-_WRITTEN: list[tuple[str, str]] = []
+
+class Written:
+    """Every ref this process moved, in order, with its repository (a part of process.py): a reader that read
+    every ref a moment ago reads again only these (cache.read_written), rather than listing them all."""
+
+    def __init__(self) -> None:
+        self.moved: list[tuple[str, str]] = []
 
 
 def write_mark() -> int:
     """A mark in this process's writes: `written_since` it names the refs moved after it."""
-    return len(_WRITTEN)
+    return len(process.part(Written).moved)
 
 
 def note_written(repo: Repo, ref: str) -> None:
     """Count a ref moved by other means (a claim taken back) among this process's writes."""
-    _WRITTEN.append((str(repo.common_dir), ref))
+    process.part(Written).moved.append((str(repo.common_dir), ref))
 
 
 def written_since(repo: Repo, mark: int, prefix: str) -> list[str]:
     """The names under `prefix` of the refs this process moved in `repo` since `mark`, each once."""
     where = str(repo.common_dir)
-    return list(dict.fromkeys(ref[len(prefix):] for at, ref in _WRITTEN[mark:]
+    return list(dict.fromkeys(ref[len(prefix):] for at, ref in process.part(Written).moved[mark:]
                               if at == where and ref.startswith(prefix)))
 
 
@@ -85,7 +89,7 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
         if new is None:
             return None
         if repo.cas_ref(ref, new, tip, message=message):
-            _WRITTEN.append((str(repo.common_dir), ref))
+            note_written(repo, ref)
             return new
         if not _waited_for_lock(repo, ref):
             attempt += 1

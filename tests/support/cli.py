@@ -57,8 +57,6 @@ def forget_process_state() -> None:
             remote._PUSHING.clear()
     elif "git_balanced.machines.sessions" in mods:
         mods["git_balanced.machines.sessions"].close_all()
-    if "git_balanced.state.cache" in mods:
-        mods["git_balanced.state.cache"]._MEMO.clear()
 
 
 @contextmanager

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from git_balanced import process
 from git_balanced.machines import remote
 from git_balanced.state import cache
 from tests.support.builders import make_repo
@@ -44,4 +45,4 @@ def test_each_call_starts_without_the_memory_of_the_one_before(tmp_path: Path) -
     remote._PUSHED.add(("alpha", "/copy", "0" * 40))
     assert balanced(repo, "board", "--json").code == 0
     assert remote._PUSHED == set(), "bases pushed by an earlier engine are not taken as pushed"
-    assert cache._MEMO == {}, "cache files are read afresh"
+    assert not process.has(cache.Kept), "cache files are read afresh"
