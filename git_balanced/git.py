@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_balanced import proc, ui, untrusted
 from git_balanced.errors import GitError, NotARepository
+from git_balanced.files import Flock
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo as DulwichRepo
@@ -49,20 +50,14 @@ def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | Non
 
     Cleaners take `guard` (a flock) and look at the age again under it: two cleaners that both saw the same
     stale lock must not have the second remove the fresh lock a live writer took after the first removed it."""
-    import fcntl
-
     age = lock_age(lock)
     if age is None or age < STALE_LOCK_SECONDS:
         return None
-    fd = os.open(guard, os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with Flock(guard):
         age = lock_age(lock)
         if age is None or age < STALE_LOCK_SECONDS:
             return None
         lock.unlink(missing_ok=True)
-    finally:
-        os.close(fd)
     if not say:  # the caller lists what it removed
         return age
     ui.note(f"[balanced] Removed a stale lock, {lock}: {int(age)} seconds old, left by a git process that "
@@ -80,6 +75,21 @@ def write_config(path: Path, values: Mapping[str, str]) -> None:
         section, _, name = key.rpartition(".")
         cfg.set((section.encode(),), name.encode(), value.encode())
     cfg.write_to_path(str(path))
+
+
+def config_text(text: str, values: Mapping[str, str]) -> str:
+    """The config file `text` with these `section.key` values set (with dulwich), as git would read it."""
+    import io
+
+    from dulwich.config import ConfigFile
+
+    cfg = ConfigFile.from_file(io.BytesIO(text.encode()))
+    for key, value in values.items():
+        section, _, name = key.rpartition(".")
+        cfg.set((section.encode(),), name.encode(), value.encode())
+    out = io.BytesIO()
+    cfg.write_to_file(out)
+    return out.getvalue().decode()
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

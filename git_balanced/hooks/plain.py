@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
 from pathlib import Path
 
 from git_balanced.bundled import HOOK_SCRIPTS, hook_script
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_atomic
 from git_balanced.git import Repo
 
 # Every script of hooks/ carries this line: a file with it is git balanced's own, to replace with a newer copy.
@@ -73,15 +73,7 @@ def _write(path: Path, text: str) -> None:
     """Replace the hook at once, executable, so git never runs half of it."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        write_atomic(path, text, mode=0o755)
     except OSError as exc:
         raise BalancedError(f"cannot write {path}: {exc.strerror}.",
                             hint=f"check that {path.parent} is a writable folder") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

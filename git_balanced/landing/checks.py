@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -14,7 +13,8 @@ from typing import Any
 
 from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
-from git_balanced.git import Repo, write_config
+from git_balanced.files import Flock, write_atomic
+from git_balanced.git import Repo, config_text
 from git_balanced.machines import workcopy
 from git_balanced.state import notes
 
@@ -78,22 +78,15 @@ class Scratch:
         self.repo = repo
         self.name = name
         self.path = repo.worktrees_home() / f"scratch-{name}"
-        self._lock_fd: int | None = None
+        self._lock = Flock(self.path.with_name(self.path.name + ".lock"))
 
     def __enter__(self) -> Scratch:
-        lock = self.path.with_name(self.path.name + ".lock")
-        self._lock_fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
         # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
         # again and again rather than waited on, so that a stop is heard meanwhile.
-        while True:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if proc.stop_asked():
-                    self.__exit__()
-                    raise proc.Stopped from None
-                time.sleep(0.1)
+        while not self._lock.take(wait=False):
+            if proc.stop_asked():
+                raise proc.Stopped
+            time.sleep(0.1)
         # Its check's processes may outlive it, though: what a killed engine's check left running in this
         # folder is ended first, so no two checks ever share it.
         left = proc.end_tree(None, self.mark_prefix)
@@ -110,9 +103,7 @@ class Scratch:
         return f"{self.path}#"
 
     def __exit__(self, *exc: object) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
     def _admin(self, copy: Path) -> Path | None:
         """The scratch worktree's own folder in the copy (`.git/worktrees/<name>`), or None when the scratch
@@ -139,17 +130,13 @@ class Scratch:
         if admin is None:
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
             (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
-            fd = os.open(workcopy.git_dir(copy) / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            with Flock(workcopy.git_dir(copy) / "balanced" / "worktrees.lock"):
                 if self.path.is_symlink():
                     self.path.unlink()
                 shutil.rmtree(self.path, ignore_errors=True)
                 self.repo.run("worktree", "prune")  # a scratch worktree of the lead's, from before the copies
                 workcopy.git_in(copy, "worktree", "prune")
                 workcopy.git_in(copy, "worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
-            finally:
-                os.close(fd)
         else:
             # The worktree's own folder named, not found through its `.git` file, which the check could rewrite.
             self.repo.git(f"--git-dir={admin}", "checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
@@ -188,12 +175,16 @@ def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
     its config (written anew), an empty hooks folder, no attributes or worktree config of its own. The checked
     code could have written any of them; nothing of it may reach the next check, or a git command of ours."""
     git_dir = workcopy.git_dir(copy)
-    tmp = git_dir / f".config.tmp{os.getpid()}.{threading.get_ident()}"
-    tmp.write_text(COPY_CONFIG, encoding="utf-8")
-    write_config(tmp, {**workcopy.carried_config(repo), "gc.auto": "0"})
-    os.replace(tmp, git_dir / "config")  # replaces a link planted there, never writes through it
-    # Several check slots put the copy back at once (landing checks in parallel): each step tolerates another
-    # slot having done it first.
+    # Check slots put the copy back one at a time: two that both found the hooks folder missing once had the
+    # second remove, as if a file, the folder the first had just made.
+    (git_dir / "balanced").mkdir(exist_ok=True)
+    with Flock(git_dir / "balanced" / "reset.lock"):
+        _put_back_copy(git_dir, config_text(COPY_CONFIG, {**workcopy.carried_config(repo), "gc.auto": "0"}), admin)
+
+
+def _put_back_copy(git_dir: Path, config: str, admin: Path | None) -> None:
+    """reset_copy's work, under its lock."""
+    write_atomic(git_dir / "config", config)  # replaces a link planted there, never writes through it
     hooks = git_dir / "hooks"
     if hooks.is_symlink() or not hooks.is_dir():
         hooks.unlink(missing_ok=True)

@@ -7,9 +7,7 @@ the longest passing prefix is found (bisect.py), landed, and the rest goes round
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from typing import Any
 from git_balanced import trust
 from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
+from git_balanced.files import Flock, write_json
 from git_balanced.landing import checkout, checks, protect
 from git_balanced.landing.bisect import search
 from git_balanced.lead import Lead, commands_of, settings_at
@@ -92,9 +91,7 @@ class Queue:
 
     # -- the run ------------------------------------------------------------------------------------------
     def run(self, candidates: list[Candidate]) -> list[Verdict]:
-        lock_fd = os.open(self.repo.state_dir / "landing.lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        with Flock(self.repo.state_dir / "landing.lock"):
             if self.cmds.check:
                 trust.ensure_allowed(self.repo, self.cmds)
             lead_tip = self.repo.rev_parse(self.lead.ref)
@@ -103,8 +100,6 @@ class Queue:
             self.checkout = self._checkout_changes()
             with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
                 self._loop(pending)
-        finally:
-            os.close(lock_fd)
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
@@ -126,7 +121,7 @@ class Queue:
             ui.note(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
                     f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.")
             value = FIRST_LIMIT
-        path.write_text(json.dumps({"limit": value}) + "\n")
+        write_json(path, {"limit": value})
         return value
 
     def _loop(self, pending: list[Candidate]) -> None:
