@@ -134,13 +134,12 @@ class Scratch:
                 if self.path.is_symlink():
                     self.path.unlink()
                 shutil.rmtree(self.path, ignore_errors=True)
-                self.repo.run("worktree", "prune")  # a scratch worktree of the lead's, from before the copies
+                self.repo.prune_worktrees()  # a scratch worktree of the lead's, from before the copies
                 workcopy.git_in(copy, "worktree", "prune")
                 workcopy.git_in(copy, "worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
         else:
             # The worktree's own folder named, not found through its `.git` file, which the check could rewrite.
-            self.repo.git(f"--git-dir={admin}", "checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
-            self.repo.git(f"--git-dir={admin}", "clean", "-ffdq", cwd=self.path)
+            self.repo.put_worktree_at(admin, self.path, rev)
         return self.path
 
     def fenced(self, command: str) -> list[str] | None:
@@ -297,7 +296,7 @@ def _undo_foreign_results(repo: Repo, before: str | None) -> int:
         after = repo.read_ref(notes.CHECKS)
         if after == before or after is None:
             return 0
-        span = repo.git("rev-list", after, *([f"^{before}"] if before else [])).split()
+        span = repo.commits(after, before)
         foreign = [c for c in span if c not in kept.written]
         if not foreign:
             return 0
@@ -326,9 +325,9 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     for ref in moved:
         old = before.get(ref)
         if old:  # compare-and-swap both ways: a ref moved again meanwhile is left to whoever moved it
-            repo.run("update-ref", "-m", "balanced: put back what a check moved", ref, old, after[ref])
+            repo.update_ref(ref, old, after[ref], message="balanced: put back what a check moved")
         else:
-            repo.run("update-ref", "-d", ref, after[ref])
+            repo.delete_ref(ref, after[ref])
     return ", ".join(r.removeprefix("refs/heads/") for r in moved)
 
 

@@ -72,10 +72,9 @@ class Link:
 class Queue:
     """One landing run over a set of candidates, holding the repository's landing lock."""
 
-    def __init__(self, lead: Lead, *, include_protected: bool = False, slots: int | None = None) -> None:
+    def __init__(self, lead: Lead, *, slots: int | None = None) -> None:
         self.lead = lead
         self.repo = lead.repo
-        self.include_protected = include_protected
         tip = self.repo.rev_parse(lead.ref)
         if tip is None:
             raise BalancedError(f"The lead's branch {lead.branch} has no commits yet.",
@@ -180,7 +179,7 @@ class Queue:
             self.verdicts.append(Verdict(c.branch, "refused", c.job,
                                          reason="its worktree has uncommitted changes, which would not land"))
             return False
-        base = repo.git("merge-base", lead_tip, c.tip)
+        base = repo.merge_base(lead_tip, c.tip)
         if base == c.tip:  # nothing on it that the lead lacks
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
@@ -192,7 +191,7 @@ class Queue:
                 self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
                                              reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
                 return False
-        if touched and not (self.include_protected or c.approved):
+        if touched and not c.approved:
             self.verdicts.append(Verdict(
                 c.branch, "held", c.job, paths=list(touched),
                 reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
@@ -235,7 +234,7 @@ class Queue:
                     c.set_aside += 1
                     later.append(c)
                 continue
-            commit = self.repo.git("commit-tree", m.tree, "-p", cur, "-p", c.tip, "-m", c.label)
+            commit = self.repo.commit_tree(m.tree, [cur, c.tip], c.label)
             chain.append(Link(c, commit, m.tree))
             cur = commit
         return chain, later

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from git_balanced import proc, process
-from git_balanced.errors import StaleRef
-from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
+from git_balanced import process
+from git_balanced.errors import GitError, StaleRef
+from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import (
     MAX_LAMPORT,
     Event,
@@ -21,7 +21,7 @@ from git_balanced.state.events import (
     write_event_commit,
 )
 
-KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
+KINDS = ("plans", "jobs")  # the chains named by ref_for; the others are named where they are kept
 MAX_TRIES = 200
 
 
@@ -157,14 +157,14 @@ def read_chain_whole(repo: Repo, tip: str) -> list[Event]:
     """`read_chain(repo, tip)`, through two git processes: for a long chain read whole (an inbox of 10,000
     messages), where reading three objects per event in Python costs several times as much. Anything but the
     plain shape (a tree of one file, event.json) is left to `read_chain`, which says what is wrong."""
-    listed = repo.run("rev-list", tip)
-    shas = listed.out.split()
-    if listed.code != 0 or tip not in shas:  # not a commit (git lists nothing for a blob)
+    try:
+        shas = repo.commits(tip)
+    except GitError:
+        shas = []
+    if tip not in shas:  # not a commit (git lists nothing for a blob), or git could not list it
         return read_chain(repo, tip)
-    asked = "".join(f"{sha}^{{tree}}\n{sha}:event.json\n" for sha in shas).encode()
-    res = proc.run(["git", "cat-file", "--batch"], cwd=repo.root, env=git_env(), input=asked, text=False)
-    out: bytes = res.out  # type: ignore[assignment]  # bytes, as text=False reads them
-    if res.code != 0:
+    out = repo.cat_file_batch("".join(f"{sha}^{{tree}}\n{sha}:event.json\n" for sha in shas).encode())
+    if out is None:
         return read_chain(repo, tip)
     at, events = 0, []
     plain_tree = 18 + len(tip) // 2  # "100644 event.json\0" and the blob's id

@@ -108,7 +108,7 @@ def _pushable(repo: Repo, report: SyncReport, ref: str, sha: str, theirs: str | 
 
 def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
     """Fetch, merge what diverged, push without force; again when the remote moved meanwhile."""
-    if remote not in repo.git("remote").split():
+    if remote not in repo.remotes():
         raise BalancedError(f"There is no remote named {remote!r}.",
                             hint="name one of `git remote`, or add it with `git remote add NAME URL`.")
     report = SyncReport(remote)
@@ -154,7 +154,7 @@ def shared_remote(repo: Repo) -> str | None:
         remote = (repo.state_dir / "sync-remote").read_text().strip()
     except FileNotFoundError:
         return None
-    return remote if remote in repo.git("remote").split() else None
+    return remote if remote in repo.remotes() else None
 
 
 CONFIRM_TIMEOUT = 30.0  # seconds a claim's push may take before the remote counts as out of reach
