@@ -701,6 +701,12 @@ class Repo:
             i += 1
         return paths
 
+    def status_entries(self) -> list[tuple[str, str]]:
+        """Each path of this checkout with uncommitted changes, untracked ones included, and git's two-letter
+        code for it (`??` for an untracked file); a rename as the removal and the addition it is."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
+        return [(item[:2], item[3:]) for item in out.split("\0") if len(item) > 3]
+
     def changed_paths(self, a: str, b: str) -> list[str]:
         """Paths that differ between two commits or trees."""
         out = self._git("diff", "--name-only", "-z", "--no-renames", a, b)
@@ -812,6 +818,20 @@ class Repo:
     def delete_ref(self, ref: str, old: str) -> bool:
         """Remove `ref` through git only if it still points at `old`; False when it does not."""
         return self.run("update-ref", "-d", ref, old).ok
+
+    def fetch(self, remote: str, specs: list[str]) -> proc.Result:
+        """Fetch the refspecs `specs` from `remote`, without tags; git's result, whatever its exit code."""
+        return self.run("fetch", "--quiet", "--no-tags", remote, *specs)
+
+    def push(self, remote: str, specs: list[str], *, timeout: float | None = None) -> proc.Result:
+        """Push the refspecs `specs` to `remote` without running this repository's pre-push hooks (state is
+        not code: they have nothing to judge in it); git's result (`--porcelain`), whatever its exit code."""
+        return self.run("push", "--quiet", "--porcelain", "--no-verify", remote, *specs, timeout=timeout)
+
+    def fast_forward_checkout(self, target: str, reflog_action: str) -> proc.Result:
+        """Fast-forward the checked-out branch and its working tree to `target` (`git merge --ff-only`), its
+        reflog line saying `reflog_action`; git's result, whatever its exit code."""
+        return self.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": reflog_action})
 
     def prune_worktrees(self) -> None:
         """Forget the linked worktrees whose folders are gone (`git worktree prune`)."""

@@ -297,5 +297,15 @@ def test_the_named_methods_say_what_git_says(tmp_path: Path) -> None:
     assert not repo.update_ref(side, base, base, message="moved") and repo.read_ref(side) == tip, "it moved meanwhile"
     assert repo.update_ref(side, base, tip, message="moved") and repo.read_ref(side) == base
     assert not repo.delete_ref(side, tip) and repo.delete_ref(side, base) and repo.read_ref(side) is None
+    (path / "new.txt").write_text("n\n")
+    (path / "a.txt").write_text("a again\n")
+    assert sorted(repo.status_entries()) == [(" M", "a.txt"), ("??", "new.txt")]
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(path, "remote", "add", "origin", str(bare))
+    assert repo.remotes() == ["origin"]
+    assert repo.push("origin", ["main:refs/heads/main"]).ok and git(bare, "rev-parse", "main") == tip
+    assert repo.fetch("origin", ["+refs/heads/main:refs/remotes/origin/main"]).ok
+    assert repo.read_ref("refs/remotes/origin/main") == tip
     log = repo.first_parent_log(f"{base}..{tip}", "%s", oldest_first=True)
     assert log.splitlines() == ["change a, add c", "remove b"]

@@ -69,7 +69,7 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
             keep = Path()  # a file system without hard links: git replaces the index only once the files are in
         made = _missing_folders(repo, moves)
         since = time.time()
-        r = repo.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": "balanced land"})
+        r = repo.fast_forward_checkout(target, "balanced land")
         if r.code == 0:
             return True
         now = repo.rev_parse(f"refs/heads/{branch}")

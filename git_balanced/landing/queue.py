@@ -244,14 +244,8 @@ class Queue:
         moves that checkout); each with the words for it."""
         if self.repo.current_branch() != self.lead.branch:
             return {}
-        out = self.repo.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
-        found: dict[str, str] = {}
-        for item in out.split("\0"):
-            if len(item) > 3:
-                path = item[3:]
-                found[path] = f"your untracked file {path}" if item[:2] == "??" else \
-                    f"your uncommitted change to {path}"
-        return found
+        return {path: f"your untracked file {path}" if code == "??" else f"your uncommitted change to {path}"
+                for code, path in self.repo.status_entries()}
 
     def _in_the_way(self, tip: str, c: Candidate) -> bool:
         """Whether landing `c` on `tip` would write over the lead's own files; if so, it waits, saying which."""

@@ -49,7 +49,7 @@ def _tracking(remote: str, ref: str) -> str:
 def _fetch(repo: Repo, remote: str) -> dict[str, str]:
     specs = [f"+refs/balanced/*:refs/remotes/{remote}/balanced/*",
              f"+refs/notes/balanced*:refs/remotes/{remote}/balanced-notes/balanced*"]
-    res = repo.run("fetch", "--quiet", "--no-tags", remote, *specs)
+    res = repo.fetch(remote, specs)
     if res.code != 0:
         raise BalancedError(f"Could not fetch from {remote}: {res.err.strip() or res.out.strip()}",
                             hint=f"check `git remote -v` and that `git fetch {remote}` works.")
@@ -138,7 +138,7 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
             return report
         # State refs are not code: the repository's own pre-push hooks (linters, the balanced check gate)
         # have nothing to judge in them, and a hook that refuses must not stop the sharing of state.
-        res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, *todo)
+        res = repo.push(remote, todo)
         if res.code == 0:
             report.pushed = len(todo)
             return report
@@ -169,13 +169,12 @@ def confirm(repo: Repo, ref: str, claim: str) -> bool | None:
     remote = shared_remote(repo)
     if remote is None:
         return None
-    res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, f"{claim}:{ref}",
-                   timeout=CONFIRM_TIMEOUT)
+    res = repo.push(remote, [f"{claim}:{ref}"], timeout=CONFIRM_TIMEOUT)
     if res.code == 0:
         return True
     if "rejected" not in res.out and "rejected" not in res.err:
         return None
-    got = repo.run("fetch", "--quiet", "--no-tags", remote, f"+{ref}:{_tracking(remote, ref)}")
+    got = repo.fetch(remote, [f"+{ref}:{_tracking(remote, ref)}"])
     theirs = repo.read_ref(_tracking(remote, ref)) if got.code == 0 else None
     if theirs is None:
         return None
