@@ -61,7 +61,7 @@ class Lead:
         self.repo = Repo.discover(root)
         self.jobs = len(self.repo.list_refs("refs/balanced/jobs/"))
         self.tip = self.repo.rev_parse("main") or ""
-        self.tree = self.repo.git("rev-parse", "main^{tree}").strip()
+        self.tree = self.repo.tree_of("main")
         self.plan_id = ""
         self.plan_first = self.jobs
         self.plan_pieces: list[dict[str, object]] = []
@@ -78,7 +78,7 @@ class Lead:
             self.jobs += 1
             if (self.jobs - n) and (total - self.jobs) % step == 0:
                 print(f"  {self.jobs:>6} jobs written in {time.perf_counter() - start:6.1f}s", flush=True)
-        self.repo.git("update-ref", "refs/heads/main", self.tip)
+        self.repo.cas_ref("refs/heads/main", self.tip, self.repo.read_ref("refs/heads/main"))
         return time.perf_counter() - start
 
     def _plan(self, first: int, count: int) -> None:
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\nwriting jobs up to {size}")
                 lead.grow(size)
             if args.pack:
-                lead.repo.git("gc", "--quiet")
+                subprocess.run(["git", "gc", "--quiet"], cwd=lead.repo.root, check=True)
             fl = floors(lead, args.rounds, env)
             got = commands(lead, args.rounds, env)
             goal = goal_for(size)

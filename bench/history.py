@@ -77,7 +77,7 @@ class Stream:
 
 def write(repo: Repo, jobs: int) -> None:
     """The plans, jobs, branches, notes and inbox messages of `jobs` landed pieces."""
-    base = repo.git("rev-parse", "main")
+    base = repo.rev_parse("main") or ""
     first = Stream(repo)
     when = time.time() - 86400
     pieces = [first.commit(f"refs/heads/balanced/h{k:04d}", "old piece\n",

@@ -73,7 +73,7 @@ def measure(count: int, runs: int) -> tuple[float, float]:
             assert G.refs_from_files(repo.common_dir, "refs/balanced/", packed) == by_git
 
         def git() -> None:
-            out = repo.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/balanced/")
+            out = G.git_out(["for-each-ref", "--format=%(objectname) %(refname)", "refs/balanced/"], cwd=repo.root)
             by_git.clear()
             by_git.update({name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())})
 

@@ -8,13 +8,15 @@ says why, in words a person can act on."""
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+from git_balanced import process
 
 # Runs in the outer namespace (as its root, which may bind and remount there), then enters the inner one with
 # the caller's own ids. Exit 97 names a mount that failed. `--rbind`, not `--bind`: in a user namespace the
@@ -53,10 +55,24 @@ def why_unavailable() -> str | None:
     """None where the fence works here; otherwise why not, in a sentence (for check, board, doctor, engine)."""
     if switched_off():
         return "GIT_BALANCED_NO_FENCE is set, which turns the fence off"
-    return _probe()
+    return process.part(_Probed).answer()
 
 
-@functools.cache
+class _Probed:
+    """This process's answer of the probe (None: the fence works), made on first ask: it starts processes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._answer: str | None = None
+
+    def answer(self) -> str | None:
+        with self._lock:
+            if not self._done:
+                self._answer, self._done = _probe(), True
+            return self._answer
+
+
 def _probe() -> str | None:
     missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
     if missing:

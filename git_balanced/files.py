@@ -1,11 +1,15 @@
-"""Files written whole, and JSON read back from lines: the one way the package keeps state in files.
+"""Files written whole, JSON read back from lines, and locks on files: the one way the package keeps state in
+files.
 
 A file is written to a temporary file in its own folder and renamed over the old one, so a reader (another
-process, a crash halfway) sees the old file or the new one, never half of one.
+process, a crash halfway) sees the old file or the new one, never half of one. A lock is a flock on a file that
+stays (Flock): the kernel lets go of it when its holder ends, however it ends, so no lock is ever stale. (A
+ref's `.lock`, made with O_EXCL the way git makes it, is git's own kind: see git.py.)
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -16,15 +20,19 @@ from typing import Any
 
 def write_atomic(path: str | Path, text: str, *, mode: int | None = None) -> None:
     """Replace the file at `path` with `text` at once; `mode` sets its permissions (else the umask's)."""
+    write_atomic_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def write_atomic_bytes(path: str | Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace the file at `path` with `data` at once (see write_atomic)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8",
-                  newline="") as fh:
-            fh.write(text)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as fh:
+            fh.write(data)
         if mode is not None:
             os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # replaces a link planted at `path`, never writes through it
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -33,6 +41,54 @@ def write_atomic(path: str | Path, text: str, *, mode: int | None = None) -> Non
 def write_json(path: str | Path, data: Any, **how: Any) -> None:
     """Replace the file at `path` with `data` as JSON and a newline; `how` are json.dumps's options."""
     write_atomic(path, json.dumps(data, **how) + "\n")
+
+
+class Flock:
+    """An exclusive flock on the file at `path` (made when missing, never removed), for one holder at a time
+    among processes and among threads (each Flock has its own descriptor). The kernel lets go of it when the
+    process ends, however it ends: a holder that was killed holds nothing.
+
+        with Flock(repo.state_dir / "landing.lock"):   # waits for the holder
+            ...
+        if not lock.take(wait=False): ...              # or asks once
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def take(self, *, wait: bool = True) -> bool:
+        """Take the lock: wait for its holder (`wait`), or return False at once when another holds it."""
+        if self._fd is not None:
+            return True
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        """Let go of the lock (nothing when it is not held)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Flock:
+        self.take()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def json_objects(text: str) -> list[dict[str, Any]]:

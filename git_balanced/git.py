@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_balanced import proc, ui, untrusted
 from git_balanced.errors import GitError, NotARepository
+from git_balanced.files import Flock
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo as DulwichRepo
@@ -49,20 +50,14 @@ def remove_if_stale(lock: Path, guard: Path, *, say: bool = True) -> float | Non
 
     Cleaners take `guard` (a flock) and look at the age again under it: two cleaners that both saw the same
     stale lock must not have the second remove the fresh lock a live writer took after the first removed it."""
-    import fcntl
-
     age = lock_age(lock)
     if age is None or age < STALE_LOCK_SECONDS:
         return None
-    fd = os.open(guard, os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with Flock(guard):
         age = lock_age(lock)
         if age is None or age < STALE_LOCK_SECONDS:
             return None
         lock.unlink(missing_ok=True)
-    finally:
-        os.close(fd)
     if not say:  # the caller lists what it removed
         return age
     ui.note(f"[balanced] Removed a stale lock, {lock}: {int(age)} seconds old, left by a git process that "
@@ -82,6 +77,21 @@ def write_config(path: Path, values: Mapping[str, str]) -> None:
     cfg.write_to_path(str(path))
 
 
+def config_text(text: str, values: Mapping[str, str]) -> str:
+    """The config file `text` with these `section.key` values set (with dulwich), as git would read it."""
+    import io
+
+    from dulwich.config import ConfigFile
+
+    cfg = ConfigFile.from_file(io.BytesIO(text.encode()))
+    for key, value in values.items():
+        section, _, name = key.rpartition(".")
+        cfg.set((section.encode(),), name.encode(), value.encode())
+    out = io.BytesIO()
+    cfg.write_to_file(out)
+    return out.getvalue().decode()
+
+
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child git: ours without the GIT_* variables leaked by hooks."""
     env = proc.no_git_env()
@@ -90,8 +100,8 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,
-            env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
+def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | bytes | None = None,
+            env: Mapping[str, str] | None = None, timeout: float | None = None, text: bool = True) -> proc.Result:
     """Run git in `cwd` and return the result whatever its exit code. In a folder a worker, a check or a setup
     could have written (untrusted.folder_of_ours), nothing of that folder's runs: no hook, no fsmonitor, no
     driver, pager or helper its config names, and the working tree is the folder itself."""
@@ -101,7 +111,7 @@ def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | No
     if untrusted.folder_of_ours(where):
         environ = untrusted.safe_env(environ)
         argv = untrusted.safe_argv(argv[1:], where, lambda a, c: untrusted.safe_listing(a, c, environ))
-    return proc.run(argv, cwd=cwd, input=input, env=environ, timeout=timeout)
+    return proc.run(argv, cwd=cwd, input=input, env=environ, timeout=timeout, text=text)
 
 
 def git_out(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | None = None,
@@ -322,6 +332,20 @@ class MergeResult:
     conflicts: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class TreeChange:
+    """One file that differs between two trees, as `git diff-tree -r --no-renames` names it: its modes and
+    blob ids on each side (a zero id, and mode 0, on the side where it is absent) and what happened to it
+    (`A`, `M`, `D`, `T`)."""
+
+    path: str
+    old_mode: int
+    new_mode: int
+    old: str
+    new: str
+    status: str
+
+
 class Repo:
     """One repository as seen from a checkout (or a bare repository)."""
 
@@ -357,7 +381,7 @@ class Repo:
         return cls(root, git_dir, common, bare)
 
     # -- running git -------------------------------------------------------------------------------------
-    def git(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+    def _git(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
             cwd: str | os.PathLike[str] | None = None) -> str:
         """Run git here; stdout, or GitError with the command and both streams."""
         if args and args[0] not in _READS_NO_REF:
@@ -569,7 +593,7 @@ class Repo:
         found = refs_from_files(self.common_dir, prefix, self._packed)
         if found is not None:
             return found
-        out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
         refs: dict[str, str] = {}
         for line in out.splitlines():
             sha, _, name = line.partition(" ")
@@ -596,7 +620,7 @@ class Repo:
         obj = self._object(rev)
         if obj is not None and obj.type_name in (b"commit", b"tree"):
             return str((obj.tree if obj.type_name == b"commit" else obj.id).decode())
-        return self.git("rev-parse", f"{rev}^{{tree}}")
+        return self._git("rev-parse", f"{rev}^{{tree}}")
 
     def _object(self, rev: str) -> Any | None:
         """The object a full id names, its tags peeled, read through dulwich; None for anything else (a name, an
@@ -677,7 +701,149 @@ class Repo:
             i += 1
         return paths
 
+    def status_entries(self) -> list[tuple[str, str]]:
+        """Each path of this checkout with uncommitted changes, untracked ones included, and git's two-letter
+        code for it (`??` for an untracked file); a rename as the removal and the addition it is."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
+        return [(item[:2], item[3:]) for item in out.split("\0") if len(item) > 3]
+
     def changed_paths(self, a: str, b: str) -> list[str]:
         """Paths that differ between two commits or trees."""
-        out = self.git("diff", "--name-only", "-z", "--no-renames", a, b)
+        out = self._git("diff", "--name-only", "-z", "--no-renames", a, b)
         return [p for p in out.split("\0") if p]
+
+    def diff_tree(self, a: str, b: str) -> list[TreeChange]:
+        """The files that differ between commits or trees `a` and `b`, each with its blobs on both sides."""
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", a, b)
+        parts = out.split("\0")
+        found = []
+        for head, path in zip(parts[0::2], parts[1::2], strict=False):
+            if not head.startswith(":"):
+                continue
+            old_mode, new_mode, old, new, status = head[1:].split(" ")
+            found.append(TreeChange(path, int(old_mode, 8), int(new_mode, 8), old, new, status))
+        return found
+
+    def numstat(self, base: str, tip: str) -> list[tuple[int | None, int | None, str]]:
+        """Lines added and removed in each file from the merge base of `base` and `tip` to `tip`
+        (`git diff --numstat base...tip`); None for a binary file's counts."""
+        out = self._git("diff", "--numstat", "--no-renames", f"{base}...{tip}")
+        found = []
+        for line in out.splitlines():
+            parts = line.split("\t", 2)
+            if len(parts) == 3:
+                found.append((int(parts[0]) if parts[0].isdigit() else None,
+                              int(parts[1]) if parts[1].isdigit() else None, parts[2]))
+        return found
+
+    def object_sizes(self, ids: list[str]) -> list[int]:
+        """The size in bytes of each object in `ids`, in order (one `git cat-file --batch-check` for all)."""
+        if not ids:
+            return []
+        out = self._git("cat-file", "--batch-check=%(objectsize)", input="\n".join(ids) + "\n")
+        return [int(x) for x in out.split()]
+
+    def files_in(self, rev: str, paths: list[str]) -> list[str]:
+        """Those of `paths` (from the top of the tree) that are files in the tree of `rev`."""
+        if not paths:
+            return []
+        out = self._git("ls-tree", "-z", "--full-tree", rev, "--", *paths)
+        have = {entry.split("\t", 1)[1] for entry in out.split("\0") if "\t" in entry and " blob " in entry}
+        return [p for p in paths if p in have]
+
+    def merge_base(self, a: str, b: str) -> str:
+        """The best common ancestor of commits `a` and `b`; GitError when they share none."""
+        return self._git("merge-base", a, b)
+
+    def count_commits(self, since: str, until: str) -> int:
+        """How many commits `until` has that `since` has not (`git rev-list --count since..until`)."""
+        return int(self._git("rev-list", "--count", f"{since}..{until}"))
+
+    def commits(self, tip: str, exclude: str | None = None, *, first_parent: bool = False,
+                most: int | None = None) -> list[str]:
+        """The commits of `tip`, newest first, without those of `exclude`; along first parents only
+        (`first_parent`), and `most` of them at the most."""
+        args = ["rev-list", *(["--first-parent"] if first_parent else []),
+                *([f"--max-count={most}"] if most is not None else []), tip, *([f"^{exclude}"] if exclude else [])]
+        return self._git(*args).split()
+
+    def subject(self, rev: str) -> str:
+        """The first line of the message of commit `rev`."""
+        return self._git("log", "-1", "--format=%s", rev)
+
+    def first_parent_log(self, revs: str, fmt: str, *, notes: str | None = None, most: int | None = None,
+                         oldest_first: bool = False) -> str:
+        """`git log --first-parent` of `revs` (a branch, `A..B`) in the format `fmt`, newest first unless
+        `oldest_first`; with the notes of `notes` for `%N`, and `most` commits at the most."""
+        args = ["log", "--first-parent", *([f"--notes={notes}"] if notes else []), f"--format={fmt}",
+                *([f"-n{most}"] if most is not None else []), *(["--reverse"] if oldest_first else []), revs]
+        return self._git(*args)
+
+    def write_index_tree(self) -> str:
+        """Write this checkout's index as a tree (`git write-tree`); its id."""
+        return self._git("write-tree")
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        """Write a commit of `tree` on `parents` through git (its identity and dates as git takes them); its id."""
+        return self._git("commit-tree", tree, *(x for p in parents for x in ("-p", p)), "-m", message)
+
+    def git_path(self, name: str) -> Path:
+        """Where git keeps `name` of this checkout (`hooks`, say), as an absolute path: core.hooksPath and a
+        linked worktree's folders included (`git rev-parse --git-path`)."""
+        return Path(self._git("rev-parse", "--path-format=absolute", "--git-path", name))
+
+    def cat_file_batch(self, asked: bytes) -> bytes | None:
+        """What `git cat-file --batch` answers for the object names in `asked` (one a line), as it writes it;
+        None when git failed."""
+        res = run_git(["cat-file", "--batch"], cwd=self.root, input=asked, text=False)
+        out: bytes = res.out  # type: ignore[assignment]  # bytes, as text=False reads them
+        return out if res.code == 0 else None
+
+    def config_value(self, key: str) -> str | None:
+        """The value git reads for `key` (`core.hooksPath`) from this repository's config and the user's, or
+        None when none is set."""
+        res = self.run("config", "--get", key)
+        return (res.out.strip() or None) if res.ok else None
+
+    def upstream(self, branch: str) -> str | None:
+        """The short name of `branch`'s upstream (`origin/main`), or None when it has none."""
+        res = self.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", f"{branch}@{{upstream}}")
+        return (res.out.strip() or None) if res.ok else None
+
+    def update_ref(self, ref: str, new: str, old: str, *, message: str) -> bool:
+        """Point `ref` at `new` through git (any ref store git knows) only if it still points at `old`; False
+        when it does not."""
+        return self.run("update-ref", "-m", message, ref, new, old).ok
+
+    def delete_ref(self, ref: str, old: str) -> bool:
+        """Remove `ref` through git only if it still points at `old`; False when it does not."""
+        return self.run("update-ref", "-d", ref, old).ok
+
+    def fetch(self, remote: str, specs: list[str]) -> proc.Result:
+        """Fetch the refspecs `specs` from `remote`, without tags; git's result, whatever its exit code."""
+        return self.run("fetch", "--quiet", "--no-tags", remote, *specs)
+
+    def push(self, remote: str, specs: list[str], *, timeout: float | None = None) -> proc.Result:
+        """Push the refspecs `specs` to `remote` without running this repository's pre-push hooks (state is
+        not code: they have nothing to judge in it); git's result (`--porcelain`), whatever its exit code."""
+        return self.run("push", "--quiet", "--porcelain", "--no-verify", remote, *specs, timeout=timeout)
+
+    def fast_forward_checkout(self, target: str, reflog_action: str) -> proc.Result:
+        """Fast-forward the checked-out branch and its working tree to `target` (`git merge --ff-only`), its
+        reflog line saying `reflog_action`; git's result, whatever its exit code."""
+        return self.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": reflog_action})
+
+    def prune_worktrees(self) -> None:
+        """Forget the linked worktrees whose folders are gone (`git worktree prune`)."""
+        self.run("worktree", "prune")
+
+    def remotes(self) -> list[str]:
+        """The names of this repository's remotes."""
+        return self._git("remote").split()
+
+    def put_worktree_at(self, git_dir: Path, where: Path, rev: str) -> None:
+        """Put the worktree at `where`, whose own git folder is `git_dir`, at `rev`: detached, forced, and
+        without an untracked or ignored file. The folder is named, not found through the worktree's `.git` file,
+        which what ran there could have rewritten."""
+        self._git(f"--git-dir={git_dir}", "checkout", "--quiet", "--detach", "--force", rev, cwd=where)
+        self._git(f"--git-dir={git_dir}", "clean", "-ffdq", cwd=where)

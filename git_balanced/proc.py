@@ -12,12 +12,34 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from git_balanced import process
+
 MARK = "GIT_BALANCED_CHECK"  # in a check's environment: `<scratch path>#<id>`, inherited by all it starts
 GRACE = 3.0  # seconds a process tree has between SIGTERM and SIGKILL
 SLICE = 0.2  # how often a marked run looks whether the process is stopping
-# Set when the process is asked to stop (the engine's SIGTERM): every marked run ends its tree and raises
-# Stopped, so no wait on a check outlives the stop.
-STOP = threading.Event()
+
+
+class _Stop:
+    """Set when the process is asked to stop (the engine's SIGTERM): every marked run ends its tree and raises
+    Stopped, so no wait on a check outlives the stop."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+
+def ask_to_stop() -> None:
+    """Ask every marked run of this process to end its tree and raise Stopped (a signal handler calls it)."""
+    process.part(_Stop).event.set()
+
+
+def stop_asked() -> bool:
+    """Whether this process was asked to stop (ask_to_stop) and not let go on since (go_on)."""
+    return process.part(_Stop).event.is_set()
+
+
+def go_on() -> None:
+    """Take back ask_to_stop: marked runs run again (an engine's loop starts, or has ended)."""
+    process.part(_Stop).event.clear()
 
 
 class Stopped(BaseException):
@@ -89,8 +111,8 @@ def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] |
 def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str], timeout: float | None,
                 mark: str) -> tuple[int | None, str]:
     """Run in a process group of its own, output merged: (code, out), or (None, what came) past `timeout`,
-    when its tree is ended; Stopped once STOP is set, its tree ended first."""
-    if STOP.is_set():
+    when its tree is ended; Stopped once stop_asked(), its tree ended first."""
+    if stop_asked():
         raise Stopped
     deadline = None if timeout is None else time.monotonic() + timeout
     with subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -106,7 +128,7 @@ def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[st
                     return p.returncode, out
                 except subprocess.TimeoutExpired as exc:
                     got[:] = [_decoded(exc.stdout)]
-                if STOP.is_set():
+                if stop_asked():
                     raise Stopped
                 if deadline is not None and time.monotonic() >= deadline:
                     end_tree(p.pid, mark)

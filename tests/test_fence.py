@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced import fence
+from git_balanced import fence, process
 
 
 def namespaces_allowed() -> bool:
@@ -57,7 +57,7 @@ def test_the_probe_holds_whatever_is_mounted_under_tmpdir(tmp_path: Path, monkey
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(tmp / "mounted")], check=True)
     try:
         monkeypatch.setenv("TMPDIR", str(tmp))
-        fence._probe.cache_clear()
+        process.forget()  # the probe runs again
         assert fence.why_unavailable() is None and fence.available()
         # A folder with a mount under it can itself be fenced: its own files are read-only.
         (tmp / "f").write_text("mine\n")
@@ -68,7 +68,7 @@ def test_the_probe_holds_whatever_is_mounted_under_tmpdir(tmp_path: Path, monkey
         assert (tmp / "f").read_text() == "mine\n"
     finally:
         subprocess.run(["umount", str(tmp / "mounted")], check=True)
-        fence._probe.cache_clear()
+        process.forget()  # the probe runs again
 
 
 def test_when_there_is_no_fence_it_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,11 +77,11 @@ def test_when_there_is_no_fence_it_says_why(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("GIT_BALANCED_NO_FENCE")
     with monkeypatch.context() as m:
         m.setenv("PATH", str(tmp_path))  # a machine without util-linux's unshare and mount
-        fence._probe.cache_clear()
+        process.forget()  # the probe runs again
         try:
             assert fence.why_unavailable() == "unshare and mount are not on PATH (util-linux has them)"
             assert not fence.available()
         finally:
-            fence._probe.cache_clear()
+            process.forget()  # the probe runs again
     if namespaces_allowed():
         assert fence.why_unavailable() is None

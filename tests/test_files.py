@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.files import json_objects, write_atomic, write_json
+from git_balanced.files import Flock, json_objects, write_atomic, write_json
 from git_balanced.git import Repo
 from git_balanced.state import cache, refs
 from tests.support.builders import make_repo
@@ -81,3 +81,30 @@ def test_the_state_cache_of_a_real_repository_is_written_whole(tmp_path: Path) -
 def test_json_objects_pass_over_what_is_not_an_object() -> None:
     text = 'warning: noise\n{"a": 1}\n  {"b": 2}  \n[1, 2]\n{"broken": \n\n{"c": {"d": 3}}\n'
     assert json_objects(text) == [{"a": 1}, {"b": 2}, {"c": {"d": 3}}]
+
+
+def test_a_flock_has_one_holder_and_a_dead_holder_holds_nothing(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "x.lock"
+    one, two = Flock(path), Flock(path)
+    assert one.take(wait=False) and one.held
+    assert not two.take(wait=False) and not two.held, "another holder (a thread, here) waits its turn"
+    got = threading.Event()
+    waiter = threading.Thread(target=lambda: (two.take(), got.set()))
+    waiter.start()
+    assert not got.wait(0.2), "a waiting take waits"
+    one.release()
+    assert got.wait(5), "and takes it once it is let go"
+    waiter.join()
+    two.release()
+    killed = subprocess.Popen([sys.executable, "-c", "import sys, time; from git_balanced.files import Flock; "
+                               f"Flock({str(path)!r}).take(); print(flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    assert killed.stdout is not None and killed.stdout.readline() == "\n"
+    assert not one.take(wait=False), "held by the other process"
+    killed.kill()
+    killed.wait()
+    assert one.take(wait=False), "a killed holder holds nothing"
+    one.release()
+    assert path.exists(), "the file stays: a lock never removed cannot be taken twice by two makers"

@@ -249,3 +249,63 @@ def test_a_full_id_is_resolved_in_process_as_git_resolves_it(tmp_path: Path) -> 
             with pytest.raises(GitError):
                 repo.tree_of(sha)
     assert repo.rev_parse(ids["tag"]) == head, "a tag peeled to its commit"
+
+
+def test_git_is_run_through_repos_named_methods_only() -> None:
+    """git.py is the one door to git (STYLE.md): the rest of the package asks `Repo` for what it wants by name
+    (`count_commits`, `diff_tree`, `commit_tree`, ...), not for a git command line of its own making."""
+    import re
+
+    package = Path(__file__).resolve().parents[1] / "git_balanced"
+    raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(")  # a Repo's git, by name or by its private door
+    found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py")) if p.name != "git.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
+    assert not found, f"git run by hand outside git.py; give Repo a named method instead: {found}"
+    assert not hasattr(Repo, "git"), "Repo.git is git.py's own (Repo._git)"
+
+
+def test_the_named_methods_say_what_git_says(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "bee\n"})
+    repo = Repo.discover(path)
+    base = repo.rev_parse("HEAD")
+    assert base
+    commit(path, {"a.txt": "a changed\n", "c.txt": "sea\n"}, "change a, add c")
+    git(path, "rm", "-q", "b.txt")
+    git(path, "commit", "-qm", "remove b")
+    tip = repo.rev_parse("HEAD")
+    assert tip
+    assert repo.count_commits(base, tip) == 2 and repo.count_commits(tip, base) == 0
+    assert repo.commits(tip, base) == [tip, git(path, "rev-parse", "HEAD~1")]
+    assert repo.commits(tip, base, first_parent=True, most=1) == [tip]
+    assert repo.merge_base(base, tip) == base
+    assert repo.subject(tip) == "remove b"
+    changed = {c.path: c.status for c in repo.diff_tree(base, tip)}
+    assert changed == {"a.txt": "M", "b.txt": "D", "c.txt": "A"}
+    sizes = repo.object_sizes([c.new for c in repo.diff_tree(base, tip) if c.status != "D"])
+    assert sorted(sizes) == [4, len("a changed\n")]
+    assert sorted(repo.numstat(base, tip)) == [(0, 1, "b.txt"), (1, 0, "c.txt"), (1, 1, "a.txt")]
+    assert repo.files_in(tip, ["a.txt", "b.txt", "nope"]) == ["a.txt"]
+    assert repo.git_path("hooks") == path.resolve() / ".git" / "hooks"
+    assert repo.remotes() == [] and repo.upstream("main") is None
+    assert repo.config_value("core.hooksPath") is None
+    git(path, "config", "core.hooksPath", ".githooks")
+    assert repo.config_value("core.hooksPath") == ".githooks"
+    made = repo.commit_tree(repo.write_index_tree(), [tip], "a probe")
+    assert repo.tree_of(made) == repo.tree_of(tip) and repo.subject(made) == "a probe"
+    side = "refs/heads/side"
+    git(path, "branch", "side", tip)
+    assert not repo.update_ref(side, base, base, message="moved") and repo.read_ref(side) == tip, "it moved meanwhile"
+    assert repo.update_ref(side, base, tip, message="moved") and repo.read_ref(side) == base
+    assert not repo.delete_ref(side, tip) and repo.delete_ref(side, base) and repo.read_ref(side) is None
+    (path / "new.txt").write_text("n\n")
+    (path / "a.txt").write_text("a again\n")
+    assert sorted(repo.status_entries()) == [(" M", "a.txt"), ("??", "new.txt")]
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(path, "remote", "add", "origin", str(bare))
+    assert repo.remotes() == ["origin"]
+    assert repo.push("origin", ["main:refs/heads/main"]).ok and git(bare, "rev-parse", "main") == tip
+    assert repo.fetch("origin", ["+refs/heads/main:refs/remotes/origin/main"]).ok
+    assert repo.read_ref("refs/remotes/origin/main") == tip
+    log = repo.first_parent_log(f"{base}..{tip}", "%s", oldest_first=True)
+    assert log.splitlines() == ["change a, add c", "remove b"]

@@ -17,17 +17,6 @@ _CACHES = {"cache", "lru_cache", "cached_property"}
 
 # What is still to move into process.py's parts; each entry leaves this list when its module does.
 NOT_YET: set[str] = {
-    "git_balanced.fence:_probe",
-    "git_balanced.landing.checks:_OURS",
-    "git_balanced.landing.checks:_OURS_LOCK",
-    "git_balanced.landing.checks:_RAN",
-    "git_balanced.proc:STOP",
-    "git_balanced.state.cache:_BROKEN",
-    "git_balanced.state.cache:_DIRS",
-    "git_balanced.state.cache:_MEMO",
-    "git_balanced.state.health:_FOUND",
-    "git_balanced.state.health:_NAMED",
-    "git_balanced.state.refs:_WRITTEN",
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Iterable
 from git_balanced import fence, proc, ui
 from git_balanced.engine.loop import Engine
 from git_balanced.errors import BalancedError
+from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.shipped.runner import RUNS_DIR
@@ -35,38 +35,30 @@ class EngineLock:
         self.path = lead.repo.state_dir / "engine.lock"
         self.pid_path = lead.repo.state_dir / "engine.pid"
         self.exiting_path = lead.repo.state_dir / "engine.exiting"
-        self.fd: int | None = None
+        self.lock = Flock(self.path)
 
     def acquire(self) -> bool:
         after = os.environ.pop(AFTER_ENV, "")  # once: this process's later looks at the lock must not wait
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                # Started to follow an exiting engine: wait while it is on its way out (its pid file goes a moment
-                # before its lock does); not once it went on after all, or another engine took the lock.
-                holder = self.holder_pid()
-                if after and (holder is None or holder == int(after) and self.exiting(holder)):
-                    time.sleep(0.1)
-                    continue
-                os.close(self.fd)
-                self.fd = None
-                return False
-        self.pid_path.write_text(f"{os.getpid()}\n")
+        while not self.lock.take(wait=False):
+            # Started to follow an exiting engine: wait while it is on its way out (its pid file goes a moment
+            # before its lock does); not once it went on after all, or another engine took the lock.
+            holder = self.holder_pid()
+            if after and (holder is None or holder == int(after) and self.exiting(holder)):
+                time.sleep(0.1)
+                continue
+            return False
+        write_atomic(self.pid_path, f"{os.getpid()}\n")  # a reader never sees it half-written
         return True
 
     def release(self) -> None:
-        if self.fd is not None:
+        if self.lock.held:
             self.pid_path.unlink(missing_ok=True)
-            os.close(self.fd)
-            self.fd = None
+            self.lock.release()
             self.stay()  # after the lock is gone: until then a starter must not take it for a running engine
 
     def mark_exiting(self) -> None:
         """Say that this engine takes no more work (before its last pass, or once it is asked to stop)."""
-        self.exiting_path.write_text(f"{os.getpid()}\n")
+        write_atomic(self.exiting_path, f"{os.getpid()}\n")
 
     def stay(self) -> None:
         """Take back `mark_exiting`: work came during the last pass, so the engine goes on."""
@@ -180,18 +172,18 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         # and the loop looks at `stop` before each pass and while it sleeps.
         stop[0] = True
         lock.mark_exiting()  # asked to stop: a starter from now on starts another engine
-        proc.STOP.set()
+        proc.ask_to_stop()
 
     def on_int(signum: int, frame: object) -> None:
         # Ctrl-C ends the checks too: the landing waits for its check threads, which would otherwise run on.
-        proc.STOP.set()
+        proc.ask_to_stop()
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is not signal.SIG_IGN:  # an engine started in the background with SIGINT ignored keeps it so
         signal.signal(signal.SIGINT, on_int)
-    proc.STOP.clear()
+    proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
@@ -216,7 +208,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         signal.signal(signal.SIGTERM, old)
         if old_int is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, old_int)
-        proc.STOP.clear()
+        proc.go_on()
         lock.release()
     if stop[0]:
         return 0

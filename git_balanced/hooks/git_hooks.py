@@ -1,4 +1,6 @@
-"""`init`, and the git hooks that `git balanced hook NAME` runs: the check guards hand-made merges and pushes."""
+"""What `git balanced hook NAME` runs in the git hooks it installs (pre-commit's, or the plain ones of plain.py):
+pre-merge-commit checks a merge made by hand into a lead's branch, pre-push refuses lead commits whose trees never
+passed the check. A worker's branch (`balanced/...`) is left alone by both."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ WORKER_PREFIX = "balanced/"
 
 
 def _lead_branch(ref: str) -> str | None:
+    """The branch a pushed ref names, when it is a lead's (not a worker's `balanced/...`); else None."""
     if not ref.startswith("refs/heads/"):
         return None
     name = ref[len("refs/heads/"):]
@@ -29,15 +32,15 @@ def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
     cmds = commands_of(settings_at(repo, "HEAD"))
     if not cmds.check:
         return 0
-    tree = repo.git("write-tree")
+    tree = repo.write_index_tree()
     hit = checks.for_landing(repo, tree, cmds.check)
     if hit is not None and hit.passed:
         ui.note(f"[balanced] This merge's tree passed `{cmds.check}` before.")
         return 0
     if hit is None:
         trust.ensure_allowed(repo, cmds)
-        head = repo.git("rev-parse", "HEAD")
-        probe = repo.git("commit-tree", tree, "-p", head, "-m", "balanced: merge being checked")
+        head = repo.rev_parse("HEAD")
+        probe = repo.commit_tree(tree, [head] if head else [], "balanced: merge being checked")
         ui.note(f"[balanced] Checking this merge with `{cmds.check}`…")
         hit = checks.check_rev(repo, probe, cmds.check, cmds.setup, use_cache=False)
     if hit.passed:
@@ -71,7 +74,7 @@ def pre_push(repo: Repo, args: list[str]) -> int:
     remote = os.environ.get("PRE_COMMIT_REMOTE_NAME") or (args[0] if args else "the remote")
     shown = refused[:5]
     for branch, sha in shown:
-        subject = repo.git("log", "-1", "--format=%s", sha)
+        subject = repo.subject(sha)
         ui.note(f"[balanced] Refusing to push {branch} to {remote}: {sha[:7]} ({subject}) has no passing "
                 f"`{cmds.check}`.")
     if len(refused) > len(shown):
@@ -85,8 +88,7 @@ def _added(repo: Repo, local_sha: str, remote_sha: str | None) -> list[str]:
     """The first-parent commits a push adds to the remote's branch (only the tip for a new branch)."""
     if not remote_sha or remote_sha == ZERO or repo.rev_parse(remote_sha) is None:
         return [local_sha]
-    out = repo.git("rev-list", "--first-parent", "--max-count=500", local_sha, f"^{remote_sha}")
-    return out.split() or [local_sha]
+    return repo.commits(local_sha, remote_sha, first_parent=True, most=500) or [local_sha]
 
 
 def _passed(repo: Repo, sha: str, check: str) -> bool:

@@ -40,16 +40,11 @@ class Change:
 
 def changes(repo: Repo, a: str, b: str) -> list[Change]:
     """The files that differ between commits `a` and `b`, with their blobs on each side."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", a, b)
-    parts = out.split("\0")
     found = []
-    for head, path in zip(parts[0::2], parts[1::2], strict=False):
-        if not head.startswith(":"):
-            continue
-        old_mode, new_mode, old, new, _status = head[1:].split(" ")
-        zero = "0" * len(old)
-        found.append(Change(path, int(old_mode, 8), None if old == zero else old, int(new_mode, 8),
-                            None if new == zero else new))
+    for c in repo.diff_tree(a, b):
+        zero = "0" * len(c.old)
+        found.append(Change(c.path, c.old_mode, None if c.old == zero else c.old, c.new_mode,
+                            None if c.new == zero else c.new))
     return found
 
 
@@ -74,7 +69,7 @@ def fast_forward(repo: Repo, branch: str, tip: str, target: str, *, check_room: 
             keep = Path()  # a file system without hard links: git replaces the index only once the files are in
         made = _missing_folders(repo, moves)
         since = time.time()
-        r = repo.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": "balanced land"})
+        r = repo.fast_forward_checkout(target, "balanced land")
         if r.code == 0:
             return True
         now = repo.rev_parse(f"refs/heads/{branch}")
@@ -147,10 +142,7 @@ def _short_of_room(repo: Repo) -> str:
 
 
 def _sizes(repo: Repo, blobs: list[str]) -> list[int]:
-    if not blobs:
-        return []
-    out = repo.git("cat-file", "--batch-check=%(objectsize)", input="\n".join(blobs) + "\n")
-    return [int(x) for x in out.split()]
+    return repo.object_sizes(blobs)
 
 
 def _missing_folders(repo: Repo, moves: list[Change]) -> list[Path]:

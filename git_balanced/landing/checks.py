@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -12,9 +11,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from git_balanced import fence, proc
+from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
-from git_balanced.git import Repo, write_config
+from git_balanced.files import Flock, write_atomic
+from git_balanced.git import Repo, config_text
 from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
 
@@ -64,8 +64,9 @@ def for_landing(repo: Repo, tree: str, command: str) -> CheckResult | None:
     will make and write a passing note for it), so only a check this process ran counts."""
     if fence.available():
         return cached(repo, tree, command)
-    with _OURS_LOCK:
-        return _RAN.get((repo.identity, tree, command_hash(command)))
+    ours = process.part(Ours)
+    with ours.lock:
+        return ours.ran.get((repo.identity, tree, command_hash(command)))
 
 
 class Scratch:
@@ -77,22 +78,15 @@ class Scratch:
         self.repo = repo
         self.name = name
         self.path = repo.worktrees_home() / f"scratch-{name}"
-        self._lock_fd: int | None = None
+        self._lock = Flock(self.path.with_name(self.path.name + ".lock"))
 
     def __enter__(self) -> Scratch:
-        lock = self.path.with_name(self.path.name + ".lock")
-        self._lock_fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
         # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
         # again and again rather than waited on, so that a stop is heard meanwhile.
-        while True:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if proc.STOP.is_set():
-                    self.__exit__()
-                    raise proc.Stopped from None
-                time.sleep(0.1)
+        while not self._lock.take(wait=False):
+            if proc.stop_asked():
+                raise proc.Stopped
+            time.sleep(0.1)
         # Its check's processes may outlive it, though: what a killed engine's check left running in this
         # folder is ended first, so no two checks ever share it.
         left = proc.end_tree(None, self.mark_prefix)
@@ -109,9 +103,7 @@ class Scratch:
         return f"{self.path}#"
 
     def __exit__(self, *exc: object) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
     def _admin(self, copy: Path) -> Path | None:
         """The scratch worktree's own folder in the copy (`.git/worktrees/<name>`), or None when the scratch
@@ -138,21 +130,16 @@ class Scratch:
         if admin is None:
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
             (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
-            fd = os.open(workcopy.git_dir(copy) / "balanced" / "worktrees.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            with Flock(workcopy.git_dir(copy) / "balanced" / "worktrees.lock"):
                 if self.path.is_symlink():
                     self.path.unlink()
                 shutil.rmtree(self.path, ignore_errors=True)
-                self.repo.run("worktree", "prune")  # a scratch worktree of the lead's, from before the copies
+                self.repo.prune_worktrees()  # a scratch worktree of the lead's, from before the copies
                 workcopy.git_in(copy, "worktree", "prune")
                 workcopy.git_in(copy, "worktree", "add", "--quiet", "--detach", "--force", str(self.path), rev)
-            finally:
-                os.close(fd)
         else:
             # The worktree's own folder named, not found through its `.git` file, which the check could rewrite.
-            self.repo.git(f"--git-dir={admin}", "checkout", "--quiet", "--detach", "--force", rev, cwd=self.path)
-            self.repo.git(f"--git-dir={admin}", "clean", "-ffdq", cwd=self.path)
+            self.repo.put_worktree_at(admin, self.path, rev)
         return self.path
 
     def fenced(self, command: str) -> list[str] | None:
@@ -187,12 +174,16 @@ def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
     its config (written anew), an empty hooks folder, no attributes or worktree config of its own. The checked
     code could have written any of them; nothing of it may reach the next check, or a git command of ours."""
     git_dir = workcopy.git_dir(copy)
-    tmp = git_dir / f".config.tmp{os.getpid()}.{threading.get_ident()}"
-    tmp.write_text(COPY_CONFIG, encoding="utf-8")
-    write_config(tmp, {**workcopy.carried_config(repo), "gc.auto": "0"})
-    os.replace(tmp, git_dir / "config")  # replaces a link planted there, never writes through it
-    # Several check slots put the copy back at once (landing checks in parallel): each step tolerates another
-    # slot having done it first.
+    # Check slots put the copy back one at a time: two that both found the hooks folder missing once had the
+    # second remove, as if a file, the folder the first had just made.
+    (git_dir / "balanced").mkdir(exist_ok=True)
+    with Flock(git_dir / "balanced" / "reset.lock"):
+        _put_back_copy(git_dir, config_text(COPY_CONFIG, {**workcopy.carried_config(repo), "gc.auto": "0"}), admin)
+
+
+def _put_back_copy(git_dir: Path, config: str, admin: Path | None) -> None:
+    """reset_copy's work, under its lock."""
+    write_atomic(git_dir / "config", config)  # replaces a link planted there, never writes through it
     hooks = git_dir / "hooks"
     if hooks.is_symlink() or not hooks.is_dir():
         hooks.unlink(missing_ok=True)
@@ -272,22 +263,26 @@ def _past(out: str, what: str, limit: float) -> str:
     return f"{body}\nthe {what} ran past its {limit:g} s timeout and was stopped".lstrip("\n")
 
 
-# The check results this process wrote, by their notes commit: a result in the lead's notes that appeared while
-# a check ran and is not one of these was written by the checked code (where the fence is not available to
-# stop it), or by another process of the lead's, whose result is only a cache and is made again when needed.
-_OURS: dict[str, tuple[str, dict[str, Any]]] = {}
-_OURS_LOCK = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
+class Ours:
+    """The checks this process ran and recorded (a part of process.py)."""
 
-
-# The checks this process ran, by (repository, tree, command hash): without a fence, the only results a landing
-# counts.
-_RAN: dict[tuple[str, str, str], CheckResult] = {}
+    def __init__(self) -> None:
+        # The check results this process wrote, by their notes commit: a result in the lead's notes that
+        # appeared while a check ran and is not one of these was written by the checked code (where the fence
+        # is not available to stop it), or by another process of the lead's, whose result is only a cache and
+        # is made again when needed.
+        self.written: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.lock = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
+        # The checks this process ran, by (repository, tree, command hash): without a fence, the only results a
+        # landing counts.
+        self.ran: dict[tuple[str, str, str], CheckResult] = {}
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
-    with _OURS_LOCK:
-        _OURS[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
-        _RAN[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
+    ours = process.part(Ours)
+    with ours.lock:
+        ours.written[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
+        ours.ran[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
             tree=tree, command=str(record.get("command")), passed=record.get("result") == "pass",
             code=int(record.get("code", 1)), seconds=float(record.get("seconds", 0)), tail=str(record.get("tail", "")),
             at=float(record.get("at", 0)), cached=True)
@@ -296,15 +291,16 @@ def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
 def _undo_foreign_results(repo: Repo, before: str | None) -> int:
     """Put the lead's check results back as they were before a check ran, keeping this process's own; how many
     results written by others were taken out (0 when none were)."""
-    with _OURS_LOCK:
+    kept = process.part(Ours)
+    with kept.lock:
         after = repo.read_ref(notes.CHECKS)
         if after == before or after is None:
             return 0
-        span = repo.git("rev-list", after, *([f"^{before}"] if before else [])).split()
-        foreign = [c for c in span if c not in _OURS]
+        span = repo.commits(after, before)
+        foreign = [c for c in span if c not in kept.written]
         if not foreign:
             return 0
-        ours = [_OURS[c] for c in reversed(span) if c in _OURS]
+        ours = [kept.written[c] for c in reversed(span) if c in kept.written]
         if before is None:
             repo.cas_ref_delete(notes.CHECKS, after)
         else:
@@ -329,9 +325,9 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     for ref in moved:
         old = before.get(ref)
         if old:  # compare-and-swap both ways: a ref moved again meanwhile is left to whoever moved it
-            repo.run("update-ref", "-m", "balanced: put back what a check moved", ref, old, after[ref])
+            repo.update_ref(ref, old, after[ref], message="balanced: put back what a check moved")
         else:
-            repo.run("update-ref", "-d", ref, after[ref])
+            repo.delete_ref(ref, after[ref])
     return ", ".join(r.removeprefix("refs/heads/") for r in moved)
 
 

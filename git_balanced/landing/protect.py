@@ -107,11 +107,7 @@ def command_files(cmd: str, depth: int = 0) -> list[str]:
 
 def _tracked(repo: Repo, tip: str, paths: list[str]) -> list[str]:
     """Those of `paths` that are files in the tree of `tip`."""
-    if not paths:
-        return []
-    out = repo.git("ls-tree", "-z", "--full-tree", tip, "--", *paths)
-    have = {entry.split("\t", 1)[1] for entry in out.split("\0") if "\t" in entry and " blob " in entry}
-    return [p for p in paths if p in have]
+    return repo.files_in(tip, paths)
 
 
 def _words(cmd: str) -> list[str]:
@@ -138,8 +134,7 @@ def _as_path(word: str) -> str | None:
 
 def _tracked_hooks_folder(repo: Repo) -> str | None:
     """core.hooksPath as a folder of the working tree (`.githooks/`), when the hooks live there, committed."""
-    res = repo.run("config", "--get", "core.hooksPath")
-    value = res.out.strip() if res.ok else ""
+    value = repo.config_value("core.hooksPath")
     if not value:
         return None
     where = os.path.realpath(os.path.join(repo.root, os.path.expanduser(value)))

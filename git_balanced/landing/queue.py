@@ -7,9 +7,7 @@ the longest passing prefix is found (bisect.py), landed, and the rest goes round
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from typing import Any
 from git_balanced import trust
 from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
+from git_balanced.files import Flock, write_json
 from git_balanced.landing import checkout, checks, protect
 from git_balanced.landing.bisect import search
 from git_balanced.lead import Lead, commands_of, settings_at
@@ -73,10 +72,9 @@ class Link:
 class Queue:
     """One landing run over a set of candidates, holding the repository's landing lock."""
 
-    def __init__(self, lead: Lead, *, include_protected: bool = False, slots: int | None = None) -> None:
+    def __init__(self, lead: Lead, *, slots: int | None = None) -> None:
         self.lead = lead
         self.repo = lead.repo
-        self.include_protected = include_protected
         tip = self.repo.rev_parse(lead.ref)
         if tip is None:
             raise BalancedError(f"The lead's branch {lead.branch} has no commits yet.",
@@ -92,9 +90,7 @@ class Queue:
 
     # -- the run ------------------------------------------------------------------------------------------
     def run(self, candidates: list[Candidate]) -> list[Verdict]:
-        lock_fd = os.open(self.repo.state_dir / "landing.lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        with Flock(self.repo.state_dir / "landing.lock"):
             if self.cmds.check:
                 trust.ensure_allowed(self.repo, self.cmds)
             lead_tip = self.repo.rev_parse(self.lead.ref)
@@ -103,8 +99,6 @@ class Queue:
             self.checkout = self._checkout_changes()
             with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
                 self._loop(pending)
-        finally:
-            os.close(lock_fd)
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
@@ -126,7 +120,7 @@ class Queue:
             ui.note(f"[balanced] {path}: `limit` is {json.dumps(got)}, but it must be a whole number from 1 to "
                     f"{MAX_LIMIT}; {FIRST_LIMIT} is used (and written there) instead.")
             value = FIRST_LIMIT
-        path.write_text(json.dumps({"limit": value}) + "\n")
+        write_json(path, {"limit": value})
         return value
 
     def _loop(self, pending: list[Candidate]) -> None:
@@ -185,7 +179,7 @@ class Queue:
             self.verdicts.append(Verdict(c.branch, "refused", c.job,
                                          reason="its worktree has uncommitted changes, which would not land"))
             return False
-        base = repo.git("merge-base", lead_tip, c.tip)
+        base = repo.merge_base(lead_tip, c.tip)
         if base == c.tip:  # nothing on it that the lead lacks
             self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
                                          reason=f"everything on it is in {self.lead.branch} already"))
@@ -197,7 +191,7 @@ class Queue:
                 self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
                                              reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
                 return False
-        if touched and not (self.include_protected or c.approved):
+        if touched and not c.approved:
             self.verdicts.append(Verdict(
                 c.branch, "held", c.job, paths=list(touched),
                 reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
@@ -240,7 +234,7 @@ class Queue:
                     c.set_aside += 1
                     later.append(c)
                 continue
-            commit = self.repo.git("commit-tree", m.tree, "-p", cur, "-p", c.tip, "-m", c.label)
+            commit = self.repo.commit_tree(m.tree, [cur, c.tip], c.label)
             chain.append(Link(c, commit, m.tree))
             cur = commit
         return chain, later
@@ -250,14 +244,8 @@ class Queue:
         moves that checkout); each with the words for it."""
         if self.repo.current_branch() != self.lead.branch:
             return {}
-        out = self.repo.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
-        found: dict[str, str] = {}
-        for item in out.split("\0"):
-            if len(item) > 3:
-                path = item[3:]
-                found[path] = f"your untracked file {path}" if item[:2] == "??" else \
-                    f"your uncommitted change to {path}"
-        return found
+        return {path: f"your untracked file {path}" if code == "??" else f"your uncommitted change to {path}"
+                for code, path in self.repo.status_entries()}
 
     def _in_the_way(self, tip: str, c: Candidate) -> bool:
         """Whether landing `c` on `tip` would write over the lead's own files; if so, it waits, saying which."""

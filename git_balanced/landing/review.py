@@ -48,28 +48,24 @@ class Review:
 def upstream_of(lead: Lead) -> tuple[str, str, str]:
     """The lead's upstream as (`origin/main`, remote, remote ref); refuses a branch without one."""
     repo, b = lead.repo, lead.branch
-    remote = repo.run("config", f"branch.{b}.remote").out.strip()
-    merge = repo.run("config", f"branch.{b}.merge").out.strip()
-    short = repo.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", f"{b}@{{upstream}}")
-    if not remote or not merge or short.code != 0 or remote == ".":
-        remotes = repo.run("remote").out.split()
+    remote = repo.config_value(f"branch.{b}.remote") or ""
+    merge = repo.config_value(f"branch.{b}.merge") or ""
+    short = repo.upstream(b)
+    if not remote or not merge or short is None or remote == ".":
+        remotes = repo.remotes()
         target = "origin" if "origin" in remotes else (remotes[0] if remotes else "origin")
         raise BalancedError(f"{b} has no upstream on a remote, so there is nothing to compare it with.",
                             hint=f"set one: `git branch --set-upstream-to={target}/{b}` (fetch first if "
                                  f"{target}/{b} is not there yet).")
-    return short.out.strip(), remote, merge
+    return short, remote, merge
 
 
 def _numstat(lead: Lead, upstream: str) -> tuple[int, int, int]:
-    out = lead.repo.git("diff", "--numstat", "--no-renames", f"{upstream}...{lead.branch}")
     files = ins = dels = 0
-    for line in out.splitlines():
-        parts = line.split("\t", 2)
-        if len(parts) < 3:
-            continue
+    for added, removed, _path in lead.repo.numstat(upstream, lead.branch):
         files += 1
-        ins += int(parts[0]) if parts[0].isdigit() else 0  # `-` for a binary file
-        dels += int(parts[1]) if parts[1].isdigit() else 0
+        ins += added or 0  # None for a binary file
+        dels += removed or 0
     return files, ins, dels
 
 
@@ -104,8 +100,8 @@ def review(lead: Lead) -> Review:
     """What would ship: commits, files and lines against the upstream, the landed pieces, the check."""
     upstream, remote, merge = upstream_of(lead)
     repo = lead.repo
-    commits = int(repo.git("rev-list", "--count", f"{upstream}..{lead.branch}"))
-    behind = int(repo.git("rev-list", "--count", f"{lead.branch}..{upstream}"))
+    commits = repo.count_commits(upstream, lead.branch)
+    behind = repo.count_commits(lead.branch, upstream)
     files, ins, dels = _numstat(lead, upstream)
     r = Review(lead.branch, upstream, remote, merge, commits, behind, files, ins, dels,
                landed_pieces(lead, upstream), {}, corrections(lead))

@@ -44,17 +44,9 @@ def limits(settings: Settings) -> Limits:
 def written(repo: Repo, base: str, tip: str) -> dict[str, int]:
     """Each file added or changed from `base` to `tip`, with its size in bytes at `tip` (git's own count,
     without reading the files)."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, tip)
-    parts = out.split("\0")
-    blobs: dict[str, str] = {}
-    for head, path in zip(parts[0::2], parts[1::2], strict=False):
-        fields = head.split()  # `:100644 100644 OLD NEW M`
-        if len(fields) == 5 and fields[4] != "D" and fields[1] != "160000":  # a submodule is no blob here
-            blobs[path] = fields[3]
-    if not blobs:
-        return {}
-    sizes = repo.git("cat-file", "--batch-check=%(objectsize)", input="\n".join(blobs.values()) + "\n")
-    return {p: int(n) for p, n in zip(blobs, sizes.split(), strict=True)}
+    blobs = {c.path: c.new for c in repo.diff_tree(base, tip)
+             if c.status != "D" and c.new_mode != 0o160000}  # a submodule is no blob here
+    return dict(zip(blobs, repo.object_sizes(list(blobs.values())), strict=True))
 
 
 def size_words(n: int) -> str:

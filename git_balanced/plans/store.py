@@ -7,17 +7,12 @@ from typing import Any
 
 from git_balanced.channel.inbox import post
 from git_balanced.errors import BalancedError
-from git_balanced.jobs import StoredPlan, all_plans, unused_branch, used_branches
+from git_balanced.jobs import all_plans, unused_branch, used_branches
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import refs
 from git_balanced.state.events import new_id, node_id
 
 LIVE_PLANS = ("created", "started")
-
-
-def live_plans(lead: Lead) -> dict[str, StoredPlan]:
-    """The plans of this repository that have not ended."""
-    return {pid: p for pid, p in all_plans(lead.repo).items() if p.state in LIVE_PLANS}
 
 
 def _branch_for(piece: str, plan_id: str, taken: set[str]) -> str:
@@ -35,7 +30,7 @@ def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
     tip = lead.repo.read_ref(f"refs/heads/{old}")
     if branch == old or tip is None:
         return None
-    n = int(lead.repo.git("rev-list", "--count", f"{lead.ref}..{tip}"))
+    n = lead.repo.count_commits(lead.ref, tip)
     if not n:
         return None
     return (f"{old} keeps {n} commit{'s' if n != 1 else ''} of an earlier plan that never landed; it stays "

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic, write_json
 from git_balanced.git import Repo
@@ -28,8 +29,6 @@ Stamp = tuple[int, int, int]  # (inode, mtime in ns, size)
 JOURNAL_SHARE = 0.5
 JOURNAL_FLOOR = 64 << 10
 
-_DIRS: dict[str, str] = {}
-
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
@@ -38,12 +37,13 @@ FORMAT = "3"  # 3: every field of a job and a plan checked (state/shapes.py), no
 
 def _path(repo: Repo, kind: str) -> str:
     key = str(repo.common_dir)
-    d = _DIRS.get(key)
+    dirs = process.part(Kept).dirs
+    d = dirs.get(key)
     if d is None or not os.path.isdir(d):  # a stat, rather than the two mkdirs of asking state_dir each time
         d = str(repo.state_dir / "cache")
         os.makedirs(d, exist_ok=True)
         _check_format(d)
-        _DIRS[key] = d
+        dirs[key] = d
     return os.path.join(d, f"{kind}.json")
 
 
@@ -80,10 +80,14 @@ class _Memo:
         self.journal = journal  # (inode, bytes read) of its journal: (0, 0) when it has none
 
 
-_MEMO: dict[str, _Memo] = {}
+class Kept:
+    """What this process remembers of the caches (a part of process.py): forgotten, every file is read afresh."""
 
-# Malformed refs this process met, by (ref, tip), with why: read once, not on every pass.
-_BROKEN: dict[tuple[str, str], str] = {}
+    def __init__(self) -> None:
+        self.dirs: dict[str, str] = {}  # a repository's common folder -> its cache folder, known to exist
+        self.memo: dict[str, _Memo] = {}  # a cache file's path -> as last read or written
+        # Malformed refs this process met, by (ref, tip), with why: read once, not on every pass.
+        self.broken: dict[tuple[str, str], str] = {}
 
 
 def _stamp(path: str) -> Stamp | None:
@@ -125,10 +129,11 @@ def _replay(entries: Entries, data: bytes) -> tuple[Entries, int]:
 def _load(path: str) -> Entries:
     """The cache's entries: the snapshot once, then only what the journal gained since the last look."""
     stamp = _stamp(path)
+    kept = process.part(Kept).memo
     if stamp is None:
-        _MEMO.pop(path, None)
+        kept.pop(path, None)
         return {}
-    memo = _MEMO.get(path)
+    memo = kept.get(path)
     if memo is None or memo.snapshot != stamp:
         try:
             with open(path, encoding="utf-8") as f:
@@ -136,7 +141,7 @@ def _load(path: str) -> Entries:
         except (FileNotFoundError, ValueError):
             return {}
         memo = _Memo(stamp, data if isinstance(data, dict) else {}, (0, 0))
-        _MEMO[path] = memo
+        kept[path] = memo
     try:
         fd = os.open(_journal(path), os.O_RDONLY)
     except FileNotFoundError:
@@ -175,7 +180,8 @@ def _read_from(fd: int, offset: int) -> bytes:
 def _save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
     """Record `fresh`: the changed entries appended to the journal, or, when it has grown too long (or
     there is none to append to), a new snapshot and an empty journal."""
-    memo = _MEMO.get(path)
+    kept = process.part(Kept).memo
+    memo = kept.get(path)
     lines = b"".join(json.dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
                                 separators=(",", ":")).encode() + b"\n" for ref in changed)
     if memo is not None and memo.journal[0] and _append(path, memo, lines, fresh):
@@ -186,7 +192,7 @@ def _save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
         return
     write_atomic(_journal(path), _header(stamp).decode())
     ino = _stamp(_journal(path))
-    _MEMO[path] = _Memo(stamp, fresh, (ino[0], len(_header(stamp))) if ino else (0, 0))
+    kept[path] = _Memo(stamp, fresh, (ino[0], len(_header(stamp))) if ino else (0, 0))
 
 
 def _append(path: str, memo: _Memo, lines: bytes, fresh: Entries) -> bool:
@@ -214,11 +220,12 @@ def _append(path: str, memo: _Memo, lines: bytes, fresh: Entries) -> bool:
 
 def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, Any] | None:
     """The folded state of `ref` at `tip`; None (named once) when the ref is malformed."""
-    broken = _BROKEN.get((ref, tip))
+    met = process.part(Kept).broken
+    broken = met.get((ref, tip))
     events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
     if why:
         # One malformed ref must not stop the readers of every other: it is skipped and named once.
-        _BROKEN[(ref, tip)] = why
+        met[(ref, tip)] = why
         health.found(repo, ref, tip, why)
         return None
     return fold(events, RANKS.get(kind), owners=kind == "jobs")

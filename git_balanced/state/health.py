@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from weakref import WeakKeyDictionary, WeakSet
 
-from git_balanced import ui
+from git_balanced import process, ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import Event, Malformed
 from git_balanced.state.refs import read_chain
@@ -54,19 +54,21 @@ class BrokenRef:
                 f"`git balanced doctor` lists it, `git balanced doctor --fix` removes it.")
 
 
-# What the readers of one Repo object (one command, or one engine run) found, by ref; and which (ref, tip)
-# they named on stderr already: readers look every pass.
-_FOUND: WeakKeyDictionary[Repo, dict[str, BrokenRef]] = WeakKeyDictionary()
-_NAMED: WeakKeyDictionary[Repo, set[tuple[str, str]]] = WeakKeyDictionary()
+class Met:
+    """What the readers of each Repo object (one command, or one engine run) met (a part of process.py)."""
 
-
-# Repo objects whose readers only look (the doctor's, before `--fix`): what they meet stays where it is.
-_LOOKING: WeakSet[Repo] = WeakSet()
+    def __init__(self) -> None:
+        # The malformed refs found, by ref; and which (ref, tip) were named on stderr already: readers look
+        # every pass.
+        self.found: WeakKeyDictionary[Repo, dict[str, BrokenRef]] = WeakKeyDictionary()
+        self.named: WeakKeyDictionary[Repo, set[tuple[str, str]]] = WeakKeyDictionary()
+        # Repo objects whose readers only look (the doctor's, before `--fix`): what they meet stays where it is.
+        self.looking: WeakSet[Repo] = WeakSet()
 
 
 def look_only(repo: Repo) -> None:
     """Let the readers of `repo` name what is malformed without setting it aside: the doctor lists it in place."""
-    _LOOKING.add(repo)
+    process.part(Met).looking.add(repo)
 
 
 def set_aside(repo: Repo, ref: str, tip: str) -> str | None:
@@ -92,11 +94,12 @@ def set_aside(repo: Repo, ref: str, tip: str) -> str | None:
 
 def found(repo: Repo, ref: str, tip: str, why: str) -> BrokenRef:
     """Record a malformed ref that a reader met, set it aside, and name it on stderr once for this Repo object."""
+    met = process.part(Met)
     kept = set_aside(repo, ref, tip) if tip and ref.startswith("refs/balanced/") \
-        and not ref.startswith(BROKEN) and repo not in _LOOKING else None
+        and not ref.startswith(BROKEN) and repo not in met.looking else None
     broken = BrokenRef(ref, tip, why, kept or "")
-    _FOUND.setdefault(repo, {})[ref] = broken
-    named = _NAMED.setdefault(repo, set())
+    met.found.setdefault(repo, {})[ref] = broken
+    named = met.named.setdefault(repo, set())
     if (ref, tip) not in named:
         named.add((ref, tip))
         ui.note(f"[balanced] {broken.words()}")
@@ -105,13 +108,13 @@ def found(repo: Repo, ref: str, tip: str, why: str) -> BrokenRef:
 
 def mark_named(repo: Repo, broken: list[BrokenRef]) -> None:
     """Count these as named already: a caller that lists them needs no reader's line on stderr as well."""
-    _NAMED.setdefault(repo, set()).update((b.ref, b.tip) for b in broken)
+    process.part(Met).named.setdefault(repo, set()).update((b.ref, b.tip) for b in broken)
 
 
 def seen(repo: Repo) -> list[BrokenRef]:
     """The malformed refs the readers of this Repo object met, and those set aside before (by any command of any
     clone), whose `why` is left for `untold` to read: the lead hears of each, whoever set it aside."""
-    out = {(b.ref, b.tip): b for b in _FOUND.get(repo, {}).values()}
+    out = {(b.ref, b.tip): b for b in process.part(Met).found.get(repo, {}).values()}
     for kept, tip in repo.list_refs(BROKEN).items():
         out.setdefault((_was(kept, tip), tip), BrokenRef(_was(kept, tip), tip, "", kept))
     return sorted(out.values(), key=lambda b: (b.ref, b.kept))

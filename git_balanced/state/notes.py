@@ -82,9 +82,7 @@ def landings(repo: Repo, revs: str, *, oldest_first: bool = False, most: int | N
     unless `oldest_first`; `most` commits are looked at, at most."""
     if LANDINGS not in repo.list_refs(LANDINGS):  # through git: `git balanced log` need not load dulwich
         return []
-    args = ["log", "--first-parent", "--notes=balanced", "--format=%H%x1f%s%x1f%N%x1e"]
-    args += [f"-n{most}"] if most is not None else []
-    out = repo.git(*args, *(["--reverse"] if oldest_first else []), revs)
+    out = repo.first_parent_log(revs, "%H%x1f%s%x1f%N%x1e", notes="balanced", most=most, oldest_first=oldest_first)
     found = []
     for chunk in out.split("\x1e"):
         parts = chunk.strip("\n").split("\x1f")

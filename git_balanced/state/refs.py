@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from git_balanced import proc
-from git_balanced.errors import StaleRef
-from git_balanced.git import STALE_LOCK_SECONDS, Repo, git_env, lock_age
+from git_balanced import process
+from git_balanced.errors import GitError, StaleRef
+from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import (
     MAX_LAMPORT,
     Event,
@@ -21,28 +21,32 @@ from git_balanced.state.events import (
     write_event_commit,
 )
 
-KINDS = ("plans", "jobs", "schedules", "inbox", "machines", "accounts")
+KINDS = ("plans", "jobs")  # the chains named by ref_for; the others are named where they are kept
 MAX_TRIES = 200
 
-# Every ref this process moved, in order, with its repository: a reader that read every ref a moment ago
-# reads again only these (cache.read_written), rather than listing them all.
-_WRITTEN: list[tuple[str, str]] = []
+
+class Written:
+    """Every ref this process moved, in order, with its repository (a part of process.py): a reader that read
+    every ref a moment ago reads again only these (cache.read_written), rather than listing them all."""
+
+    def __init__(self) -> None:
+        self.moved: list[tuple[str, str]] = []
 
 
 def write_mark() -> int:
     """A mark in this process's writes: `written_since` it names the refs moved after it."""
-    return len(_WRITTEN)
+    return len(process.part(Written).moved)
 
 
 def note_written(repo: Repo, ref: str) -> None:
     """Count a ref moved by other means (a claim taken back) among this process's writes."""
-    _WRITTEN.append((str(repo.common_dir), ref))
+    process.part(Written).moved.append((str(repo.common_dir), ref))
 
 
 def written_since(repo: Repo, mark: int, prefix: str) -> list[str]:
     """The names under `prefix` of the refs this process moved in `repo` since `mark`, each once."""
     where = str(repo.common_dir)
-    return list(dict.fromkeys(ref[len(prefix):] for at, ref in _WRITTEN[mark:]
+    return list(dict.fromkeys(ref[len(prefix):] for at, ref in process.part(Written).moved[mark:]
                               if at == where and ref.startswith(prefix)))
 
 
@@ -85,7 +89,7 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
         if new is None:
             return None
         if repo.cas_ref(ref, new, tip, message=message):
-            _WRITTEN.append((str(repo.common_dir), ref))
+            note_written(repo, ref)
             return new
         if not _waited_for_lock(repo, ref):
             attempt += 1
@@ -153,14 +157,14 @@ def read_chain_whole(repo: Repo, tip: str) -> list[Event]:
     """`read_chain(repo, tip)`, through two git processes: for a long chain read whole (an inbox of 10,000
     messages), where reading three objects per event in Python costs several times as much. Anything but the
     plain shape (a tree of one file, event.json) is left to `read_chain`, which says what is wrong."""
-    listed = repo.run("rev-list", tip)
-    shas = listed.out.split()
-    if listed.code != 0 or tip not in shas:  # not a commit (git lists nothing for a blob)
+    try:
+        shas = repo.commits(tip)
+    except GitError:
+        shas = []
+    if tip not in shas:  # not a commit (git lists nothing for a blob), or git could not list it
         return read_chain(repo, tip)
-    asked = "".join(f"{sha}^{{tree}}\n{sha}:event.json\n" for sha in shas).encode()
-    res = proc.run(["git", "cat-file", "--batch"], cwd=repo.root, env=git_env(), input=asked, text=False)
-    out: bytes = res.out  # type: ignore[assignment]  # bytes, as text=False reads them
-    if res.code != 0:
+    out = repo.cat_file_batch("".join(f"{sha}^{{tree}}\n{sha}:event.json\n" for sha in shas).encode())
+    if out is None:
         return read_chain(repo, tip)
     at, events = 0, []
     plain_tree = 18 + len(tip) // 2  # "100644 event.json\0" and the blob's id

@@ -49,7 +49,7 @@ def _tracking(remote: str, ref: str) -> str:
 def _fetch(repo: Repo, remote: str) -> dict[str, str]:
     specs = [f"+refs/balanced/*:refs/remotes/{remote}/balanced/*",
              f"+refs/notes/balanced*:refs/remotes/{remote}/balanced-notes/balanced*"]
-    res = repo.run("fetch", "--quiet", "--no-tags", remote, *specs)
+    res = repo.fetch(remote, specs)
     if res.code != 0:
         raise BalancedError(f"Could not fetch from {remote}: {res.err.strip() or res.out.strip()}",
                             hint=f"check `git remote -v` and that `git fetch {remote}` works.")
@@ -108,7 +108,7 @@ def _pushable(repo: Repo, report: SyncReport, ref: str, sha: str, theirs: str | 
 
 def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
     """Fetch, merge what diverged, push without force; again when the remote moved meanwhile."""
-    if remote not in repo.git("remote").split():
+    if remote not in repo.remotes():
         raise BalancedError(f"There is no remote named {remote!r}.",
                             hint="name one of `git remote`, or add it with `git remote add NAME URL`.")
     report = SyncReport(remote)
@@ -138,7 +138,7 @@ def sync(repo: Repo, remote: str = "origin", rounds: int = 5) -> SyncReport:
             return report
         # State refs are not code: the repository's own pre-push hooks (linters, the balanced check gate)
         # have nothing to judge in them, and a hook that refuses must not stop the sharing of state.
-        res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, *todo)
+        res = repo.push(remote, todo)
         if res.code == 0:
             report.pushed = len(todo)
             return report
@@ -154,7 +154,7 @@ def shared_remote(repo: Repo) -> str | None:
         remote = (repo.state_dir / "sync-remote").read_text().strip()
     except FileNotFoundError:
         return None
-    return remote if remote in repo.git("remote").split() else None
+    return remote if remote in repo.remotes() else None
 
 
 CONFIRM_TIMEOUT = 30.0  # seconds a claim's push may take before the remote counts as out of reach
@@ -169,13 +169,12 @@ def confirm(repo: Repo, ref: str, claim: str) -> bool | None:
     remote = shared_remote(repo)
     if remote is None:
         return None
-    res = repo.run("push", "--quiet", "--porcelain", "--no-verify", remote, f"{claim}:{ref}",
-                   timeout=CONFIRM_TIMEOUT)
+    res = repo.push(remote, [f"{claim}:{ref}"], timeout=CONFIRM_TIMEOUT)
     if res.code == 0:
         return True
     if "rejected" not in res.out and "rejected" not in res.err:
         return None
-    got = repo.run("fetch", "--quiet", "--no-tags", remote, f"+{ref}:{_tracking(remote, ref)}")
+    got = repo.fetch(remote, [f"+{ref}:{_tracking(remote, ref)}"])
     theirs = repo.read_ref(_tracking(remote, ref)) if got.code == 0 else None
     if theirs is None:
         return None

@@ -13,7 +13,7 @@ import pytest
 from git_balanced.channel import now
 from git_balanced.channel.attachments import MOST_BYTES
 from git_balanced.lead import open_lead
-from tests.support.builders import commit, make_repo
+from tests.support.builders import commit, git, make_repo
 from tests.support.cli import Ran, balanced
 
 SETTINGS = '[worktree]\ncheck = "true"\n[balanced]\nagent = "shell"\n'
@@ -65,8 +65,7 @@ def test_a_key_in_the_home_folder_is_refused_with_where_attachments_may_come_fro
            "`[balanced] attach_from` names (none yet)." in err, err
     assert "hint: attach a file from there, or name its folder in `[balanced] attach_from`" in err
     assert not now.rows(open_lead(str(repo))), "no row was stored"
-    assert "secret" not in "".join(open_lead(str(repo)).repo.git("cat-file", "--batch-all-objects",
-                                                                  "--batch-check"))
+    assert "secret" not in git(repo, "cat-file", "--batch-all-objects", "--batch-check")
 
 
 def test_a_symlink_or_dots_out_of_the_tree_are_judged_where_they_lead(repo: Path) -> None:

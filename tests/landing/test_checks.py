@@ -179,3 +179,38 @@ def test_what_a_passing_check_leaves_running_is_ended(tmp_path: Path, sealed: Pa
     assert balanced(repo, "check").code == 0
     pid = int((sealed / "daemon").read_text())
     wait_until(lambda: gone(pid), 10, "a server the check left behind to be ended with it")
+
+
+def test_check_slots_put_the_copy_back_at_once_without_tripping_on_each_other(tmp_path: Path, sealed: Path) -> None:
+    """Four check slots of a landing put the checks' copy back together (landing/checks.reset_copy). Two that
+    both found its hooks folder missing once had the second remove, as a file, the folder the first had just
+    made (IsADirectoryError, and `land` exited 3 about one run in four)."""
+    import shutil
+    import threading
+
+    from git_balanced.git import Repo
+    from git_balanced.landing import checks
+    from git_balanced.machines import workcopy
+
+    repo = Repo.discover(make_repo(tmp_path / "proj"))
+    copy = workcopy.ensure(repo, workcopy.CHECKS)
+    hooks = workcopy.git_dir(copy) / "hooks"
+    failed: list[BaseException] = []
+
+    def slot(start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            checks.reset_copy(repo, copy, None)
+        except BaseException as exc:  # the test names what any slot raised
+            failed.append(exc)
+
+    for _ in range(30):
+        shutil.rmtree(hooks, ignore_errors=True)  # as a check's code may leave it
+        start = threading.Barrier(4)
+        slots = [threading.Thread(target=slot, args=(start,)) for _ in range(4)]
+        for t in slots:
+            t.start()
+        for t in slots:
+            t.join()
+        assert not failed, f"a slot failed putting the copy back: {failed[0]!r}"
+        assert hooks.is_dir() and not any(hooks.iterdir()), "an empty hooks folder, as the copy was made"

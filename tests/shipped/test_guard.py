@@ -191,7 +191,7 @@ def test_a_refused_commit_fails_the_attempt_on_the_board(tmp_path: Path, monkeyp
     rows = [r for r in collect(lead)["jobs"] if r["piece"] == "docs"]
     assert [r["state"] for r in rows] == ["failed"], "the same command would write the same paths: no retry"
     assert "the guard refused its commit" in rows[0]["reason"], rows[0]
-    job = engine.repo.git("log", "-1", "--format=%B", f"refs/balanced/jobs/{rows[0]['id']}~1")
+    job = git(engine.repo.root, "log", "-1", "--format=%B", f"refs/balanced/jobs/{rows[0]['id']}~1")
     assert "its commit was refused: The guard refused this commit: src/api.py belongs to the piece api, " \
            "not to docs (docs/**)" in job, job
     assert "src/api.py belongs to the piece api" in render(collect(lead)), "the reason is on the board"

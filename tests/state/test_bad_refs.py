@@ -301,6 +301,7 @@ def test_a_bad_ref_of_any_other_kind_is_set_aside_and_the_plan_lands(name: str, 
 
 
 def test_a_cache_written_before_shapes_were_checked_is_dropped_once(tmp_path: Path) -> None:
+    from git_balanced import process
     from git_balanced.state import cache
     from tests.support.builders import make_repo
 
@@ -313,8 +314,7 @@ def test_a_cache_written_before_shapes_were_checked_is_dropped_once(tmp_path: Pa
     # As an older version folded it: no check of the field's type, and no mark of the cache's format.
     (folder / "jobs.json").write_text(json.dumps({ref: [tip, {"state": "queued", "fields": {"attempt": "the second"},
                                                               "created": 1.5, "updated": 1.5, "lamport": 1}]}))
-    cache._DIRS.clear()
-    cache._MEMO.clear()
+    process.forget()  # as a new process: the cache's folder and files looked at afresh
     assert cache.read_all(Repo.discover(path), "jobs") == {}, "the old fold is not trusted"
     assert git(path, "for-each-ref", "--format=%(refname)", "refs/balanced/jobs/") == "", "the ref is set aside"
     assert (folder / "format").read_text().strip() == cache.FORMAT

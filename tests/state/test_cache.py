@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from git_balanced import process
 from git_balanced.git import Repo
 from git_balanced.state import cache, refs
 from tests.support.builders import git, make_repo
@@ -34,7 +35,7 @@ def test_a_save_appends_what_changed_and_another_reader_sees_it(tmp_path: Path) 
     after = snapshot.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), "the snapshot is not rewritten"
     assert journal.stat().st_size > logged, "the changed entry is appended to the journal"
-    cache._MEMO.clear()  # as a new process: the snapshot, then the journal on top
+    process.forget()  # as a new process: the snapshot, then the journal on top
     assert {n: s["state"] for n, s in cache.read_all(repo, "jobs").items()} == {
         "a": "queued", "b": "running", "c": "queued"}
 
@@ -51,7 +52,7 @@ def test_a_long_journal_becomes_a_new_snapshot(tmp_path: Path, monkeypatch: pyte
     assert cache.read_all(repo, "jobs")["a"]["state"] == "running"
     assert snapshot.stat().st_ino != first, "written whole again"
     assert (repo.state_dir / "cache" / "jobs.log").read_text().count("\n") == 1, "a journal of its header alone"
-    cache._MEMO.clear()
+    process.forget()
     assert cache.read_all(repo, "jobs")["a"]["state"] == "running"
 
 
@@ -62,7 +63,7 @@ def test_a_stale_journal_is_passed_over(tmp_path: Path) -> None:
     cache.read_all(repo, "jobs")
     journal = repo.state_dir / "cache" / "jobs.log"
     journal.write_text('{"snapshot": [1, 2, 3]}\n["refs/balanced/jobs/a", "0000", {"state": "landed"}]\n')
-    cache._MEMO.clear()
+    process.forget()
     assert cache.read_all(repo, "jobs")["a"]["state"] == "queued"
 
 

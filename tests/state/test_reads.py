@@ -101,7 +101,7 @@ def test_a_chain_read_whole_through_git_is_the_chain_walked_in_python(tmp_path: 
                                           time=5.0), "from another clone", [base])
     merged = write_event_commit(repo, Event(event="merged", data={"remote": "origin"}), "Merge inbox",
                                 [repo.read_ref(ref) or "", side])
-    repo.git("update-ref", ref, merged)
+    assert repo.cas_ref(ref, merged, repo.read_ref(ref))
     whole = refs.read_chain_whole(repo, merged)
     assert whole == refs.read_chain(repo, merged)
     assert len(whole) == 6 and {ev.event for ev in whole} == {"info"}, "the merge holds none"

@@ -49,8 +49,6 @@ def forget_process_state() -> None:
     mods = sys.modules
     if "git_balanced.process" in mods:
         mods["git_balanced.process"].forget()
-    if "git_balanced.state.cache" in mods:
-        mods["git_balanced.state.cache"]._MEMO.clear()
 
 
 @contextmanager

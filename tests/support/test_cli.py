@@ -45,4 +45,4 @@ def test_each_call_starts_without_the_memory_of_the_one_before(tmp_path: Path) -
     process.part(Reach).push_once(("alpha", "/copy", "0" * 40), lambda: None)
     assert balanced(repo, "board", "--json").code == 0
     assert process.part(Reach).pushed() == set(), "bases pushed by an earlier engine are not taken as pushed"
-    assert cache._MEMO == {}, "cache files are read afresh"
+    assert not process.has(cache.Kept), "cache files are read afresh"

@@ -126,7 +126,7 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
     configured = repo.run("config", "--get", "core.hooksPath").out.strip()
     # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
     theirs = str(repo.common_dir / "hooks") if not configured else \
-        repo.git("rev-parse", "--path-format=absolute", "--git-path", "hooks")
+        str(repo.git_path("hooks"))
     inside = Path(theirs).resolve().is_relative_to(repo.common_dir.resolve())
     if configured and (not os.path.isabs(configured) or not inside):
         git_in(copy, "config", "core.hooksPath", configured)
