@@ -119,3 +119,17 @@ def test_the_sets_say_what_their_callers_mean() -> None:
     assert not (LIVE & DONE) and LIVE | DONE | NEEDS_YOU == set(JobState), "every state is live, done or yours"
     assert ENDED_BADLY < DONE and LANDABLE == {JobState.FINISHED} | NEEDS_YOU and STOPPABLE == LIVE
     assert JobState.QUEUED == "queued" and Action.START == "start", "members equal what stored refs hold"
+
+
+def test_the_runners_words_are_the_engines() -> None:
+    """shipped/ cannot import vocab.py (it runs alone on bare machines), so its constants are a second spelling:
+    they must stay the same words, or a run's reason would not read as a failure, nor its state as a run's."""
+    from git_balanced.shipped.messages import Reason
+    from git_balanced.shipped.messages import RunState as ShippedRunState
+    from git_balanced.vocab import Failure, RunState
+
+    shipped_states = {v for k, v in vars(ShippedRunState).items() if k.isupper()}
+    assert shipped_states == {s.value for s in RunState}
+    failures = {f.value for f in Failure}
+    how_it_failed = set(Reason.RUNNER + Reason.OUTCOMES) - {Reason.EXITED, Reason.SUCCESS}
+    assert how_it_failed <= failures, f"reason codes that are no failure: {sorted(how_it_failed - failures)}"
