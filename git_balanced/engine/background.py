@@ -188,12 +188,15 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
         eng = Engine(lead)
+        eng.says_full = not until_idle
         _say_unfenced(lead)
         if once:
             lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine
         while not stop[0]:
             woken = wake_stamp(lead)
             busy = eng.pass_once()
+            if until_idle and eng.full is not None:  # a run to the end cannot wait for room: it says so, exit 1
+                raise eng.full
             if once or (until_idle and not busy):
                 if not once and not lock.leaving(lead, woken):
                     continue  # work came while it looked: it looks again rather than leave it

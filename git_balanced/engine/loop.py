@@ -16,7 +16,7 @@ from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import decide
 from git_balanced.engine.watch import Watcher
-from git_balanced.errors import BalancedError, LandingBusy, disk_full
+from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
 from git_balanced.files import clear_debris, short_of_room
 from git_balanced.job_events import Failed, GaveUp, Noted, Retried, WaitsForLand
@@ -38,6 +38,8 @@ class Engine:
         self.watcher = Watcher(lead)
         self.owners = Owners(lead)
         self.told: set[str] = set()
+        self.full: DiskFull | None = None  # the last pass ran out of room: `--until-idle` ends on it, exit 1
+        self.says_full = True  # said on stderr, once; not when the caller ends on it and says it itself
         self.waiting_for_machine: set[str] = set()
         self.landing_waits = ""  # why no landing could run this pass (your changes overlap, the check...)
         self.seen: set[str] = set()  # the plans this run saw started: what its exit code speaks of
@@ -75,6 +77,7 @@ class Engine:
         Each phase works on the jobs as the phases before it left them: every job is read at the start (one
         ref listing, for plans, jobs, questions and schedules alike), and after a phase wrote events, the jobs it
         wrote are read again (and those alone)."""
+        self.full = None
         try:
             with self.repo.listing_once():
                 return self._pass()
@@ -82,7 +85,8 @@ class Engine:
             full = disk_full(exc, str(self.repo.common_dir))
             if full is None:
                 raise
-            if full.message not in self.told:
+            self.full = full
+            if self.says_full and full.message not in self.told:
                 self.told.add(full.message)
                 print(f"[balanced] {full.message} Hint: {full.hint}", file=sys.stderr, flush=True)
             return True

@@ -190,7 +190,7 @@ def test_check_slots_put_the_copy_back_at_once_without_tripping_on_each_other(tm
 
     from git_balanced.git import Repo
     from git_balanced.landing import checks
-    from git_balanced.machines import workcopy
+    from git_balanced.machines.reach import workcopy
 
     repo = Repo.discover(make_repo(tmp_path / "proj"))
     copy = workcopy.ensure(repo, workcopy.CHECKS)

@@ -168,28 +168,35 @@ def test_the_engine_says_it_once_and_lands_once_there_is_room(small_disk: Path) 
 
 
 def test_the_engine_waits_for_room_rather_than_dying(small_disk: Path, tmp_path: Path) -> None:
-    """Full before the worker's branch comes back: the pass itself cannot write. The engine (--until-idle too)
-    says so once and tries again, and lands once there is room."""
+    """Full before the worker's branch comes back: the pass itself cannot write. `--until-idle` cannot wait for
+    the person to make room: it says so once and ends, exit 1. A running engine says so once and tries again,
+    and lands once there is room."""
     repo = lead_on(small_disk)
     blob = "$(head -c 1572864 /dev/urandom | base64 -w0)"
     assert plan(repo, [piece("big", f"echo {blob} > src/big.txt")], "--start").code == 0
     filler = fill(small_disk, 600 << 10)
+    r = engine(repo, "--until-idle", timeout=120)
+    assert r.code == 1, r
+    assert "Traceback" not in r.err and (r.err + r.out).count("is full") == 1, r
+
     log = tmp_path / "engine.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"], cwd=repo,
+        proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=repo,
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         wait_until(lambda: "is full" in log.read_text(), 60, "the engine to say the disk is full",
                    said=log.read_text)
         assert proc.poll() is None, "it goes on: " + log.read_text()
         filler.unlink()
-        assert proc.wait(timeout=90) == 0, log.read_text()
+        wait_until(lambda: jobs_of(repo, "big")[0]["state"] == "landed", 90, "the piece to land",
+                   said=log.read_text)
+        assert engine(repo, "--stop", timeout=60).code == 0
+        assert proc.wait(timeout=60) == 0, log.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
     said = log.read_text()
     assert "Traceback" not in said and said.count("is full") == 1, said
-    assert jobs_of(repo, "big")[0]["state"] == "landed"
     left = [(p, round(time.time() - p.stat().st_mtime, 2), p.stat().st_size) for p in debris(repo)]
     assert left == [], "no temporary object file is left (path, age, size)"
 
