@@ -181,7 +181,7 @@ VERBS: tuple[Verb, ...] = (
          does="retry", returns="Retried", args=(_JOB,), open_world=True,
          cli=Face(("retry",), "jobs:retry_command",
                   help="A new attempt at JOB's piece, continuing from what it committed.")),
-    Verb("machines", "local, added machines, and SSH hosts not added yet.",
+    Verb("machines", "The machines: local, added ones, and SSH hosts not added yet.",
          "The machines: local, added ones and SSH hosts; ticked, ready (and why not), running, preference.",
          does="machines", returns="MachinesResult", read_only=True, idempotent=True,
          cli=Face(("machines",), "machines:list_command", options=(JSON,), group=True,

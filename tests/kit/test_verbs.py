@@ -44,6 +44,7 @@ def test_every_verb_is_a_tool_and_each_verb_with_a_face_a_command_with_the_same_
         assert list(schema["properties"]) == [a.name for a in v.args], v.name
         assert set(schema.get("required", [])) == {a.name for a in v.args if a.required}, v.name
         assert listed[v.name].title == v.title and listed[v.name].description == v.doc, v.name
+        assert v.title[0].isupper() and v.title.endswith("."), f"{v.name}'s title is a sentence a client shows"
     for v in FACED:
         assert v.cli is not None
         cmd = _command(v.cli.words)
