@@ -127,7 +127,10 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
               "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"]), "-c",
               'mcp_servers.balanced.default_tools_approval_mode="approve"', "-c",  # as `lead on` writes it
               f'mcp_servers.balanced.env={{{HEADLESS_ENV}="1"}}']  # Codex hands its servers a few variables only
-    opts = ["--json", "--skip-git-repo-check", "-c", *server] + (["-m", model] if model else [])
+    # Approvals off, whatever the person's own Codex config says: no one is there to approve, and the server's
+    # approval mode above lets the tools that change something through (Codex refuses them otherwise).
+    opts = ["--json", "--skip-git-repo-check", "-c", 'approval_policy="never"', "-c", *server]
+    opts += ["-m", model] if model else []
     if session:
         return ["codex", "exec", "resume", *opts, session, message]
     return ["codex", "exec", *opts, "-c", "developer_instructions=" + json.dumps(rules), message]

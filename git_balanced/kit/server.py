@@ -16,16 +16,18 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, TypeAdapter, ValidationError
 
 from git_balanced import __version__
 from git_balanced.errors import BalancedError, disk_full
 from git_balanced.kit import tools
+from git_balanced.kit.results import RESULTS
+from git_balanced.kit.spoken import for_tools
 from git_balanced.kit.tools import Piece
 from git_balanced.kit.verbs import VERBS, Arg, Verb
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
@@ -37,8 +39,9 @@ INSTRUCTIONS = (
     "is ever pushed by these tools; shipping is the person's call.")
 
 def refusal(exc: BalancedError) -> str:
-    """A BalancedError in the CLI's words: `error: MESSAGE`, then `hint: HINT`."""
-    return f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+    """A BalancedError in the CLI's words, `error: MESSAGE` then `hint: HINT`, with each command a tool does
+    named as that tool (`git balanced board` is `board` here)."""
+    return for_tools(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""))
 
 
 # A mark the wire puts where the SDK's JSON reader would have refused the whole call unanswered (a lone
@@ -79,12 +82,12 @@ def unfit(name: str, value: Any) -> str | None:
     return f"`{name}` is {shown(value, 60)}: {wrong}" if wrong else None
 
 
-def _said(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+def _said(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The tool, its arguments checked first, with a BalancedError turned into a tool error in the CLI's
     words (an error's text is made safe to write: the reply must reach the client)."""
 
     @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
         wrong = next((w for k, v in kwargs.items() if (w := unfit(k, v))), None)
         if wrong:
             raise ToolError(f"error: the argument {wrong}.\nhint: call {fn.__name__.rstrip('_')} again "
@@ -111,29 +114,54 @@ def _schema_type(arg: Arg) -> Any:
         bounds["gt"] = arg.above
     if arg.least is not None:
         bounds["min_length"] = arg.least
-    return Annotated[kind, Field(description=arg.help, **bounds)]
+    return Annotated[kind, Field(description=clean(arg.help), **bounds)]
 
 
-def tool_of(verb: Verb) -> Callable[..., dict[str, Any]]:
-    """The verb as a function the SDK can offer: a signature made of its declared arguments (the tool's input
-    schema), each handed to the function of kit/tools.py under the keyword it takes."""
+def clean(text: str) -> str:
+    """Words as a client shows them: a docstring's indentation and blank edges taken off."""
+    return inspect.cleandoc(text)
+
+
+def result_type(verb: Verb) -> Any:
+    """The type of what the verb returns (kit/results.py), from which the SDK makes the tool's output schema
+    and against which it checks each result; a verb that names none returns what its function is annotated
+    with."""
+    if verb.returns:
+        return RESULTS[verb.returns]
     does = getattr(tools, verb.does) if isinstance(verb.does, str) else verb.does
+    return get_type_hints(does).get("return", dict[str, Any])
 
-    def call(**given: Any) -> dict[str, Any]:
-        return does(**{a.keyword: given[a.name] for a in verb.args if a.name in given})
+
+def tool_of(verb: Verb) -> Callable[..., Any]:
+    """The verb as a function the SDK can offer: a signature made of its declared arguments (the tool's input
+    schema) and its result's type (the output schema), each argument handed to the function of kit/tools.py
+    under the keyword it takes."""
+    does = getattr(tools, verb.does) if isinstance(verb.does, str) else verb.does
+    returns = TypeAdapter(result_type(verb))
+
+    def call(**given: Any) -> Any:
+        out = does(**{a.keyword: given[a.name] for a in verb.args if a.name in given})
+        try:
+            returns.validate_python(out)
+        except ValidationError as exc:
+            wrong = "; ".join(f"`{'.'.join(map(str, e['loc'])) or 'it'}` {e['msg'].lower()}" for e in exc.errors())
+            raise ToolError(f"error: the {verb.name} tool made a result its output schema does not describe: "
+                            f"{wrong}.\nhint: this is a bug of git balanced; report it with these words.") from None
+        return out
 
     call.__name__ = call.__qualname__ = verb.name
-    call.__doc__ = verb.doc
+    call.__doc__ = clean(verb.doc)
     params = [inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=_schema_type(a),
                                 default=inspect.Parameter.empty if a.required else a.default) for a in verb.args]
-    call.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    call.__signature__ = inspect.Signature(params, return_annotation=result_type(verb))  # type: ignore[attr-defined]
     return call
 
 
 def hints(verb: Verb) -> ToolAnnotations:
-    """What calling the verb risks, as MCP tells a client."""
+    """What calling the verb risks, as MCP tells a client: all four hints said, as a client assumes the worst
+    (destructive, open world) of one left out."""
     return ToolAnnotations(title=verb.title, read_only_hint=verb.read_only, destructive_hint=verb.destructive,
-                           idempotent_hint=verb.idempotent)
+                           idempotent_hint=verb.idempotent, open_world_hint=verb.open_world)
 
 
 def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
@@ -141,7 +169,7 @@ def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
     server: MCPServer = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__,
                                     log_level="WARNING")
     for v in verbs:
-        server.add_tool(_said(tool_of(v)), name=v.name, title=v.title, description=v.doc, annotations=hints(v),
+        server.add_tool(_said(tool_of(v)), name=v.name, title=v.title, description=clean(v.doc), annotations=hints(v),
                         structured_output=True)
     return server
 

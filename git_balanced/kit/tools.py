@@ -5,15 +5,35 @@ nothing here knows of MCP."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, cast, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from git_balanced.channel import presence
 from git_balanced.jobs import FILE_OPTIONS, PieceOptions
+from git_balanced.kit.results import (
+    Answered,
+    BoardResult,
+    InboxResult,
+    LandResult,
+    MachinesResult,
+    Message,
+    NowRow,
+    Passed,
+    Placed,
+    PlanResult,
+    Retried,
+    ScheduleAdded,
+    ScheduleRemoved,
+    Schedules,
+    StartResult,
+    Stopped,
+    WorkerResult,
+)
 from git_balanced.lead import Lead, open_lead
 from git_balanced.vocab import JobState
 
@@ -33,7 +53,7 @@ class _PieceCore(BaseModel):
 def _options() -> dict[str, Any]:
     """The piece's options a plan file sets (PieceOptions), each optional here, with its words from there."""
     hints = get_type_hints(PieceOptions)
-    return {f.name: (hints[f.name] | None, Field(None, description=f.metadata["doc"]))
+    return {f.name: (hints[f.name] | None, Field(None, description=inspect.cleandoc(f.metadata["doc"])))
             for f in fields(PieceOptions) if f.name in FILE_OPTIONS}
 
 
@@ -59,28 +79,26 @@ def _engine(lead: Lead) -> str:
         f"running (pid {pid}), woken to take this on its next pass"
 
 
-def _placed(p: dict[str, Any]) -> dict[str, Any]:
+def _placed(p: dict[str, Any]) -> Placed:
     return {"id": p["id"], "machine": p["placed"], "why": p["why"], "agent": p["agent"], "branch": p["branch"],
             "after": p["after"], "waits": p["after_words"] or None, "budget_usd": p.get("budget_usd"),
             "note": p.get("branch_note")}
 
 
-def plan(task: str, pieces: list[Piece], budget: float | None = None, start: bool = True) -> dict[str, Any]:
+def plan(task: str, pieces: list[Piece], budget: float | None = None, start: bool = True) -> PlanResult:
     """Store a plan and place each piece; with `start`, start it and make sure an engine runs it."""
     from git_balanced.plans.store import start_plan, store
 
     lead = _lead()
     doc: dict[str, Any] = {"task": task, "pieces": [p.model_dump(exclude_none=True) for p in pieces]}
     plan_id, data = store(lead, json.dumps(doc), "the plan tool", budget)
-    out = {"plan": plan_id, "task": data["task"], "budget_usd": data["budget_usd"], "started": start,
-           "pieces": [_placed(p) for p in data["pieces"]], "engine": None}
     if start:
         start_plan(lead, plan_id)
-        out["engine"] = _engine(lead)
-    return out
+    return {"plan": plan_id, "task": data["task"], "budget_usd": data["budget_usd"], "started": start,
+            "pieces": [_placed(p) for p in data["pieces"]], "engine": _engine(lead) if start else None}
 
 
-def start(plan: str | None = None) -> dict[str, Any]:
+def start(plan: str | None = None) -> StartResult:
     """Start a stored plan (default: the newest live one) and make sure an engine runs it."""
     from git_balanced.plans.store import start_plan
 
@@ -89,7 +107,7 @@ def start(plan: str | None = None) -> dict[str, Any]:
 
 
 def worker(task: str, machine: str | None = None, agent: str | None = None, model: str | None = None,
-           budget: float | None = None, run: str | None = None) -> dict[str, Any]:
+           budget: float | None = None, run: str | None = None) -> WorkerResult:
     """One worker for one piece, started at once."""
     from git_balanced.plans.worker import start_worker
 
@@ -98,14 +116,14 @@ def worker(task: str, machine: str | None = None, agent: str | None = None, mode
     return {"plan": plan_id, **_placed(data["pieces"][0]), "engine": _engine(lead)}
 
 
-def board() -> dict[str, Any]:
+def board() -> BoardResult:
     """The board: what waits on the person (now), the workers (jobs), what comes (next)."""
     from git_balanced.engine.board import collect
 
-    return collect(_lead())
+    return cast(BoardResult, collect(_lead()))
 
 
-def inbox() -> dict[str, Any]:
+def inbox() -> InboxResult:
     """What the lead was not handed yet (by this tool or its hooks), oldest first; marks it handed over."""
     from git_balanced.hooks.agent import mark_read, unread
 
@@ -115,17 +133,17 @@ def inbox() -> dict[str, Any]:
         mark_read(lead.repo, lead.branch, newest)
     keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer")
     return {"lead": lead.branch, "count": len(items),
-            "messages": [{k: e[k] for k in keep if k in e} for e in items]}
+            "messages": [cast(Message, {k: e[k] for k in keep if k in e}) for e in items]}
 
 
-def _answered(qid: str, f: dict[str, Any]) -> dict[str, Any]:
+def _answered(qid: str, f: dict[str, Any]) -> Answered:
     from git_balanced.channel.questions import shown_answer
 
     return {"question": qid, "piece": f.get("piece"), "job": f.get("job"), "decision": f.get("decision"),
             "answer": shown_answer(f)}
 
 
-def answer(id: str, text: str) -> dict[str, Any]:
+def answer(id: str, text: str) -> Answered:
     """Answer a worker's question in words."""
     from git_balanced.channel.questions import answer as settle
     from git_balanced.channel.questions import checked_answer
@@ -134,21 +152,21 @@ def answer(id: str, text: str) -> dict[str, Any]:
     return _answered(id, settle(_lead().repo, id, text, decision))
 
 
-def allow(id: str, reason: str = "") -> dict[str, Any]:
+def allow(id: str, reason: str = "") -> Answered:
     """Let a worker run what it asked to run."""
     from git_balanced.channel.questions import answer as settle
 
     return _answered(id, settle(_lead().repo, id, reason, "allow"))
 
 
-def deny(id: str, reason: str) -> dict[str, Any]:
+def deny(id: str, reason: str) -> Answered:
     """Refuse what a worker asked to run; it reads the reason."""
     from git_balanced.channel.questions import answer as settle
 
     return _answered(id, settle(_lead().repo, id, reason, "deny"))
 
 
-def pass_(id: str) -> dict[str, Any]:
+def pass_(id: str) -> Passed:
     """Hand a worker's question to the person: it shows under Now on the board."""
     from git_balanced.channel.questions import pass_to_you
 
@@ -156,7 +174,7 @@ def pass_(id: str) -> dict[str, Any]:
     return {"question": id, "piece": q["fields"].get("piece"), "state": "passed"}
 
 
-def land(names: list[str] | None = None, take_all: bool = False) -> dict[str, Any]:
+def land(names: list[str] | None = None, take_all: bool = False) -> LandResult:
     """Check and land finished workers (by job id or branch) or local branches through the landing queue.
     Protected paths are never approved here: that is the person's `git balanced land NAME --yes`."""
     from git_balanced.landing.candidates import record
@@ -166,15 +184,16 @@ def land(names: list[str] | None = None, take_all: bool = False) -> dict[str, An
     lead = _lead()
     cands = resolve(lead, list(names or []), take_all)
     if not cands:
-        return {"verdicts": [], "check_runs": 0, "words": "Nothing to land." if take_all else
+        return {"verdicts": [], "check_runs": 0, "rounds": 0, "words": "Nothing to land." if take_all else
                 "Name branches or jobs to land, or set take_all."}
     q = Queue(lead)
     verdicts = q.run(cands)
     record(lead, verdicts)
-    return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs, "rounds": q.rounds}
+    return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs, "rounds": q.rounds,
+            "words": None}
 
 
-def stop(job: str) -> dict[str, Any]:
+def stop(job: str) -> Stopped:
     """Stop a job; it is not tried again, and its branch is kept."""
     from git_balanced.engine.control import stop_job
 
@@ -182,7 +201,7 @@ def stop(job: str) -> dict[str, Any]:
     return {"job": j.id, "piece": j.piece, "state": JobState.STOPPED, "branch_kept": kept}
 
 
-def retry(job: str) -> dict[str, Any]:
+def retry(job: str) -> Retried:
     """Try a failed or stopped job again, as a new attempt from what it committed."""
     from git_balanced.engine.control import retry_job
 
@@ -191,14 +210,14 @@ def retry(job: str) -> dict[str, Any]:
     return {"job": j.id, "piece": j.piece, "new_job": new, "attempt": j.attempt + 1, "engine": _engine(lead)}
 
 
-def machines() -> dict[str, Any]:
+def machines() -> MachinesResult:
     """Every machine: local, added ones, SSH hosts not added yet; ticked, ready, running, preference."""
     from git_balanced.machines.placing.table import rows
 
     return {"machines": rows()}
 
 
-def schedule_add(when: str, text: str) -> dict[str, Any]:
+def schedule_add(when: str, text: str) -> ScheduleAdded:
     """Add a schedule; when due, the lead hears `[balanced] Scheduled (NAME, WHEN): TEXT`."""
     from git_balanced.channel.schedules import add, now, shown_time
 
@@ -207,14 +226,14 @@ def schedule_add(when: str, text: str) -> dict[str, Any]:
             "first": first.isoformat() if first else None, "first_words": shown_time(first, now()) if first else None}
 
 
-def schedule_list() -> dict[str, Any]:
+def schedule_list() -> Schedules:
     """Every schedule of this lead, with its next time."""
     from git_balanced.channel.schedules import rows
 
     return {"schedules": rows(_lead())}
 
 
-def schedule_rm(name: str) -> dict[str, Any]:
+def schedule_rm(name: str) -> ScheduleRemoved:
     """Remove a schedule."""
     from git_balanced.channel.schedules import remove
 
@@ -222,18 +241,18 @@ def schedule_rm(name: str) -> dict[str, Any]:
     return {"name": name, "when": s["fields"]["when"], "text": s["fields"]["text"], "state": "removed"}
 
 
-def put_to_you(summary: str, attachments: list[str] | None = None) -> dict[str, Any]:
+def put_to_you(summary: str, attachments: list[str] | None = None) -> NowRow:
     """Put the work to the person: a row under Now with the summary, what would ship, the check run again
     on the branch, and the attachments. Nothing is pushed: shipping is the person's answer. Attachments are
     files of the working tree that git does not ignore, or of a folder `[balanced] attach_from` names; at most
     20 files and 20 MB together."""
     from git_balanced.landing.now import put_to_you as put
 
-    return put(_lead(), summary, list(attachments or []))
+    return cast(NowRow, put(_lead(), summary, list(attachments or [])))
 
 
-def idea(text: str) -> dict[str, Any]:
+def idea(text: str) -> NowRow:
     """Put an idea to the person under Now; their go-ahead comes back in the inbox."""
     from git_balanced.channel.now import idea as put_idea
 
-    return put_idea(_lead(), text)
+    return cast(NowRow, put_idea(_lead(), text))

@@ -70,18 +70,22 @@ class Face:
 class Verb:
     """One thing the lead does. `name` is the MCP tool's name; `title` its short words (the command's line in
     `-h`); `doc` the tool's description. `does` names the function of kit/tools.py that does it (or is that
-    function). `cli` is None for a verb only a lead agent has (its command line takes another shape, or
-    none). The hints tell a client what calling it risks (MCP's tool annotations)."""
+    function), and `returns` the type of what it returns. `cli` is None for a verb only a lead agent has (its
+    command line takes another shape, or none). The hints tell a client what calling it risks (MCP's tool
+    annotations); each is said, none left to a client's default."""
 
     name: str
     title: str
     doc: str
-    does: str | Callable[..., dict[str, Any]]
+    does: str | Callable[..., Any]
+    returns: str = ""  # the name of its result's type in kit/results.py (the tool's output schema)
     args: tuple[Arg, ...] = ()
     cli: Face | None = None
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
+    said: tuple[str, ...] = ()  # for a verb with no face: the command that does the same (`answer --allow`)
+    read_only: bool = False  # it changes nothing a person would call a change
+    destructive: bool = False  # it undoes or ends something (a running worker, a schedule)
+    idempotent: bool = False  # a second call with the same arguments does nothing more
+    open_world: bool = False  # it reaches past this repository: machines over SSH, agents and their models
 
 
 JSON = Arg("json", bool, "Print data as JSON on stdout.", default=False, flags=("--json",), key="as_json")
@@ -92,21 +96,21 @@ VERBS: tuple[Verb, ...] = (
     Verb("plan", "Store a plan and start its pieces.",
          "Store a plan of pieces. Returns where each piece runs (machine) and why, its branch, what it waits for, "
          "and its budget share; with start (the default) the pieces start and an engine runs them.",
-         does="plan",
+         does="plan", returns="PlanResult", open_world=True,
          args=(Arg("task", str, "The whole task in a line."),
                Arg("pieces", "list[Piece]", "The pieces, each a worker's.", least=1),
                Arg("budget", float | None, "USD for the plan, shared by size.", default=None, above=0),
                Arg("start", bool, "Start it now and make sure an engine runs it.", default=True))),
     Verb("start", "Start a plan's ready pieces (default: the newest plan).",
          "Start a stored plan's ready pieces and make sure an engine runs them.",
-         does="start",
+         does="start", returns="StartResult", idempotent=True, open_world=True,
          args=(Arg("plan", str | None, "The plan's id (default: the newest live plan).", default=None,
                    metavar="[PLAN]"),),
          cli=Face(("start",), "plan:start_command",
                   help="Mark the plan started; the engine then starts each piece whose `after` have landed.")),
     Verb("worker", "One worker for one piece.",
          "One worker for one piece on one machine, started at once.",
-         does="worker",
+         does="worker", returns="WorkerResult", open_world=True,
          args=(Arg("task", str, "What the worker does."),
                Arg("machine", str | None, "Where it runs (default: placement decides).", default=None,
                    flags=("--machine",), metavar="M"),
@@ -122,7 +126,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("board", "Workers and what waits on you (Now), what runs, what comes (Next).",
          "The board: now (what waits on the person), jobs (each worker: state, reason, machine, agent, cost), "
          "next (pieces waiting for others or for a start, and the next schedule).",
-         does="board", read_only=True, idempotent=True,
+         does="board", returns="BoardResult", read_only=True, idempotent=True,
          cli=Face(("board",), "board:board_command",
                   options=(JSON,
                            Arg("all", bool, "Every done worker, not folded into one line.", default=False,
@@ -132,29 +136,32 @@ VERBS: tuple[Verb, ...] = (
     Verb("inbox", "What the lead hears.",
          "What came for the lead since the last call (landings, failures, questions, schedules, the person's "
          "answers), oldest first.",
-         does="inbox",
+         does="inbox", returns="InboxResult", read_only=True,
          cli=Face(("inbox",), "inbox:inbox_command",
                   options=(JSON, Arg("follow", bool, "Keep printing as more comes.", default=False,
                                      flags=("--follow",))),
                   help="One line per thing the lead hears, in words.")),
     Verb("answer", "Answer a worker's question in words.",
          "Answer a worker's question in words (to a command it asked to run, words refuse it).",
-         does="answer", args=(_QID, Arg("text", str, "The answer the worker reads."))),
+         does="answer", returns="Answered", idempotent=True, said=("answer",),
+         args=(_QID, Arg("text", str, "The answer the worker reads."))),
     Verb("allow", "Let a worker run what it asked for.",
          "Let a worker run the command (or make the edit) it asked for.",
-         does="allow", args=(_QID, Arg("reason", str, "Optional words with the yes.", default=""))),
+         does="allow", returns="Answered", idempotent=True, said=("answer", "--allow"),
+         args=(_QID, Arg("reason", str, "Optional words with the yes.", default=""))),
     Verb("deny", "Refuse what a worker asked for.",
          "Refuse the command (or edit) a worker asked for.",
-         does="deny", args=(_QID, Arg("reason", str, "Why not; the worker reads it."))),
+         does="deny", returns="Answered", idempotent=True, said=("answer", "--deny"),
+         args=(_QID, Arg("reason", str, "Why not; the worker reads it."))),
     Verb("pass", "Pass a worker's question on to you.",
          "Hand a worker's question to the person (what is not yours to decide): it shows under Now.",
-         does="pass_", args=(_QID,),
+         does="pass_", returns="Passed", args=(_QID,), idempotent=True,
          cli=Face(("pass",), "ask:pass_command",
                   help="Hand question ID to you: it shows under Now on the board.")),
     Verb("land", "Check and land finished workers or branches through the landing queue.",
          "Check and land finished workers or local branches through the landing queue (the engine lands "
          "finished workers on its own; this is for a branch it holds or one you made).",
-         does="land",
+         does="land", returns="LandResult", idempotent=True,
          args=(Arg("names", list[str] | None, "Job ids or branches to land.", default=None,
                    metavar="[JOB|BRANCH]..."),
                Arg("all", bool, "Every finished worker.", default=False, flags=("--all",), key="take_all")),
@@ -167,22 +174,22 @@ VERBS: tuple[Verb, ...] = (
                        "what passes.")),
     Verb("stop", "Stop a job (it is not tried again).",
          "Stop a job; it is not tried again and its branch is kept.",
-         does="stop", args=(_JOB,), destructive=True,
+         does="stop", returns="Stopped", args=(_JOB,), destructive=True, idempotent=True, open_world=True,
          cli=Face(("stop",), "jobs:stop_command", help="Stop JOB's worker; its branch is kept.")),
     Verb("retry", "Try a failed or stopped job again.",
          "Try a failed or stopped job again, continuing from what it committed.",
-         does="retry", args=(_JOB,),
+         does="retry", returns="Retried", args=(_JOB,), open_world=True,
          cli=Face(("retry",), "jobs:retry_command",
                   help="A new attempt at JOB's piece, continuing from what it committed.")),
-    Verb("machines", "local, added machines, and SSH hosts not added yet.",
+    Verb("machines", "The machines: local, added ones, and SSH hosts not added yet.",
          "The machines: local, added ones and SSH hosts; ticked, ready (and why not), running, preference.",
-         does="machines", read_only=True, idempotent=True,
+         does="machines", returns="MachinesResult", read_only=True, idempotent=True,
          cli=Face(("machines",), "machines:list_command", options=(JSON,), group=True,
                   help="List `local`, the machines you added and the hosts of your SSH config not added yet: "
                        "ticked, ready, running workers, preference.")),
     Verb("schedule_add", "Add a schedule.",
          "Add a schedule (s1, s2, …): when due, the lead hears `[balanced] Scheduled (NAME, WHEN): TEXT`.",
-         does="schedule_add",
+         does="schedule_add", returns="ScheduleAdded",
          args=(Arg("when", str, "daily 09:00, weekdays 18:30, every 30 minutes, every 2 hours or once 2026-11-12 "
                                 "09:00."),
                Arg("text", str, "What the lead hears then.")),
@@ -190,22 +197,22 @@ VERBS: tuple[Verb, ...] = (
                   help="WHEN is `daily HH:MM`, `weekdays HH:MM`, `every N minutes`, `every N hours` or `once "
                        "YYYY-MM-DD HH:MM`, in this machine's local time.")),
     Verb("schedule_list", "List schedules.", "Every schedule with its next time.",
-         does="schedule_list", read_only=True, idempotent=True,
+         does="schedule_list", returns="Schedules", read_only=True, idempotent=True,
          cli=Face(("schedule", "list"), "schedule:list_command", options=(JSON,),
                   help="Every schedule with its next time.")),
     Verb("schedule_rm", "Remove a schedule.", "Remove a schedule.",
-         does="schedule_rm", destructive=True,
+         does="schedule_rm", returns="ScheduleRemoved", destructive=True, idempotent=True,
          args=(Arg("name", str, "The schedule's name, such as s1."),),
          cli=Face(("schedule", "rm"), "schedule:rm_command", help="Remove schedule NAME (s1, s2, ...).")),
     Verb("put_to_you", "Put the work to the person.",
          "Put the work to the person: a row under Now with your summary, what would ship, the check run again on "
          "the branch, and the attachments. They ship it, correct it (you hear it) or say not now.",
-         does="put_to_you",
+         does="put_to_you", returns="NowRow",
          args=(Arg("summary", str, "What you did and why, for the person."),
                Arg("attachments", list[str] | None, "Files to show with it, such as screenshots.", default=None))),
     Verb("idea", "Put an idea to the person.",
          "Put an idea to the person under Now; their go-ahead (or not) comes to your inbox.",
-         does="idea", args=(Arg("text", str, "The idea, and why."),)),
+         does="idea", returns="NowRow", args=(Arg("text", str, "The idea, and why."),)),
 )
 
 

@@ -20,7 +20,11 @@ def test_each_turn_after_the_first_resumes_the_session(tmp_path: Path) -> None:
     assert turn_argv("pi", "-x", None, tmp_path)[-1] == " -x", "a leading dash is no option to Pi"
     resumed = turn_argv("codex", "News", "t-3", tmp_path)
     assert resumed[:3] == ["codex", "exec", "resume"] and resumed[-2:] == ["t-3", "News"]
-    assert 'mcp_servers.balanced.command="git"' in turn_argv("codex", "Do it", None, tmp_path)
+    first_codex = turn_argv("codex", "Do it", None, tmp_path)
+    assert 'mcp_servers.balanced.command="git"' in first_codex
+    assert 'approval_policy="never"' in first_codex and 'approval_policy="never"' in resumed, "no one to approve"
+    assert 'mcp_servers.balanced.default_tools_approval_mode="approve"' in first_codex, \
+        "Codex with approvals off calls only read-only tools of a server without it"
 
 
 def test_the_session_is_read_from_each_agents_events() -> None:

@@ -20,12 +20,29 @@ from mcp.client.stdio import StdioServerParameters
 
 from git_balanced.channel import questions
 from git_balanced.git import Repo
+from git_balanced.kit.spoken import for_tools
 from tests.support.builders import make_repo
 from tests.support.cli import Ran, balanced
 from tests.support.wait import wait_until
 
 TOOLS = {"plan", "start", "worker", "board", "inbox", "answer", "allow", "deny", "pass", "land", "stop", "retry",
          "machines", "schedule_add", "schedule_list", "schedule_rm", "put_to_you", "idea"}
+
+
+HINTS = {"read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"}
+
+
+def _descriptions(value: Any) -> Iterator[str]:
+    """Every description in a tool's listing: its own, its arguments' and its result's fields'."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "description" and isinstance(v, str):
+                yield v
+            else:
+                yield from _descriptions(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _descriptions(v)
 
 
 @dataclass
@@ -120,7 +137,14 @@ def test_every_tool_is_listed_with_its_schemas_and_none_ships(mcp: Session) -> N
     for name, t in listed.items():
         assert t.input_schema["type"] == "object", name
         assert t.output_schema and t.output_schema["type"] == "object", f"{name} has a structured result"
+        assert t.output_schema.get("properties"), f"{name}'s output schema describes its result"
         assert t.description, name
+        assert t.title and t.annotations.title == t.title, f"{name} has a title"
+        hints = t.annotations.model_dump(exclude={"title"})
+        assert set(hints) >= HINTS and all(isinstance(hints[h], bool) for h in HINTS), f"{name} says all four: {hints}"
+        described = [d for d in _descriptions(t.model_dump(by_alias=True))]
+        assert described and all(d == d.strip() and "\n " not in d for d in described), \
+            f"{name}: no docstring indentation in what a client shows"
     piece = listed["plan"].input_schema["$defs"]["Piece"]
     assert {"id", "task", "after", "paths", "machine", "agent", "run", "size"} <= set(piece["properties"])
     assert set(listed["plan"].input_schema["required"]) == {"task", "pieces"}
@@ -224,7 +248,9 @@ def test_a_refusal_is_the_clis_message_and_hint(mcp: Session, tool: str, args: d
     ran = mcp.cli(*cli)
     assert ran.code in (1, 2), ran
     assert ran.err.strip().startswith("error: ")
-    assert ran.err.strip() in said, f"the tool says what `git balanced {' '.join(cli)}` says:\n{said}\n{ran.err}"
+    assert for_tools(ran.err.strip()) in said, \
+        f"the tool says what `git balanced {' '.join(cli)}` says, naming tools:\n{said}\n{ran.err}"
+    assert "git balanced board" not in said and "git balanced schedule list" not in said, said
 
 
 def test_a_plan_file_error_and_bad_arguments_are_refused(mcp: Session) -> None:

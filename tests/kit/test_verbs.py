@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import typing
 from typing import Any
 
 import click
@@ -16,6 +17,7 @@ from mcp import Client
 from git_balanced import cli as cli_module
 from git_balanced.cli import cli, command_of
 from git_balanced.kit import tools, verbs
+from git_balanced.kit.results import RESULTS
 from git_balanced.kit.server import build
 from git_balanced.kit.verbs import VERBS, Arg, Face, Verb
 
@@ -42,6 +44,7 @@ def test_every_verb_is_a_tool_and_each_verb_with_a_face_a_command_with_the_same_
         assert list(schema["properties"]) == [a.name for a in v.args], v.name
         assert set(schema.get("required", [])) == {a.name for a in v.args if a.required}, v.name
         assert listed[v.name].title == v.title and listed[v.name].description == v.doc, v.name
+        assert v.title[0].isupper() and v.title.endswith("."), f"{v.name}'s title is a sentence a client shows"
     for v in FACED:
         assert v.cli is not None
         cmd = _command(v.cli.words)
@@ -71,7 +74,37 @@ def test_the_hints_say_what_a_call_risks() -> None:
     assert listed["board"].annotations.read_only_hint is True
     assert listed["stop"].annotations.destructive_hint is True
     assert listed["plan"].annotations.read_only_hint is False
-    assert {n for n, t in listed.items() if t.annotations.read_only_hint} == {"board", "machines", "schedule_list"}
+    assert {n for n, t in listed.items() if t.annotations.read_only_hint} == \
+        {"board", "inbox", "machines", "schedule_list"}
+    assert {n for n, t in listed.items() if t.annotations.destructive_hint} == {"stop", "schedule_rm"}
+    assert {n for n, t in listed.items() if t.annotations.open_world_hint} == \
+        {"plan", "start", "worker", "stop", "retry"}, "what reaches machines and agents past this repository"
+    for name, t in listed.items():  # none left to a client's default, which assumes the worst
+        assert None not in (t.annotations.read_only_hint, t.annotations.destructive_hint,
+                            t.annotations.idempotent_hint, t.annotations.open_world_hint), name
+
+
+def test_each_verb_returns_its_declared_type_and_the_tool_says_so() -> None:
+    listed = _listed()
+    for v in VERBS:
+        does = getattr(tools, v.does) if isinstance(v.does, str) else v.does
+        assert typing.get_type_hints(does)["return"] is RESULTS[v.returns], f"{v.does} returns {v.returns}"
+        assert listed[v.name].output_schema["title"] == v.returns, v.name
+        assert listed[v.name].output_schema["properties"], v.name
+
+
+def test_a_result_not_of_its_type_is_refused_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tools, "schedule_list", lambda: {"schedules": [], "stray": 1})
+    monkeypatch.setattr(tools, "machines", lambda: {"machines": "local"})
+
+    async def calls() -> list[Any]:
+        async with Client(build()) as client:
+            return [await client.call_tool(n, {}) for n in ("schedule_list", "machines")]
+
+    for result in asyncio.run(calls()):
+        assert result.is_error, result.structured_content
+    said = "".join(c.text for r in asyncio.run(calls()) for c in r.content)
+    assert "stray" in said and "machines" in said, said
 
 
 def test_a_verb_with_no_face_has_no_command() -> None:
