@@ -12,6 +12,7 @@ from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, JobEvent, Placed, TakenOver, record
+from git_balanced.models import JobId
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
@@ -211,7 +212,8 @@ def resolve(jobs: dict[str, Job], name: str) -> Job:
 def by_prefix(jobs: dict[str, Job], name: str, *, or_branch: bool = False) -> Job:
     """The one job whose id starts with `name`; refused when none does or more than one does. `or_branch`:
     the name could have been a branch too, and the refusal says so."""
-    hits = sorted((j for j in jobs.values() if name and j.id.startswith(name)), key=lambda j: j.id)
+    start = JobId.prefix(name)  # an id copied in capitals names the same job
+    hits = sorted((j for j in jobs.values() if start and j.id.startswith(start)), key=lambda j: j.id)
     if len(hits) == 1:
         return hits[0]
     if not hits:

@@ -146,6 +146,11 @@ class _Name(str):
         return cls(cls._normal(value))
 
     @classmethod
+    def is_one(cls, value: str) -> bool:
+        """Whether `value` is of this kind as it is (no message made)."""
+        return cls._broken(value) is None
+
+    @classmethod
     def _broken(cls, value: str) -> str | None:
         """Which rule `value` breaks, in words, or None when it is good."""
         raise NotImplementedError
@@ -281,6 +286,13 @@ class JobId(_Name):
     def _normal(cls, value: str) -> str:
         # Crockford base32 reads either case; ids are written and stored in lower case.
         return value.lower()
+
+    @classmethod
+    def prefix(cls, text: str) -> str:
+        """The start of an id as someone typed it, in the case ids are stored (Crockford base32 reads either);
+        text that cannot start an id is given back as it is."""
+        low = text.lower()
+        return low if len(low) <= 15 and all(c in _CROCKFORD for c in low) else text
 
     def created(self) -> datetime:
         """When this id was made, from its time-ordered head (UTC)."""

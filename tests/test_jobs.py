@@ -184,3 +184,11 @@ def test_a_retry_after_a_conflict_keeps_the_pieces_paths(tmp_path: Path) -> None
     again = next(j for j in jobs if j.previous == conflicted[0].id)
     assert again.paths == ("src/**",), "the piece's paths, not the files it conflicted in"
     assert again.state == "landed", (again.state, again.reason)
+
+
+def test_a_job_id_copied_in_capitals_names_the_same_job(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    jid = J.place(Repo.discover(repo), {"plan": "p1", "piece": "api", "task": "t", "branch": "balanced/api"})
+    jobs = J.all_jobs(Repo.discover(repo))
+    assert J.by_prefix(jobs, jid.upper()).id == jid
+    assert J.by_prefix(jobs, jid[:6].upper()).id == jid

@@ -8,6 +8,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.landing.candidates import job_candidate
 from git_balanced.landing.queue import Candidate
 from git_balanced.lead import Lead
+from git_balanced.models import BranchName
 from git_balanced.vocab import LANDABLE, JobState
 
 
@@ -23,7 +24,8 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
     for name in names:
         branch = name.removeprefix("refs/heads/")
         job = jobs.get(name) or J.newest_on(jobs, branch, tuple(LANDABLE))
-        tip = lead.repo.read_ref(f"refs/heads/{branch}") if job is None else None
+        # Only a name git could give a branch is looked up as one; any other can only be a job's id.
+        tip = lead.repo.read_ref(f"refs/heads/{branch}") if job is None and BranchName.is_one(branch) else None
         if tip is not None:
             c = Candidate(branch=branch, tip=tip)
         else:

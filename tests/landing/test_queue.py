@@ -61,6 +61,8 @@ def test_preflight_spends_no_check(tmp_path: Path, sealed: Path) -> None:
     assert "held      settings" in r.out and "git balanced land settings --yes" in r.out
     assert check_runs(sealed) == 0, "nothing was checked"
     assert balanced(repo, "land", "nosuch").err.startswith("error: There is no job or local branch")
+    # A name git could never give a branch is not looked up as one, and reads as no job either.
+    assert balanced(repo, "land", "a..b").err.startswith("error: There is no job or local branch named 'a..b'")
 
 
 def test_protected_branch_lands_on_your_word(tmp_path: Path, sealed: Path) -> None:
