@@ -12,9 +12,10 @@ from git_balanced import jobs as J
 from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
+from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
-from git_balanced.engine.retry import decide
+from git_balanced.engine.retry import Attempt, decide
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
@@ -235,13 +236,16 @@ class Engine:
             if j.state == JobState.STOPPED and failure != Failure.BUDGET:
                 failure = Failure.STOPPED
             stronger = ctx.settings.stronger_model(j.model, j.agent) if j.model else None
-            d = decide(failure, j.attempt, attempts, j.agent, j.model, stronger, j.id, self.lead.branch,
-                       limits.budget_left(j))
+            tip = self.repo.rev_parse(self.lead.ref)
+            d = decide(Attempt(failure=failure, attempt=j.attempt, attempts=attempts, agent=j.agent, model=j.model,
+                               stronger=stronger, job=j.id, lead_branch=self.lead.branch,
+                               left=limits.budget_left(j), base_moved=tip != j.base))
+            shown = failure_tail(j)  # the failing test, for a failed check
             if not d.retry:
                 ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
-                           say=f"{piece} did not land. {d.words}", job=j.id)
+                           say=f"{piece} did not land ({j.reason or failure}). {d.words}" + shown, job=j.id)
                 continue
-            nxt = Next(retry_reason=d.words, base=self.repo.rev_parse(self.lead.ref),
+            nxt = Next(retry_reason=d.words, base=tip,
                        model=d.model if d.model is not None else KEEP,
                        budget_usd=d.budget_usd if d.budget_usd is not None else KEEP,
                        not_before=time.time() + d.delay if d.delay else KEEP)
@@ -254,7 +258,7 @@ class Engine:
             new = next_attempt(self.lead, j, nxt)
             where = f", {nxt.why}" if d.other_machine else ""  # the lead hears where it went
             ctx.record(j.id, Retried(next=new), f"{piece}: tried again as {new}",
-                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
+                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}{shown}", job=new)
         return wrote
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],

@@ -191,6 +191,13 @@ def retry(job: str) -> dict[str, Any]:
     return {"job": j.id, "piece": j.piece, "new_job": new, "attempt": j.attempt + 1, "engine": _engine(lead)}
 
 
+def show(job: str) -> dict[str, Any]:
+    """One job in full: what it did, its events, the whole output of the check that failed on it."""
+    from git_balanced.engine.detail import detail
+
+    return detail(_lead(), job)
+
+
 def machines() -> dict[str, Any]:
     """Every machine: local, added ones, SSH hosts not added yet; ticked, ready, running, preference."""
     from git_balanced.machines.placing.table import rows
