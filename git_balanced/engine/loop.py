@@ -243,7 +243,7 @@ class Engine:
             shown = failure_tail(j)  # the failing test, for a failed check
             if not d.retry:
                 ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
-                           say=f"{piece} did not land ({j.reason or failure}). {d.words}" + shown, job=j.id)
+                           say=f"{piece} did not land. {d.words}{shown}", job=j.id)
                 continue
             nxt = Next(retry_reason=d.words, base=tip,
                        model=d.model if d.model is not None else KEEP,

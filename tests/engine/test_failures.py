@@ -30,7 +30,7 @@ def test_a_shell_piece_whose_check_failed_on_an_unmoved_base_says_why_and_is_not
     rows = jobs_of(repo, "bad")
     assert [j["state"] for j in rows] == ["failed"], "the same command on the same base is not run again"
     text = inbox_text(repo)
-    assert "bad did not land (its check failed (exit 1)). Not tried again: the same command on the same base" \
+    assert "bad did not land. Not tried again: the same command on the same base would fail the same check" \
         in text, text
     inbox = balanced(repo, "inbox").out
     assert "FAILED tests/test_src.py::test_no_bad - found BAD" in inbox, "the inbox names the failing test"
