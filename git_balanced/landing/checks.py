@@ -258,8 +258,8 @@ def keep_log(repo: Repo, tree: str, command: str, out: str) -> None:
     if len(data) > LOG_BYTES:
         data = b"[... the start is cut: only the last %d bytes are kept]\n" % LOG_BYTES + data[-LOG_BYTES:]
     write_atomic(path, data.decode("utf-8", "replace"))
-    logs = sorted(path.parent.glob("*.log"), key=_mtime)
-    for old in logs[:-LOGS_KEPT]:
+    others = sorted((p for p in path.parent.glob("*.log") if p != path), key=_mtime)
+    for old in others[:max(0, len(others) - LOGS_KEPT + 1)]:  # the one just written is kept
         old.unlink(missing_ok=True)
 
 
