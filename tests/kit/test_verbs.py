@@ -71,7 +71,8 @@ def test_the_hints_say_what_a_call_risks() -> None:
     assert listed["board"].annotations.read_only_hint is True
     assert listed["stop"].annotations.destructive_hint is True
     assert listed["plan"].annotations.read_only_hint is False
-    assert {n for n, t in listed.items() if t.annotations.read_only_hint} == {"board", "machines", "schedule_list"}
+    assert {n for n, t in listed.items() if t.annotations.read_only_hint} == {"board", "show", "machines",
+                                                                               "schedule_list"}
 
 
 def test_a_verb_with_no_face_has_no_command() -> None:
