@@ -53,6 +53,10 @@ def test_a_shell_piece_whose_check_failed_on_an_unmoved_base_says_why_and_is_not
     assert detail["did"]["commits"] == 1 and detail["branch_at"]["in_lead"] is False
     mcp = balanced(repo, "mcp", "--call", "show", json.dumps({"job": rows[0]["id"]}))
     assert mcp.code == 0 and "collected 3 items" in mcp.out, mcp
+    tool_board = balanced(repo, "mcp", "--call", "board")
+    assert tool_board.code == 0 and "FAILED tests/test_src.py::test_no_bad - found BAD" in tool_board.out, tool_board
+    tool_inbox = balanced(repo, "mcp", "--call", "inbox")
+    assert "FAILED tests/test_src.py::test_no_bad - found BAD" in tool_inbox.out, tool_inbox
 
 
 def test_a_shell_piece_whose_check_failed_is_tried_again_once_the_base_moved(tmp_path: Path) -> None:
