@@ -27,7 +27,9 @@ def _reason(j: Job) -> str:
         return (j.reason or j.failure or "failed") + " (tried again)"
     if j.state in ENDED_BADLY | NEEDS_YOU:
         why = j.reason or j.failure or j.state
-        return f"{why.rstrip('.')}. {j.final}" if j.final else why
+        if j.final:
+            return f"{why.rstrip('.')}. {j.final}"
+        return f"{why}; it waits for {j.waits_for}" if j.waits_for else why
     if j.state == JobState.RUNNING:
         if j.asked:
             return "asked its lead"

@@ -18,6 +18,7 @@ NOT_RETRIED: dict[str, str] = {
     Failure.HELD: "it waits for you",
 }
 TRANSIENT_PAUSE = 60.0
+SAME_AGAIN = "the same command on the same base would fail the same check"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,14 +60,23 @@ def decide(a: Attempt) -> Decision:
                                            "your plan file, then store it again with `git balanced plan FILE "
                                            "--start`")
     if failure == Failure.CHECK_FAILED and a.agent == "shell" and not a.base_moved and a.attempt < a.attempts:
-        return Decision(retry=False, words=f"Not tried again: the same command on the same base would fail the "
-                                           f"same check, as {a.lead_branch} has not moved; fix the piece's `run` "
+        return Decision(retry=False, words=f"Not tried again: {SAME_AGAIN}, as {a.lead_branch} has not moved; "
+                                           f"fix the piece's `run` "
                                            f"in your plan file and store it again, or `git balanced retry "
                                            f"{a.job}` once {a.lead_branch} moved")
     d = _decide(replace(a, failure=failure))
     if d.retry and a.left is not None:
         return replace(d, words=f"{d.words}, with ${a.left:.2f} of its budget left", budget_usd=a.left)
     return d
+
+
+def waits_for_a_move(a: Attempt, others_live: bool) -> bool:
+    """Whether a shell piece whose check failed waits for the lead's branch to move before it is decided: it runs
+    the same command again, so on the base it failed on it fails again, while other live work of the lead's plans
+    (`others_live`) may land first and move the branch (then it is tried again)."""
+    spent = a.left is not None and a.left <= 0
+    return (a.failure == Failure.CHECK_FAILED and a.agent == "shell" and not a.base_moved
+            and a.attempt < a.attempts and not spent and others_live)
 
 
 def _decide(a: Attempt) -> Decision:

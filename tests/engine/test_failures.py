@@ -59,15 +59,18 @@ def test_a_shell_piece_whose_check_failed_on_an_unmoved_base_says_why_and_is_not
     assert "FAILED tests/test_src.py::test_no_bad - found BAD" in tool_inbox.out, tool_inbox
 
 
-def test_a_shell_piece_whose_check_failed_is_tried_again_once_the_base_moved(tmp_path: Path) -> None:
+def test_a_shell_piece_whose_check_failed_waits_for_the_base_to_move_and_is_tried_again(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path, check=CHECK)
     run = "if [ -f src/bad.txt ]; then rm src/bad.txt; echo fixed > src/fix.txt; else echo BAD > src/bad.txt; fi"
-    # `first` lands before `late` is checked (or with it, ahead of it in the queue): the lead's branch moves.
-    plan(repo, [piece("first", "echo a > src/first.txt"), piece("late", f"sleep 3; {run}")], "--start")
+    # `early` fails its check while `slow` still runs: it waits for main to move, and once `slow` landed it is
+    # tried again.
+    plan(repo, [piece("slow", "sleep 4; echo a > src/slow.txt"), piece("early", run)], "--start")
     assert engine(repo, "--until-idle").code == 0
-    rows = jobs_of(repo, "late")
+    rows = jobs_of(repo, "early")
     assert [j["state"] for j in rows] == ["retried", "landed"], rows
-    assert "Tries again on the new tip of main: attempt 2" in inbox_text(repo)
+    text = inbox_text(repo)
+    assert "early failed (its check failed (exit 1)). It is tried again once main moves" in text, text
+    assert "Tries again on the new tip of main: attempt 2" in text, text
     assert (repo / "src" / "fix.txt").exists() and not (repo / "src" / "bad.txt").exists()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Attempt, Decision, decide
+from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Attempt, Decision, decide, waits_for_a_move
 
 PLAIN = Decision(retry=True, words="")  # what a plain next attempt changes: nothing
 
@@ -74,3 +74,19 @@ def test_a_shell_piece_whose_check_failed_is_tried_again_only_once_the_base_move
     assert _decide("check_failed", base_moved=False).retry, "an agent may do otherwise on its next attempt"
     last = _decide("check_failed", attempt=3, agent="shell", model=None, stronger=None, base_moved=False)
     assert last.words == "Not tried again: that was attempt 3 of 3"
+
+
+def test_a_shell_piece_waits_for_the_branch_to_move_while_other_work_may_move_it() -> None:
+    def attempt(**given: object) -> Attempt:
+        fields: dict[str, object] = {"failure": "check_failed", "attempt": 1, "attempts": 3, "agent": "shell",
+                                     "model": None, "stronger": None, "job": "j1", "lead_branch": "main",
+                                     "base_moved": False, **given}
+        return Attempt(**fields)  # type: ignore[arg-type]
+
+    assert waits_for_a_move(attempt(), others_live=True)
+    assert not waits_for_a_move(attempt(), others_live=False), "nothing else can move it: decided now"
+    assert not waits_for_a_move(attempt(base_moved=True), others_live=True), "it moved: tried again now"
+    assert not waits_for_a_move(attempt(agent="claude"), others_live=True), "an agent may do otherwise"
+    assert not waits_for_a_move(attempt(attempt=3), others_live=True), "the last attempt is the last"
+    assert not waits_for_a_move(attempt(left=0.0), others_live=True), "its budget is spent"
+    assert not waits_for_a_move(attempt(failure="conflict"), others_live=True)
