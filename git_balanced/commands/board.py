@@ -28,6 +28,9 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             else:
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
                              f"({r['id']})")
+                if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
+                    lines.append(ui.tail(r["tail"], indent="      "))
+                    lines.append(f"      the whole of it: `git balanced show {r['id']}`")
     rows = [r for r in data["jobs"] if not (r["state"] == JobState.QUEUED and r["reason"].startswith("waits"))]
     spend = _spend_lines(data)
     if rows or spend:  # a queued piece that waits is under Next

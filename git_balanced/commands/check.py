@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from git_balanced import fence, trust, ui
 from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
 from git_balanced.landing import checks
 from git_balanced.lead import commands_of, open_checkout, settings_at
 
@@ -16,9 +17,13 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
         raise BalancedError("There is no check command in .magnum/settings.toml.",
                             hint="set one: `git balanced init --check 'pytest -q'`, or add `check = ...` "
                                  "under [worktree].")
+    rev, below = _tip_of(repo, rev)
     commit = repo.rev_parse(rev)
     if commit is None:
         raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
+    if below is not None and not as_json:
+        ui.note(f"[balanced] The tip decides (docs/hooks.md): {rev} is checked, and the {below} commit(s) below it "
+                "in the range go out with it.")
     unfenced = fence.unfenced_words()
     if unfenced and not as_json:
         ui.note(f"[balanced] {unfenced}")
@@ -32,6 +37,7 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
         result = hit
     if as_json:
         ui.emit_json({**result.record(), "cached": result.cached, "rev": rev, "commit": commit,
+                      "range_commits": below,
                       "fenced": unfenced is None, "unfenced_why": fence.why_unavailable()})
     else:
         verdict = "passed" if result.passed else f"failed (exit {result.code})"
@@ -40,3 +46,20 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
         if not result.passed and result.tail:
             ui.say(ui.tail(result.tail))
     return 0 if result.passed else (result.code or 1)
+
+
+def _tip_of(repo: Repo, rev: str) -> tuple[str, int | None]:
+    """REV, or the tip of a range `A..B` (what a push of it makes the branch), with how many commits of the
+    range lie below that tip (None for a single revision). A push is judged by its tip, so the range's tip is
+    what is checked."""
+    if ".." not in rev:
+        return rev, None
+    base, _, tip = rev.partition("..")
+    tip, base = tip.lstrip(".") or "HEAD", base or "HEAD"
+    for name in (base, tip):
+        if repo.rev_parse(name) is None:
+            raise BalancedError(f"{name!r} in {rev!r} names no commit here.",
+                                hint="name a range of branches, tags or commit ids, such as `origin/main..main`.")
+    tip_sha, base_sha = repo.rev_parse(tip), repo.rev_parse(base)
+    assert tip_sha is not None and base_sha is not None
+    return tip, max(0, len(repo.commits(tip_sha, base_sha, first_parent=True)) - 1)

@@ -1,6 +1,7 @@
 """The next attempt at a piece, made one way whoever asks for it: you (`git balanced retry`), the loop after a
 failure (`retry.decide`), or limits when a piece moves to another agent. It starts from what the job before it
-carries (`jobs.CARRIED`), with what its reason changes on top."""
+carries (`jobs.CARRIED`), with what its reason changes on top. An agent's next attempt after a failure is told,
+after its task, what the last attempt did and why it failed (`last_attempt`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from git_balanced import jobs as J
 from git_balanced.engine import workers
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.vocab import Failure
 
 KEEP: Any = object()  # a field the next attempt takes as the one before had it
+TOLD_LINES = 30  # of a failed check's output, what the next attempt's agent reads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,5 +47,32 @@ def next_attempt(lead: Lead, job: Job, nxt: Next) -> str:
     carried.update(previous=job.id, **nxt.changes())
     if not nxt.same_attempt:
         carried["attempt"] = job.attempt + 1
+        told = last_attempt(job, carried.get("branch", job.branch))
+        if told and carried.get("agent", job.agent) != "shell":  # a shell piece runs its command, and reads nothing
+            # Its worker reads it after its task, in its first message (engine/workers.build_request).
+            carried["resume_note"] = told
     workers.cleanup(lead, job)
     return J.place(lead.repo, carried)
+
+
+def last_attempt(job: Job, branch: str) -> str:
+    """What the attempt before did and why it failed, in words its next attempt's agent reads (working on
+    `branch`), or '' when it did not fail (a move to another agent, say)."""
+    why = job.reason or job.failure
+    if not why:
+        return ""
+    did = f"{job.commits} commit(s) on {job.branch}" if job.commits else "no commit"
+    lines = [f"Your last attempt at this piece (attempt {job.attempt}) made {did} and did not land: "
+             f"{why.rstrip('.')}."]
+    if job.summary:
+        lines.append(f"It ended saying: {job.summary}")
+    if job.failure == Failure.CHECK_FAILED and job.tail.strip():
+        shown = "\n".join(job.tail.rstrip().splitlines()[-TOLD_LINES:])
+        lines.append(f"The check's output ended with:\n```\n{shown}\n```")
+    if job.failure == Failure.CONFLICT and job.verdict_paths:
+        lines.append(f"It conflicted with the lead's branch in: {', '.join(job.verdict_paths)}.")
+    if branch == job.branch and job.commits:
+        lines.append("Its commits are on your branch: start from them and mend what failed.")
+    elif job.commits:
+        lines.append(f"You start from the lead's newest commit; its commits stay on {job.branch}.")
+    return "\n".join(lines)

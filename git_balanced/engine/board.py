@@ -11,7 +11,7 @@ from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import Job, PlanView, latest_by_piece
-from git_balanced.vocab import ENDED_BADLY, NEEDS_YOU, JobState, LeadState
+from git_balanced.vocab import ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
 
 
 def _reason(j: Job) -> str:
@@ -27,7 +27,9 @@ def _reason(j: Job) -> str:
         return (j.reason or j.failure or "failed") + " (tried again)"
     if j.state in ENDED_BADLY | NEEDS_YOU:
         why = j.reason or j.failure or j.state
-        return f"{why.rstrip('.')}. {j.final}" if j.final else why
+        if j.final:
+            return f"{why.rstrip('.')}. {j.final}"
+        return f"{why}; it waits for {j.waits_for}" if j.waits_for else why
     if j.state == JobState.RUNNING:
         if j.asked:
             return "asked its lead"
@@ -44,13 +46,30 @@ def _reason(j: Job) -> str:
     return j.state
 
 
+TAIL_SHOWN = 10  # the lines of a failed check's output the board and the inbox show: the failing test is there
+
+
+def check_tail(j: Job, lines: int = TAIL_SHOWN) -> str:
+    """The end of the check's output on an attempt whose check failed (the failing test), or ''."""
+    if j.failure != Failure.CHECK_FAILED or not j.tail.strip():
+        return ""
+    return "\n".join(j.tail.rstrip().splitlines()[-lines:])
+
+
+def failure_tail(j: Job) -> str:
+    """`check_tail` as the lead reads it under a message: indented lines after its first, or ''."""
+    tail = check_tail(j)
+    return ("\n" + ui.tail(tail, TAIL_SHOWN)) if tail else ""
+
+
 def job_row(j: Job) -> dict[str, Any]:
     return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
             "attempt": j.attempt, "branch": j.branch, "base": j.base, "cost_usd": j.cost_usd,
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
             "resume_at": j.resume_at if j.state == JobState.PAUSED else None,
-            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node}
+            "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node,
+            "tail": check_tail(j)}
 
 
 def collect(lead: Lead) -> dict[str, Any]:

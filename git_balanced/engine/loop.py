@@ -12,9 +12,10 @@ from git_balanced import jobs as J
 from git_balanced import trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
+from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
-from git_balanced.engine.retry import decide
+from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, waits_for_a_move
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
@@ -229,23 +230,36 @@ class Engine:
         """Try again each piece whose newest attempt failed, or give it up; True when any was decided."""
         attempts = ctx.settings.balanced.attempts
         wrote = False
+        tip = self.repo.rev_parse(self.lead.ref)
         for (_plan, piece), j in sorted(latest.items()):
             if j.state not in ENDED_BADLY or j.decided or not self.owners.mine(j):
                 continue
-            wrote = True
             failure = j.failure or j.state
             if j.budget_stopped:
                 failure = Failure.BUDGET
             if j.state == JobState.STOPPED and failure != Failure.BUDGET:
                 failure = Failure.STOPPED
             stronger = ctx.settings.stronger_model(j.model, j.agent) if j.model else None
-            d = decide(failure, j.attempt, attempts, j.agent, j.model, stronger, j.id, self.lead.branch,
-                       limits.budget_left(j))
+            a = Attempt(failure=failure, attempt=j.attempt, attempts=attempts, agent=j.agent, model=j.model,
+                        stronger=stronger, job=j.id, lead_branch=self.lead.branch, left=limits.budget_left(j),
+                        base_moved=tip != j.base)
+            if waits_for_a_move(a, any(o.state in LIVE and o.id != j.id for o in latest.values())):
+                if not j.waits_for:  # told once
+                    wrote = True
+                    ctx.record(j.id, Noted(waits_for=f"{self.lead.branch} to move, as {SAME_AGAIN}"),
+                               f"{piece}: waits for {self.lead.branch} to move",
+                               say=f"{piece} failed ({j.reason or failure}). It is tried again once "
+                                   f"{self.lead.branch} moves, as other work of its plans may land first"
+                                   + failure_tail(j), job=j.id)
+                continue
+            wrote = True
+            d = decide(a)
+            shown = "" if j.waits_for else failure_tail(j)  # the failing test, for a failed check (told once)
             if not d.retry:
                 ctx.record(j.id, GaveUp(final=d.words), f"{piece}: not tried again",
-                           say=f"{piece} did not land. {d.words}", job=j.id)
+                           say=f"{piece} did not land. {d.words}{shown}", job=j.id)
                 continue
-            nxt = Next(retry_reason=d.words, base=self.repo.rev_parse(self.lead.ref),
+            nxt = Next(retry_reason=d.words, base=tip,
                        model=d.model if d.model is not None else KEEP,
                        budget_usd=d.budget_usd if d.budget_usd is not None else KEEP,
                        not_before=time.time() + d.delay if d.delay else KEEP)
@@ -258,7 +272,7 @@ class Engine:
             new = next_attempt(self.lead, j, nxt)
             where = f", {nxt.why}" if d.other_machine else ""  # the lead hears where it went
             ctx.record(j.id, Retried(next=new), f"{piece}: tried again as {new}",
-                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}", job=new)
+                       say=f"{piece} failed ({j.reason or failure}). {d.words}{where}{shown}", job=new)
         return wrote
 
     def _other_machine(self, ctx: Context, j: Job, plans: dict[str, StoredPlan],

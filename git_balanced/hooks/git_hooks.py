@@ -1,6 +1,6 @@
 """What `git balanced hook NAME` runs in the git hooks it installs (pre-commit's, or the plain ones of plain.py):
-pre-merge-commit checks a merge made by hand into a lead's branch, pre-push refuses lead commits whose trees never
-passed the check. A worker's branch (`balanced/...`) is left alone by both."""
+pre-merge-commit checks a merge made by hand into a lead's branch, pre-push refuses a lead's branch whose tip's tree
+never passed the check. A worker's branch (`balanced/...`) is left alone by both."""
 
 from __future__ import annotations
 
@@ -53,42 +53,29 @@ def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
 
 
 def pre_push(repo: Repo, args: list[str]) -> int:
-    """Refuse to push lead commits whose trees never passed the check.
+    """Refuse to push a lead's branch whose tip's tree never passed the check.
 
-    A new branch on the remote is judged by its tip; an update, by every commit it adds along its first
-    parents. A commit passes when its tree has a passing check note, or when it landed through the queue
-    in a batch whose checked tree passed (its landing note says so)."""
+    The tip decides, as in the landing: the branch moves on the remote to its tip, so that is the tree that
+    must pass; commits below it go out with it (as the merges of a landing batch land under their checked top).
+    A tip passes when its tree has a passing check note, or when it landed through the queue in a batch whose
+    checked tree passed (its landing note says so)."""
     cmds = commands_of(settings_at(repo, "HEAD"))
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for remote_ref, local_sha, remote_sha in _pushed(repo):
+    for remote_ref, local_sha, _remote_sha in _pushed(repo):
         branch = _lead_branch(remote_ref)
-        if branch is None:
-            continue
-        for sha in _added(repo, local_sha, remote_sha):
-            if not _passed(repo, sha, cmds.check):
-                refused.append((branch, sha))
+        if branch is not None and not _passed(repo, local_sha, cmds.check):
+            refused.append((branch, local_sha))
     if not refused:
         return 0
     remote = os.environ.get("PRE_COMMIT_REMOTE_NAME") or (args[0] if args else "the remote")
-    shown = refused[:5]
-    for branch, sha in shown:
-        subject = repo.subject(sha)
-        ui.note(f"[balanced] Refusing to push {branch} to {remote}: {sha[:7]} ({subject}) has no passing "
-                f"`{cmds.check}`.")
-    if len(refused) > len(shown):
-        ui.note(f"[balanced] … and {len(refused) - len(shown)} more.")
-    ui.note("hint: run " + " and ".join(f"`git balanced check {sha[:7]}`" for _, sha in shown)
+    for branch, sha in refused:
+        ui.note(f"[balanced] Refusing to push {branch} to {remote}: its tip {sha[:7]} ({repo.subject(sha)}) has no "
+                f"passing `{cmds.check}`.")
+    ui.note("hint: run " + " and ".join(f"`git balanced check {sha[:7]}`" for _, sha in refused)
             + ", then push again.")
     return 1
-
-
-def _added(repo: Repo, local_sha: str, remote_sha: str | None) -> list[str]:
-    """The first-parent commits a push adds to the remote's branch (only the tip for a new branch)."""
-    if not remote_sha or remote_sha == ZERO or repo.rev_parse(remote_sha) is None:
-        return [local_sha]
-    return repo.commits(local_sha, remote_sha, first_parent=True, most=500) or [local_sha]
 
 
 def _passed(repo: Repo, sha: str, check: str) -> bool:

@@ -196,6 +196,21 @@ class ScheduleRemoved(TypedDict):
 
 
 @with_config(_OPEN)
+class ShowResult(TypedDict):
+    """One job in full: the board's row of it, and more (its events, what its worker did, the check's output)."""
+
+    id: Annotated[str, Field(description="The job's id.")]
+    piece: Annotated[str, Field(description="Its piece.")]
+    state: Annotated[str, Field(description="Where it is: queued, running, finished, landed, failed, ...")]
+    task: Annotated[str, Field(description="What its worker was asked.")]
+    did: Annotated[Row, Field(description="What its worker did: exit code, outcome, summary, commits, head, cost.")]
+    branch_at: Annotated[Row, Field(description="Where its branch is here, and whether it is in the lead's branch.")]
+    events: Annotated[list[Row], Field(description="Each event on its chain, oldest first: time, name, state, line.")]
+    check_output: Annotated[Row | None, Field(description="The output of the check that failed on it (whole, "
+                                                          "where this clone kept it, else its end), or null.")]
+
+
+@with_config(_OPEN)
 class NowRow(TypedDict):
     """A row under Now: work put to the person, or an idea."""
 
@@ -209,4 +224,4 @@ class NowRow(TypedDict):
 
 RESULTS: dict[str, type] = {t.__name__: t for t in (
     PlanResult, StartResult, WorkerResult, BoardResult, InboxResult, Answered, Passed, LandResult, Stopped,
-    Retried, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow)}
+    Retried, ShowResult, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow)}

@@ -30,6 +30,7 @@ from git_balanced.kit.results import (
     ScheduleAdded,
     ScheduleRemoved,
     Schedules,
+    ShowResult,
     StartResult,
     Stopped,
     WorkerResult,
@@ -208,6 +209,13 @@ def retry(job: str) -> Retried:
     lead = _lead()
     j, new = retry_job(lead, job)
     return {"job": j.id, "piece": j.piece, "new_job": new, "attempt": j.attempt + 1, "engine": _engine(lead)}
+
+
+def show(job: str) -> ShowResult:
+    """One job in full: what it did, its events, the whole output of the check that failed on it."""
+    from git_balanced.engine.detail import detail
+
+    return detail(_lead(), job)  # type: ignore[return-value]  # the board's row and more, checked by the server
 
 
 def machines() -> MachinesResult:

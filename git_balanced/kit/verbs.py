@@ -181,6 +181,13 @@ VERBS: tuple[Verb, ...] = (
          does="retry", returns="Retried", args=(_JOB,), open_world=True,
          cli=Face(("retry",), "jobs:retry_command",
                   help="A new attempt at JOB's piece, continuing from what it committed.")),
+    Verb("show", "One job in full: what it did, its events, the check's whole output.",
+         "One job in full: its piece, what its worker did, where its branch is, each event on its chain, and the "
+         "whole output of the check that failed on it (the board shows only its end).",
+         does="show", returns="ShowResult", args=(_JOB,), read_only=True, idempotent=True,
+         cli=Face(("show",), "show:show_command", options=(JSON,),
+                  help="JOB in full: its piece, what its worker did, where its branch is, its events, and the "
+                       "whole output of the check that failed on it.")),
     Verb("machines", "The machines: local, added ones, and SSH hosts not added yet.",
          "The machines: local, added ones and SSH hosts; ticked, ready (and why not), running, preference.",
          does="machines", returns="MachinesResult", read_only=True, idempotent=True,

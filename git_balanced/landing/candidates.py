@@ -56,7 +56,8 @@ def record(lead: Lead, verdicts: list[Verdict]) -> None:
             continue
         if v.job:
             data = {"landed": v.commit, "landed_in": lead.branch} if state == JobState.LANDED else \
-                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths}
+                {"failure": v.status, "reason": v.reason, "tail": v.tail[-2000:], "verdict_paths": v.paths,
+                   **({"check_tree": v.tree} if v.tree else {})}
             if state is None:
                 data = {"in_the_way": v.paths, "in_the_way_why": v.reason}
             refs.append(repo, refs.ref_for("jobs", v.job), event, f"{v.branch}: {text}", data, state=state)

@@ -18,7 +18,11 @@ from git_balanced.git import Repo, config_text
 from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
 
-TAIL_LINES = 30
+TAIL_LINES = 30  # the end of a check's output kept in its note (and on a job whose check failed)
+# The whole output is kept beside, in `.git/balanced/check-logs/`, not shared: its last LOG_BYTES, for the newest
+# LOGS_KEPT checks (`git balanced show JOB` prints it).
+LOG_BYTES = 256 * 1024
+LOGS_KEPT = 200
 # The checks' copy's own config as `git init` writes it; the lead's identity and `gc.auto = 0` are added.
 COPY_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
 
@@ -234,10 +238,51 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
         out, code = (f"{out.rstrip()}\nThe check's code wrote {forged} check result(s) into the lead's "
                      f"{notes.CHECKS}; they were taken out, and do not count."), code or 1
     tail = "\n".join(out.rstrip().splitlines()[-TAIL_LINES:])
+    keep_log(repo, tree, command, out)
     result = CheckResult(tree=tree, command=command, passed=code == 0, code=code,
                          seconds=round(time.time() - start, 3), tail=tail, at=time.time())
     _record(repo, tree, result.record())
     return result
+
+
+def log_path(repo: Repo, tree: str, command: str) -> Path:
+    """Where the whole output of `command` on `tree` is kept, once run here."""
+    return repo.state_dir / "check-logs" / f"{tree}-{command_hash(command)}.log"
+
+
+def keep_log(repo: Repo, tree: str, command: str, out: str) -> None:
+    """Keep a check's whole output (its last LOG_BYTES), and only the newest LOGS_KEPT of them."""
+    path = log_path(repo, tree, command)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = out.encode("utf-8", "replace")
+    if len(data) > LOG_BYTES:
+        data = b"[... the start is cut: only the last %d bytes are kept]\n" % LOG_BYTES + data[-LOG_BYTES:]
+    write_atomic(path, data.decode("utf-8", "replace"))
+    others = sorted((p for p in path.parent.glob("*.log") if p != path), key=_mtime)
+    for old in others[:max(0, len(others) - LOGS_KEPT + 1)]:  # the one just written is kept
+        old.unlink(missing_ok=True)
+
+
+def kept_log(repo: Repo, tree: str, command: str | None = None) -> str | None:
+    """The whole output kept of a check on `tree` (of `command`, else of any command, the newest), or None."""
+    folder = repo.state_dir / "check-logs"
+    if command is not None:
+        found = [log_path(repo, tree, command)]
+    else:
+        found = sorted(folder.glob(f"{tree}-*.log"), key=_mtime, reverse=True)
+    for path in found:
+        try:
+            return path.read_text(errors="replace")
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:  # another check's keep_log took it out meanwhile
+        return 0.0
 
 
 def marks_of(repo: Repo) -> str:

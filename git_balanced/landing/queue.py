@@ -55,6 +55,7 @@ class Verdict:
     reason: str = ""
     tail: str = ""
     paths: list[str] = field(default_factory=list)
+    tree: str = ""  # the tree whose check failed: its whole output is kept by it (checks.kept_log)
     check_seconds: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -164,7 +165,7 @@ class Queue:
                     culprit.cand.branch, "check_failed", culprit.cand.job,
                     reason=f"its check failed (exit {res.code if res else '?'})" +
                            (f" once merged after {', '.join(x.cand.branch for x in chain[:top])}" if top else ""),
-                    tail=res.tail if res else ""))
+                    tail=res.tail if res else "", tree=culprit.tree))
                 limit = self._limit(max(1, limit // 2))
                 carry = [x.cand for x in chain[top + 1:]]
                 pending = later + pending

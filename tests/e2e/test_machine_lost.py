@@ -137,13 +137,16 @@ def test_a_lost_piece_goes_on_elsewhere_from_what_it_had_brought_back(machines: 
     alpha = machines.by_name("alpha")
     assert balanced(repo, "machines", "add", "alpha", "--preference", "prefer").code == 0
     wire_lead(repo, machines, SETTINGS.replace('check = "true"', 'check = "test -f ok.txt"'))
-    # Attempt 1 (alpha) commits a.txt and fails the check; attempt 2 (alpha again) goes on from there and
-    # hangs, alpha dies; attempt 3 must start from a.txt, which only attempt 1's fetched branch holds.
+    # Attempt 1 (alpha) commits a.txt and fails the check (a shell piece on an unmoved base: not tried again
+    # until you say so); attempt 2 (alpha again, by `retry`) goes on from there and hangs, alpha dies; attempt 3
+    # must start from a.txt, which only attempt 1's fetched branch holds.
     run = f'if [ -f a.txt ]; then [ "$(id -un)" = "{alpha.user}" ] && sleep 60; echo ok > ok.txt; ' \
           'else echo 1 > a.txt; fi'
     (tmp_path / "plan.yaml").write_text(json.dumps({"task": "Carry on", "pieces": [
         {"id": "p", "task": "Make a.txt, then ok.txt", "agent": "shell", "run": run}]}))
     assert " alpha: " in balanced(repo, "plan", str(tmp_path / "plan.yaml"), "--start").out
+    assert balanced(repo, "engine", "--until-idle").code == 1, "attempt 1 failed its check"
+    assert balanced(repo, "retry", "balanced/p").code == 0
     eng = engine(repo)
     try:
         def hung() -> bool:

@@ -4,6 +4,7 @@ stop at their budgets, and a failed check climbs the model ladder."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -118,6 +119,10 @@ def test_a_failed_check_climbs_the_ladder_with_what_is_left_of_the_budget(
     assert attempts[1]["budget_usd"] == pytest.approx(1.0 - spent, abs=1e-4), "attempt 2 gets what is left"
     models = [r.body.get("model", "") for r in servers.claude.main_requests()]
     assert "haiku" in models[0] and "sonnet" in models[-1], models
+    firsts = [json.dumps(r.body.get("messages", [])[:1]) for r in servers.claude.main_requests()
+              if "sonnet" in r.body.get("model", "")]
+    assert firsts and "Your last attempt at this piece (attempt 1)" in firsts[0] and \
+        "its check failed (exit 1)" in firsts[0], "attempt 2's first message says why attempt 1 failed"
     assert (repo / "src" / "fixed.txt").exists() and not (repo / "src" / "fixme.txt").exists()
     text = inbox_text(repo)
     assert f"Tries again with a stronger model: attempt 2 on sonnet, with ${1.0 - spent:.2f} of its budget left" \

@@ -57,20 +57,6 @@ def test_a_piece_that_always_fails_ends_after_three_attempts(tmp_path: Path) -> 
     assert "Tries again: attempt 2" in text and "Not tried again: that was attempt 3 of 3" in text
 
 
-def test_a_failed_check_is_tried_again(tmp_path: Path) -> None:
-    repo = lead_repo(tmp_path)
-    marker = tmp_path / "second"
-    run = (f'if [ -f {marker} ]; then rm src/bad.txt; echo fixed > src/fix.txt; '
-           f'else touch {marker}; echo BAD > src/bad.txt; fi')
-    plan(repo, [piece("fixme", run)], "--start")
-    assert engine(repo, "--until-idle").code == 0
-    rows = jobs_of(repo, "fixme")
-    assert [j["state"] for j in rows] == ["retried", "landed"], rows
-    assert "its check failed" in inbox_text(repo)
-    assert (repo / "src" / "fix.txt").exists() and not (repo / "src" / "bad.txt").exists(), \
-        "attempt 2 continued from attempt 1's commit and mended it"
-
-
 def test_bad_plans_are_refused(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
     cases = [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Decision, decide
+from git_balanced.engine.retry import NOT_RETRIED, TRANSIENT_PAUSE, Attempt, Decision, decide, waits_for_a_move
 
-PLAIN = Decision(True, "")  # what a plain next attempt changes: nothing
+PLAIN = Decision(retry=True, words="")  # what a plain next attempt changes: nothing
 
 
 def _changes(d: Decision) -> dict[str, object]:
@@ -15,8 +15,9 @@ def _changes(d: Decision) -> dict[str, object]:
 
 
 def _decide(failure: str, attempt: int = 1, *, agent: str = "claude", model: str | None = "haiku",
-            stronger: str | None = "sonnet", left: float | None = None) -> Decision:
-    return decide(failure, attempt, 3, agent, model, stronger, "j1", "main", left)
+            stronger: str | None = "sonnet", left: float | None = None, base_moved: bool = True) -> Decision:
+    return decide(Attempt(failure=failure, attempt=attempt, attempts=3, agent=agent, model=model, stronger=stronger,
+                          job="j1", lead_branch="main", left=left, base_moved=base_moved))
 
 
 def test_each_failure_tries_again_in_its_own_way() -> None:
@@ -35,7 +36,8 @@ def test_each_failure_tries_again_in_its_own_way() -> None:
 def test_a_failed_check_on_the_strongest_model_tries_it_again() -> None:
     d = _decide("check_failed", model="sonnet", stronger="sonnet")
     assert (d.words, _changes(d)) == ("Tries again: attempt 2 on sonnet", {})
-    assert _decide("check_failed", agent="shell", model=None, stronger=None).words == "Tries again: attempt 2"
+    assert _decide("check_failed", agent="shell", model=None, stronger=None).words == \
+        "Tries again on the new tip of main: attempt 2"
 
 
 @pytest.mark.parametrize("failure", sorted(NOT_RETRIED))
@@ -61,3 +63,30 @@ def test_a_shell_piece_the_guard_refused_would_write_the_same_paths_again() -> N
     d = _decide("guard", agent="shell", model=None, stronger=None)
     assert not d.retry and "the same command would write the same paths" in d.words
     assert _decide("guard").retry, "an agent may write other paths on its next attempt"
+
+
+def test_a_shell_piece_whose_check_failed_is_tried_again_only_once_the_base_moved() -> None:
+    same = _decide("check_failed", agent="shell", model=None, stronger=None, base_moved=False)
+    assert not same.retry and "the same command on the same base would fail the same check" in same.words
+    assert "git balanced retry j1" in same.words, "it says how to try it once the branch moved"
+    moved = _decide("check_failed", agent="shell", model=None, stronger=None, base_moved=True)
+    assert moved.retry and moved.words == "Tries again on the new tip of main: attempt 2"
+    assert _decide("check_failed", base_moved=False).retry, "an agent may do otherwise on its next attempt"
+    last = _decide("check_failed", attempt=3, agent="shell", model=None, stronger=None, base_moved=False)
+    assert last.words == "Not tried again: that was attempt 3 of 3"
+
+
+def test_a_shell_piece_waits_for_the_branch_to_move_while_other_work_may_move_it() -> None:
+    def attempt(**given: object) -> Attempt:
+        fields: dict[str, object] = {"failure": "check_failed", "attempt": 1, "attempts": 3, "agent": "shell",
+                                     "model": None, "stronger": None, "job": "j1", "lead_branch": "main",
+                                     "base_moved": False, **given}
+        return Attempt(**fields)  # type: ignore[arg-type]
+
+    assert waits_for_a_move(attempt(), others_live=True)
+    assert not waits_for_a_move(attempt(), others_live=False), "nothing else can move it: decided now"
+    assert not waits_for_a_move(attempt(base_moved=True), others_live=True), "it moved: tried again now"
+    assert not waits_for_a_move(attempt(agent="claude"), others_live=True), "an agent may do otherwise"
+    assert not waits_for_a_move(attempt(attempt=3), others_live=True), "the last attempt is the last"
+    assert not waits_for_a_move(attempt(left=0.0), others_live=True), "its budget is spent"
+    assert not waits_for_a_move(attempt(failure="conflict"), others_live=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.builders import commit, git, make_repo
 from tests.support.cli import balanced
 
@@ -214,3 +216,30 @@ def test_check_slots_put_the_copy_back_at_once_without_tripping_on_each_other(tm
             t.join()
         assert not failed, f"a slot failed putting the copy back: {failed[0]!r}"
         assert hooks.is_dir() and not any(hooks.iterdir()), "an empty hooks folder, as the copy was made"
+
+
+def test_the_whole_output_of_a_check_is_kept_bounded(tmp_path: Path, sealed: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_balanced.git import Repo
+    from git_balanced.landing import checks
+
+    repo = _project(tmp_path, check="seq 1 100; exit 3")
+    assert balanced(repo, "allow", "--yes").code == 0
+    r = balanced(repo, "check", "--json")
+    assert r.code == 3, r
+    data = json.loads(r.out)
+    assert data["tail"].splitlines() == [str(n) for n in range(71, 101)], "the note keeps the last 30 lines"
+    lead = Repo.discover(repo)
+    whole = checks.kept_log(lead, data["tree"], "seq 1 100; exit 3")
+    assert whole is not None and whole.splitlines() == [str(n) for n in range(1, 101)], "the log keeps them all"
+    assert checks.kept_log(lead, data["tree"]) == whole, "found by its tree alone too"
+
+    monkeypatch.setattr(checks, "LOG_BYTES", 50)
+    monkeypatch.setattr(checks, "LOGS_KEPT", 2)
+    for n in range(3):
+        checks.keep_log(lead, f"{n:040x}", "c", "x" * 80 + f" end {n}")
+    kept = sorted(p.name for p in (lead.state_dir / "check-logs").glob("*.log"))
+    assert len(kept) == 2, kept
+    cut = checks.kept_log(lead, f"{2:040x}", "c")
+    assert cut is not None and cut.startswith("[... the start is cut") and cut.endswith(" end 2")
+    assert len(cut.splitlines()[1]) == 50, "only the last LOG_BYTES are kept"

@@ -96,16 +96,39 @@ def test_landed_work_pushes_without_a_new_check(tmp_path: Path, sealed: Path) ->
     assert check_runs(sealed) == runs, "pushing landed work runs no check"
 
 
-def test_pre_push_refuses_an_unchecked_commit_under_a_checked_one(tmp_path: Path, sealed: Path) -> None:
+def test_a_push_of_two_unchecked_commits_is_judged_by_its_tip(tmp_path: Path, sealed: Path) -> None:
     repo = hooked_project(tmp_path)
     assert balanced(repo, "check").code == 0
     bare = make_remote(tmp_path, repo)
-    sneaky = commit(repo, {"src/sneaky.txt": "never checked\n"}, "sneaky")
-    branches(repo, 1)
-    assert balanced(repo, "land", "f1").code == 0, "the landing on top passes its check"
+    older = commit(repo, {"src/one.txt": "one\n"}, "one by hand")
+    tip = commit(repo, {"src/two.txt": "two\n"}, "two by hand")
     cp = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, capture_output=True, text=True)
     said = cp.stdout + cp.stderr
-    assert cp.returncode != 0 and sneaky[:7] in said and f"git balanced check {sneaky[:7]}" in said, said
-    assert git(bare, "rev-parse", "main") != git(repo, "rev-parse", "main"), "nothing moved on the remote"
-    assert balanced(repo, "check", sneaky).code == 0
+    assert cp.returncode != 0 and f"its tip {tip[:7]} (two by hand)" in said, said
+    assert older[:7] not in said, "the older commit is not what the push is judged by"
+    assert f"hint: run `git balanced check {tip[:7]}`, then push again." in said, said
+    runs = check_runs(sealed)
+    r = balanced(repo, "check", "origin/main..main")
+    assert r.code == 0 and "The tip decides" in r.err and "the 1 commit(s) below it" in r.err, r
+    assert check_runs(sealed) == runs + 1, "the range's tip alone is checked"
     git(repo, "push", "-q", "origin", "main")
+    assert git(bare, "rev-parse", "main") == tip
+
+
+def test_a_commit_by_hand_under_a_landing_goes_out_with_it(tmp_path: Path, sealed: Path) -> None:
+    repo = hooked_project(tmp_path)
+    assert balanced(repo, "check").code == 0
+    bare = make_remote(tmp_path, repo)
+    commit(repo, {"src/by-hand.txt": "never checked alone\n"}, "by hand")
+    branches(repo, 1)
+    assert balanced(repo, "land", "f1").code == 0, "the landing on top checks a tree that holds it"
+    git(repo, "push", "-q", "origin", "main")
+    assert git(bare, "rev-parse", "main") == git(repo, "rev-parse", "main"), "the tip decides, and it passed"
+
+
+def test_check_of_a_range_names_what_is_wrong(tmp_path: Path, sealed: Path) -> None:
+    repo = hooked_project(tmp_path)
+    r = balanced(repo, "check", "nowhere..main")
+    assert r.code == 1 and "'nowhere' in 'nowhere..main' names no commit here." in r.err, r
+    data = balanced(repo, "check", "main~1..main", "--json")
+    assert data.code == 0 and '"range_commits": 0' in data.out and '"rev": "main"' in data.out, data
