@@ -388,8 +388,8 @@ class Repo:
             self._listed = None
         return git_out(args, cwd=cwd or self.root, input=input, env=env)
 
-    def run(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
-            cwd: str | os.PathLike[str] | None = None, timeout: float | None = None) -> proc.Result:
+    def _run(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+             cwd: str | os.PathLike[str] | None = None, timeout: float | None = None) -> proc.Result:
         """Run git here and return the result whatever its exit code."""
         if args and args[0] not in _READS_NO_REF:
             self._listed = None
@@ -612,7 +612,7 @@ class Repo:
         obj = self._object(rev)
         if obj is not None:
             return obj.id.decode() if obj.type_name == b"commit" else None
-        res = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        res = self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
         return res.out.strip() or None if res.code == 0 else None
 
     def tree_of(self, rev: str) -> str:
@@ -648,11 +648,11 @@ class Repo:
             return name
         if _DETACHED.fullmatch(head):
             return None
-        res = self.run("symbolic-ref", "--quiet", "--short", "HEAD")
+        res = self._run("symbolic-ref", "--quiet", "--short", "HEAD")
         return res.out.strip() if res.code == 0 else None
 
     def is_ancestor(self, a: str, b: str) -> bool:
-        return self.run("merge-base", "--is-ancestor", a, b).code == 0
+        return self._run("merge-base", "--is-ancestor", a, b).code == 0
 
     def show_file(self, rev: str, path: str) -> str | None:
         """A file's text at `rev`, or None when it has no such file. A branch or a commit id is read
@@ -660,7 +660,7 @@ class Repo:
         sha = rev if re.fullmatch(r"[0-9a-f]{40}", rev) else self.read_ref(
             rev if rev.startswith("refs/") else f"refs/heads/{rev}")
         if sha is None:
-            res = self.run("show", f"{rev}:{path}")
+            res = self._run("show", f"{rev}:{path}")
             return res.out if res.code == 0 else None
         from dulwich.errors import NotTreeError
         from dulwich.object_store import tree_lookup_path
@@ -677,7 +677,7 @@ class Repo:
 
     def merge_tree(self, ours: str, theirs: str) -> MergeResult:
         """Merge two commits without touching any worktree (`git merge-tree --write-tree`)."""
-        res = self.run("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
+        res = self._run("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
         lines = res.out.splitlines()
         if res.code not in (0, 1) or not lines:
             raise GitError(["git", "merge-tree", "--write-tree", ours, theirs], res.code, res.out, res.err)
@@ -686,7 +686,7 @@ class Repo:
 
     def status_paths(self) -> list[str]:
         """Paths with uncommitted changes (staged, unstaged or untracked) in this checkout."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all").out
+        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all").out
         paths: list[str] = []
         parts = out.split("\0")
         i = 0
@@ -704,7 +704,7 @@ class Repo:
     def status_entries(self) -> list[tuple[str, str]]:
         """Each path of this checkout with uncommitted changes, untracked ones included, and git's two-letter
         code for it (`??` for an untracked file); a rename as the removal and the addition it is."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
+        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").out
         return [(item[:2], item[3:]) for item in out.split("\0") if len(item) > 3]
 
     def changed_paths(self, a: str, b: str) -> list[str]:
@@ -802,40 +802,115 @@ class Repo:
     def config_value(self, key: str) -> str | None:
         """The value git reads for `key` (`core.hooksPath`) from this repository's config and the user's, or
         None when none is set."""
-        res = self.run("config", "--get", key)
+        res = self._run("config", "--get", key)
         return (res.out.strip() or None) if res.ok else None
 
     def upstream(self, branch: str) -> str | None:
         """The short name of `branch`'s upstream (`origin/main`), or None when it has none."""
-        res = self.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", f"{branch}@{{upstream}}")
+        res = self._run("rev-parse", "--abbrev-ref", "--symbolic-full-name", f"{branch}@{{upstream}}")
         return (res.out.strip() or None) if res.ok else None
 
     def update_ref(self, ref: str, new: str, old: str, *, message: str) -> bool:
         """Point `ref` at `new` through git (any ref store git knows) only if it still points at `old`; False
         when it does not."""
-        return self.run("update-ref", "-m", message, ref, new, old).ok
+        return self._run("update-ref", "-m", message, ref, new, old).ok
 
-    def delete_ref(self, ref: str, old: str) -> bool:
-        """Remove `ref` through git only if it still points at `old`; False when it does not."""
-        return self.run("update-ref", "-d", ref, old).ok
+    def delete_ref(self, ref: str, old: str | None) -> bool:
+        """Remove `ref` through git only if it still points at `old` (None: whatever it points at); False when
+        it does not, or git could not."""
+        return self._run("update-ref", "-d", ref, *([old] if old else [])).ok
 
-    def fetch(self, remote: str, specs: list[str]) -> proc.Result:
-        """Fetch the refspecs `specs` from `remote`, without tags; git's result, whatever its exit code."""
-        return self.run("fetch", "--quiet", "--no-tags", remote, *specs)
+    def fetch(self, remote: str, specs: list[str], *, fetch_head: bool = True, upload_pack: str | None = None,
+              env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
+        """Fetch the refspecs `specs` from `remote` (a name, a path, a URL), without tags; without writing
+        FETCH_HEAD unless `fetch_head`, with the machine's `upload_pack` program when given; git's result,
+        whatever its exit code."""
+        return self._run("fetch", "--quiet", "--no-tags", *([] if fetch_head else ["--no-write-fetch-head"]),
+                         *([f"--upload-pack={upload_pack}"] if upload_pack else []), remote, *specs,
+                         env=env, timeout=timeout)
 
-    def push(self, remote: str, specs: list[str], *, timeout: float | None = None) -> proc.Result:
+    def push(self, remote: str, specs: list[str], *, quiet: bool = True, lease: str | None = None,
+             receive_pack: str | None = None, env: Mapping[str, str] | None = None,
+             timeout: float | None = None) -> proc.Result:
         """Push the refspecs `specs` to `remote` without running this repository's pre-push hooks (state is
-        not code: they have nothing to judge in it); git's result (`--porcelain`), whatever its exit code."""
-        return self.run("push", "--quiet", "--porcelain", "--no-verify", remote, *specs, timeout=timeout)
+        not code: they have nothing to judge in it); git's result (`--porcelain`), whatever its exit code.
+        With `lease` (`REF:ID`), all of it lands only if the remote's REF is still ID (`--atomic
+        --force-with-lease`); `receive_pack` names the machine's program."""
+        return self._run("push", *(["--quiet"] if quiet else []), "--porcelain", "--no-verify",
+                         *([f"--receive-pack={receive_pack}"] if receive_pack else []),
+                         *(["--atomic", f"--force-with-lease={lease}"] if lease else []), remote, *specs,
+                         env=env, timeout=timeout)
+
+    def push_as_user(self, remote: str, spec: str) -> proc.Result:
+        """Push `spec` to `remote` as the user's own `git push` would, hooks and all (shipping the lead's
+        branch upstream); git's result, whatever its exit code."""
+        return self._run("push", remote, spec)
 
     def fast_forward_checkout(self, target: str, reflog_action: str) -> proc.Result:
         """Fast-forward the checked-out branch and its working tree to `target` (`git merge --ff-only`), its
         reflog line saying `reflog_action`; git's result, whatever its exit code."""
-        return self.run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": reflog_action})
+        return self._run("merge", "--ff-only", "--quiet", target, env={"GIT_REFLOG_ACTION": reflog_action})
 
-    def prune_worktrees(self) -> None:
-        """Forget the linked worktrees whose folders are gone (`git worktree prune`)."""
-        self.run("worktree", "prune")
+    def prune_worktrees(self, *, dry_run: bool = False) -> proc.Result:
+        """Forget the linked worktrees whose folders are gone (`git worktree prune`), or only say which
+        (`dry_run`: a line `Removing worktrees/NAME: why` each); git's result, whatever its exit code."""
+        return self._run("worktree", "prune", *(["--dry-run", "--verbose"] if dry_run else []))
+
+    def remove_worktree(self, path: Path, *, copy: Path | None = None) -> proc.Result:
+        """Remove the linked worktree at `path` (of `copy`, another repository, when given), which git refuses
+        when anything in it changed; git's result, whatever its exit code."""
+        return self._run("worktree", "remove", str(path), cwd=copy)
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether git ignores `path` (relative to the working tree) here (`git check-ignore`)."""
+        return self._run("check-ignore", "-q", "--", path).code == 0
+
+    def config_values(self, pattern: str) -> list[tuple[str, str]]:
+        """The config keys (lowercased, as git names them) matching the regex `pattern`, with their values,
+        in the order git reads them (`git config --get-regexp`)."""
+        res = self._run("config", "--null", "--get-regexp", pattern)
+        found = []
+        for entry in res.out.split("\0") if res.code == 0 else []:
+            key, _, value = entry.partition("\n")
+            if key:
+                found.append((key, value))
+        return found
+
+    def committer_ident(self) -> str | None:
+        """The committer line git would write here (`Name <email> time zone`), or None when it has none."""
+        res = self._run("var", "GIT_COMMITTER_IDENT")
+        return res.out.strip() if res.ok else None
+
+    def root_commits(self, rev: str) -> list[str]:
+        """The commits without parents that `rev` reaches, newest first ([] when it names none)."""
+        res = self._run("rev-list", "--max-parents=0", rev)
+        return res.out.split() if res.ok else []
+
+    def kept_by_a_ref(self, sha: str) -> bool:
+        """Whether a branch, remote branch or tag of this repository holds the commit `sha`."""
+        res = self._run("for-each-ref", "--count=1", "--contains", sha, "refs/heads/", "refs/remotes/", "refs/tags/")
+        return res.code == 0 and bool(res.out.strip())
+
+    # -- another checkout, seen from this repository ---------------------------------------------------------
+    def status_at(self, where: Path) -> proc.Result:
+        """`git status --porcelain` of the checkout at `where` (untracked files by folder); git's result."""
+        return self._run("status", "--porcelain", "--untracked-files=normal", cwd=where)
+
+    def head_at(self, where: Path) -> tuple[str | None, str | None]:
+        """The commit and the branch (short name) of the checkout at `where`; None for what it has not."""
+        head = self._run("rev-parse", "--verify", "--quiet", "HEAD", cwd=where).out.strip()
+        branch = self._run("symbolic-ref", "--quiet", "--short", "HEAD", cwd=where).out.strip()
+        return head or None, branch or None
+
+    def branch_tips_at(self, where: Path) -> list[tuple[str, str]]:
+        """Each branch of the checkout at `where`, as (its commit, its short name)."""
+        out = self._run("for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads/", cwd=where).out
+        return [(sha, name) for sha, _, name in (line.partition(" ") for line in out.splitlines())]
+
+    def common_dir_at(self, where: Path) -> Path | None:
+        """The common git folder of the checkout at `where`, or None when git finds none there."""
+        res = self._run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=where)
+        return Path(res.out.strip()) if res.code == 0 and res.out.strip() else None
 
     def remotes(self) -> list[str]:
         """The names of this repository's remotes."""

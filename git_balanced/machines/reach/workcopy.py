@@ -110,10 +110,8 @@ def carried_config(repo: Repo) -> dict[str, str]:
     with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
     spelled = {key.lower(): key for key in CARRIED_CONFIG}
     pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
-    res = repo.run("config", "--null", "--get-regexp", pattern)
     found: dict[str, str] = {}
-    for entry in res.out.split("\0") if res.code == 0 else []:
-        key, _, value = entry.partition("\n")
+    for key, value in repo.config_values(pattern):
         if key.lower() in spelled and value.strip():
             found[spelled[key.lower()]] = value.strip()
     return found
@@ -123,7 +121,7 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
     """The lead's own hooks for the copy, so a worker's commit runs them as before: a core.hooksPath of
     the worktree (`.husky`) or outside the lead's git folder is set in the copy too; otherwise the hooks
     are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job."""
-    configured = repo.run("config", "--get", "core.hooksPath").out.strip()
+    configured = repo.config_value("core.hooksPath") or ""
     # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
     theirs = str(repo.common_dir / "hooks") if not configured else \
         str(repo.git_path("hooks"))
@@ -213,8 +211,7 @@ def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str
             raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",
                                 hint="this is a bug: please report it.")
     if have:
-        res = repo.run("fetch", "--no-tags", "--no-write-fetch-head", "-q", str(copy),
-                       *(f"+refs/heads/{b}:refs/heads/{b}" for b in have))
+        res = repo.fetch(str(copy), [f"+refs/heads/{b}:refs/heads/{b}" for b in have], fetch_head=False)
         if res.code != 0:
             which = have[0] if len(have) == 1 else f"{len(have)} branches"
             raise BalancedError(f"Could not fetch {which} back from the worker copy {copy}: {res.err.strip()[-500:]}",
