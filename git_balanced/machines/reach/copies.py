@@ -18,6 +18,7 @@ from pathlib import Path
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 
 OWNER_REF = "refs/balanced/repository"
@@ -97,12 +98,12 @@ def _read(path: Path) -> dict[str, str] | None:
 
 def _write(path: Path, data: dict[str, str], *, replace: bool) -> bool:
     """Write the id file; without `replace`, only if there is none yet (False when one appeared meanwhile)."""
+    if replace:
+        write_json(path, data)
+        return True
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     tmp.write_text(json.dumps(data) + "\n")
     try:
-        if replace:
-            os.replace(tmp, path)
-            return True
         os.link(tmp, path)  # fails when the file exists: two processes never make two ids
         return True
     except FileExistsError:

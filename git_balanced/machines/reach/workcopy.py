@@ -14,13 +14,13 @@ there from its own record before each start, unless a worktree holds it.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 from pathlib import Path
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import Flock, write_atomic_bytes
 from git_balanced.git import Repo, run_git, write_config
 
 WORKERS = "workers"
@@ -69,13 +69,9 @@ def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
     if _valid(where, objects):
         return where
     where.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(repo.state_dir / "copies.lock", os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with Flock(repo.state_dir / "copies.lock"):
         if not _valid(where, objects):
             _make(repo, where, objects)
-    finally:
-        os.close(fd)
     return where
 
 
@@ -146,10 +142,7 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
         target = hooks / name
         if target.is_file() and target.read_bytes() == data and os.access(target, os.X_OK):
             continue
-        tmp = hooks / f".{name}.tmp{os.getpid()}"
-        tmp.write_bytes(data)
-        tmp.chmod(0o755)
-        os.replace(tmp, target)
+        write_atomic_bytes(target, data, mode=0o755)
 
 
 def _mentions(path: Path, word: str) -> bool:
