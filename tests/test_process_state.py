@@ -16,8 +16,7 @@ _MUTATORS = {"append", "add", "update", "setdefault", "pop", "popitem", "clear",
 _CACHES = {"cache", "lru_cache", "cached_property"}
 
 # What is still to move into process.py's parts; each entry leaves this list when its module does.
-NOT_YET: set[str] = {
-}
+NOT_YET: set[str] = set()
 
 
 def _called(node: ast.expr) -> str | None:
