@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+from git_balanced.git import OBJECT_ID, Repo
 from git_balanced.trust import Commands
 
 if TYPE_CHECKING:
     from git_balanced.settings import Settings
-
-_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ class _Committed:
 def _commit_of(repo: Repo, rev: str) -> str | None:
     """The commit `rev` names when it is a full id, a branch, a full ref name or the checked-out branch's HEAD
     (read in-process), else None (git is asked for the file at `rev` itself)."""
-    if _FULL_ID.fullmatch(rev):
+    if OBJECT_ID.fullmatch(rev):
         return rev
     if rev == "HEAD":
         rev = repo.current_branch() or ""

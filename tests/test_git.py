@@ -1,4 +1,4 @@
-"""The one door to git (git_balanced/git.py): the reads done in-process, against real repositories."""
+"""The one door to git (git_balanced/git/): the reads done in-process, against real repositories."""
 
 from __future__ import annotations
 
@@ -252,18 +252,19 @@ def test_a_full_id_is_resolved_in_process_as_git_resolves_it(tmp_path: Path) -> 
 
 
 def test_git_is_run_through_repos_named_methods_only() -> None:
-    """git.py is the one door to git (STYLE.md): the rest of the package asks `Repo` for what it wants by name
-    (`count_commits`, `diff_tree`, `commit_tree`, ...), not for a git command line of its own making."""
+    """git_balanced/git/ is the one door to git (STYLE.md): the rest of the package asks `Repo` for what it wants
+    by name (`count_commits`, `diff_tree`, `commit_tree`, ...), not for a git command line of its own making."""
     import re
 
     package = Path(__file__).resolve().parents[1] / "git_balanced"
     # a Repo's git, by name or by its private doors
     raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(|repo\._?run\(")
-    found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py")) if p.name != "git.py"
+    found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py"))
+             if p.parent != package / "git"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
-    assert not found, f"git run by hand outside git.py; give Repo a named method instead: {found}"
-    assert not hasattr(Repo, "git"), "Repo.git is git.py's own (Repo._git)"
-    assert not hasattr(Repo, "run"), "Repo.run is git.py's own (Repo._run)"
+    assert not found, f"git run by hand outside git_balanced/git/; give Repo a named method instead: {found}"
+    assert not hasattr(Repo, "git"), "Repo.git is the git package's own (Repo._git)"
+    assert not hasattr(Repo, "run"), "Repo.run is the git package's own (Repo._run)"
 
 
 def test_the_named_methods_say_what_git_says(tmp_path: Path) -> None:
