@@ -4,7 +4,7 @@ files.
 A file is written to a temporary file in its own folder and renamed over the old one, so a reader (another
 process, a crash halfway) sees the old file or the new one, never half of one. A lock is a flock on a file that
 stays (Flock): the kernel lets go of it when its holder ends, however it ends, so no lock is ever stale. (A
-ref's `.lock`, made with O_EXCL the way git makes it, is git's own kind: see git.py.)
+ref's `.lock`, made with O_EXCL the way git makes it, is git's own kind: see git/locks.py.)
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from git_balanced import process
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+from git_balanced.git import OBJECT_ID, Repo
 from git_balanced.trust import Commands
 
 if TYPE_CHECKING:
@@ -54,13 +55,47 @@ def open_lead(cwd: str | None = None) -> Lead:
     return Lead(repo, branch)
 
 
+class _Committed:
+    """The settings file's text as committed, by repository and commit, for this process: a commit never
+    changes, so a command that asks at a dozen call sites reads it from git once, and a branch that moved, being
+    at another commit, is read again. The few newest are kept."""
+
+    __slots__ = ("by_commit",)
+    KEEP = 16
+
+    def __init__(self) -> None:
+        self.by_commit: dict[tuple[str, str], str | None] = {}
+
+    def text(self, repo: Repo, commit: str, path: str) -> str | None:
+        key = (repo.identity, commit)
+        if key not in self.by_commit:
+            if len(self.by_commit) >= self.KEEP:
+                del self.by_commit[next(iter(self.by_commit))]  # the oldest
+            self.by_commit[key] = repo.show_file(commit, path)
+        return self.by_commit[key]
+
+
+def _commit_of(repo: Repo, rev: str) -> str | None:
+    """The commit `rev` names when it is a full id, a branch, a full ref name or the checked-out branch's HEAD
+    (read in-process), else None (git is asked for the file at `rev` itself)."""
+    if OBJECT_ID.fullmatch(rev):
+        return rev
+    if rev == "HEAD":
+        rev = repo.current_branch() or ""
+        if not rev:
+            return None
+    return repo.read_ref(rev if rev.startswith("refs/") else f"refs/heads/{rev}")
+
+
 def settings_at(repo: Repo, rev: str | None) -> Settings:
     """Settings as committed at `rev` (the lead decides landings by what it committed), or as in the
-    working tree when `rev` is None or has no settings file yet."""
+    working tree when `rev` is None or has no settings file yet. Read from git once per commit (_Committed)."""
     from git_balanced.settings import SETTINGS_PATH, load_settings, load_settings_text
 
     if rev is not None:
-        text = repo.show_file(rev, SETTINGS_PATH)
+        commit = _commit_of(repo, rev)
+        text = repo.show_file(rev, SETTINGS_PATH) if commit is None else \
+            process.part(_Committed).text(repo, commit, SETTINGS_PATH)
         if text is not None:
             return load_settings_text(text, f"{SETTINGS_PATH} at {rev}")
     return load_settings(repo.root)

@@ -1,4 +1,4 @@
-"""The one door to git (git_balanced/git.py): the reads done in-process, against real repositories."""
+"""The one door to git (git_balanced/git/): the reads done in-process, against real repositories."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced.errors import GitError
-from git_balanced.git import PackedRefs, Repo, found_in_process, refs_from_files
+from git_balanced.git import ZERO, PackedRefs, Repo, found_in_process, refs_from_files
 from git_balanced.state import refs
 from tests.support.builders import commit, git, make_repo
 
@@ -124,7 +124,7 @@ def test_one_listing_answers_as_a_listing_per_kind_does_and_a_write_lists_again(
         tip = repo.read_ref("refs/balanced/plans/p1")
         git(repo.root, "update-ref", "-d", "refs/balanced/plans/p1")  # another writer: seen at the next listing
         assert "refs/balanced/plans/p1" in repo.list_refs("refs/balanced/plans/")
-        repo.run("update-ref", "refs/balanced/plans/p2", tip or "")  # a git command that writes: listed again
+        repo.update_ref("refs/balanced/plans/p2", tip or "", ZERO, message="p2")  # git writes: listed again
         assert set(repo.list_refs("refs/balanced/plans/")) == {"refs/balanced/plans/p2"}
     calls.clear()
     repo.list_refs("refs/balanced/jobs/")
@@ -252,16 +252,19 @@ def test_a_full_id_is_resolved_in_process_as_git_resolves_it(tmp_path: Path) -> 
 
 
 def test_git_is_run_through_repos_named_methods_only() -> None:
-    """git.py is the one door to git (STYLE.md): the rest of the package asks `Repo` for what it wants by name
-    (`count_commits`, `diff_tree`, `commit_tree`, ...), not for a git command line of its own making."""
+    """git_balanced/git/ is the one door to git (STYLE.md): the rest of the package asks `Repo` for what it wants
+    by name (`count_commits`, `diff_tree`, `commit_tree`, ...), not for a git command line of its own making."""
     import re
 
     package = Path(__file__).resolve().parents[1] / "git_balanced"
-    raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(")  # a Repo's git, by name or by its private door
-    found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py")) if p.name != "git.py"
+    # a Repo's git, by name or by its private doors
+    raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(|repo\._?run\(")
+    found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py"))
+             if p.parent != package / "git"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
-    assert not found, f"git run by hand outside git.py; give Repo a named method instead: {found}"
-    assert not hasattr(Repo, "git"), "Repo.git is git.py's own (Repo._git)"
+    assert not found, f"git run by hand outside git_balanced/git/; give Repo a named method instead: {found}"
+    assert not hasattr(Repo, "git"), "Repo.git is the git package's own (Repo._git)"
+    assert not hasattr(Repo, "run"), "Repo.run is the git package's own (Repo._run)"
 
 
 def test_the_named_methods_say_what_git_says(tmp_path: Path) -> None:
@@ -309,3 +312,30 @@ def test_the_named_methods_say_what_git_says(tmp_path: Path) -> None:
     assert repo.read_ref("refs/remotes/origin/main") == tip
     log = repo.first_parent_log(f"{base}..{tip}", "%s", oldest_first=True)
     assert log.splitlines() == ["change a, add c", "remove b"]
+
+
+def test_the_named_methods_for_worktrees_and_config_say_what_git_says(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r", {"a.txt": "a\n", ".gitignore": "*.env\n"})
+    repo = Repo.discover(path)
+    tip = repo.rev_parse("HEAD")
+    assert tip and repo.root_commits("HEAD") == [tip] and repo.kept_by_a_ref(tip)
+    assert repo.is_ignored("x.env") and not repo.is_ignored("a.txt")
+    git(path, "config", "balanced.someKey", "one")
+    assert ("balanced.somekey", "one") in repo.config_values("^balanced\\.")
+    assert (repo.committer_ident() or "").startswith(git(path, "var", "GIT_COMMITTER_IDENT").rsplit(" ", 2)[0])
+    wt = tmp_path / "wt"
+    git(path, "worktree", "add", "-q", "-b", "side", str(wt))
+    assert repo.head_at(wt) == (tip, "side") and repo.branch_tips_at(wt) == [(tip, "main"), (tip, "side")]
+    assert repo.common_dir_at(wt) == repo.common_dir.resolve() and repo.status_at(wt).out == ""
+    (wt / "b.txt").write_text("b\n")
+    assert repo.status_at(wt).out.strip() == "?? b.txt"
+    assert not repo.remove_worktree(wt).ok and wt.exists(), "git refuses a worktree with changes"
+    (wt / "b.txt").unlink()
+    assert repo.remove_worktree(wt).ok and not wt.exists()
+    git(path, "worktree", "add", "-q", "--detach", str(wt))
+    import shutil
+
+    shutil.rmtree(wt)
+    assert "Removing worktrees/wt" in repo.prune_worktrees(dry_run=True).err
+    assert repo.prune_worktrees().ok and "wt" not in git(path, "worktree", "list")
+    assert repo.delete_ref("refs/heads/side", None) and repo.read_ref("refs/heads/side") is None

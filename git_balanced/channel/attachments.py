@@ -58,7 +58,7 @@ def _why_not(repo: Repo, real: str, where: Places) -> str | None:
     for own in {os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)}:
         if _inside(real, own):
             return "inside git's own folder"
-    if repo.run("check-ignore", "-q", "--", os.path.relpath(real, where.tree)).code == 0:
+    if repo.is_ignored(os.path.relpath(real, where.tree)):
         return "a file git ignores (where secrets such as .env live)"
     return None
 

@@ -177,7 +177,7 @@ def _fix_refs(repo: Repo, f: Findings) -> None:
         ref = b.kept or b.ref
         tip = b.tip or repo.read_ref(ref) or ""
         # git's own compare-and-swap delete: it copes with a reflog folder a half-done set-aside left
-        gone = repo.run("update-ref", "-d", ref, *([tip] if tip else [])).code == 0
+        gone = repo.delete_ref(ref, tip or None)
         if gone:
             f.removed.append(ref)
             if tip:

@@ -93,7 +93,7 @@ def ship_command(*, yes: bool, name: str | None = None) -> int:
         if input(f"Push {r.branch} to {r.upstream}? [y/N] ").strip().lower() not in ("y", "yes"):
             ui.say("Nothing was pushed.")
             return 1
-    res = lead.repo.run(*step[1:])
+    res = lead.repo.push_as_user(r.remote, step[-1])
     if res.code != 0:
         raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
                             hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")

@@ -51,7 +51,7 @@ class Clone:
         """The lead's branch too, as people sharing a repository do with pull and push."""
         with self.here() as repo:
             git(self.path, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
-            assert repo.run("push", "-q", "origin", "main").code == 0
+            assert repo.push("origin", ["main"]).ok
 
     def node(self) -> str:
         with self.here() as repo:

@@ -11,7 +11,6 @@ for you: an account whose window is used past `100 - reserve` percent takes no n
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_balanced.files import write_json
+from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory.placement import Placement, Seat, able, choose
@@ -114,9 +113,7 @@ def record(repo: Repo, agent: str, machine: str, windows: list[dict[str, Any]], 
         return
     key = account(agent, machine)
     # Engines of several repositories write the one file: each adds its account's windows under a lock.
-    fd = os.open(str(_path(repo)) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with Flock(f"{_path(repo)}.lock"):
         data = load(repo)
         entry = data.setdefault(key, {"windows": {}})
         kept = {t: w for t, w in entry.get("windows", {}).items() if _live(w, now)}
@@ -125,8 +122,6 @@ def record(repo: Repo, agent: str, machine: str, windows: list[dict[str, Any]], 
                                     "seen_at": now}
         entry["windows"] = kept
         _save(repo, data)
-    finally:
-        os.close(fd)
 
 
 def windows(repo: Repo, agent: str, machine: str, now: float | None = None) -> dict[str, dict[str, Any]]:

@@ -83,7 +83,7 @@ def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
             return Leftover("worktree", str(path), f"a folder {whose} that holds files but no git checkout",
                             f"ls -la {path}", kept="it holds files, and is no checkout git could restore them from")
         return Leftover("worktree", str(path), f"an empty folder {whose}", f"rmdir {path}")
-    status = repo.run("status", "--porcelain", "--untracked-files=normal", cwd=path)
+    status = repo.status_at(path)
     if status.code != 0:
         return Leftover("worktree", str(path), f"a worktree {whose} git cannot read", look,
                         kept=f"git status failed there: {status.err.strip()[:200]}")
@@ -91,16 +91,14 @@ def _worktree(repo: Repo, path: Path, whose: str) -> Leftover:
         n = len(status.out.splitlines())
         return Leftover("worktree", str(path), f"the worktree {whose}", look,
                         kept=f"{n} uncommitted change{'s' if n != 1 else ''} in it")
-    head = repo.run("rev-parse", "--verify", "--quiet", "HEAD", cwd=path).out.strip()
-    branch = repo.run("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path).out.strip()
+    head, branch = repo.head_at(path)
     mine = _linked_here(repo, path)
-    if head and not (mine and branch) and not _kept_by_a_ref(repo, head):
+    if head and not (mine and branch) and not repo.kept_by_a_ref(head):
         return Leftover("worktree", str(path), f"the worktree {whose}", f"git -C {path} log -3",
                         kept=f"its commit {head[:12]} is on no branch of this repository")
     if not mine:  # a copy of its own: every branch in it must be kept here too, or its commits go with it
-        tips = repo.run("for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads/", cwd=path).out
-        for sha, _, name in (line.partition(" ") for line in tips.splitlines()):
-            if not _kept_by_a_ref(repo, sha):
+        for sha, name in repo.branch_tips_at(path):
+            if not repo.kept_by_a_ref(sha):
                 return Leftover("worktree", str(path), f"the copy {whose}", f"git -C {path} log -3 {name}",
                                 kept=f"its branch {name} has commits this repository does not keep")
     on = f", on {branch} (the branch stays)" if branch else ""
@@ -121,19 +119,13 @@ def _linked_here(repo: Repo, path: Path) -> bool:
 
 def _linked_to(repo: Repo, path: Path, common_dir: Path) -> bool:
     """Whether `path` is a worktree whose git folder is `common_dir`."""
-    res = repo.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path)
-    return res.code == 0 and Path(res.out.strip()).resolve() == common_dir.resolve()
-
-
-def _kept_by_a_ref(repo: Repo, sha: str) -> bool:
-    """Whether a branch, tag or remote branch of this repository holds `sha` (it is gone from here otherwise)."""
-    res = repo.run("for-each-ref", "--count=1", "--contains", sha, "refs/heads/", "refs/remotes/", "refs/tags/")
-    return res.code == 0 and bool(res.out.strip())
+    found = repo.common_dir_at(path)
+    return found is not None and found.resolve() == common_dir.resolve()
 
 
 def _registrations(repo: Repo) -> list[Leftover]:
     """Worktree registrations in `.git/worktrees/` whose folder is gone (what `git worktree prune` removes)."""
-    res = repo.run("worktree", "prune", "--dry-run", "--verbose")
+    res = repo.prune_worktrees(dry_run=True)
     out = []
     for line in (res.out + res.err).splitlines():
         # "Removing worktrees/NAME: gitdir file points to non-existent location"
@@ -170,13 +162,13 @@ def remove(repo: Repo, item: Leftover) -> str | None:
     if item.kept:
         return item.kept
     if item.kind == "registration":
-        res = repo.run("worktree", "prune")
+        res = repo.prune_worktrees()
         return None if res.code == 0 else res.err.strip() or res.out.strip()
     path = Path(item.path)
     if item.kind == "worktree" and item.fix.startswith(("git worktree remove", "git -C ")):
         # no --force: git refuses if anything changed since; a worker's worktree is the worker copy's
         where = workcopy.copy_of(repo, path) if item.fix.startswith("git -C ") else None
-        res = repo.run("worktree", "remove", str(path), cwd=where)
+        res = repo.remove_worktree(path, copy=where)
         return None if res.code == 0 else res.err.strip() or res.out.strip()
     if item.fix.startswith("rmdir"):
         try:

@@ -113,8 +113,8 @@ def ask(question: str) -> bool:
 
 def lead_identity(lead: Lead) -> tuple[str, str] | None:
     """The name and email git commits with here."""
-    res = lead.repo.run("var", "GIT_COMMITTER_IDENT")
-    m = re.match(r"^(.*?) <([^>]*)>", res.out.strip()) if res.ok else None
+    ident = lead.repo.committer_ident()
+    m = re.match(r"^(.*?) <([^>]*)>", ident) if ident else None
     return (m.group(1), m.group(2)) if m and m.group(1) and m.group(2) else None
 
 
@@ -364,8 +364,8 @@ def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
     specs = [f"+{tip}:refs/balanced/base/{lead.branch}", f"+{owner}:{copies.OWNER_REF}"]
     env = t.git_env()
     with t.slot(GIT_TIMEOUT):
-        res = lead.repo.run("push", "--porcelain", "--no-verify", f"--receive-pack={machine_program('receive-pack')}",
-                            t.git_url(got["repo_path"]), *specs, env=env, timeout=GIT_TIMEOUT)
+        res = lead.repo.push(t.git_url(got["repo_path"]), specs, quiet=False,
+                             receive_pack=machine_program("receive-pack"), env=env, timeout=GIT_TIMEOUT)
     if res.code != 0:
         raise NotReady(f"could not push {lead.branch} there: {(res.err or res.out).strip()[-300:]}",
                        f"try `git push {t.git_url(got['repo_path'])} {lead.branch}` to see why")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
 from git_balanced.git import Repo
 
 OWNER_REF = "refs/balanced/repository"
@@ -61,8 +62,7 @@ def identity(repo: Repo, rev: str = "HEAD") -> Identity:
             _write(path, {**kept, "path": here}, replace=True)
         got = Identity(kept["id"], kept["root"])
     else:
-        res = repo.run("rev-list", "--max-parents=0", rev)
-        roots = res.out.split() if res.ok else []
+        roots = repo.root_commits(rev)
         if not roots:
             raise BalancedError(f"The repository {repo.name} has no commits yet, so it has no identity to key its "
                                 "copies on other machines by.", hint="make a first commit.")
@@ -79,7 +79,7 @@ def identity(repo: Repo, rev: str = "HEAD") -> Identity:
 def _still_ours(repo: Repo, kept: dict[str, str], here: str) -> bool:
     """Whether a kept id is this repository's: its first commit is here (the file was not carried into an
     unrelated repository), and it was not copied along with a `.git` whose original still holds the same id."""
-    if repo.run("cat-file", "-e", f"{kept['root']}^{{commit}}").code != 0:
+    if repo.rev_parse(kept["root"]) != kept["root"]:
         return False
     if kept["path"] == here:
         return True
@@ -98,12 +98,12 @@ def _read(path: Path) -> dict[str, str] | None:
 
 def _write(path: Path, data: dict[str, str], *, replace: bool) -> bool:
     """Write the id file; without `replace`, only if there is none yet (False when one appeared meanwhile)."""
+    if replace:
+        write_json(path, data)
+        return True
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     tmp.write_text(json.dumps(data) + "\n")
     try:
-        if replace:
-            os.replace(tmp, path)
-            return True
         os.link(tmp, path)  # fails when the file exists: two processes never make two ids
         return True
     except FileExistsError:
@@ -114,17 +114,18 @@ def _write(path: Path, data: dict[str, str], *, replace: bool) -> bool:
 
 def owner_blob(repo: Repo, ident: Identity) -> str:
     """The id of the blob a copy's OWNER_REF points at, written into this repository (to be pushed)."""
-    res = repo.run("hash-object", "-w", "--stdin", input=ident.owner_text)
-    if not res.ok:
-        raise BalancedError(f"Could not write the copy's owner mark in {repo.root}: {res.err.strip()}",
-                            hint="check that the repository's .git folder is writable.")
-    return res.out.strip()
+    try:
+        return repo.write_blob(ident.owner_text.encode())
+    except OSError as exc:
+        raise BalancedError(f"Could not write the copy's owner mark in {repo.root}: {exc}",
+                            hint="check that the repository's .git folder is writable.") from exc
 
 
-def owner_lease(repo: Repo, ident: Identity) -> tuple[list[str], str]:
-    """The options and refspec that make a push land in this repository's copy or not at all."""
+def owner_lease(repo: Repo, ident: Identity) -> tuple[str, str]:
+    """The lease (`REF:ID`, see Repo.push) and refspec that make a push land in this repository's copy or not
+    at all."""
     sha = owner_blob(repo, ident)
-    return ["--atomic", f"--force-with-lease={OWNER_REF}:{sha}"], f"{sha}:{OWNER_REF}"
+    return f"{OWNER_REF}:{sha}", f"{sha}:{OWNER_REF}"
 
 
 def lease_refused(porcelain: str) -> bool:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
-from git_balanced import process
+from git_balanced import proc, process
 from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import records
@@ -250,9 +252,9 @@ class RemoteHost:
         # Leased on the copy's owner mark, atomically: into this repository's copy, or nowhere.
         lease, mark = copies.owner_lease(self.repo, copies.identity(self.repo))
         url = self.transport.git_url(self.repo_path())
-        receive = f"--receive-pack={machine_program('receive-pack')}"
-        res = self._git("push", "--porcelain", "--no-verify", receive, *lease, url, mark,
-                        f"+{base}:refs/balanced/base/{self.lead.branch}")
+        receive = machine_program("receive-pack")
+        res = self._git("push", partial(self.repo.push, url, [mark, f"+{base}:refs/balanced/base/{self.lead.branch}"],
+                                        quiet=False, lease=lease, receive_pack=receive))
         if copies.lease_refused(res.out):
             why = f"its copy {self.repo_path()} is no longer this repository's"
             records.set_readiness(self.repo, self.name, {**self._record, "ready": False, "why": why})
@@ -262,7 +264,8 @@ class RemoteHost:
             # Its objects, for the branch's own copy to borrow: the runner sets the branch there from the request
             # (`start_at`). Forced, whatever the machine's copy held; apart from the leased push, which a refused
             # branch would fail whole (a worktree of before branches had copies of their own may hold it).
-            res = self._git("push", "--porcelain", "--no-verify", receive, url, f"+{earlier}:refs/heads/{branch}")
+            res = self._git("push", partial(self.repo.push, url, [f"+{earlier}:refs/heads/{branch}"], quiet=False,
+                                            receive_pack=receive))
         rejected = [line for line in res.out.splitlines() if line.startswith("!")]
         base_refused = [line for line in rejected if "refs/balanced/base/" in line]
         if res.code != 0 and (base_refused or not rejected):
@@ -285,21 +288,23 @@ class RemoteHost:
         each one's ref here, or None."""
         refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
         for b, r in refs.items():
-            res = self._git("fetch", "--no-tags", "--no-write-fetch-head", "-q",
-                            f"--upload-pack={machine_program('upload-pack')}",
-                            self.transport.git_url(self.branch_repo(b)), f"+refs/heads/{b}:{r}")
+            res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(b)),
+                                             [f"+refs/heads/{b}:{r}"], fetch_head=False,
+                                             upload_pack=machine_program("upload-pack")))
             if res.code != 0:
                 raise BalancedError(f"Could not fetch {b} back from {self.name}: {res.err.strip()[-500:]}",
                                     hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
         return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
 
-    def _git(self, *args: str) -> Any:
+    def _git(self, verb: str, call: Callable[..., proc.Result]) -> proc.Result:
+        """Run `call` (a Repo's fetch or push over ssh, given git's `env` and `timeout`) in one of the
+        machine's session slots; MachineUnreachable when ssh could not get there."""
         env = self.transport.git_env()
         with self.transport.slot(GIT_TIMEOUT):  # git's ssh is a session like any other: it counts
-            res = self.repo.run(*args, env=env, timeout=GIT_TIMEOUT)
+            res = call(env=env, timeout=GIT_TIMEOUT)
         if res.code == 124 or (res.code != 0 and ssh_failed(res.err)):
             detail = res.err.strip().splitlines()[-1] if res.err.strip() else str(res.code)
-            exc = MachineUnreachable(f"Machine {self.name} cannot be reached (git {args[0]}): {detail}",
+            exc = MachineUnreachable(f"Machine {self.name} cannot be reached (git {verb}): {detail}",
                                      hint=f"try `ssh {self.alias} true`.", detail=detail,
                                      timed_out=res.code == 124 or "timed out" in res.err)
             if exc.timed_out:

@@ -25,13 +25,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from git_balanced.files import Flock
+
 IDLE = 30.0  # seconds a session may sit unused before this side closes it (the runner's own limit is 60)
 SIZE = 2  # sessions per machine per process: a slow request (a stop that waits) does not hold up the rest
 WAIT = 1.0  # seconds to wait for a busy session before sending the request as a one-off command instead
 GROW_AFTER = 0.05  # seconds to wait for a busy session before opening another (up to SIZE)
 READY_LINES = 100  # lines a session may print before it says it is ready (a chatty login, say)
 
-Opener = Callable[[], "tuple[subprocess.Popen[bytes], int | None]"]
+Opener = Callable[[], "tuple[subprocess.Popen[bytes], Flock | None]"]
 
 
 class SessionTimeout(Exception):
@@ -41,9 +43,9 @@ class SessionTimeout(Exception):
 class Session:
     """One open runner session: a request line in, an answer line out."""
 
-    def __init__(self, process: subprocess.Popen[bytes], slot_fd: int | None) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], slot: Flock | None) -> None:
         self.process = process
-        self.slot_fd = slot_fd
+        self.slot = slot  # the host's session slot it holds while open
         self.used = time.monotonic()
         self._pending = b""
 
@@ -120,9 +122,9 @@ class Session:
             self.process.wait()
         if self.process.stdout:
             self.process.stdout.close()
-        if self.slot_fd is not None:
-            os.close(self.slot_fd)
-            self.slot_fd = None
+        if self.slot is not None:
+            self.slot.release()
+            self.slot = None
 
 
 class Pool:
@@ -206,11 +208,11 @@ class Pool:
     def _open(self, timeout: float) -> Session | None:
         """A new session, counted already; None (uncounted again) if it did not come up."""
         try:  # opened outside the lock: the others' requests go on meanwhile
-            process, fd = self.opener()
+            process, slot = self.opener()
         except BaseException:
             self._forget()
             raise
-        session = Session(process, fd)
+        session = Session(process, slot)
         try:
             if session.ready(timeout):
                 return session

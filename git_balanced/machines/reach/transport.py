@@ -9,7 +9,6 @@ slot files, under sshd's default `MaxSessions` of 10 per connection.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import random
@@ -25,6 +24,7 @@ from typing import Any
 
 from git_balanced import proc
 from git_balanced.errors import BalancedError
+from git_balanced.files import Flock
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.proc import Result
 from git_balanced.shipped.runner import _alive as process_alive  # zombie-aware, stdlib
@@ -207,7 +207,7 @@ class Transport:
         # Fast path: the master this object saw is still running and its socket is in place.
         if self._master_pid is not None and self._socket().exists() and process_alive(self._master_pid):
             return
-        with _flock(self._dir / f"{self._socket().name}.master"):
+        with Flock(self._dir / f"{self._socket().name}.master"):
             if self.check():
                 return
             # A socket whose master died (killed, rebooted) refuses connections: clear it and rebuild.
@@ -231,27 +231,23 @@ class Transport:
     @contextmanager
     def slot(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one of the host's MAX_SESSIONS session slots (for ssh started elsewhere, e.g. git)."""
-        i, fd = self.take_slot(timeout)
+        i, lock = self.take_slot(timeout)
         try:
             yield i
         finally:
-            os.close(fd)  # closing the last descriptor drops the lock
+            lock.release()
 
-    def take_slot(self, timeout: float | None = None, *, wait: bool = True) -> tuple[int, int]:
-        """One of the host's session slots as (number, locked descriptor); closing the descriptor frees it.
-        Without `wait`, BalancedError at once when all are taken."""
+    def take_slot(self, timeout: float | None = None, *, wait: bool = True) -> tuple[int, Flock]:
+        """One of the host's session slots as (number, its lock, held); releasing the lock frees it. Without
+        `wait`, BalancedError at once when all are taken."""
         key = self._socket().name  # shared by multiplexed and direct sessions: the cap is the host's
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.005
         while True:
             for i in random.sample(range(MAX_SESSIONS), MAX_SESSIONS):
-                fd = os.open(self._dir / f"{key}.slot{i}", os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue
-                return i, fd
+                lock = Flock(self._dir / f"{key}.slot{i}")
+                if lock.take(wait=False):
+                    return i, lock
             if not wait or (deadline is not None and time.monotonic() > deadline):
                 raise BalancedError(
                     f"All {MAX_SESSIONS} SSH sessions to {self.name} "
@@ -274,7 +270,7 @@ class Transport:
         data = input.encode() if isinstance(input, str) else input
         return self._ssh(_python_line(args), _framed(source) + data, timeout)
 
-    def open_python(self, source: str, args: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    def open_python(self, source: str, args: list[str]) -> tuple[subprocess.Popen[bytes], Flock]:
         """A Python script kept running on the machine over the shared connection, to talk to on its stdin
         and stdout (a runner session): the process and the session slot it holds until it is closed. The
         script travels first on stdin, as with `run_python`. Only through a master: without one, every
@@ -283,7 +279,7 @@ class Transport:
             raise BalancedError(f"Sessions to {self.name} need the shared connection.",
                                 hint="unset GIT_BALANCED_SSH_MULTIPLEX, or set it to 1.")
         self._ensure_master()
-        _, fd = self.take_slot(wait=False)
+        _, lock = self.take_slot(wait=False)
         p = None
         try:
             p = proc.open_pipes([*self._base(), "-T", "--", self.name, _python_line(args)])
@@ -294,9 +290,9 @@ class Transport:
             if p is not None:
                 p.kill()
                 p.wait()
-            os.close(fd)
+            lock.release()
             raise
-        return p, fd
+        return p, lock
 
     def _ssh(self, remote: str, input: str | bytes | None, timeout: float | None) -> Result:
         if self.multiplex:
@@ -393,15 +389,3 @@ def _framed(source: str) -> bytes:
 
 def _text(data: str | bytes) -> str:
     return data.decode(errors="replace") if isinstance(data, bytes) else data
-
-
-
-
-@contextmanager
-def _flock(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

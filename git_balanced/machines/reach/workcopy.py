@@ -14,13 +14,13 @@ there from its own record before each start, unless a worktree holds it.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 from pathlib import Path
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import Flock, write_atomic_bytes
 from git_balanced.git import Repo, run_git, write_config
 
 WORKERS = "workers"
@@ -69,13 +69,9 @@ def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
     if _valid(where, objects):
         return where
     where.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(repo.state_dir / "copies.lock", os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with Flock(repo.state_dir / "copies.lock"):
         if not _valid(where, objects):
             _make(repo, where, objects)
-    finally:
-        os.close(fd)
     return where
 
 
@@ -110,10 +106,8 @@ def carried_config(repo: Repo) -> dict[str, str]:
     with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
     spelled = {key.lower(): key for key in CARRIED_CONFIG}
     pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
-    res = repo.run("config", "--null", "--get-regexp", pattern)
     found: dict[str, str] = {}
-    for entry in res.out.split("\0") if res.code == 0 else []:
-        key, _, value = entry.partition("\n")
+    for key, value in repo.config_values(pattern):
         if key.lower() in spelled and value.strip():
             found[spelled[key.lower()]] = value.strip()
     return found
@@ -123,7 +117,7 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
     """The lead's own hooks for the copy, so a worker's commit runs them as before: a core.hooksPath of
     the worktree (`.husky`) or outside the lead's git folder is set in the copy too; otherwise the hooks
     are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job."""
-    configured = repo.run("config", "--get", "core.hooksPath").out.strip()
+    configured = repo.config_value("core.hooksPath") or ""
     # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
     theirs = str(repo.common_dir / "hooks") if not configured else \
         str(repo.git_path("hooks"))
@@ -148,10 +142,7 @@ def sync_hooks(repo: Repo, copy: Path) -> None:
         target = hooks / name
         if target.is_file() and target.read_bytes() == data and os.access(target, os.X_OK):
             continue
-        tmp = hooks / f".{name}.tmp{os.getpid()}"
-        tmp.write_bytes(data)
-        tmp.chmod(0o755)
-        os.replace(tmp, target)
+        write_atomic_bytes(target, data, mode=0o755)
 
 
 def _mentions(path: Path, word: str) -> bool:
@@ -213,8 +204,7 @@ def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str
             raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",
                                 hint="this is a bug: please report it.")
     if have:
-        res = repo.run("fetch", "--no-tags", "--no-write-fetch-head", "-q", str(copy),
-                       *(f"+refs/heads/{b}:refs/heads/{b}" for b in have))
+        res = repo.fetch(str(copy), [f"+refs/heads/{b}:refs/heads/{b}" for b in have], fetch_head=False)
         if res.code != 0:
             which = have[0] if len(have) == 1 else f"{len(have)} branches"
             raise BalancedError(f"Could not fetch {which} back from the worker copy {copy}: {res.err.strip()[-500:]}",

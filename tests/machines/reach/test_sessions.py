@@ -362,5 +362,5 @@ def test_sessions_hold_session_slots_and_free_them_when_closed(machines: Machine
     process.part(Reach).close()
     held.append(t.take_slot(wait=False)[1])
     assert len(held) == MAX_SESSIONS - sessions.SIZE + 1, "closed sessions free theirs"
-    for fd in held:
-        os.close(fd)
+    for lock in held:
+        lock.release()

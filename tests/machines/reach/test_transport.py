@@ -271,8 +271,8 @@ def test_plumbum_commands_go_through_the_same_master_quoted_and_in_slots(
         held = [alpha.take_slot(wait=False)[1] for _ in range(MAX_SESSIONS - 2)]
         with pytest.raises(BalancedError, match="are busy"):
             alpha.take_slot(wait=False)
-        for fd in held:
-            os.close(fd)
+        for lock in held:
+            lock.release()
     assert not [p.name for p in remote.iterdir() if p.name.startswith("remote")], "no injected command ran"
     assert machines.by_name("alpha").accepted() == 1, "its shell and commands used the open connection"
     assert len(held) == MAX_SESSIONS - 2 and alpha.take_slot(wait=False), "its two slots are free again"

@@ -1,0 +1,284 @@
+"""A repository's core: where it lives, git run here, and its objects and refs through dulwich (a write of a
+ref is one compare-and-swap; a listing of the state's refs is read once per `listing_once`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+from git_balanced import proc
+from git_balanced.errors import NotARepository
+from git_balanced.git.discover import found_in_process
+from git_balanced.git.locks import remove_if_stale
+from git_balanced.git.refs import BALANCED, PackedRefs, refs_from_files
+from git_balanced.git.run import git_out, run_git
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo as DulwichRepo
+
+# The git commands that never write a ref: running any other through a Repo drops its listing (listing_once).
+_READS_NO_REF = frozenset({
+    "rev-parse", "for-each-ref", "show-ref", "cat-file", "show", "log", "rev-list", "merge-base", "ls-tree",
+    "ls-files", "diff", "diff-tree", "status", "config", "symbolic-ref", "merge-tree", "commit-tree", "hash-object",
+    "mktree", "check-ref-format", "var", "grep", "describe", "name-rev", "count-objects", "check-ignore"})
+
+
+class RepoCore:
+    """One repository as seen from a checkout (or a bare repository): its folders, git run there, dulwich's
+    view of it, and its refs. Repo adds the named git commands."""
+
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path, bare: bool = False) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.bare = bare
+        # The stale locks removed through this object, (lock path, age in seconds): the engine tells its lead.
+        self.cleared: list[tuple[str, float]] = []
+        self._log_dirs: set[str] = set()  # the reflog folders known to exist (see _reflog_dir)
+        self._listing = 0  # inside how many `listing_once` blocks
+        self._listed: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs, while listing
+        self._packed = PackedRefs(common_dir / "packed-refs")
+
+    @classmethod
+    def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Self:
+        """The repository containing `cwd` (default: the current folder): found in-process where that is plain
+        (found_in_process), else by git."""
+        where = Path(cwd or os.getcwd())
+        found = found_in_process(where)
+        if found is not None:
+            return cls(*found)
+        res = run_git(
+            ["rev-parse", "--path-format=absolute", "--is-bare-repository", "--git-dir", "--git-common-dir",
+             "--show-toplevel"], cwd=where)
+        lines = res.out.splitlines()
+        if res.code != 0 and len(lines) < 3:
+            raise NotARepository(str(where))
+        bare = lines[0] == "true"
+        git_dir, common = Path(lines[1]), Path(lines[2])
+        root = Path(lines[3]) if len(lines) > 3 and not bare else git_dir
+        return cls(root, git_dir, common, bare)
+
+    # -- running git -------------------------------------------------------------------------------------
+    def _git(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+            cwd: str | os.PathLike[str] | None = None) -> str:
+        """Run git here; stdout, or GitError with the command and both streams."""
+        if args and args[0] not in _READS_NO_REF:
+            self._listed = None
+        return git_out(args, cwd=cwd or self.root, input=input, env=env)
+
+    def _run(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+             cwd: str | os.PathLike[str] | None = None, timeout: float | None = None) -> proc.Result:
+        """Run git here and return the result whatever its exit code."""
+        if args and args[0] not in _READS_NO_REF:
+            self._listed = None
+        return run_git(args, cwd=cwd or self.root, input=input, env=env, timeout=timeout)
+
+    # -- where things live ---------------------------------------------------------------------------------
+    @property
+    def state_dir(self) -> Path:
+        """`.git/balanced/`: caches and locks, never shared."""
+        d = self.common_dir / "balanced"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def name(self) -> str:
+        """The repository's folder name, as used for remote copies and worktree folders."""
+        base = self.common_dir.parent if self.common_dir.name == ".git" else self.common_dir
+        return base.name.removesuffix(".git") or "repo"
+
+    @property
+    def identity(self) -> str:
+        """What names this repository on this machine: the real path of its common git folder."""
+        return str(self.common_dir.resolve())
+
+    def worktrees_home(self) -> Path:
+        """`~/.balanced/worktrees/<repository>-<short hash of its path>/`, outside any `.git`."""
+        import hashlib
+
+        short = hashlib.sha256(self.identity.encode()).hexdigest()[:8]
+        d = Path.home() / ".balanced" / "worktrees" / f"{self.name}-{short}"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    # -- dulwich for speed -----------------------------------------------------------------------------------
+    @cached_property
+    def dul(self) -> DulwichRepo:
+        from dulwich.repo import Repo as DulwichRepo
+
+        return DulwichRepo(str(self.common_dir if self.bare else self.root))
+
+    @property
+    def store(self) -> Any:
+        """dulwich's object store, loosely typed: its stubs want ObjectID where bytes do."""
+        return self.dul.object_store
+
+    @property
+    def _refs(self) -> Any:
+        return self.dul.refs
+
+    def write_blob(self, data: bytes) -> str:
+        """Write a loose blob; returns its id."""
+        from dulwich.objects import Blob
+
+        blob = Blob.from_string(data)
+        self.store.add_object(blob)
+        return blob.id.decode()
+
+    def write_tree(self, entries: Iterable[tuple[str, int, str]]) -> str:
+        """Write a loose tree of (name, mode, sha) entries; returns its id."""
+        from dulwich.objects import Tree
+
+        tree: Any = Tree()
+        for name, mode, sha in entries:
+            tree.add(name.encode(), mode, sha.encode())
+        self.store.add_object(tree)
+        return tree.id.decode()
+
+    def write_commit(self, tree: str, parents: list[str], message: str, when: float | None = None) -> str:
+        """Write a loose commit by the repository's identity; returns its id."""
+        from dulwich.objects import Commit
+
+        c: Any = Commit()
+        c.tree = tree.encode()
+        c.parents = [p.encode() for p in parents]
+        ident = self.identity_line.encode()
+        c.author = c.committer = ident
+        ts = int(when if when is not None else time.time())
+        c.author_time = c.commit_time = ts
+        c.author_timezone = c.commit_timezone = 0
+        c.encoding = b"UTF-8"
+        c.message = message.encode()
+        self.store.add_object(c)
+        return c.id.decode()
+
+    @cached_property
+    def identity_line(self) -> str:
+        """`Name <email>` for state commits: the user's git identity, or the tool's own."""
+        name = os.environ.get("GIT_COMMITTER_NAME")
+        email = os.environ.get("GIT_COMMITTER_EMAIL")
+        if not (name and email):
+            cfg = self.dul.get_config_stack()
+            try:
+                name = name or cfg.get((b"user",), b"name").decode()
+                email = email or cfg.get((b"user",), b"email").decode()
+            except KeyError:
+                pass
+        return f"{name or 'git balanced'} <{email or 'balanced@localhost'}>"
+
+    def read_ref(self, ref: str) -> str | None:
+        """The id a ref points at, or None."""
+        try:
+            return str(self._refs[ref.encode()].decode())
+        except KeyError:
+            return None
+
+    def ref_lock(self, ref: str) -> Path:
+        """The `.lock` file git and dulwich create next to a loose ref while they write it."""
+        return self.common_dir / f"{ref}.lock"
+
+    def clear_stale_lock(self, ref: str) -> bool:
+        """Remove the lock of `ref` if it is stale (see STALE_LOCK_SECONDS); True when one was removed."""
+        return self._clear(self.ref_lock(ref))
+
+    def _clear(self, lock: Path) -> bool:
+        age = remove_if_stale(lock, self.state_dir / "locks.lock")
+        if age is not None:
+            self.cleared.append((str(lock), age))
+        return age is not None
+
+    def held_locks(self, ref: str) -> list[Path]:
+        """The locks a fast-forward of the checked-out `ref` takes (the ref's, and this checkout's HEAD's) that
+        a live git holds now; stale ones are removed first."""
+        held = []
+        for lock in (self.ref_lock(ref), self.git_dir / "HEAD.lock"):
+            self._clear(lock)
+            if lock.exists():
+                held.append(lock)
+        return held
+
+    def cas_ref(self, ref: str, new: str, old: str | None, message: str = "git balanced") -> bool:
+        """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent). A stale
+        lock on the ref is removed, and the swap tried again; a fresh one is a lost race."""
+        from dulwich.file import FileLocked
+
+        refs = self._refs
+        self._reflog_dir(ref)
+        self._listed = None
+        try:
+            # Naming the committer spares dulwich a read of the git config for the reflog on every update.
+            who = self.identity_line.encode()
+            if old is None:
+                return bool(refs.add_if_new(ref.encode(), new.encode(), committer=who, message=message.encode()))
+            return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), committer=who,
+                                           message=message.encode()))
+        except FileLocked:
+            if self.clear_stale_lock(ref):
+                return self.cas_ref(ref, new, old, message)
+            return False  # another writer holds the lock: the same as losing the race
+
+    def _reflog_dir(self, ref: str) -> None:
+        """Make the folder of `ref`'s reflog before dulwich writes it: dulwich makes it with a bare mkdir, and
+        two writers making the first refs under one folder at once would see one of them fail."""
+        folder = os.path.dirname(ref)
+        if folder not in self._log_dirs:
+            (self.common_dir / "logs" / folder).mkdir(parents=True, exist_ok=True)
+            self._log_dirs.add(folder)
+
+    def cas_ref_delete(self, ref: str, old: str) -> bool:
+        """Remove `ref` only if it still points at `old`; False when another writer moved it first."""
+        from dulwich.file import FileLocked
+
+        self._reflog_dir(ref)
+        self._listed = None
+        try:
+            return bool(self._refs.remove_if_equals(ref.encode(), old.encode(), committer=self.identity_line.encode(),
+                                                    message=b"git balanced"))
+        except FileLocked:
+            return False
+
+    @contextmanager
+    def listing_once(self) -> Iterator[None]:
+        """Within it, the refs under refs/balanced/ are listed once for every kind of them (a pass of the
+        engine, and the board, read four to six kinds), and listed again after a ref was written through this
+        object. What another process writes meanwhile is seen at the next listing."""
+        self._listing += 1
+        try:
+            yield
+        finally:
+            self._listing -= 1
+            if not self._listing:
+                self._listed = None
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        """Every ref under `prefix` with its id, as `git for-each-ref` lists them (see listing_once)."""
+        if not self._listing or not prefix.startswith(BALANCED) or any(c in prefix for c in "*?["):
+            return self._for_each_ref(prefix)
+        if self._listed is None:
+            self._listed = {}
+            for ref, tip in self._for_each_ref(BALANCED).items():
+                end = ref.find("/", len(BALANCED))
+                self._listed.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
+        if prefix in self._listed:
+            return dict(self._listed[prefix])
+        whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
+        return {ref: tip for refs in self._listed.values() for ref, tip in refs.items()
+                if ref == whole or ref.startswith(whole + "/")}
+
+    def _for_each_ref(self, prefix: str) -> dict[str, str]:
+        """The refs under `prefix` as `git for-each-ref PREFIX` lists them: read from git's files in-process
+        where that is plain (refs_from_files), else from git."""
+        found = refs_from_files(self.common_dir, prefix, self._packed)
+        if found is not None:
+            return found
+        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            sha, _, name = line.partition(" ")
+            refs[name] = sha
+        return refs

@@ -1,0 +1,127 @@
+"""Refs read in-process from the files git keeps them in (loose refs and packed-refs), as `git for-each-ref`
+lists them, where that is plain; None where git should answer instead."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ZERO = "0" * 40
+BALANCED = "refs/balanced/"  # the state's refs (DESIGN §4)
+OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a full object id, SHA-1 or SHA-256
+_PER_WORKTREE = ("refs/bisect/", "refs/worktree/", "refs/rewritten/")  # kept in each worktree's own folder
+# A component git would refuse in a ref's name (git-check-ref-format), or one that is not a plain ref file.
+_ODD_PART = re.compile(r"^\.|\.lock$|\.\.|[\x00-\x20\x7f~^:?*\[\\]|@\{|\.$|^$")
+
+
+class PackedRefs:
+    """The packed-refs file of a repository, parsed once for each version of it (its inode, size and time)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: tuple[int, int, int] | None = None
+        self._refs: dict[str, str] = {}
+
+    def refs(self) -> dict[str, str] | None:
+        """Each packed ref with its id ({} when there is no file); None when the file is not what git writes."""
+        try:
+            with open(self.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                key = (st.st_ino, st.st_size, st.st_mtime_ns)
+                if key != self._key:
+                    parsed: dict[str, str] = {}
+                    for raw in fh.read().decode("utf-8", "replace").splitlines():
+                        if raw.startswith(("#", "^")) or not raw:
+                            continue
+                        sha, _, name = raw.partition(" ")
+                        if not OBJECT_ID.fullmatch(sha) or not name.startswith("refs/"):
+                            return None
+                        parsed[name] = sha
+                    self._key, self._refs = key, parsed
+        except FileNotFoundError:
+            self._key, self._refs = None, {}
+        except OSError:
+            return None
+        return self._refs
+
+
+def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[str, str] | None:
+    """The refs under `prefix` with their ids, sorted by name, as `git for-each-ref PREFIX` lists them, read from
+    the files git keeps them in: the loose refs (read first: a ref git packs meanwhile is then in packed-refs),
+    then packed-refs. None where git should answer instead: a pattern, a worktree's own refs, another ref store,
+    a name or a file git would judge (a link, a symbolic ref that does not resolve, a ref that is not an id).
+    It costs a tenth of starting git for ten refs, and two thirds for two thousand (bench/listing.py)."""
+    if not prefix.startswith("refs/") or any(c in prefix for c in "*?[\\") or prefix.startswith(_PER_WORKTREE):
+        return None
+    if (common_dir / "reftable").exists():
+        return None
+    whole = prefix.rstrip("/")
+    files: list[str] = []
+    folders = [whole]
+    while folders:
+        rel = folders.pop()
+        try:
+            with os.scandir(f"{common_dir}/{rel}") as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        return None
+                    if entry.name.endswith(".lock"):
+                        continue  # a writer's lock, not a ref
+                    if _ODD_PART.search(entry.name):
+                        return None
+                    (folders if entry.is_dir(follow_symlinks=False) else files).append(f"{rel}/{entry.name}")
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            if rel != whole or prefix.endswith("/"):
+                return None
+            files.append(rel)  # the prefix names one ref: for-each-ref matches it whole
+    found: dict[str, str] = {}
+    symbolic: dict[str, str] = {}
+    for name in files:
+        try:
+            text = _ref_text(f"{common_dir}/{name}")
+        except FileNotFoundError:
+            continue  # removed since the folder was read: as if read after
+        except OSError:
+            return None
+        if OBJECT_ID.fullmatch(text):
+            found[name] = text
+        elif text.startswith("ref: refs/"):
+            symbolic[name] = text[5:]
+        else:
+            return None
+    listed = packed.refs()
+    if listed is None:
+        return None
+    for name, sha in listed.items():
+        if name not in found and name not in symbolic and (name.startswith(whole + "/") or (
+                name == whole and not prefix.endswith("/"))):
+            found[name] = sha
+    for name, target in symbolic.items():  # as git shows one: the id of the ref it names
+        tip = _loose_id(common_dir, target) or listed.get(target)
+        if tip is None:
+            return None
+        found[name] = tip
+    return dict(sorted(found.items()))
+
+
+def _ref_text(path: str) -> str:
+    """A loose ref file's text, stripped; OSError (FileNotFoundError when it is gone) as open raises it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+
+
+def _loose_id(common_dir: Path, ref: str) -> str | None:
+    """The id a loose ref holds, or None (no such file, or not an id)."""
+    if ref.startswith(_PER_WORKTREE) or any(_ODD_PART.search(part) for part in ref.split("/")):
+        return None
+    try:
+        text = _ref_text(f"{common_dir}/{ref}")
+    except OSError:
+        return None
+    return text if OBJECT_ID.fullmatch(text) else None
