@@ -44,6 +44,21 @@ def off_command(agent: str | None) -> int:
     return 0
 
 
+def plugin_command(dest: str) -> int:
+    """Write the lead's plugin for Claude Code and Codex, in a local marketplace folder at `dest`."""
+    from pathlib import Path
+
+    from git_balanced.kit.plugins import MARKETPLACE, PLUGIN, write_plugins
+
+    where = Path(dest).resolve()
+    write_plugins(where)
+    ui.say(f"Wrote the plugin {PLUGIN} and its marketplace {MARKETPLACE} in {where}. Install it once, and "
+           "every repository's sessions are leads:")
+    ui.say(f"  claude plugin marketplace add {where} && claude plugin install {PLUGIN}@{MARKETPLACE}")
+    ui.say(f"  codex plugin marketplace add {where} && codex plugin add {PLUGIN}@{MARKETPLACE}")
+    return 0
+
+
 def start_command(agent: str, task: str, model: str | None) -> int:
     """Start the headless lead of this branch, and an engine for its workers."""
     from git_balanced.engine.background import start_detached
