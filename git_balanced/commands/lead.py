@@ -16,8 +16,8 @@ NEXT = {
               "`balanced-lead` teaches it the job, and its hooks hand it its inbox.",
     "codex": "Codex reads .codex/ only in a project you trusted: start `codex` here and trust it (or run "
              "`codex exec --trust` once). AGENTS.md teaches it the job; its hooks hand it its inbox.",
-    "pi": "Start `pi` here: it loads .pi/extensions/balanced-lead.ts (the lead's tools and hooks) and "
-          ".pi/APPEND_SYSTEM.md (the job).",
+    "pi": "Start `pi` here and trust the project when it asks (`pi --approve` for one run): then it loads "
+          ".pi/extensions/balanced-lead.ts (the lead's tools and hooks) and .pi/APPEND_SYSTEM.md (the job).",
 }
 
 
