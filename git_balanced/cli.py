@@ -432,6 +432,16 @@ def lead_off(agent: str | None) -> int:
     return lead_cmd.off_command(agent)
 
 
+@lead.command(name="plugin", short_help="Write the lead as a Claude Code and Codex plugin, in DIR.")
+@click.argument("dest", metavar="DIR")
+def lead_plugin(dest: str) -> int:
+    """Write a local plugin marketplace in DIR holding the lead (its MCP server, hooks and skill) for Claude
+    Code and Codex; installed once with their `plugin` commands, it serves every repository."""
+    from git_balanced.commands import lead as lead_cmd
+
+    return lead_cmd.plugin_command(dest)
+
+
 @lead.command(name="start", short_help="Run a headless lead on TASK, its turns driven by its inbox.")
 @click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The lead's agent.")
 @click.option("--model", metavar="M", help="The lead's model (default: the agent's own).")

@@ -48,6 +48,15 @@ all_installed() {
   done
   [ -x "$prefix/node_modules/.bin/claude" ]
 }
+# Packages an agent was published under before (Pi was @mariozechner/pi-coding-agent): taken out of the prefix,
+# so their binary does not stand in for the pinned one's.
+for retired in @mariozechner/pi-coding-agent; do
+  if [ -d "$prefix/node_modules/$retired" ]; then
+    echo "install-agents: removing $retired from $prefix (published under another name now)" >&2
+    npm uninstall --prefix "$prefix" --no-audit --no-fund --loglevel=error "$retired" >&2
+  fi
+done
+
 if all_installed; then
   echo "install-agents: pinned versions already in $prefix" >&2
 else

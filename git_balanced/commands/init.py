@@ -47,13 +47,17 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
             ui.say(f"Wrote {SETTINGS_PATH} with {said}:\n  setup: {setup or '(none)'}\n  check: {check}")
     if hooks == "git":
         return _plain_hooks(repo)
-    from git_balanced.hooks.precommit import add_balanced_hooks, install_hooks
+    from git_balanced.hooks.precommit import add_balanced_hooks, hooks_starting_at, install_hooks
 
+    starting = hooks_starting_at(repo.root)
     changed = add_balanced_hooks(repo.root)
     ui.say("Added the balanced hooks to .pre-commit-config.yaml." if changed
            else ".pre-commit-config.yaml has the balanced hooks already.")
     install_hooks(repo.root)
     ui.say("Installed the pre-merge-commit and pre-push hooks.")
+    for hook_id, kinds in starting.items():
+        ui.say(f"Your hook {hook_id} will run at {' and '.join(kinds)} from now on, as its stages in "
+               ".pre-commit-config.yaml name it; take it out of them there if it should not.")
     ui.say("Next: commit .magnum/ and .pre-commit-config.yaml, then `git balanced allow` to approve the "
            "setup and check commands.")
     return 0

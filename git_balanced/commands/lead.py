@@ -16,8 +16,8 @@ NEXT = {
               "`balanced-lead` teaches it the job, and its hooks hand it its inbox.",
     "codex": "Codex reads .codex/ only in a project you trusted: start `codex` here and trust it (or run "
              "`codex exec --trust` once). AGENTS.md teaches it the job; its hooks hand it its inbox.",
-    "pi": "Start `pi` here: it loads .pi/extensions/balanced-lead.ts (the lead's tools and hooks) and "
-          ".pi/APPEND_SYSTEM.md (the job).",
+    "pi": "Start `pi` here and trust the project when it asks (`pi --approve` for one run): then it loads "
+          ".pi/extensions/balanced-lead.ts (the lead's tools and hooks) and .pi/APPEND_SYSTEM.md (the job).",
 }
 
 
@@ -41,6 +41,21 @@ def off_command(agent: str | None) -> int:
     names = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else "".join(found)
     ui.say(f"The sessions of {names} here are no longer leads." if done else
            f"No lead files of {NAMES[agent] if agent else 'any agent'} were here.")
+    return 0
+
+
+def plugin_command(dest: str) -> int:
+    """Write the lead's plugin for Claude Code and Codex, in a local marketplace folder at `dest`."""
+    from pathlib import Path
+
+    from git_balanced.kit.plugins import MARKETPLACE, PLUGIN, write_plugins
+
+    where = Path(dest).resolve()
+    write_plugins(where)
+    ui.say(f"Wrote the plugin {PLUGIN} and its marketplace {MARKETPLACE} in {where}. Install it once, and "
+           "every repository's sessions are leads:")
+    ui.say(f"  claude plugin marketplace add {where} && claude plugin install {PLUGIN}@{MARKETPLACE}")
+    ui.say(f"  codex plugin marketplace add {where} && codex plugin add {PLUGIN}@{MARKETPLACE}")
     return 0
 
 

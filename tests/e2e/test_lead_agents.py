@@ -111,7 +111,9 @@ def test_pi_leads_through_the_balanced_tools(tmp_path: Path, agent_bin: str,
         repo = lead_repo(tmp_path)
         on = balanced(repo, "lead", "on", "--agent", "pi")
         assert on.code == 0, on
-        lead_runs(repo, ["pi", "--mode", "json", "--no-session", TASK])
+        # --approve: what a person's first start here answers to Pi's project-trust question, so it loads
+        # .pi/extensions/ and .pi/APPEND_SYSTEM.md (Pi 1.x loads neither in an untrusted project)
+        lead_runs(repo, ["pi", "--mode", "json", "--no-session", "--approve", TASK])
         sent = bodies(servers.pi)
     assert '"plan"' in sent[0] and '"put_to_you"' in sent[0], "the extension gives the lead its tools"
     assert "When to split" in sent[0], ".pi/APPEND_SYSTEM.md teaches it the job"

@@ -1,5 +1,6 @@
 """A repository's own pre-commit hooks keep their meaning once `init` installed the balanced ones: a hook
-without `stages:` runs on commit only, `sync` runs no code hook, and `ship` shows a refusing hook's words."""
+without `stages:` runs where it ran before (on commit only here), `sync` runs no code hook, and `ship` shows
+a refusing hook's words."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def own_hooks_repo(tmp_path: Path) -> tuple[Path, Path]:
     r = balanced(repo, "init")
     assert r.code == 0, r
     text = (repo / ".pre-commit-config.yaml").read_text()
-    assert text.startswith("# our hooks\ndefault_stages: [pre-commit]\nrepos:\n"), text
+    assert text.startswith("# our hooks\n# Hooks without `stages:` run at these"), text
+    assert "Your hook no-friday-push will run at pre-push from now on" in r.out, r.out
     assert balanced(repo, "allow", "--yes").code == 0
     return repo, bare
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,10 +13,23 @@ import pytest
 from pre_commit.clientlib import load_config, load_manifest
 
 from git_balanced.errors import BalancedError, SettingsError
-from git_balanced.hooks.precommit import HOOK_IDS, add_balanced_hooks, balanced_hooks, install_hooks
+from git_balanced.hooks.precommit import (
+    HOOK_IDS,
+    add_balanced_hooks,
+    balanced_hooks,
+    hooks_starting_at,
+    install_hooks,
+)
 from tests.support.builders import git, make_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# What a file without `default_stages` gets where neither balanced hook type was installed: every stage but
+# those two, under a comment saying why.
+STAGES_ADDED = (
+    "# Hooks without `stages:` run at these: every stage but the hook types\n"
+    "# `git balanced init` installed first, so they run where they ran before it.\n"
+    "default_stages: [commit-msg, post-checkout, post-commit, post-merge, post-rewrite, pre-commit, "
+    "pre-rebase, prepare-commit-msg, manual]\n")
 
 # Three layouts seen in the wild: pre-commit's own sample (4/0), indented dashes (4/2), flush dashes (2/0).
 STYLES = {
@@ -161,15 +175,60 @@ repos:
     assert config(tmp_path).read_text() == original
     config(tmp_path).write_text(original.replace("default_stages: [pre-commit]\n", ""))
     assert add_balanced_hooks(tmp_path) is True, "an older init's file gets default_stages"
-    assert config(tmp_path).read_text() == original
+    assert config(tmp_path).read_text() == original.replace("default_stages: [pre-commit]\n", STAGES_ADDED)
 
 
-def test_stage_less_hooks_stay_on_commit(tmp_path: Path) -> None:
+def test_stage_less_hooks_stay_off_the_new_hook_types(tmp_path: Path) -> None:
     """pre-commit gives a hook without `stages:` the top-level default_stages (all stages without it)."""
     add_balanced_hooks(tmp_path)
-    assert load_config(str(config(tmp_path)))["default_stages"] == ["pre-commit"]
+    stages = load_config(str(config(tmp_path)))["default_stages"]
+    assert "pre-push" not in stages and "pre-merge-commit" not in stages
+    assert {"pre-commit", "commit-msg", "manual"} <= set(stages)
     text = config(tmp_path).read_text()
-    assert text.startswith("default_stages: [pre-commit]\nrepos:\n"), text
+    assert text.startswith(STAGES_ADDED + "repos:\n"), text
+
+
+@pytest.mark.parametrize("installed, stages", [
+    (["pre-push"], "pre-merge-commit"),
+    (["pre-merge-commit"], "pre-push"),
+    (["pre-push", "pre-merge-commit"], None),
+])
+def test_hook_types_installed_before_keep_their_stage_less_hooks(
+        tmp_path: Path, installed: list[str], stages: str | None) -> None:
+    repo = make_repo(tmp_path / "repo")
+    pre_commit = str(Path(sys.executable).parent / "pre-commit")
+    config(repo).write_text("repos: []\n")
+    for kind in installed:
+        subprocess.run([pre_commit, "install", "-t", kind], cwd=repo, check=True, capture_output=True)
+    add_balanced_hooks(repo)
+    got = load_config(str(config(repo)))["default_stages"]
+    if stages is None:
+        assert "default_stages" not in config(repo).read_text(), "nothing to keep them from"
+    else:
+        assert stages not in got and all(k in got for k in installed), got
+
+
+def test_default_install_hook_types_count_as_installed(tmp_path: Path) -> None:
+    config(tmp_path).write_text("default_install_hook_types: [pre-commit, pre-push]\nrepos: []\n")
+    add_balanced_hooks(tmp_path)
+    got = load_config(str(config(tmp_path)))["default_stages"]
+    assert "pre-push" in got and "pre-merge-commit" not in got
+
+
+def test_hooks_whose_own_stages_name_a_new_hook_type_are_told(tmp_path: Path) -> None:
+    config(tmp_path).write_text("""\
+default_stages: [pre-commit, push]
+repos:
+  - repo: local
+    hooks:
+      - {id: plain, name: p, entry: 'true', language: system}
+      - {id: pushy, name: p, entry: 'true', language: system, stages: [pre-push]}
+      - {id: merging, name: m, entry: 'true', language: system, stages: [merge-commit, pre-commit]}
+      - {id: early, name: e, entry: 'true', language: system, stages: [pre-commit]}
+""")
+    assert hooks_starting_at(tmp_path) == {
+        "plain": ["pre-push"], "pushy": ["pre-push"], "merging": ["pre-merge-commit"]}
+    assert hooks_starting_at(tmp_path / "nowhere") == {}
 
 
 def test_the_users_own_default_stages_are_kept(tmp_path: Path) -> None:
@@ -185,13 +244,13 @@ def test_line_endings_and_comment_only_files_are_kept(tmp_path: Path) -> None:
     config(tmp_path).write_bytes(b"# team config\r\nrepos:\r\n  - repo: local\r\n    hooks: []\r\n")
     add_balanced_hooks(tmp_path)
     data = config(tmp_path).read_bytes()
-    assert data.startswith(b"# team config\r\ndefault_stages: [pre-commit]\r\nrepos:\r\n")
+    assert data.startswith(b"# team config\r\n" + STAGES_ADDED.replace("\n", "\r\n").encode() + b"repos:\r\n")
     assert b"\n" not in data.replace(b"\r\n", b""), "every line ends in CRLF"
     other = tmp_path / "other"
     other.mkdir()
     config(other).write_text("# nothing yet\n")
     add_balanced_hooks(other)
-    assert config(other).read_text().startswith("# nothing yet\ndefault_stages: [pre-commit]\nrepos:\n")
+    assert config(other).read_text().startswith("# nothing yet\n" + STAGES_ADDED + "repos:\n")
     assert ids_in(config(other)) == list(HOOK_IDS)
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 AGENTS = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332"),
     "codex": ("@openai/codex", "0.171.0"),
-    "pi": ("@mariozechner/pi-coding-agent", "0.73.1"),
+    "pi": ("@earendil-works/pi-coding-agent", "1.6.0"),
 }
+# Packages an agent was published under before: `ready` removes them before installing the pinned one, whose
+# binary they hold (npm refuses to replace another package's `~/.local/bin/pi`).
+RETIRED = {"pi": ("@mariozechner/pi-coding-agent",)}
 # The oldest Node.js each agent runs on (Claude Code's own binary needs Node only for npm to install it).
 NODE_NEEDED = {"claude": (18, 0, 0), "codex": (16, 0, 0), "pi": (22, 19, 0)}
 # Where a machine has no Node.js or too old a one: the npm registry's prebuilt `node-linux-<arch>`, and npm

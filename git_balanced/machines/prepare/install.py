@@ -308,6 +308,10 @@ def install_agents(t: Transport, f: Facts, todo: list[str], say: Callable[[str],
     specs = [pins.spec(a) for a in todo]
     home = str(f.raw.get("home") or "~")
     prefix = f"{home}/.local"
+    retired = [old for a in todo for old in pins.RETIRED.get(a, ())]
+    if retired:  # an agent's package under its old name holds the binary the new one installs
+        _npm(t, ["uninstall", "-g", "--prefix", prefix, "--offline", "--no-audit", "--no-fund", "--loglevel=error",
+                 *retired])
     if f.raw.get("registry", True):
         say(f"{t.name}: installing {described(todo)} into {PREFIX} with npm")
         res = _npm(t, _install_args(prefix, specs, offline=False))

@@ -195,6 +195,8 @@ def test_a_claude_piece_then_runs_there_against_the_scripted_server_and_lands(ma
 # Pi's tree is installed and packed here on the first run only, then kept in a cache of carried trees that
 # outlives the run (tests/machines/prepare/test_carry.py packs one every run).
 TREES = agent_home.XDG_CACHE
+PI_VERSION = pins.AGENTS["pi"][1]
+PI_TREE = pins.AGENTS["pi"][0].replace("@", "").replace("/", "-") + f"-{PI_VERSION}-linux-x64"
 
 
 def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_registry(
@@ -202,25 +204,25 @@ def test_pi_and_its_dependencies_reach_a_machine_whose_npm_cannot_reach_its_regi
     # Pi needs Node.js 22.19 or newer (the machine has an older one) and has dependencies of its own: its tree,
     # installed here (or kept from an earlier run), goes over.
     monkeypatch.setenv("XDG_CACHE_HOME", str(TREES))
-    record = TREES / "git-balanced" / "trees" / "mariozechner-pi-coding-agent-0.73.1-linux-x64.json"
+    record = TREES / "git-balanced" / "trees" / f"{PI_TREE}.json"
     kept_before = record.is_file()
     with closed_registry():
         repo = project(tmp_path, PI)
         ran = balanced(repo, "ready", "box", "--yes")
     assert ran.code == 0, ran
-    from_cache = f"box: Pi 0.73.1 came from the cache of carried trees ({TREES}/git-balanced/trees)"
+    from_cache = f"box: Pi {PI_VERSION} came from the cache of carried trees ({TREES}/git-balanced/trees)"
     assert (from_cache in ran.out) == kept_before, ran.out  # said exactly when a run before kept the tree
     assert f"Node.js {pins.NODE_VERSION} in ~/.local" in ran.out, ran.out
-    assert "box: its npm cannot reach its registry; fetching Pi 0.73.1 here and copying it over" in ran.out
-    assert "Pi 0.73.1 installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
+    assert f"box: its npm cannot reach its registry; fetching Pi {PI_VERSION} here and copying it over" in ran.out
+    assert f"Pi {PI_VERSION} installed into ~/.local (fetched here: its npm cannot reach its registry)" in ran.out
     assert there("sh", "-c", "PATH=$HOME/.local/bin:$PATH pi --version 2>&1").endswith(pins.AGENTS["pi"][1])
-    assert "pi 0.73.1" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
+    assert f"pi {PI_VERSION}" in ran.out.split("agents: ", 1)[1].split(" free")[0], ran.out
     assert not [c for c in machine.commands() if " install " in c and "pi-coding-agent" in c], \
         "its own npm was not asked for Pi"
-    assert [c for c in machine.commands() if "mariozechner-pi-coding-agent-0.73.1-linux-x64.tgz" in c], \
+    assert [c for c in machine.commands() if f"{PI_TREE}.tgz" in c], \
         "the tree was copied"
     kept = json.loads(record.read_text())
-    assert kept["bin"] == {"pi": "dist/cli.js"} and kept["version"] == "0.73.1", "kept for the next machine"
+    assert kept["bin"] == {"pi": "dist/bundle/cli.js"} and kept["version"] == PI_VERSION, "kept for the next machine"
     assert not (machine.home / ".balanced" / "packs").exists(), "the copied tree is removed once unpacked"
 
 
