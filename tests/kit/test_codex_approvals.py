@@ -59,9 +59,12 @@ def test_codex_with_approvals_off_reads_freely_and_plans_and_lands_with_the_serv
         with open(Path(os.environ["HOME"]) / ".gitconfig", "a") as config:
             config.write("[user]\n\tname = Ada Lead\n\temail = ada@example.com\n")
         own = _codex(repo)
-        assert [(c["tool"], c["status"]) for c in own] == [("plan", "failed"), ("land", "failed"),
-                                                          ("board", "completed")], own
-        assert {json.dumps(c["error"]) for c in own[:2]} == \
+        status = {str(c["tool"]): c["status"] for c in own}
+        # `plan` reaches past the repository (open world): refused. `land` is neither destructive nor open-world,
+        # and Codex has been seen both to refuse it and to let it through; `board` is read-only: let through.
+        assert [c["tool"] for c in own] == ["plan", "land", "board"], own
+        assert status["plan"] == "failed" and status["board"] == "completed", own
+        assert {json.dumps(c["error"]) for c in own if c["status"] == "failed"} == \
             {json.dumps({"message": "MCP tool call requires approval, but approval policy is never"})}, own
         assert board(repo)["plans"] == [], "a refused call never reached the server"
         try:
