@@ -549,6 +549,18 @@ def _quiet_full_disk(unraisable: Any) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether click's Abort stands for a Ctrl-C: it is raised from (or while handling) a KeyboardInterrupt."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
     from git_balanced.errors import BalancedError, disk_full
@@ -559,8 +571,11 @@ def main(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except click.exceptions.Abort as exc:
+        if _interrupted(exc):  # click turns Ctrl-C (in a prompt or anywhere in a command) into Abort
+            click.echo("Interrupted.", err=True)
+            return 130
+        click.echo("Aborted.", err=True)  # the input ended (EOF) where a prompt waited for an answer
         return 1
     except click.ClickException as exc:
         exc.show()
