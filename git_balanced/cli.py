@@ -220,12 +220,30 @@ def ready(names: tuple[str, ...], yes: bool, share: str | None, replace: bool) -
 @click.argument("file", metavar="FILE|-")
 @click.option("--budget", type=float, metavar="USD", help="The plan's budget, split among pieces by size.")
 @click.option("--start", is_flag=True, help="Start it at once.")
+@click.option("--wait", is_flag=True, help="Store it even when no machine can ever take a piece as things are "
+                                           "(its agent installed or signed in nowhere): it waits for one.")
 @_json_opt
-def plan(file: str, budget: float | None, start: bool, as_json: bool) -> int:
-    """Read a plan file (or - for stdin), check it, place its pieces and store it."""
+def plan(file: str, budget: float | None, start: bool, wait: bool, as_json: bool) -> int:
+    """Read a plan file (or - for stdin), check it, place its pieces and store it. A plan file:
+
+    \b
+        task: Add order history to the shop
+        pieces:
+          - id: orders-api          # its branch: balanced/orders-api
+            task: Add GET /orders, the user's orders, newest first.
+          - id: orders-tests
+            task: Test the orders endpoint.
+            after: [orders-api]     # starts once orders-api landed
+          - id: changelog
+            task: Add the change to the changelog.
+            agent: shell            # a command, no agent account
+            run: echo '- Order history' >> CHANGELOG.md   # what it leaves is committed
+
+    Each piece may also name a machine, a model, a size and the paths it may write (docs/plans.md).
+    """
     from git_balanced.commands import plan as plan_mod
 
-    return plan_mod.plan_command(file, budget=budget, start=start, as_json=as_json)
+    return plan_mod.plan_command(file, budget=budget, start=start, wait=wait, as_json=as_json)
 
 
 @cli.command(short_help="List plans.")
@@ -528,7 +546,7 @@ def manpage() -> str:
                 continue
             sub = click.Context(cmd, info_name=f"{prefix} {name}", parent=ctx)
             out.extend([".TP", f"\\fB{esc(prefix + ' ' + name)}\\fR {esc(' '.join(cmd.collect_usage_pieces(sub)))}",
-                        esc(" ".join((cmd.help or cmd.short_help or "").split()))])
+                        *_man_paragraphs(cmd.help or cmd.short_help or "", esc)])
             if isinstance(cmd, click.Group):
                 walk(cmd, f"{prefix} {name}")
 
@@ -536,6 +554,21 @@ def manpage() -> str:
     out += [".SH EXIT STATUS", "0 done; 1 an error of yours, with a hint; 2 wrong usage; 3 an internal error "
             "(please report it); 130 interrupted."]
     return "\n".join(out) + "\n"
+
+
+def _man_paragraphs(text: str, esc: Any) -> list[str]:
+    """A command's help as man page lines: its paragraphs run together, a `\\b` block (a plan file) kept as
+    it is written."""
+    import inspect
+    import textwrap
+
+    out: list[str] = []
+    for para in inspect.cleandoc(text).split("\n\n"):
+        if para.startswith("\b\n"):
+            out += [".IP", ".nf", *(esc(line) for line in textwrap.dedent(para[2:]).splitlines()), ".fi", ".IP"]
+        else:
+            out.append(esc(" ".join(para.split())))
+    return out
 
 
 def _quiet_full_disk(unraisable: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,14 @@ def test_ctrl_c_at_a_prompt_exits_130(mocker: MockerFixture, capsys: pytest.Capt
     mocker.patch("git_balanced.commands.board.board_command", side_effect=EOFError)
     assert main(["board"]) == 1
     assert "Aborted." in capsys.readouterr().err
+
+
+def test_plan_help_shows_a_plan_file_that_loads(capsys: pytest.CaptureFixture[str]) -> None:
+    from git_balanced.plans.planfile import load_plan
+
+    assert main(["plan", "--help"]) == 0
+    out = capsys.readouterr().out
+    start = out.rindex("\n", 0, out.index("task:")) + 1
+    block = textwrap.dedent(out[start:out.index("\n\n", start)])
+    plan = load_plan(block, "plan -h")
+    assert [p.id for p in plan.pieces] == ["orders-api", "orders-tests", "changelog"]
