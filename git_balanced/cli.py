@@ -507,6 +507,90 @@ def demo(keep: bool) -> int:
     return demo_mod.demo_command(keep=keep)
 
 
+@cli.command(short_help="Shell completion of `git balanced <TAB>` (bash, zsh), through git's own completion.")
+@click.argument("shell", type=click.Choice(["bash", "zsh"]))
+@click.option("--install", is_flag=True, help="Write the script where the shell finds it (bash) or where "
+                                              "~/.zshrc can source it (zsh), and say what is left to do.")
+def completion(shell: str, install: bool) -> int:
+    """Print the completion script for SHELL, or write it with --install. git's own completion must be
+    loaded (bash-completion's `git`, or git-completion.bash / .zsh); it completes commands, options, job
+    handles (the pieces' branches and the job ids), machines, plans and agents."""
+    from git_balanced.commands import completion as completion_mod
+
+    return completion_mod.completion_command(shell, install=install)
+
+
+@cli.command(name="__complete", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+def complete_words(words: tuple[str, ...]) -> int:
+    """The words that may follow `git balanced WORDS[:-1]` and start with WORDS[-1], one a line: what the
+    completion scripts ask."""
+    for word in completions(list(words) or [""]):
+        click.echo(word)
+    return 0
+
+
+# An argument's values, by the command and argument (or a metavar naming JOB), and an option's, by its flag.
+_ARG_KINDS = {("check", "rev"): "revs", ("rm", "name"): "machines", ("tick", "names"): "machines",
+              ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
+              ("start", "plan"): "plans"}
+_OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
+
+
+def completions(words: list[str]) -> list[str]:
+    """What may come next after `git balanced WORDS[:-1]`, starting with the last word: a command, an option,
+    or an argument's or option's values (jobs, machines, plans, agents, revisions, files)."""
+    *done, cur = words
+    cmd: click.Command = cli
+    ctx = click.Context(cli, info_name="git balanced")
+    taking: click.Option | None = None  # an option whose value comes next
+    given = 0  # positional words given to cmd
+    for word in done:
+        if taking is not None:
+            taking = None
+        elif isinstance(cmd, click.Group):
+            found = cmd.commands.get(word)
+            if found is None:
+                return []
+            cmd = found
+        elif word.startswith("-") and word != "-":
+            opt = _option(cmd, word.split("=", 1)[0])
+            taking = opt if opt is not None and not opt.is_flag and "=" not in word else None
+        else:
+            given += 1
+    if taking is not None:
+        return _values(taking, _OPT_KINDS.get(taking.opts[-1], ""), cur)
+    if cur.startswith("-"):
+        return [o for p in cmd.get_params(ctx) if isinstance(p, click.Option) and not p.hidden
+                for o in p.opts if o.startswith(cur)]
+    if isinstance(cmd, click.Group):
+        return [n for n in cmd.list_commands(ctx) if n.startswith(cur) and not cmd.commands[n].hidden]
+    args = [p for p in cmd.params if isinstance(p, click.Argument)]
+    if not args:
+        return []
+    arg = args[min(given, len(args) - 1)] if args[-1].nargs == -1 or given < len(args) else None
+    if arg is None:
+        return []
+    job = arg.name == "job" or "JOB" in (arg.metavar or "")
+    return _values(arg, "jobs" if job else _ARG_KINDS.get((cmd.name or "", arg.name or ""), ""), cur)
+
+
+def _option(cmd: click.Command, flag: str) -> click.Option | None:
+    return next((p for p in cmd.params if isinstance(p, click.Option) and flag in (*p.opts, *p.secondary_opts)),
+                None)
+
+
+def _values(param: click.Parameter, kind: str, cur: str) -> list[str]:
+    """A parameter's choices, or the values of its kind read from the repository."""
+    if isinstance(param.type, click.Choice):
+        return [str(c) for c in param.type.choices if str(c).startswith(cur)]
+    if not kind:
+        return []
+    from git_balanced.commands.completion import values
+
+    return values(kind, cur)
+
+
 def _has(words: tuple[str, ...]) -> bool:
     """Whether `cli` has a command at these words."""
     found: click.Command | None = cli
