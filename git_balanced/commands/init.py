@@ -33,6 +33,9 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
         _update(target, check=check, setup=setup, agent=agent)
     else:
         _write_new(repo.root, check=check, setup=setup, agent=agent)
+    linked = man_page_where_man_looks()
+    if linked:
+        ui.say(linked)
     if hooks == "git":
         return _plain_hooks(repo)
     from git_balanced.hooks.precommit import add_balanced_hooks, install_hooks
@@ -51,6 +54,33 @@ NO_CHECK = (f"no check command: no known stack is here (a pyproject.toml, packag
             "decides landing and a finished branch waits for `git balanced land`.\n"
             "  Add one: `git balanced init --check 'CMD'` (the command that runs your tests, e.g. 'make test'), "
             f"or set `check = ...` under [worktree] in {SETTINGS_PATH}.")
+
+
+def man_page_where_man_looks() -> str | None:
+    """Let `git balanced --help` (git runs `man git-balanced`) find the man page when the installer left it
+    where man does not look: `uv tool install` keeps it in the tool's own environment and links only the
+    executable into ~/.local/bin. man finds pages in the share/man beside each bin folder on PATH, so the page
+    is linked there, beside the `git-balanced` git runs. Words saying so, or None when nothing was needed."""
+    import shutil
+    import sys
+
+    from git_balanced import proc
+
+    exe = shutil.which("git-balanced")
+    page = Path(sys.prefix) / "share" / "man" / "man1" / "git-balanced.1"
+    if exe is None or shutil.which("man") is None or not page.is_file():
+        return None
+    if proc.run(["man", "-w", "git-balanced"], timeout=30).ok:
+        return None
+    target = Path(exe).parent.parent / "share" / "man" / "man1" / "git-balanced.1"
+    try:
+        if target.exists() or target.is_symlink():
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(page)
+    except OSError:
+        return None  # a folder not ours to write: `man` just goes on not finding it
+    return f"Linked {target} to the man page of this install, so `git balanced --help` finds it."
 
 
 def _write_new(root: Path, *, check: str | None, setup: str | None, agent: str | None) -> None:
