@@ -77,8 +77,23 @@ def test_completion_prints_the_script_for_each_shell(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="needs zsh")
-def test_the_zsh_script_parses(tmp_path: Path) -> None:
+def test_the_zsh_function_offers_the_words(tmp_path: Path) -> None:
+    """zsh's _git calls _git-balanced with `words` from the subcommand on; compadd (a stand-in here, as it
+    works only inside a completion widget) gets the words that fit."""
     script = tmp_path / "completion.zsh"
     script.write_text(balanced(tmp_path, "completion", "zsh").out)
-    cp = subprocess.run(["zsh", "-n", str(script)], capture_output=True, text=True)
-    assert cp.returncode == 0, cp.stderr
+    assert subprocess.run(["zsh", "-n", str(script)], capture_output=True).returncode == 0
+    repo = lead_repo(tmp_path)
+    run = (f"source {script}; compadd() {{ shift $(( ${{@[(i)--]}} )); print -l -- \"$@\"; }}; "
+           "words=(balanced $=1 ''); CURRENT=${#words}; _git-balanced")
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+
+    def offered(typed: str) -> list[str]:
+        cp = subprocess.run(["zsh", "-f", "-c", run, "zsh", typed], cwd=repo, env=env, capture_output=True,
+                            text=True, timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        return cp.stdout.split()
+
+    assert offered("tick") == ["local"]
+    assert offered("init --agent") == ["claude", "codex", "pi", "shell"]
+    assert "plan" in offered("")
