@@ -220,12 +220,30 @@ def ready(names: tuple[str, ...], yes: bool, share: str | None, replace: bool) -
 @click.argument("file", metavar="FILE|-")
 @click.option("--budget", type=float, metavar="USD", help="The plan's budget, split among pieces by size.")
 @click.option("--start", is_flag=True, help="Start it at once.")
+@click.option("--wait", is_flag=True, help="Store it even when no machine can ever take a piece as things are "
+                                           "(its agent installed or signed in nowhere): it waits for one.")
 @_json_opt
-def plan(file: str, budget: float | None, start: bool, as_json: bool) -> int:
-    """Read a plan file (or - for stdin), check it, place its pieces and store it."""
+def plan(file: str, budget: float | None, start: bool, wait: bool, as_json: bool) -> int:
+    """Read a plan file (or - for stdin), check it, place its pieces and store it. A plan file:
+
+    \b
+        task: Add order history to the shop
+        pieces:
+          - id: orders-api          # its branch: balanced/orders-api
+            task: Add GET /orders, the user's orders, newest first.
+          - id: orders-tests
+            task: Test the orders endpoint.
+            after: [orders-api]     # starts once orders-api landed
+          - id: changelog
+            task: Add the change to the changelog.
+            agent: shell            # a command, no agent account
+            run: echo '- Order history' >> CHANGELOG.md   # what it leaves is committed
+
+    Each piece may also name a machine, a model, a size and the paths it may write (docs/plans.md).
+    """
     from git_balanced.commands import plan as plan_mod
 
-    return plan_mod.plan_command(file, budget=budget, start=start, as_json=as_json)
+    return plan_mod.plan_command(file, budget=budget, start=start, wait=wait, as_json=as_json)
 
 
 @cli.command(short_help="List plans.")
@@ -499,6 +517,90 @@ def demo(keep: bool) -> int:
     return demo_mod.demo_command(keep=keep)
 
 
+@cli.command(short_help="Shell completion of `git balanced <TAB>` (bash, zsh), through git's own completion.")
+@click.argument("shell", type=click.Choice(["bash", "zsh"]))
+@click.option("--install", is_flag=True, help="Write the script where the shell finds it (bash) or where "
+                                              "~/.zshrc can source it (zsh), and say what is left to do.")
+def completion(shell: str, install: bool) -> int:
+    """Print the completion script for SHELL, or write it with --install. git's own completion must be
+    loaded (bash-completion's `git`, or git-completion.bash / .zsh); it completes commands, options, job
+    handles (the pieces' branches and the job ids), machines, plans and agents."""
+    from git_balanced.commands import completion as completion_mod
+
+    return completion_mod.completion_command(shell, install=install)
+
+
+@cli.command(name="__complete", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+def complete_words(words: tuple[str, ...]) -> int:
+    """The words that may follow `git balanced WORDS[:-1]` and start with WORDS[-1], one a line: what the
+    completion scripts ask."""
+    for word in completions(list(words) or [""]):
+        click.echo(word)
+    return 0
+
+
+# An argument's values, by the command and argument (or a metavar naming JOB), and an option's, by its flag.
+_ARG_KINDS = {("check", "rev"): "revs", ("rm", "name"): "machines", ("tick", "names"): "machines",
+              ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
+              ("start", "plan"): "plans"}
+_OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
+
+
+def completions(words: list[str]) -> list[str]:
+    """What may come next after `git balanced WORDS[:-1]`, starting with the last word: a command, an option,
+    or an argument's or option's values (jobs, machines, plans, agents, revisions, files)."""
+    *done, cur = words
+    cmd: click.Command = cli
+    ctx = click.Context(cli, info_name="git balanced")
+    taking: click.Option | None = None  # an option whose value comes next
+    given = 0  # positional words given to cmd
+    for word in done:
+        if taking is not None:
+            taking = None
+        elif isinstance(cmd, click.Group):
+            found = cmd.commands.get(word)
+            if found is None:
+                return []
+            cmd = found
+        elif word.startswith("-") and word != "-":
+            opt = _option(cmd, word.split("=", 1)[0])
+            taking = opt if opt is not None and not opt.is_flag and "=" not in word else None
+        else:
+            given += 1
+    if taking is not None:
+        return _values(taking, _OPT_KINDS.get(taking.opts[-1], ""), cur)
+    if cur.startswith("-"):
+        return [o for p in cmd.get_params(ctx) if isinstance(p, click.Option) and not p.hidden
+                for o in p.opts if o.startswith(cur)]
+    if isinstance(cmd, click.Group):
+        return [n for n in cmd.list_commands(ctx) if n.startswith(cur) and not cmd.commands[n].hidden]
+    args = [p for p in cmd.params if isinstance(p, click.Argument)]
+    if not args:
+        return []
+    arg = args[min(given, len(args) - 1)] if args[-1].nargs == -1 or given < len(args) else None
+    if arg is None:
+        return []
+    job = arg.name == "job" or "JOB" in (arg.metavar or "")
+    return _values(arg, "jobs" if job else _ARG_KINDS.get((cmd.name or "", arg.name or ""), ""), cur)
+
+
+def _option(cmd: click.Command, flag: str) -> click.Option | None:
+    return next((p for p in cmd.params if isinstance(p, click.Option) and flag in (*p.opts, *p.secondary_opts)),
+                None)
+
+
+def _values(param: click.Parameter, kind: str, cur: str) -> list[str]:
+    """A parameter's choices, or the values of its kind read from the repository."""
+    if isinstance(param.type, click.Choice):
+        return [str(c) for c in param.type.choices if str(c).startswith(cur)]
+    if not kind:
+        return []
+    from git_balanced.commands.completion import values
+
+    return values(kind, cur)
+
+
 def _has(words: tuple[str, ...]) -> bool:
     """Whether `cli` has a command at these words."""
     found: click.Command | None = cli
@@ -538,7 +640,7 @@ def manpage() -> str:
                 continue
             sub = click.Context(cmd, info_name=f"{prefix} {name}", parent=ctx)
             out.extend([".TP", f"\\fB{esc(prefix + ' ' + name)}\\fR {esc(' '.join(cmd.collect_usage_pieces(sub)))}",
-                        esc(" ".join((cmd.help or cmd.short_help or "").split()))])
+                        *_man_paragraphs(cmd.help or cmd.short_help or "", esc)])
             if isinstance(cmd, click.Group):
                 walk(cmd, f"{prefix} {name}")
 
@@ -546,6 +648,21 @@ def manpage() -> str:
     out += [".SH EXIT STATUS", "0 done; 1 an error of yours, with a hint; 2 wrong usage; 3 an internal error "
             "(please report it); 130 interrupted."]
     return "\n".join(out) + "\n"
+
+
+def _man_paragraphs(text: str, esc: Any) -> list[str]:
+    """A command's help as man page lines: its paragraphs run together, a `\\b` block (a plan file) kept as
+    it is written."""
+    import inspect
+    import textwrap
+
+    out: list[str] = []
+    for para in inspect.cleandoc(text).split("\n\n"):
+        if para.startswith("\b\n"):
+            out += [".IP", ".nf", *(esc(line) for line in textwrap.dedent(para[2:]).splitlines()), ".fi", ".IP"]
+        else:
+            out.append(esc(" ".join(para.split())))
+    return out
 
 
 def _quiet_full_disk(unraisable: Any) -> None:
@@ -559,6 +676,18 @@ def _quiet_full_disk(unraisable: Any) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether click's Abort stands for a Ctrl-C: it is raised from (or while handling) a KeyboardInterrupt."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
     from git_balanced.errors import BalancedError, disk_full
@@ -569,8 +698,11 @@ def main(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except click.exceptions.Abort as exc:
+        if _interrupted(exc):  # click turns Ctrl-C (in a prompt or anywhere in a command) into Abort
+            click.echo("Interrupted.", err=True)
+            return 130
+        click.echo("Aborted.", err=True)  # the input ended (EOF) where a prompt waited for an answer
         return 1
     except click.ClickException as exc:
         exc.show()

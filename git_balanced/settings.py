@@ -436,6 +436,9 @@ def toml_string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+_LADDER = '[agents.claude]\nmodels = ["haiku", "sonnet", "opus"]   # the ladder a retry climbs, weakest first'
+
+
 def render_settings(*, check: str | None = None, setup: str | None = None, agent: str | None = None) -> str:
     """The text `init` writes: the commented template with these values filled in."""
     for flag, value in (("--check", check), ("--setup", setup)):
@@ -453,6 +456,10 @@ def render_settings(*, check: str | None = None, setup: str | None = None, agent
         "@CHECK@": f"check = {toml_value(check)}" if check else '# check = "pytest -q"',
         "@AGENT@": f"agent = {toml_value(name)}",
         "@MODEL@": f"model = {toml_value(model)}" if model else "# model = ...   (unset: the agent's own)",
+        # Only the agent named gets a table: a table names an agent `ready` installs.
+        "@LADDER@": _LADDER if name == "claude" else (
+            "# A ladder of models per agent; a table also has `ready` install its agent:\n# "
+            + _LADDER.replace("\n", "\n# ")),
     }
     for mark, line in values.items():
         template = template.replace(mark, line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_command_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-h"]) == 0
     out = capsys.readouterr().out
-    for name in cli.commands:
+    for name in (n for n, c in cli.commands.items() if not c.hidden):
         assert f"  {name} " in out or f"  {name}\n" in out, f"{name} is in -h"
 
 
@@ -163,3 +164,56 @@ def test_a_tool_name_that_is_not_text_is_wrong_usage(tmp_path: Path) -> None:
     r = balanced(make_repo(tmp_path / "r"), "mcp", "--call", "bo\udcffard")
     assert r.code == 2 and "Traceback" not in r.err, r
     assert 'error: --call "bo\\udcffard" names no tool: it holds a lone surrogate (\\udcff)' in r.err, r.err
+
+
+@pytest.mark.parametrize("front", [["git", "balanced"], ["git-balanced"]])
+def test_ctrl_c_in_a_real_engine_exits_130(tmp_path: Path, front: list[str]) -> None:
+    """Ctrl-C reaches the whole foreground group (git and git-balanced under it): the engine says it was
+    interrupted and exits 130, not click's `Aborted.` and 1. git itself dies of the same SIGINT, which a
+    shell shows as 130 too."""
+    import signal
+    import sys
+    import time
+
+    from tests.support.builders import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    p = subprocess.Popen([*front, "engine"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        lock = repo / ".git" / "balanced"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(lock.glob("engine*")):
+            time.sleep(0.1)
+        time.sleep(1.0)  # past its start, into the loop's sleep
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    code = 128 - p.returncode if p.returncode < 0 else p.returncode  # killed by signal N: a shell says 128+N
+    assert code == 130, (out, err)
+    assert "Interrupted." in err and "Aborted." not in err
+
+
+def test_ctrl_c_at_a_prompt_exits_130(mocker: MockerFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    """click turns a Ctrl-C in a prompt into Abort; it still exits 130. The end of the input stays 1."""
+    mocker.patch("git_balanced.commands.board.board_command", side_effect=KeyboardInterrupt)
+    assert main(["board"]) == 130
+    assert "Interrupted." in capsys.readouterr().err
+    mocker.patch("git_balanced.commands.board.board_command", side_effect=EOFError)
+    assert main(["board"]) == 1
+    assert "Aborted." in capsys.readouterr().err
+
+
+def test_plan_help_shows_a_plan_file_that_loads(capsys: pytest.CaptureFixture[str]) -> None:
+    from git_balanced.plans.planfile import load_plan
+
+    assert main(["plan", "--help"]) == 0
+    out = capsys.readouterr().out
+    start = out.rindex("\n", 0, out.index("task:")) + 1
+    block = textwrap.dedent(out[start:out.index("\n\n", start)])
+    plan = load_plan(block, "plan -h")
+    assert [p.id for p in plan.pieces] == ["orders-api", "orders-tests", "changelog"]

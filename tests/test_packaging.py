@@ -110,3 +110,74 @@ def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path) -> 
     assert found.stdout.strip() == str(page), "man finds the page the wheel installed, beside its bin"
     cp = subprocess.run(["git", "balanced", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert cp.returncode == 0 and "GIT-BALANCED(1)" in cp.stdout and "git balanced land" in cp.stdout, cp
+
+
+def _wheel(tmp_path: Path) -> Path:
+    src = source_copy(tmp_path / "src")
+    pip("wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src))
+    return next((tmp_path / "dist").glob("git_balanced-*.whl"))
+
+
+def _help_shows_the_page(env: dict[str, str], cwd: Path) -> None:
+    """`git balanced --help` shows the man page, as git runs it: `man git-balanced`."""
+    cp = subprocess.run(["git", "balanced", "--help"], cwd=cwd, env=env, capture_output=True, text=True)
+    assert cp.returncode == 0 and "GIT-BALANCED(1)" in cp.stdout and "git balanced land" in cp.stdout, cp
+
+
+@pytest.mark.install
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
+def test_pip_install_user_puts_the_man_page_where_man_finds_it(tmp_path: Path) -> None:
+    """`pip install --user .`: the command in ~/.local/bin, the page in ~/.local/share/man, which man finds
+    beside that bin folder on PATH."""
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    if not base.is_file():
+        pytest.skip("needs the Python this venv was made from, for a --user install")
+    wheel = _wheel(tmp_path)
+    user = tmp_path / "home" / ".local"
+    env = dict(os.environ, PYTHONUSERBASE=str(user), PIP_BREAK_SYSTEM_PACKAGES="1", MANPAGER="cat", PAGER="cat")
+    cp = subprocess.run([str(base), "-m", "pip", "--disable-pip-version-check", "install", "--user", "--no-deps",
+                         "-q", str(wheel)], env=env, capture_output=True, text=True)
+    if cp.returncode != 0 and "No module named pip" in cp.stderr:
+        pytest.skip("the base Python has no pip")
+    assert cp.returncode == 0, cp.stderr
+    site = Path(subprocess.run([str(base), "-c", "import site; print(site.getusersitepackages())"], env=env,
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")  # the dependencies, from here
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+    env["PATH"] = os.pathsep.join([str(user / "bin"), str(git_dir), "/usr/bin", "/bin"])
+    page = user / "share" / "man" / "man1" / "git-balanced.1"
+    assert page.is_file(), "pip --user puts the data files under the user base"
+    found = subprocess.run(["man", "-w", "git-balanced"], env=env, capture_output=True, text=True)
+    assert found.stdout.strip() == str(page), found
+    _help_shows_the_page(env, tmp_path)
+
+
+@pytest.mark.install
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
+def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path) -> None:
+    """`uv tool install .` keeps the page in the tool's environment, where man does not look; the first
+    `git balanced init` links it beside the bin folder git found `git-balanced` in, and --help shows it."""
+    wheels = ROOT / ".cache" / "wheels"
+    uv_wheel = next(wheels.glob("uv-*.whl"), None) if wheels.is_dir() else None
+    if uv_wheel is None:
+        pytest.skip("needs uv's wheel in .cache/wheels (`make test` keeps it there)")
+    tools = tmp_path / "uv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tools)], check=True)
+    pip("--python", str(tools / "bin" / "python"), "install", "--no-deps", "-q", str(uv_wheel))
+    wheel = _wheel(tmp_path)
+    home = tmp_path / "home"
+    env = dict(os.environ, HOME=str(home), UV_TOOL_DIR=str(home / ".local" / "share" / "uv" / "tools"),
+               UV_TOOL_BIN_DIR=str(home / ".local" / "bin"), UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+               MANPAGER="cat", PAGER="cat")
+    cp = subprocess.run([str(tools / "bin" / "uv"), "tool", "install", "--offline", "--no-index", "--find-links",
+                         str(wheels), "-q", str(wheel)], env=env, capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+    env["PATH"] = os.pathsep.join([str(home / ".local" / "bin"), str(git_dir), "/usr/bin", "/bin"])
+    assert subprocess.run(["man", "-w", "git-balanced"], env=env, capture_output=True).returncode != 0, \
+        "uv leaves the page where man does not look"
+    repo = make_repo(tmp_path / "shop")
+    cp = subprocess.run(["git", "balanced", "init", "--hooks", "git"], cwd=repo, env=env, capture_output=True,
+                        text=True)
+    assert cp.returncode == 0 and "so `git balanced --help` finds it" in cp.stdout, cp.stdout + cp.stderr
+    _help_shows_the_page(env, tmp_path)

@@ -23,7 +23,7 @@ def test_the_sample_plan_is_a_valid_plan(tmp_path: Path) -> None:
     assert [p.id for p in plan.pieces] == ["orders-api", "orders-page", "orders-tests"]
     assert plan.piece("orders-tests").after == ("orders-api", "orders-page")
     repo = make_repo(tmp_path / "shop")
-    r = balanced(repo, "plan", str(ROOT / "templates" / "plan.yaml"))
+    r = balanced(repo, "plan", str(ROOT / "templates" / "plan.yaml"), "--wait")  # claude may be nowhere here
     assert r.code == 0, r
     assert "3 pieces · budget $6.00" in r.out and "orders-tests  After: orders-api and orders-page" in r.out, r.out
     shares = {line.split()[0]: line.split()[-1] for line in r.out.splitlines()[1:4]}

@@ -3,6 +3,7 @@ hooks: in pre-commit's config and installed by it, or as plain git hooks."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,27 +25,17 @@ STACKS = (
 
 
 def init_command(*, check: str | None, setup: str | None, agent: str | None, hooks: str = "pre-commit") -> int:
-    """Write the settings (never over existing ones), then install the hooks: through pre-commit (add them
-    to its config, install it) or, with `hooks="git"`, as plain scripts in the hooks folder."""
-    from git_balanced.settings import write_settings
-
+    """Write the settings (or set the keys given in existing ones), then install the hooks: through pre-commit
+    (add them to its config, install it) or, with `hooks="git"`, as plain scripts in the hooks folder."""
     repo = open_checkout()
     target = repo.root / SETTINGS_PATH
     if target.exists():
-        given = [f"--{n}" for n, v in (("check", check), ("setup", setup), ("agent", agent)) if v]
-        if given:
-            raise BalancedError(f"{SETTINGS_PATH} exists already, so {', '.join(given)} would be lost.",
-                                hint=f"edit {SETTINGS_PATH} instead, or remove it and run init again.")
-        ui.say(f"Kept {SETTINGS_PATH} as it is.")
+        _update(target, check=check, setup=setup, agent=agent)
     else:
-        said, found = _stack(repo.root) if check is None else (None, None)
-        if found is not None:
-            check, setup = found.check, setup or found.setup
-        write_settings(repo.root, check=check, setup=setup, agent=agent)
-        if said is None:
-            ui.say(f"Wrote {SETTINGS_PATH}.")
-        else:
-            ui.say(f"Wrote {SETTINGS_PATH} with {said}:\n  setup: {setup or '(none)'}\n  check: {check}")
+        _write_new(repo.root, check=check, setup=setup, agent=agent)
+    linked = man_page_where_man_looks()
+    if linked:
+        ui.say(linked)
     if hooks == "git":
         return _plain_hooks(repo)
     from git_balanced.hooks.precommit import add_balanced_hooks, hooks_starting_at, install_hooks
@@ -61,6 +52,109 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
     ui.say("Next: commit .magnum/ and .pre-commit-config.yaml, then `git balanced allow` to approve the "
            "setup and check commands.")
     return 0
+
+
+NO_CHECK = (f"no check command: no known stack is here (a pyproject.toml, package.json or go.mod), so nothing "
+            "decides landing and a finished branch waits for `git balanced land`.\n"
+            "  Add one: `git balanced init --check 'CMD'` (the command that runs your tests, e.g. 'make test'), "
+            f"or set `check = ...` under [worktree] in {SETTINGS_PATH}.")
+
+
+def man_page_where_man_looks() -> str | None:
+    """Let `git balanced --help` (git runs `man git-balanced`) find the man page when the installer left it
+    where man does not look: `uv tool install` keeps it in the tool's own environment and links only the
+    executable into ~/.local/bin. man finds pages in the share/man beside each bin folder on PATH, so the page
+    is linked there, beside the `git-balanced` git runs. Words saying so, or None when nothing was needed."""
+    import shutil
+    import sys
+
+    from git_balanced import proc
+
+    exe = shutil.which("git-balanced")
+    page = Path(sys.prefix) / "share" / "man" / "man1" / "git-balanced.1"
+    if exe is None or shutil.which("man") is None or not page.is_file():
+        return None
+    if proc.run(["man", "-w", "git-balanced"], timeout=30).ok:
+        return None
+    target = Path(exe).parent.parent / "share" / "man" / "man1" / "git-balanced.1"
+    try:
+        if target.exists() or target.is_symlink():
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(page)
+    except OSError:
+        return None  # a folder not ours to write: `man` just goes on not finding it
+    return f"Linked {target} to the man page of this install, so `git balanced --help` finds it."
+
+
+def _write_new(root: Path, *, check: str | None, setup: str | None, agent: str | None) -> None:
+    """Write the settings file from the template: the commands given, else a known stack's, else none (said)."""
+    from git_balanced.settings import write_settings
+
+    said, found = _stack(root) if check is None else (None, None)
+    if found is not None:
+        check, setup = found.check, setup or found.setup
+    write_settings(root, check=check, setup=setup, agent=agent)
+    if said is not None:
+        ui.say(f"Wrote {SETTINGS_PATH} with {said}:\n  setup: {setup or '(none)'}\n  check: {check}")
+    elif check is None:
+        ui.say(f"Wrote {SETTINGS_PATH} with {NO_CHECK}")
+    else:
+        ui.say(f"Wrote {SETTINGS_PATH}.")
+
+
+def _update(target: Path, *, check: str | None, setup: str | None, agent: str | None) -> None:
+    """Set `check` and `setup` in the existing settings file, every other line of it (comments too) kept as
+    it is; with neither given, say the file is kept."""
+    from git_balanced.settings import load_settings_text, render_settings
+
+    if agent:
+        raise BalancedError(f"{SETTINGS_PATH} exists already; --agent does not change it, as the model under "
+                            "[balanced] goes with the agent.",
+                            hint=f"set `agent` and `model` under [balanced] in {SETTINGS_PATH} by hand.")
+    given = [(key, value) for key, value in (("setup", setup), ("check", check)) if value is not None]
+    if not given:
+        ui.say(f"Kept {SETTINGS_PATH} as it is.")
+        return
+    render_settings(check=check, setup=setup)  # the same checks of the values as for a new file
+    text = target.read_text(encoding="utf-8")
+    for key, value in given:
+        text = set_key(text, "worktree", key, value)
+    load_settings_text(text, SETTINGS_PATH)  # what is written must read back
+    target.write_text(text, encoding="utf-8")
+    ui.say(f"Set {' and '.join(f'{k} = {v!r}' for k, v in given)} under [worktree] in {SETTINGS_PATH}; the rest "
+           "of it is kept as it was.")
+
+
+_HEADER = re.compile(r"^\s*\[")
+
+
+def set_key(text: str, table: str, key: str, value: str) -> str:
+    """`text` (TOML) with `key = value` in `[table]`: in place of the key's line when it is there, else of its
+    commented-out example (`# check = ...`), else just under the table's header (a new table at the end when
+    there is none). Every other line is kept as it is, comments included."""
+    from git_balanced.settings import toml_value
+
+    lines = text.splitlines(keepends=True)
+    line = f"{key} = {toml_value(value)}\n"
+    header = re.compile(rf"^\s*\[\s*{re.escape(table)}\s*\]\s*(#.*)?$")
+    head = next((i for i, ln in enumerate(lines) if header.match(ln.rstrip("\r\n"))), None)
+    if head is None:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{sep}\n[{table}]\n{line}"
+    end = next((i for i in range(head + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
+    own = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    example = re.compile(rf"^\s*#\s*{re.escape(key)}\s*=")
+    for pattern in (own, example):
+        at = next((i for i in range(head + 1, end) if pattern.match(lines[i])), None)
+        if at is not None:
+            if pattern is own and re.search(r"=\s*(\"\"\"|\'\'\')", lines[at]):
+                raise BalancedError(f"`{key}` under [{table}] in {SETTINGS_PATH} spans several lines.",
+                                    hint=f"edit `{key}` in {SETTINGS_PATH} by hand.")
+            lines[at] = line
+            return "".join(lines)
+    lines.insert(head + 1, line)
+    return "".join(lines)
 
 
 def _stack(root: Path) -> tuple[str | None, WorktreeSettings | None]:

@@ -28,10 +28,11 @@ def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     ui.table(rows, indent=2)
 
 
-def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool) -> int:
+def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool, wait: bool = False) -> int:
+    """Store the plan file (refused when a piece can never be placed, unless `wait`), and start it if asked."""
     lead = open_lead()
     text, name = read_source(source)
-    plan_id, data = store(lead, text, name, budget)
+    plan_id, data = store(lead, text, name, budget, wait=wait)
     if start:
         start_plan(lead, plan_id)
     if as_json:

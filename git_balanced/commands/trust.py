@@ -12,12 +12,31 @@ def _commands(repo: Repo) -> trust.Commands:
     return commands_of(settings_at(repo, None))
 
 
+NOTHING = ("There is no setup or check command in .magnum/settings.toml: nothing to approve. "
+           "`git balanced init --check 'CMD'` sets a check.")
+WORDS = {"allowed": "allowed", "denied": "denied (run `git balanced allow` to approve)",
+         "changed": "changed since you approved them (run `git balanced allow`)",
+         "unknown": "not approved yet (run `git balanced allow`)"}
+
+
+def state_of(repo: Repo, cmds: trust.Commands) -> str:
+    """Where the commands stand, as `allow`, `trust` and `check` all say it: `none` (nothing to approve),
+    `unknown` (never approved), `allowed`, `denied` or `changed` (approved once, different now)."""
+    if not cmds.setup and not cmds.check:
+        return "none"
+    return trust.status(repo, cmds)
+
+
 def allow_command(*, yes: bool) -> int:
     """Approve the commands as they are now, after showing them."""
     repo = open_checkout()
     cmds = _commands(repo)
-    if not cmds.setup and not cmds.check:
-        ui.say("There is no setup or check command in .magnum/settings.toml: nothing to approve.")
+    state = state_of(repo, cmds)
+    if state == "none":
+        ui.say(NOTHING)
+        return 0
+    if state == "allowed" and not yes:
+        ui.say("Allowed already, as they are now:\n" + "\n".join(cmds.lines()))
         return 0
     if yes:
         trust.allow(repo, cmds)
@@ -26,7 +45,8 @@ def allow_command(*, yes: bool) -> int:
             ui.say("Refused: nothing will run them. `git balanced allow` asks again.")
             return 1
     else:
-        raise TrustError("These commands need your approval:\n" + "\n".join(cmds.lines()),
+        raise TrustError(f"These commands are {WORDS[state].split(' (')[0]} and need your approval:\n"
+                         + "\n".join(cmds.lines()),
                          hint="run `git balanced allow --yes` to approve them without a terminal.")
     ui.say("Allowed:\n" + "\n".join(cmds.lines()))
     return 0
@@ -35,6 +55,9 @@ def allow_command(*, yes: bool) -> int:
 def deny_command() -> int:
     repo = open_checkout()
     cmds = _commands(repo)
+    if state_of(repo, cmds) == "none":
+        ui.say(NOTHING.replace("approve", "deny"))
+        return 0
     trust.deny(repo, cmds)
     ui.say("Denied: nothing will run these until you run `git balanced allow`:\n" + "\n".join(cmds.lines()))
     return 0
@@ -43,14 +66,14 @@ def deny_command() -> int:
 def trust_command(*, as_json: bool) -> int:
     repo = open_checkout()
     cmds = _commands(repo)
-    state = trust.status(repo, cmds)
+    state = state_of(repo, cmds)
     if as_json:
         ui.emit_json({"setup": cmds.setup, "check": cmds.check, "state": state,
                       "fingerprint": trust.fingerprint(repo, cmds)})
         return 0
-    words = {"allowed": "allowed", "denied": "denied (run `git balanced allow` to approve)",
-             "changed": "changed since you approved them (run `git balanced allow`)",
-             "unknown": "not approved yet (run `git balanced allow`)"}
+    if state == "none":
+        ui.say(NOTHING)
+        return 0
     ui.say("\n".join(cmds.lines()))
-    ui.say(f"These commands are {words[state]}.")
+    ui.say(f"These commands are {WORDS[state]}.")
     return 0

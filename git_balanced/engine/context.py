@@ -42,7 +42,10 @@ class Context:
         post(self.repo, self.lead.branch, text, **data)
 
     def default_model(self, agent: str) -> str | None:
-        """The model a new worker of `agent` starts on: the settings' own, else the first of its ladder."""
+        """The model a new worker of `agent` starts on: the settings' own, else the first of its ladder; none
+        for a shell piece, which runs a command (a `model` left in settings made for another agent is not its)."""
+        if agent == "shell":
+            return None
         if agent == self.settings.balanced.agent and self.settings.balanced.model:
             return self.settings.balanced.model
         ladder = self.settings.ladder(agent) if agent != "shell" else ()

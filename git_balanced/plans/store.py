@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from git_balanced.channel.inbox import post
 from git_balanced.errors import BalancedError
@@ -11,6 +12,9 @@ from git_balanced.jobs import all_plans, unused_branch, used_branches
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import refs
 from git_balanced.state.events import new_id, node_id
+
+if TYPE_CHECKING:
+    from git_balanced.machines.inventory.placement import Seat
 
 LIVE_PLANS = ("created", "started")
 
@@ -37,8 +41,35 @@ def _left_behind(lead: Lead, piece: str, branch: str) -> str | None:
             f"there, and this plan's {piece} works on {branch}, from the tip of {lead.branch}")
 
 
-def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str, dict[str, Any]]:
-    """Validate a plan file, place its pieces, and record it; returns (id, the stored plan)."""
+def never_placed(seats: Sequence[Seat], agent: str, machine: str | None) -> str | None:
+    """Why no machine can ever take a piece of `agent` (its plan naming `machine`, or not): every machine it
+    may go to answered, and each lacks the agent (not installed, not signed in). None when one has it, or when
+    one has not answered yet (it may have it), or when none is ticked (ticking one is what to do then)."""
+    mine = [s for s in seats if s.name == machine] if machine else \
+        [s for s in seats if s.ticked and s.preference != "manual-only"]
+    if not mine or any(not (s.ticked and s.ready and s.reachable) or not s.cannot_run(agent) for s in mine):
+        return None
+    return "; ".join(f"{s.name}: {s.cannot_run(agent)}" for s in mine)
+
+
+def _refuse_never(pieces: Sequence[tuple[str, str, str | None]], seats: Sequence[Seat]) -> None:
+    """Refuse the plan when a piece (id, agent, machine) can never be taken, saying why and what to do."""
+    never = [(pid, agent, why) for pid, agent, machine in pieces if (why := never_placed(seats, agent, machine))]
+    if not never:
+        return
+    said = "\n".join(f"  {pid} ({agent}): {why}" for pid, agent, why in never)
+    raise BalancedError(
+        f"No machine can ever take {'these pieces' if len(never) > 1 else 'this piece'} as things are, so the "
+        f"plan was not stored:\n{said}",
+        hint="install and sign in the agent there (`git balanced ready --yes` installs what the settings and "
+             "stored plans use; `git balanced ready` says how to sign in), or give the piece `agent: shell` "
+             "and a `run:` line; `git balanced plan FILE --wait` stores it anyway, waiting until a machine can.")
+
+
+def store(lead: Lead, text: str, source: str, budget: float | None, *, wait: bool = True
+          ) -> tuple[str, dict[str, Any]]:
+    """Validate a plan file, place its pieces, and record it; returns (id, the stored plan). With `wait`
+    False, a plan with a piece no machine can ever take is refused instead (`plan` without --wait)."""
     from git_balanced.machines.inventory.records import known
     from git_balanced.machines.placing.where import Want, place
     from git_balanced.plans.planfile import describe_after, load_plan, with_shares
@@ -50,6 +81,8 @@ def store(lead: Lead, text: str, source: str, budget: float | None) -> tuple[str
     plan = with_shares(load_plan(text, source, known_machines=known()), budget)
     placed = place(lead, [Want(p.agent or settings.balanced.agent, p.machine) for p in plan.pieces],
                    reserve=settings.balanced.reserve)
+    if not wait:
+        _refuse_never([(p.id, p.agent or settings.balanced.agent, p.machine) for p in plan.pieces], placed.seats)
     plan_id = new_id()
     taken = used_branches(lead.repo)
     pieces = []

@@ -68,9 +68,55 @@ def test_two_stacks_the_first_is_taken_and_said(tmp_path: Path) -> None:
 def test_no_stack_leaves_the_commands_commented(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     r = balanced(repo, "init", "--hooks", "git")
-    assert r.code == 0 and r.out.startswith("Wrote .magnum/settings.toml.\n"), r
+    assert r.code == 0 and r.out.startswith("Wrote .magnum/settings.toml with no check command: no known stack "
+                                            "is here"), r
+    assert "Add one: `git balanced init --check 'CMD'`" in r.out, "how to add one, in words that work"
     assert written(repo) == {"setup": None, "check": None}
     assert '# check = "pytest -q"' in (repo / ".magnum" / "settings.toml").read_text()
+    r = balanced(repo, "init", "--hooks", "git", "--check", "make test")
+    assert r.code == 0 and written(repo) == {"setup": None, "check": "make test"}, r
+
+
+def test_check_on_existing_settings_sets_that_key_and_keeps_the_rest(tmp_path: Path) -> None:
+    before = ('# ours: keep this\n[worktree]\nsetup = "make deps"  # deps first\ncheck = "true"\n'
+              '# protect = ["tests/**"]\n\n[balanced]\nagent = "shell"   # no account here\ncap = 4\n')
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": before})
+    r = balanced(repo, "init", "--hooks", "git", "--check", "make test")
+    assert r.code == 0 and r.out.startswith("Set check = 'make test' under [worktree] in .magnum/settings.toml;"), r
+    assert (repo / ".magnum" / "settings.toml").read_text() == before.replace('check = "true"', 'check = "make test"')
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ('[balanced]\ncap = 2\n', '[balanced]\ncap = 2\n\n[worktree]\ncheck = "make test"\n'),
+    ('[worktree]\n# check = "pytest -q"\n', '[worktree]\ncheck = "make test"\n'),
+    ('[worktree]\nsetup = "x"\n[balanced]\n', '[worktree]\ncheck = "make test"\nsetup = "x"\n[balanced]\n'),
+    ('[ worktree ]   # the tree\n  check="a"\n', '[ worktree ]   # the tree\ncheck = "make test"\n'),
+])
+def test_the_check_key_goes_where_it_belongs(tmp_path: Path, before: str, after: str) -> None:
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": before})
+    assert balanced(repo, "init", "--hooks", "git", "--check", "make test").code == 0
+    assert (repo / ".magnum" / "settings.toml").read_text() == after
+
+
+def test_agent_on_existing_settings_is_refused_naming_the_keys(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": "[worktree]\n"})
+    r = balanced(repo, "init", "--hooks", "git", "--agent", "codex")
+    assert r.code == 1 and "set `agent` and `model` under [balanced]" in r.err, r
+
+
+def test_agent_shell_writes_no_agent_table(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    assert balanced(repo, "init", "--hooks", "git", "--agent", "shell", "--check", "true").code == 0
+    text = (repo / ".magnum" / "settings.toml").read_text()
+    assert not [ln for ln in text.splitlines() if ln.startswith("[agents")], text
+    settings = load_settings_text(text, "settings")
+    assert settings.agents.model_fields_set == set() and settings.balanced.model is None
+    from git_balanced.machines.prepare.agents_probe import configured_agents
+
+    assert configured_agents(settings) == [], "ready installs no agent for it"
+    claude = make_repo(tmp_path / "c")
+    assert balanced(claude, "init", "--hooks", "git", "--check", "true").code == 0
+    assert "\n[agents.claude]\n" in (claude / ".magnum" / "settings.toml").read_text(), "claude's ladder as ever"
 
 
 def test_existing_settings_are_kept_whatever_the_stack(tmp_path: Path) -> None:

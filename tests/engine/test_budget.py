@@ -48,7 +48,8 @@ def _max_budget(lead: Lead, job: J.Job, others: list[J.Job]) -> str:
 
 def test_a_workers_start_budget_is_its_share_of_what_the_lead_left(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
-    assert plan(repo, [agent_piece("big", "claude", size=3), agent_piece("small", "claude")], budget=1.0).code == 0
+    pieces = [agent_piece("big", "claude", size=3), agent_piece("small", "claude")]
+    assert plan(repo, pieces, "--wait", budget=1.0).code == 0
     lead = open_lead(str(repo))
     stored = next(iter(J.all_plans(lead.repo).values()))
     shares = {p.id: p.budget_usd for p in stored.pieces}

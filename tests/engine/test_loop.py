@@ -313,7 +313,7 @@ def test_a_piece_whose_agent_no_machine_has_waits_and_a_missing_agent_moves_it(t
 
     repo = lead_repo(tmp_path)
     assert shutil.which("codex") is None, "this test needs a PATH without codex"
-    ran = plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start")
+    ran = plan(repo, [{"id": "ai", "task": "Write a file.", "agent": "codex"}], "--start", "--wait")
     assert "no ticked machine can take it now: local: Codex is not installed there" in ran.out, ran.out
     r = engine(repo, "--until-idle")
     assert "ai failed" not in r.err + r.out, r

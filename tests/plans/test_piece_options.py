@@ -42,7 +42,7 @@ def test_every_option_is_known_to_the_plan_file_the_plan_tool_and_a_new_attempt(
 
 def test_every_option_flows_from_the_plan_file_to_the_placed_job(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
-    assert plan(repo, [{"id": "api", "task": "Write the API.", **SET}], "--start", budget=3.0).code == 0
+    assert plan(repo, [{"id": "api", "task": "Write the API.", **SET}], "--start", "--wait", budget=3.0).code == 0
     [stored] = J.all_plans(Repo.discover(repo)).values()
     [piece] = stored.pieces
     want = {**SET, "paths": tuple(SET["paths"]), "run": None, "budget_usd": 3.0}
