@@ -86,14 +86,15 @@ shared=""
 alt="$(git rev-parse --git-common-dir)/objects/info/alternates"
 [ -f "$alt" ] && shared=$(dirname "$(head -1 "$alt")")
 echo none > src/seen/shared.txt
-after=0
+after=0; seen=""
 while [ "$(date +%s)" -lt "$end" ] && [ "$after" -lt 40 ]; do
   git update-ref refs/heads/balanced/victim "$c"
   if [ -n "$shared" ]; then
     if git push -q -f "$shared" "$c:refs/heads/balanced/victim" 2>/dev/null; then echo planted > src/seen/shared.txt
     else grep -q planted src/seen/shared.txt || echo refused > src/seen/shared.txt; fi
   fi
-  [ -e "$done_file" ] && after=$((after + 1))
+  [ -e "$done_file" ] && seen=1  # the victim finished: 4 seconds more, its folder cleaned up or not
+  [ -n "$seen" ] && after=$((after + 1))
   sleep 0.1
 done
 echo ok > src/p.txt
