@@ -88,15 +88,14 @@ def command_of(v: Verb) -> click.Command:
                          short_help=v.title, context_settings=CONTEXT)
 
 
-def place(name: str, root: click.Group | None = None) -> click.Command:
-    """Add the verb's command to its group (the one its face's words name under `root`, default `cli`); the
-    order of the calls is the order of `-h`."""
+def place(name: str) -> click.Command:
+    """Add the verb's command to its group (the one its face's words name under `cli`); the order of the
+    calls is the order of `-h`."""
     v = verb(name)
-    assert v.cli is not None, f"the verb {name} has no command line face"
-    group = root or cli
-    for word in v.cli.words[:-1]:
-        group = group.commands[word]  # type: ignore[assignment]
     cmd = command_of(v)
+    group = cli
+    for word in v.cli.words[:-1]:  # type: ignore[union-attr]
+        group = group.commands[word]  # type: ignore[assignment]
     group.add_command(cmd)
     return cmd
 
@@ -540,8 +539,9 @@ def complete_words(words: tuple[str, ...]) -> int:
     return 0
 
 
-# An argument's values, by the command and argument (or a metavar naming JOB), and an option's, by its flag.
-_ARG_KINDS = {("check", "rev"): "revs", ("rm", "name"): "machines", ("tick", "names"): "machines",
+# An argument's values, by the command's full words and the argument (or a metavar naming JOB), and an
+# option's, by its flag.
+_ARG_KINDS = {("check", "rev"): "revs", ("machines", "rm", "name"): "machines", ("tick", "names"): "machines",
               ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
               ("start", "plan"): "plans"}
 _OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
@@ -555,6 +555,7 @@ def completions(words: list[str]) -> list[str]:
     ctx = click.Context(cli, info_name="git balanced")
     taking: click.Option | None = None  # an option whose value comes next
     given = 0  # positional words given to cmd
+    path: list[str] = []  # the command's words
     for word in done:
         if taking is not None:
             taking = None
@@ -563,6 +564,7 @@ def completions(words: list[str]) -> list[str]:
             if found is None:
                 return []
             cmd = found
+            path.append(word)
         elif word.startswith("-") and word != "-":
             opt = _option(cmd, word.split("=", 1)[0])
             taking = opt if opt is not None and not opt.is_flag and "=" not in word else None
@@ -582,7 +584,7 @@ def completions(words: list[str]) -> list[str]:
     if arg is None:
         return []
     job = arg.name == "job" or "JOB" in (arg.metavar or "")
-    return _values(arg, "jobs" if job else _ARG_KINDS.get((cmd.name or "", arg.name or ""), ""), cur)
+    return _values(arg, "jobs" if job else _ARG_KINDS.get((*path, arg.name or ""), ""), cur)
 
 
 def _option(cmd: click.Command, flag: str) -> click.Option | None:

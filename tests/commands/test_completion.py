@@ -66,6 +66,14 @@ def test_the_words_that_may_come_next(tmp_path: Path) -> None:
     assert completions(["board", ""]) == [], "no argument: nothing to offer"
 
 
+def test_an_argument_s_values_follow_the_command_s_full_words(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rm` of `machines rm` takes a machine, `rm` of `schedule rm` a schedule: not machine names."""
+    monkeypatch.chdir(lead_repo(tmp_path))
+    assert completions(["machines", "rm", ""]) == ["local"]
+    assert "local" not in completions(["schedule", "rm", ""])
+
+
 def test_completion_prints_the_script_for_each_shell(tmp_path: Path) -> None:
     bash = balanced(tmp_path, "completion", "bash")
     assert bash.code == 0 and "_git_balanced ()" in bash.out and "git-balanced __complete --" in bash.out
