@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_balanced import ui
+from git_balanced import files, ui
 from git_balanced.errors import BalancedError
 
 SHELLS = ("bash", "zsh")
@@ -72,7 +72,7 @@ def completion_command(shell: str, *, install: bool) -> int:
     target = install_path(shell)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(script(shell), encoding="utf-8")
+        files.write_atomic(target, script(shell))
     except OSError as exc:
         raise BalancedError(f"Cannot write {target}: {exc.strerror}.",
                             hint=f"`git balanced completion {shell} > FILE` and source FILE yourself.") from exc

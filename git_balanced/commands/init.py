@@ -4,10 +4,11 @@ hooks: in pre-commit's config and installed by it, or as plain git hooks."""
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from git_balanced import ui
+from git_balanced import files, ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import open_checkout
@@ -121,7 +122,7 @@ def _update(target: Path, *, check: str | None, setup: str | None, agent: str | 
     for key, value in given:
         text = set_key(text, "worktree", key, value)
     load_settings_text(text, SETTINGS_PATH)  # what is written must read back
-    target.write_text(text, encoding="utf-8")
+    files.write_atomic(target, text, mode=stat.S_IMODE(target.stat().st_mode))  # a kill never leaves it cut
     ui.say(f"Set {' and '.join(f'{k} = {v!r}' for k, v in given)} under [worktree] in {SETTINGS_PATH}; the rest "
            "of it is kept as it was.")
 

@@ -98,6 +98,23 @@ def test_the_check_key_goes_where_it_belongs(tmp_path: Path, before: str, after:
     assert (repo / ".magnum" / "settings.toml").read_text() == after
 
 
+def test_check_over_several_lines_is_refused_and_the_file_kept(tmp_path: Path) -> None:
+    before = '[worktree]\ncheck = """\nmake test\n"""\n'
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": before})
+    r = balanced(repo, "init", "--hooks", "git", "--check", "make lint")
+    assert r.code == 1 and "spans several lines" in r.err and "edit `check`" in r.err, r
+    assert (repo / ".magnum" / "settings.toml").read_text() == before
+
+
+def test_check_on_existing_settings_keeps_the_file_s_mode(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {".magnum/settings.toml": '[worktree]\ncheck = "true"\n'})
+    target = repo / ".magnum" / "settings.toml"
+    target.chmod(0o640)
+    assert balanced(repo, "init", "--hooks", "git", "--check", "make test").code == 0
+    assert target.read_text() == '[worktree]\ncheck = "make test"\n' and target.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_agent_on_existing_settings_is_refused_naming_the_keys(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {".magnum/settings.toml": "[worktree]\n"})
     r = balanced(repo, "init", "--hooks", "git", "--agent", "codex")
