@@ -101,10 +101,10 @@ def _jobs(prefix: str) -> list[str]:
     """The live jobs' branches (`balanced/<piece>`), then their ids: the handles `stop`, `retry`, `land` take."""
     from git_balanced.jobs import all_jobs
     from git_balanced.lead import open_checkout
-    from git_balanced.vocab import JobState
+    from git_balanced.vocab import ENDED_BADLY, LIVE, NEEDS_YOU
 
     jobs = all_jobs(open_checkout())
-    live = sorted((j for j in jobs.values() if j.state not in (JobState.LANDED, JobState.RETRIED)),
+    live = sorted((j for j in jobs.values() if j.state in LIVE | NEEDS_YOU | ENDED_BADLY),
                   key=lambda j: -j.created)
     return list(dict.fromkeys([*(j.branch for j in live if j.branch), *(j.id for j in live)]))
 

@@ -14,9 +14,14 @@ def _commands(repo: Repo) -> trust.Commands:
 
 NOTHING = ("There is no setup or check command in .magnum/settings.toml: nothing to approve. "
            "`git balanced init --check 'CMD'` sets a check.")
+NOTHING_TO_DENY = ("There is no setup or check command in .magnum/settings.toml: nothing to deny. "
+                   "`git balanced init --check 'CMD'` sets a check.")
 WORDS = {"allowed": "allowed", "denied": "denied (run `git balanced allow` to approve)",
          "changed": "changed since you approved them (run `git balanced allow`)",
          "unknown": "not approved yet (run `git balanced allow`)"}
+# The same, in a sentence that goes on to say what to run.
+BARE_WORDS = {"allowed": "allowed", "denied": "denied", "changed": "changed since you approved them",
+              "unknown": "not approved yet"}
 
 
 def state_of(repo: Repo, cmds: trust.Commands) -> str:
@@ -45,7 +50,7 @@ def allow_command(*, yes: bool) -> int:
             ui.say("Refused: nothing will run them. `git balanced allow` asks again.")
             return 1
     else:
-        raise TrustError(f"These commands are {WORDS[state].split(' (')[0]} and need your approval:\n"
+        raise TrustError(f"These commands are {BARE_WORDS[state]} and need your approval:\n"
                          + "\n".join(cmds.lines()),
                          hint="run `git balanced allow --yes` to approve them without a terminal.")
     ui.say("Allowed:\n" + "\n".join(cmds.lines()))
@@ -56,7 +61,7 @@ def deny_command() -> int:
     repo = open_checkout()
     cmds = _commands(repo)
     if state_of(repo, cmds) == "none":
-        ui.say(NOTHING.replace("approve", "deny"))
+        ui.say(NOTHING_TO_DENY)
         return 0
     trust.deny(repo, cmds)
     ui.say("Denied: nothing will run these until you run `git balanced allow`:\n" + "\n".join(cmds.lines()))
