@@ -17,10 +17,7 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
         raise BalancedError("There is no check command in .magnum/settings.toml.",
                             hint="set one: `git balanced init --check 'pytest -q'`, or add `check = ...` "
                                  "under [worktree].")
-    rev, below = _tip_of(repo, rev)
-    commit = repo.rev_parse(rev)
-    if commit is None:
-        raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
+    rev, commit, below = _tip_of(repo, rev)
     if below is not None and not as_json:
         ui.note(f"[balanced] The tip decides (docs/hooks.md): {rev} is checked, and the {below} commit(s) below it "
                 "in the range go out with it.")
@@ -48,18 +45,23 @@ def check_command(rev: str, *, force: bool, as_json: bool) -> int:
     return 0 if result.passed else (result.code or 1)
 
 
-def _tip_of(repo: Repo, rev: str) -> tuple[str, int | None]:
-    """REV, or the tip of a range `A..B` (what a push of it makes the branch), with how many commits of the
-    range lie below that tip (None for a single revision). A push is judged by its tip, so the range's tip is
-    what is checked."""
+def _tip_of(repo: Repo, rev: str) -> tuple[str, str, int | None]:
+    """REV, or the tip of a range `A..B` (what a push of it makes the branch), with its commit and how many
+    commits of the range lie below that tip (None for a single revision); each name is resolved once. A push
+    is judged by its tip, so the range's tip is what is checked."""
     if ".." not in rev:
-        return rev, None
+        commit = repo.rev_parse(rev)
+        if commit is None:
+            raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
+        return rev, commit, None
     base, _, tip = rev.partition("..")
     tip, base = tip.lstrip(".") or "HEAD", base or "HEAD"
-    for name in (base, tip):
-        if repo.rev_parse(name) is None:
+    shas: dict[str, str] = {}
+    for name in dict.fromkeys((base, tip)):
+        sha = repo.rev_parse(name)
+        if sha is None:
             raise BalancedError(f"{name!r} in {rev!r} names no commit here.",
                                 hint="name a range of branches, tags or commit ids, such as `origin/main..main`.")
-    tip_sha, base_sha = repo.rev_parse(tip), repo.rev_parse(base)
-    assert tip_sha is not None and base_sha is not None
-    return tip, max(0, len(repo.commits(tip_sha, base_sha, first_parent=True)) - 1)
+        shas[name] = sha
+    tip_sha, base_sha = shas[tip], shas[base]
+    return tip, tip_sha, max(0, len(repo.commits(tip_sha, base_sha, first_parent=True)) - 1)
