@@ -55,24 +55,16 @@ def open_lead(cwd: str | None = None) -> Lead:
     return Lead(repo, branch)
 
 
-class _Committed:
+class _Committed(process.Bounded[tuple[str, str], str | None]):
     """The settings file's text as committed, by repository and commit, for this process: a commit never
     changes, so a command that asks at a dozen call sites reads it from git once, and a branch that moved, being
     at another commit, is read again. The few newest are kept."""
 
-    __slots__ = ("by_commit",)
+    __slots__ = ()
     KEEP = 16
 
-    def __init__(self) -> None:
-        self.by_commit: dict[tuple[str, str], str | None] = {}
-
     def text(self, repo: Repo, commit: str, path: str) -> str | None:
-        key = (repo.identity, commit)
-        if key not in self.by_commit:
-            if len(self.by_commit) >= self.KEEP:
-                del self.by_commit[next(iter(self.by_commit))]  # the oldest
-            self.by_commit[key] = repo.show_file(commit, path)
-        return self.by_commit[key]
+        return self.made((repo.identity, commit), lambda: repo.show_file(commit, path))
 
 
 def _commit_of(repo: Repo, rev: str) -> str | None:

@@ -9,9 +9,36 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Bounded(Generic[K, V]):
+    """A cache of the `KEEP` newest values by key, the oldest dropped first: a subclass (made by `part`) sets
+    KEEP and what it holds."""
+
+    __slots__ = ("_items",)
+    KEEP = 16
+
+    def __init__(self) -> None:
+        self._items: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        return self._items.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        if key not in self._items and len(self._items) >= self.KEEP:
+            del self._items[next(iter(self._items))]  # the oldest
+        self._items[key] = value
+
+    def made(self, key: K, make: Callable[[], V]) -> V:
+        """The value kept for `key`, else `make()`'s, kept (a None made is kept too)."""
+        if key not in self._items:
+            self.put(key, make())
+        return self._items[key]
 
 
 class Process:

@@ -200,24 +200,13 @@ def load_settings(root: Path) -> Settings:
     return load_settings_text(text, str(path))
 
 
-class _Read:
+class _Read(process.Bounded[str, Settings]):
     """Settings this process has read, by the text they were read from: a command (or an engine's pass) that
     asks at a dozen call sites parses and checks the file once, and a changed file, being other text, is read
     afresh. The few newest are kept; settings are frozen, so every caller may share them."""
 
-    __slots__ = ("by_text",)
+    __slots__ = ()
     KEEP = 8
-
-    def __init__(self) -> None:
-        self.by_text: dict[str, Settings] = {}
-
-    def get(self, text: str) -> Settings | None:
-        return self.by_text.get(text)
-
-    def put(self, text: str, settings: Settings) -> None:
-        if len(self.by_text) >= self.KEEP:
-            del self.by_text[next(iter(self.by_text))]  # the oldest
-        self.by_text[text] = settings
 
 
 def load_settings_text(text: str, source_name: str) -> Settings:

@@ -397,3 +397,17 @@ def test_settings_are_read_once_per_text_and_afresh_when_the_file_changes(tmp_pa
     with pytest.raises(SettingsError):
         load_settings_text("[balanced]\nagent = 3\n", SRC)
     assert len(parsed) == 4, "a refusal is not remembered: it is said each time"
+
+
+def test_settings_read_are_kept_for_the_eight_newest_texts() -> None:
+    from git_balanced import process
+    from git_balanced.settings import _Read
+
+    texts = [f'[balanced]\ncap = {n}\n' for n in range(1, 10)]
+    first = load_settings_text(texts[0], "settings")
+    assert load_settings_text(texts[0], "settings") is first, "the same text gives the settings read then"
+    for text in texts[1:]:
+        load_settings_text(text, "settings")
+    read = process.part(_Read)
+    assert read.get(texts[0]) is None and read.get(texts[1]) is not None, "the oldest is dropped past eight"
+    assert load_settings_text(texts[0], "settings") == first
