@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -127,10 +126,10 @@ class Under:
 
 def table(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None = None, indent: int = 0,
           least: Sequence[int] = ()) -> None:
-    """Print a table on stdout, laid out by rich: each column as wide as its widest cell (a wide character
-    counts two) or its `least` width (so a column of a few known words stays put from one run to the next),
-    two spaces apart, the last not padded, no box. Not on a terminal (a test, an agent, a pipe) it is plain
-    text; on one the head is bold. Cells are shown plain and never read as markup."""
+    """Print a table on stdout: each column as wide as its widest cell (a wide character counts two) or its
+    `least` width (so a column of a few known words stays put from one run to the next), two spaces apart, the
+    last not padded, no box. Not on a terminal (a test, an agent, a pipe) it is plain text; on one the head is
+    bold. Cells are shown plain and never read as markup."""
     lines = table_lines(rows, head=head, indent=indent, least=least, bold=sys.stdout.isatty())
     sys.stdout.write("".join(x + "\n" for x in lines))
     sys.stdout.flush()
@@ -139,10 +138,7 @@ def table(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None =
 def table_lines(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None = None, indent: int = 0,
                 least: Sequence[int] = (), bold: bool = False) -> list[str]:
     """The lines `table` prints (with the head in bold only when `bold`)."""
-    from rich.cells import cell_len
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from rich.cells import cell_len  # the width of wide characters, without rich's layout
 
     cells = [[plain(str(c), lines=False) for c in row] for row in rows if not isinstance(row, Under)]
     shown_head = [plain(h, lines=False) for h in head] if head is not None else None
@@ -153,23 +149,19 @@ def table_lines(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | 
     least = [*least, *[0] * columns]
     widths = [max(least[i], *(cell_len(cells_of[i]) for cells_of in every if i < len(cells_of)))
               for i in range(columns)]
-    grid = Table(box=None, show_header=shown_head is not None, padding=(0, 2, 0, 0), pad_edge=False,
-                 show_edge=False, header_style="bold" if bold else None)
-    for i in range(columns):
-        grid.add_column(Text(shown_head[i] if shown_head and i < len(shown_head) else ""), no_wrap=True,
-                        overflow="ignore", min_width=widths[i])
-    for shown_row in cells:
-        grid.add_row(*[Text(c) for c in shown_row])
-    out = io.StringIO()
-    Console(file=out, width=sum(widths) + 2 * columns, color_system="standard" if bold else None,
-            force_terminal=bold, highlight=False, emoji=False, markup=False).print(grid)
-    drawn = [" " * indent + x.rstrip() for x in out.getvalue().splitlines()]
-    lines, at = drawn[:1] if shown_head else [], 1 if shown_head else 0
+
+    def line(row: Sequence[str]) -> str:
+        padded = [c + " " * (widths[i] - cell_len(c)) for i, c in enumerate(row)]
+        return ("  ".join(padded)).rstrip()
+
+    lines = []
+    if shown_head:
+        top = line(shown_head)
+        lines.append(" " * indent + (f"\x1b[1m{top}\x1b[0m" if bold and top else top))
     under = " " * (indent + widths[0] + 2)
     for row in rows:
         if isinstance(row, Under):
             lines.append(under + plain(row.text, lines=False))
         else:
-            lines.append(drawn[at])
-            at += 1
+            lines.append(" " * indent + line([plain(str(c), lines=False) for c in row]))
     return lines
