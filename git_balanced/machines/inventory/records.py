@@ -131,8 +131,8 @@ def ticked(repo: Repo) -> set[str]:
 
 
 def set_ticks(repo: Repo, names: list[str], on: bool) -> set[str]:
-    known = {LOCAL, *added()}
-    unknown = [n for n in names if n not in known]
+    names_known = known()
+    unknown = [n for n in names if n not in names_known]
     if unknown:
         raise BalancedError(f"No machine named {', '.join(unknown)}.",
                             hint="add it first: `git balanced machines add NAME --host HOST`.")
