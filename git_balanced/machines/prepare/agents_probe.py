@@ -316,6 +316,7 @@ def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str
     return {m: {a: f for a, f in (have.get(m, {}).get("agents") or {}).items() if a in wanted}
             for m in machines if m in have}
 
+
 def configured_agents(settings: Settings) -> list[str]:
     """The agents the lead's settings name: `[balanced] agent` and every `[agents.<name>]` table written."""
     names: list[str] = [settings.balanced.agent]
