@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from git_balanced import process
 from git_balanced.errors import BalancedError
-from git_balanced.files import write_json
+from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.inventory.placement import WEIGHTS
@@ -167,14 +165,6 @@ def mark_setup_done(repo: Repo, name: str) -> None:
 INELIGIBLE_SECONDS = 30.0
 
 
-class Marking:
-    """This process's lock on the marks of unreachable machines: probes of several machines answer at once,
-    from threads (`process.part(Marking)`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
 def _unreachable_file(repo: Repo) -> Path:
     return repo.state_dir / "unreachable.json"
 
@@ -182,7 +172,7 @@ def _unreachable_file(repo: Repo) -> Path:
 def mark_unreachable(repo: Repo, name: str, why: str, seconds: float = INELIGIBLE_SECONDS) -> None:
     """Keep a machine out of placement for `seconds` (a probe of it timed out): per machine, per repository."""
     path = _unreachable_file(repo)
-    with process.part(Marking).lock:
+    with Flock(f"{path}.lock"):  # probes answer from threads, other processes write it too
         data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
         data[name] = {"why": why, "until": time.time() + seconds}
         _save(path, data)

@@ -15,15 +15,14 @@ import json
 import os
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import proc, process
-from git_balanced.files import write_json
+from git_balanced import proc
+from git_balanced.files import Flock, write_json
 
 if TYPE_CHECKING:
     from git_balanced.machines.reach.transport import Transport
@@ -228,14 +227,6 @@ def missing_words(agent: str, facts: dict[str, Any] | None) -> str:
 
 # -- kept per machine, for every repository of this user ---------------------------------------------------
 
-class Saving:
-    """This process's lock on the agents file: probes of several machines keep their facts from threads
-    (`process.part(Saving)`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
 def _file() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     d = Path(base) / "git-balanced"
@@ -254,7 +245,7 @@ def kept() -> dict[str, dict[str, Any]]:
 
 def keep(machine: str, facts: dict[str, Any]) -> None:
     """Remember a machine's facts (merged per agent: a probe of one agent keeps what is known of the others)."""
-    with process.part(Saving).lock:
+    with Flock(f"{_file()}.lock"):  # probes keep their facts from threads, other processes too
         data = kept()
         old = data.get(machine) or {}
         agents = {**(old.get("agents") or {}), **{a: {**f, "at": facts.get("at", time.time())}
@@ -265,7 +256,7 @@ def keep(machine: str, facts: dict[str, Any]) -> None:
 
 def forget(machine: str, agent: str | None = None) -> None:
     """Drop what is known of an agent on a machine (of all of them without `agent`): asked again next time."""
-    with process.part(Saving).lock:
+    with Flock(f"{_file()}.lock"):
         data = kept()
         if machine not in data:
             return
