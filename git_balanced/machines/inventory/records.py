@@ -54,11 +54,7 @@ def added() -> dict[str, dict[str, Any]]:
 def check_host(host: str) -> SshHost:
     """The host as an SshHost: one that ssh would read as an option, or that holds blanks or control
     characters, is refused here, where it comes in, and taken as checked from then on."""
-    try:
-        return SshHost.of(host)
-    except BalancedError as exc:
-        raise BalancedError(f"Refusing the host {host!r}: " + exc.message.split(": ", 1)[-1],
-                            hint="give --host a plain SSH host name or alias.") from None
+    return SshHost.of(host, what="the host", hint="give --host a plain SSH host name or alias.")
 
 
 def known() -> set[str]:
@@ -73,13 +69,9 @@ def host_alias(machine: str) -> SshHost:
         raise BalancedError(f"There is no added machine named {machine!r}.",
                             hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
     host = str(entry.get("host") or machine)
-    try:
-        return SshHost.of(host)
-    except BalancedError as exc:
-        raise BalancedError(f"Refusing the host {host!r} of machine {machine} in {_user_file()}: "
-                            + exc.message.split(": ", 1)[-1],
-                            hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host "
-                                 "name or alias.") from None
+    return SshHost.of(host, what="the host", where=f" of machine {machine} in {_user_file()}",
+                      hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host name or "
+                           "alias.")
 
 
 def local_preference() -> str:
