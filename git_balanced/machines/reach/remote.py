@@ -274,8 +274,16 @@ class RemoteHost:
                                 hint=f"`git balanced ready {self.name}` prepares the copy there again.")
 
     def fetch_back(self, branch: str) -> str | None:
-        """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
-        return self.fetch_back_many([branch])[branch]
+        """One `git fetch` of the worker's branch from its own copy there into `refs/remotes/<machine>/<branch>`;
+        the ref's name, or None when it did not come. BalancedError says why a fetch failed."""
+        ref = f"refs/remotes/{self.name}/{branch}"
+        res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(branch)),
+                                         [f"+refs/heads/{branch}:{ref}"], fetch_head=False,
+                                         upload_pack=machine_program("upload-pack")))
+        if res.code != 0:
+            raise BalancedError(f"Could not fetch {branch} back from {self.name}: {res.err.strip()[-500:]}",
+                                hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
+        return ref if self.repo.read_ref(ref) else None
 
     def branch_repo(self, branch: str) -> str:
         """The branch's own copy there (shipped/branchcopy.py), which the runner makes: its worker writes only
@@ -284,17 +292,23 @@ class RemoteHost:
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
         """The branches of several finished workers, each with a `git fetch` from its own copy there (what
-        another worker wrote in the shared copy, or in its own, never comes back under this branch's name):
-        each one's ref here, or None."""
-        refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
-        for b, r in refs.items():
-            res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(b)),
-                                             [f"+refs/heads/{b}:{r}"], fetch_head=False,
-                                             upload_pack=machine_program("upload-pack")))
-            if res.code != 0:
-                raise BalancedError(f"Could not fetch {b} back from {self.name}: {res.err.strip()[-500:]}",
-                                    hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
-        return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
+        another worker wrote in the shared copy, or in its own, never comes back under this branch's name),
+        the fetches at once, as many as the machine's session slots (`_git` takes one each): each one's ref
+        here, or None for one that failed (`fetch_back` of it says why). MachineUnreachable when ssh could
+        not get there."""
+
+        def one(branch: str) -> str | None:
+            try:
+                return self.fetch_back(branch)
+            except MachineUnreachable:
+                raise
+            except BalancedError:
+                return None
+
+        if not branches:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(branches), MAX_SESSIONS)) as pool:
+            return dict(zip(branches, pool.map(one, branches), strict=True))
 
     def _git(self, verb: str, call: Callable[..., proc.Result]) -> proc.Result:
         """Run `call` (a Repo's fetch or push over ssh, given git's `env` and `timeout`) in one of the
