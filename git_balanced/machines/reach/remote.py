@@ -52,9 +52,9 @@ class Route(StrEnum):
     SESSION = "session"  # through this process's session there, else a one-off `python3` (request on stdin)
 
 
-def transport_for(host: SshHost | str, reach: Reach | None = None) -> Transport:
+def transport_for(host: SshHost | str) -> Transport:
     """This process's Transport to an SSH host (routes.py keeps one per host)."""
-    return (reach or process.part(Reach)).transport(host)
+    return process.part(Reach).transport(host)
 
 
 def _key(request: dict[str, Any]) -> str:
@@ -68,11 +68,11 @@ class MachineNotReady(MachineUnreachable):
 class RemoteHost:
     """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
 
-    def __init__(self, lead: Lead, machine: str, reach: Reach | None = None) -> None:
+    def __init__(self, lead: Lead, machine: str) -> None:
         self.lead = lead
         self.repo = lead.repo
         self.name = machine
-        self.reach = reach or process.part(Reach)
+        self.reach = process.part(Reach)
         self.alias = records.host_alias(machine)
         self.transport = self.reach.transport(self.alias)
         self._record = records.readiness(self.repo).get(machine, {})
