@@ -52,9 +52,8 @@ def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
     agents = [a for a in agents if a in agents_probe.AGENTS]
     if not agents:
         return out
-    hosts = {name: str(m.get("host") or name) for name, m in added().items()}
     ask = [s.name for s in out if s.ticked and s.ready and s.reachable]
-    known = agents_probe.refresh(ask, agents, {n: (None if n == LOCAL else hosts.get(n, n)) for n in ask})
+    known = agents_probe.refresh(ask, agents)
     done = []
     for s in out:
         facts = known.get(s.name)

@@ -279,11 +279,13 @@ def ask(machine: str, transport: Transport | None, agents: Sequence[str] = AGENT
     return facts
 
 
-def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str | None],
-            path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """The facts of `agents` on each machine, probed (all machines at once) where what is kept is older than a
-    few minutes. `hosts` gives each machine's SSH host (None: this machine). A machine that cannot be reached
-    is left out of the answer (placement skips it for that already). {machine: {agent: facts}}."""
+def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The facts of `agents` on each machine (`local`, or an added one, reached as `records.host_alias` says),
+    probed (all machines at once) where what is kept is older than a few minutes. A machine that cannot be
+    reached, is no longer added or whose host is refused is left out of the answer (placement skips it for
+    that already). {machine: {agent: facts}}."""
+    from git_balanced.errors import BalancedError
+    from git_balanced.machines.inventory.records import LOCAL, host_alias
     from git_balanced.machines.reach.remote import transport_for
     from git_balanced.machines.reach.transport import MachineUnreachable
 
@@ -294,9 +296,12 @@ def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str
             if any(not _fresh((have.get(m, {}).get("agents") or {}).get(a), now) for a in wanted)]
 
     def ask(m: str) -> None:
-        host = hosts.get(m)
         try:
-            keep(m, probe(transport_for(host) if host else None, wanted, path=path))
+            t = None if m == LOCAL else transport_for(host_alias(m))
+        except BalancedError:
+            return
+        try:
+            keep(m, probe(t, wanted, path=path))
         except MachineUnreachable:
             pass
 
