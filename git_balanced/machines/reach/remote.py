@@ -8,8 +8,7 @@ when that one is another repository's) and fetches a finished branch back into
 Reach (routes.py), so a long-running engine pays for one SSH connection per machine.
 `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark measures against it). Through a
 session, what the engine asks per piece goes together (batched.py): the logs of the workers a status answer
-says finished are read ahead in one message, and cleanups go in the background, together. Which of these
-routes a request takes is one choice, `RemoteHost.route`.
+says finished are read ahead in one message, and cleanups go in the background, together (`RemoteHost.call`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import contextlib
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from enum import StrEnum
 from functools import partial
 from typing import Any
 
@@ -41,15 +39,6 @@ TIMEOUTS = {"start": 60.0, "status": 30.0, "stop": 40.0, "log": 60.0, "cleanup":
 GIT_TIMEOUT = 300.0
 LOG_LIMIT = 4 << 20  # what the engine reads of a finished worker's log (engine/workers.read_log)
 READ_AHEAD_BYTES = 16 << 20  # logs read ahead after one status answer at most; the rest are read when asked
-
-
-class Route(StrEnum):
-    """The ways a runner request reaches an SSH machine; `RemoteHost.route` picks one per request."""
-
-    ALONE = "alone"  # without the shared connection: a connection of its own, in turn, as it comes
-    QUEUED = "queued"  # a cleanup: sent in the background, with the others that come meanwhile
-    READ_AHEAD = "read ahead"  # a log: taken if a status answer had it read ahead, else as SESSION
-    SESSION = "session"  # through this process's session there, else a one-off `python3` (request on stdin)
 
 
 def transport_for(host: SshHost | str) -> Transport:
@@ -80,31 +69,24 @@ class RemoteHost:
         self._ahead, self._later = self.reach.batches(key)
 
     # -- the runner ----------------------------------------------------------------------------------
-    def route(self, action: str) -> Route:
-        """How a request of `action` reaches the machine."""
-        if not self.transport.multiplex:  # no session to send requests together through
-            return Route.ALONE
-        if action == "cleanup":
-            return Route.QUEUED
-        return Route.READ_AHEAD if action == "log" else Route.SESSION
-
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one runner action there, by the route `route` picks: a queued cleanup answers
-        `{"job", "queued": True}` at once; a start, and a request about the same job, first waits for the
-        cleanups queued before it."""
-        route = self.route(action)
-        if route is Route.ALONE:
+        """Run one runner action there. Without the shared connection, each request is a connection of its own,
+        in turn. Through this process's session there: a cleanup is queued, sent in the background with the
+        others that come meanwhile, and answers `{"job", "queued": True}` at once; a log is taken from what a
+        status answer read ahead when it had it; a start, and a request about the same job, first waits for
+        the cleanups queued before it."""
+        if not self.transport.multiplex:  # no session to send requests together through
             return self.answered(action, self._call_raw(action, request))
         job = str(request.get("job", ""))
         if action in ("start", "stop", "cleanup"):  # the job's log is to change or go: not read ahead
             self._ahead.forget([job])
-        if route is Route.QUEUED:
+        if action == "cleanup":
             self._later.add(dict(request), lambda rs: self._call_many_now("cleanup", rs))
             return {"job": request.get("job"), "queued": True}
         # Reading or settling other jobs cannot meet a cleanup there; a start, or the same job, can.
         named = request.get("jobs") if action == "status" else [job] if action != "start" else None
         self._later.wait([str(j) for j in named] if isinstance(named, list) else None)
-        if route is Route.READ_AHEAD:
+        if action == "log":
             kept = self._ahead.take((job, _key(request)), TIMEOUTS["log"])
             if kept is not None:
                 return self.answered(action, kept)
