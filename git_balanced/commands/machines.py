@@ -120,7 +120,7 @@ def rm_command(name: str) -> int:
 def tick_command(names: list[str], *, on: bool) -> int:
     """Tick (or untick) machines for this repository; a host of the SSH config is added first."""
     repo = Repo.discover()
-    known = {LOCAL, *inventory.added()}
+    known = inventory.known()
     if on:
         offered = set(sshconfig.aliases())
         for name in names:

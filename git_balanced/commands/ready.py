@@ -20,7 +20,7 @@ def ready_command(names: list[str], *, yes: bool, share: str | None = None, repl
                             hint="`git balanced ready NAME --share-sign-in claude --replace`.")
     options = Options(yes=yes, share=share, replace=replace)
     lead = open_lead()
-    known = {LOCAL, *inventory.added()}
+    known = inventory.known()
     unknown = [n for n in names if n not in known]
     if unknown:
         raise BalancedError(f"No machine named {', '.join(unknown)}.",

@@ -129,10 +129,11 @@ def _lacks(j: Job) -> str:
     from git_balanced.machines.inventory.records import host_alias
 
     try:
-        host = None if j.machine == "local" else host_alias(j.machine)
+        if j.machine != "local":
+            host_alias(j.machine)
     except BalancedError:
         return f"{j.machine} is no longer added"
-    facts = agents_probe.refresh([j.machine], [j.agent], {j.machine: host}).get(j.machine, {})
+    facts = agents_probe.refresh([j.machine], [j.agent]).get(j.machine, {})
     return agents_probe.missing_words(j.agent, facts.get(j.agent))
 
 

@@ -170,8 +170,9 @@ class Watcher:
             fail(Failure(outcome.kind), outcome.summary or f"its agent ended with {outcome.kind}")
 
     def _prefetch(self, finished: list[Job], states: dict[str, dict[str, Any]]) -> None:
-        """The branches of the workers that finished with commits: one `git fetch` per machine (this one's
-        from its worker copy), the machines at once. What fails here is fetched again one by one, and says
+        """The branches of the workers that finished with commits: one `git fetch` per branch, from its own copy
+        on its machine, the machines at once and on each as many at once as its session slots allow. A branch
+        that did not come (or all of a machine that could not be reached) is fetched again alone, and says
         why then. A local branch is fetched whatever the outcome, so a failed attempt's work is kept here."""
         self._fetched = {}
         by_machine = J.by_machine(j for j in finished if _commits(states[j.id]))

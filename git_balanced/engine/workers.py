@@ -72,7 +72,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     lead_settings = settings_at(lead.repo, lead.branch)
     wt = host.worktree_path(job.id)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
-    # A worker on this machine sees the lead's repository read-only where the fence works (machines/hosts.py):
+    # A worker on this machine sees the lead's repository read-only where the fence works (machines/reach/hosts.py):
     # then it asks, and its hooks decide, through its runner's files, relayed by the engine as from elsewhere.
     local = host.name == "local" and not fence.available()
     kwargs: dict[str, Any] = {}

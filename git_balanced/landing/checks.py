@@ -75,7 +75,7 @@ def for_landing(repo: Repo, tree: str, command: str) -> CheckResult | None:
 
 class Scratch:
     """A scratch worktree outside `.git`, reused between checks; locked while in use. It belongs to the
-    check's copy of the repository (machines/workcopy.py), not to the lead's: the code the check runs (the
+    check's copy of the repository (machines/reach/workcopy.py), not to the lead's: the code the check runs (the
     branch's own tests) cannot move the lead's refs, notes or hooks through it."""
 
     def __init__(self, repo: Repo, name: str = "check") -> None:
@@ -174,7 +174,7 @@ class Scratch:
 
 
 def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
-    """Put back what the checks' copy holds that git would act on, as the copy was made (machines/workcopy.py):
+    """Put back what the checks' copy holds that git would act on, as the copy was made (machines/reach/workcopy.py):
     its config (written anew), an empty hooks folder, no attributes or worktree config of its own. The checked
     code could have written any of them; nothing of it may reach the next check, or a git command of ours."""
     git_dir = workcopy.git_dir(copy)

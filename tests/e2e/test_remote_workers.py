@@ -89,8 +89,13 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     assert ref == "refs/remotes/alpha/balanced/slow"
     assert git(project, "show", f"{ref}:out.txt") == "done", "one fetch from the branch's own copy brings it back"
     assert git(project, "log", "-1", "--format=%an", ref) == "Ada Lead", "committed as the identity `ready` set"
+    git(project, "update-ref", "-d", ref)
+    got = host.fetch_back_many(["balanced/never-made", "balanced/slow", "balanced/not-either"])
+    assert got == {"balanced/never-made": None, "balanced/slow": ref, "balanced/not-either": None}, \
+        "the fetches go at once; one that fails is None for its branch, not an error for them all"
+    assert git(project, "show", f"{ref}:out.txt") == "done"
     with pytest.raises(BalancedError, match="Could not fetch balanced/never-made back from alpha"):
-        host.fetch_back_many(["balanced/slow", "balanced/never-made"])  # the engine then fetches one by one
+        host.fetch_back("balanced/never-made")  # the engine fetches it again alone, and says why
 
 
 def test_a_plan_spread_over_local_and_both_machines_lands_through_the_check(

@@ -20,8 +20,9 @@ class SshHost(str):
     control characters."""
 
     @classmethod
-    def of(cls, value: Any) -> SshHost:
-        """`value` as an SshHost, or a BalancedError saying why not; a checked value is taken as it is."""
+    def of(cls, value: Any, *, what: str = "the machine name", where: str = "", hint: str = _HINT) -> SshHost:
+        """`value` as an SshHost, or a BalancedError saying why not ("Refusing `what` 'value'`where`: ...", with
+        `hint`); a checked value is taken as it is."""
         if isinstance(value, SshHost):
             return value
         if isinstance(value, MachineName):
@@ -29,8 +30,8 @@ class SshHost(str):
         if not isinstance(value, str) or not value:
             raise BalancedError("An empty machine name was given.", hint="Name a host from your SSH config.")
         if value.startswith("-"):
-            raise BalancedError(f"Refusing the machine name {value!r}: it starts with '-'.", hint=_HINT)
+            raise BalancedError(f"Refusing {what} {value!r}{where}: it starts with '-'.", hint=hint)
         if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
-            raise BalancedError(f"Refusing the machine name {value!r}: it holds whitespace or control characters.",
-                                hint=_HINT)
+            raise BalancedError(f"Refusing {what} {value!r}{where}: it holds whitespace or control characters.",
+                                hint=hint)
         return cls(value)

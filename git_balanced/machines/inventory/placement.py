@@ -58,14 +58,6 @@ def _key(s: Seat) -> tuple[float, int, int, int, int, str]:
             s.name)
 
 
-def choose(seats: Sequence[Seat], *, explicit: str | None = None, agent: str | None = None) -> Placement:
-    """Pick a machine: minimise (load + 1) / weight among the ticked, reachable, ready ones that have `agent`
-    installed and signed in. An explicit machine never falls back. When nothing can take the piece, the
-    Placement's machine is "" and its words say why each machine was skipped: the piece waits. `seats` is
-    left as it is; `counted` makes the list the next piece is placed on."""
-    return _choose(list(seats), explicit, agent)
-
-
 def counted(seats: Sequence[Seat], machine: str) -> list[Seat]:
     """The seats with a piece just placed on `machine` counted as a recent placement there, so that placing a
     plan's pieces one after another spreads them (a new list)."""
@@ -88,7 +80,11 @@ def _skipped(s: Seat, agent: str | None) -> str:
     return s.cannot_run(agent)
 
 
-def _choose(seats: list[Seat], explicit: str | None, agent: str | None) -> Placement:
+def choose(seats: Sequence[Seat], *, explicit: str | None = None, agent: str | None = None) -> Placement:
+    """Pick a machine: minimise (load + 1) / weight among the ticked, reachable, ready ones that have `agent`
+    installed and signed in. An explicit machine never falls back. When nothing can take the piece, the
+    Placement's machine is "" and its words say why each machine was skipped: the piece waits. `seats` is
+    left as it is; `counted` makes the list the next piece is placed on."""
     by_name = {s.name: s for s in seats}
     if explicit:
         s = by_name.get(explicit)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from git_balanced import process
 from git_balanced.errors import BalancedError
-from git_balanced.files import write_json
+from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.inventory.placement import WEIGHTS
@@ -56,11 +54,7 @@ def added() -> dict[str, dict[str, Any]]:
 def check_host(host: str) -> SshHost:
     """The host as an SshHost: one that ssh would read as an option, or that holds blanks or control
     characters, is refused here, where it comes in, and taken as checked from then on."""
-    try:
-        return SshHost.of(host)
-    except BalancedError as exc:
-        raise BalancedError(f"Refusing the host {host!r}: " + exc.message.split(": ", 1)[-1],
-                            hint="give --host a plain SSH host name or alias.") from None
+    return SshHost.of(host, what="the host", hint="give --host a plain SSH host name or alias.")
 
 
 def known() -> set[str]:
@@ -75,13 +69,9 @@ def host_alias(machine: str) -> SshHost:
         raise BalancedError(f"There is no added machine named {machine!r}.",
                             hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
     host = str(entry.get("host") or machine)
-    try:
-        return SshHost.of(host)
-    except BalancedError as exc:
-        raise BalancedError(f"Refusing the host {host!r} of machine {machine} in {_user_file()}: "
-                            + exc.message.split(": ", 1)[-1],
-                            hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host "
-                                 "name or alias.") from None
+    return SshHost.of(host, what="the host", where=f" of machine {machine} in {_user_file()}",
+                      hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host name or "
+                           "alias.")
 
 
 def local_preference() -> str:
@@ -131,8 +121,8 @@ def ticked(repo: Repo) -> set[str]:
 
 
 def set_ticks(repo: Repo, names: list[str], on: bool) -> set[str]:
-    known = {LOCAL, *added()}
-    unknown = [n for n in names if n not in known]
+    names_known = known()
+    unknown = [n for n in names if n not in names_known]
     if unknown:
         raise BalancedError(f"No machine named {', '.join(unknown)}.",
                             hint="add it first: `git balanced machines add NAME --host HOST`.")
@@ -167,14 +157,6 @@ def mark_setup_done(repo: Repo, name: str) -> None:
 INELIGIBLE_SECONDS = 30.0
 
 
-class Marking:
-    """This process's lock on the marks of unreachable machines: probes of several machines answer at once,
-    from threads (`process.part(Marking)`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
 def _unreachable_file(repo: Repo) -> Path:
     return repo.state_dir / "unreachable.json"
 
@@ -182,7 +164,7 @@ def _unreachable_file(repo: Repo) -> Path:
 def mark_unreachable(repo: Repo, name: str, why: str, seconds: float = INELIGIBLE_SECONDS) -> None:
     """Keep a machine out of placement for `seconds` (a probe of it timed out): per machine, per repository."""
     path = _unreachable_file(repo)
-    with process.part(Marking).lock:
+    with Flock(f"{path}.lock"):  # probes answer from threads, other processes write it too
         data = {k: v for k, v in _load(path).items() if float(v.get("until", 0)) > time.time()}
         data[name] = {"why": why, "until": time.time() + seconds}
         _save(path, data)

@@ -13,7 +13,6 @@ from git_balanced.machines.inventory.placement import Seat
 from git_balanced.machines.inventory.records import LOCAL, added, ineligible, local_preference, readiness, ticked
 from git_balanced.machines.prepare import agents_probe
 from git_balanced.machines.reach import probe
-from git_balanced.machines.reach.routes import Reach
 from git_balanced.vocab import JobState
 
 
@@ -38,12 +37,12 @@ def seats(lead: Lead, running: dict[str, int] | None = None) -> list[Seat]:
     return out
 
 
-def probed(repo: Repo, seen: Iterable[Seat], reach: Reach | None = None) -> list[Seat]:
+def probed(repo: Repo, seen: Iterable[Seat]) -> list[Seat]:
     """The seats after asking each ticked, ready SSH machine among them whether it answers now (all at once,
     over SSH): one that does not is unreachable, with why. A new list."""
     seen = list(seen)
     ask = [s.name for s in seen if s.name != LOCAL and s.ticked and s.ready and s.reachable]
-    away = probe.unanswering(repo, ask, reach)
+    away = probe.unanswering(repo, ask)
     return [replace(s, reachable=False, why_not=away[s.name]) if s.name in away else s for s in seen]
 
 
@@ -53,9 +52,8 @@ def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
     agents = [a for a in agents if a in agents_probe.AGENTS]
     if not agents:
         return out
-    hosts = {name: str(m.get("host") or name) for name, m in added().items()}
     ask = [s.name for s in out if s.ticked and s.ready and s.reachable]
-    known = agents_probe.refresh(ask, agents, {n: (None if n == LOCAL else hosts.get(n, n)) for n in ask})
+    known = agents_probe.refresh(ask, agents)
     done = []
     for s in out:
         facts = known.get(s.name)

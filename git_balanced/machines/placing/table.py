@@ -40,8 +40,7 @@ def rows() -> list[dict[str, Any]]:
     added = inventory.added()
     # What each machine that may work has of the agents: kept a few minutes, else asked (all at once).
     asked = [LOCAL] + [n for n in sorted(added) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
-    agents_probe.refresh(asked, agents_probe.AGENTS, {n: (None if n == LOCAL else str(added[n].get("host") or n))
-                                                      for n in asked})
+    agents_probe.refresh(asked, agents_probe.AGENTS)
     facts = agents_probe.kept()
 
     def row(name: str, host: str | None, preference: str | None, is_added: bool) -> dict[str, Any]:

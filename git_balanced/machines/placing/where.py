@@ -19,7 +19,6 @@ from git_balanced.lead import Lead
 from git_balanced.machines.inventory.placement import Placement, Seat, counted
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.placing.seats import probed, seats, with_agents
-from git_balanced.machines.reach.routes import Reach
 
 
 @dataclass(frozen=True)
@@ -47,12 +46,11 @@ class Placed:
         return only
 
 
-def place(lead: Lead, wants: Sequence[Want], *, reserve: int, running: dict[str, int] | None = None,
-          reach: Reach | None = None) -> Placed:
+def place(lead: Lead, wants: Sequence[Want], *, reserve: int, running: dict[str, int] | None = None) -> Placed:
     """Place `wants` one after another on the machines there are now (asked over SSH first); `running` is
     the count of live workers per machine when the caller has it already."""
     found = seats(lead, running)
-    found = probed(lead.repo, found, reach)
+    found = probed(lead.repo, found)
     found = with_agents(found, {w.agent for w in wants})
     now = list(found)
     each = []

@@ -15,15 +15,14 @@ import json
 import os
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import proc, process
-from git_balanced.files import write_json
+from git_balanced import proc
+from git_balanced.files import Flock, write_json
 
 if TYPE_CHECKING:
     from git_balanced.machines.reach.transport import Transport
@@ -228,14 +227,6 @@ def missing_words(agent: str, facts: dict[str, Any] | None) -> str:
 
 # -- kept per machine, for every repository of this user ---------------------------------------------------
 
-class Saving:
-    """This process's lock on the agents file: probes of several machines keep their facts from threads
-    (`process.part(Saving)`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
 def _file() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     d = Path(base) / "git-balanced"
@@ -254,7 +245,7 @@ def kept() -> dict[str, dict[str, Any]]:
 
 def keep(machine: str, facts: dict[str, Any]) -> None:
     """Remember a machine's facts (merged per agent: a probe of one agent keeps what is known of the others)."""
-    with process.part(Saving).lock:
+    with Flock(f"{_file()}.lock"):  # probes keep their facts from threads, other processes too
         data = kept()
         old = data.get(machine) or {}
         agents = {**(old.get("agents") or {}), **{a: {**f, "at": facts.get("at", time.time())}
@@ -265,7 +256,7 @@ def keep(machine: str, facts: dict[str, Any]) -> None:
 
 def forget(machine: str, agent: str | None = None) -> None:
     """Drop what is known of an agent on a machine (of all of them without `agent`): asked again next time."""
-    with process.part(Saving).lock:
+    with Flock(f"{_file()}.lock"):
         data = kept()
         if machine not in data:
             return
@@ -288,11 +279,13 @@ def ask(machine: str, transport: Transport | None, agents: Sequence[str] = AGENT
     return facts
 
 
-def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str | None],
-            path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """The facts of `agents` on each machine, probed (all machines at once) where what is kept is older than a
-    few minutes. `hosts` gives each machine's SSH host (None: this machine). A machine that cannot be reached
-    is left out of the answer (placement skips it for that already). {machine: {agent: facts}}."""
+def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The facts of `agents` on each machine (`local`, or an added one, reached as `records.host_alias` says),
+    probed (all machines at once) where what is kept is older than a few minutes. A machine that cannot be
+    reached, is no longer added or whose host is refused is left out of the answer (placement skips it for
+    that already). {machine: {agent: facts}}."""
+    from git_balanced.errors import BalancedError
+    from git_balanced.machines.inventory.records import LOCAL, host_alias
     from git_balanced.machines.reach.remote import transport_for
     from git_balanced.machines.reach.transport import MachineUnreachable
 
@@ -303,9 +296,12 @@ def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str
             if any(not _fresh((have.get(m, {}).get("agents") or {}).get(a), now) for a in wanted)]
 
     def ask(m: str) -> None:
-        host = hosts.get(m)
         try:
-            keep(m, probe(transport_for(host) if host else None, wanted, path=path))
+            t = None if m == LOCAL else transport_for(host_alias(m))
+        except BalancedError:
+            return
+        try:
+            keep(m, probe(t, wanted, path=path))
         except MachineUnreachable:
             pass
 
@@ -315,6 +311,7 @@ def refresh(machines: Iterable[str], agents: Sequence[str], hosts: dict[str, str
         have = kept()
     return {m: {a: f for a, f in (have.get(m, {}).get("agents") or {}).items() if a in wanted}
             for m in machines if m in have}
+
 
 def configured_agents(settings: Settings) -> list[str]:
     """The agents the lead's settings name: `[balanced] agent` and every `[agents.<name>]` table written."""

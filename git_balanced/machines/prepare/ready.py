@@ -73,7 +73,6 @@ if ans["git"] and "problem" not in ans:
         git("-C", copy, "config", "balanced.root", req["root"])
         ans["claimed"] = kind == "older"
     if "problem" not in ans:
-        ans["ours"] = True
         ans["user_name"] = git("-C", copy, "config", "user.name")[1]
         ans["user_email"] = git("-C", copy, "config", "user.email")[1]
         code, had = git("-C", copy, "rev-parse", "-q", "--verify", "refs/balanced/base/" + req["branch"])
@@ -230,7 +229,7 @@ def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Option
         _install(found, t, wanted, [], agent, say)
         facts = agents_probe.ask(name, t, asked, path=PREFIX_PATH)
     _identity(lead, found, t, got, yes=yes)
-    tip = _push(lead, found, t, got)
+    tip = _push(lead, t, got)
     found.record["base"] = tip
     had = got.get("had_base")
     copied = "copied now" if not had else f"up to date at {tip[:7]}" if had == tip else \
@@ -352,7 +351,7 @@ def _identity(lead: Lead, found: Found, t: Transport, got: dict[str, Any], *, ye
     found.record["identity"] = who
 
 
-def _push(lead: Lead, found: Found, t: Transport, got: dict[str, Any]) -> str:
+def _push(lead: Lead, t: Transport, got: dict[str, Any]) -> str:
     """Push the lead's tip as the base (and the copy's owner mark). Not onto the copy's checked-out branch: that
     would check the tree out there with the filters the copy's own config and attributes name, which a worker
     there could have planted, run by our push (docs/safety/untrusted.md)."""

@@ -51,9 +51,9 @@ class LocalHost:
 
     name = "local"
 
-    def __init__(self, repo: Repo, reach: Reach | None = None) -> None:
+    def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        self.reach = reach or process.part(Reach)
+        self.reach = process.part(Reach)
 
     def pool(self) -> sessions.Pool:
         """The runner sessions of this machine for this repository (each fenced around its own lead)."""

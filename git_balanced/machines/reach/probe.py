@@ -20,9 +20,9 @@ from git_balanced.machines.reach.transport import MachineUnreachable
 PROBE_TIMEOUT = 5.0
 
 
-def unanswering(repo: Repo, machines: list[str], reach: Reach | None = None) -> dict[str, str]:
+def unanswering(repo: Repo, machines: list[str]) -> dict[str, str]:
     """Which of `machines` cannot take work now, and why in words; all of them asked over SSH at once."""
-    reach = reach or process.part(Reach)
+    reach = process.part(Reach)
 
     def one(machine: str) -> tuple[str, str]:
         def timed_out(why: str) -> str:

@@ -8,8 +8,7 @@ when that one is another repository's) and fetches a finished branch back into
 Reach (routes.py), so a long-running engine pays for one SSH connection per machine.
 `GIT_BALANCED_SSH_MULTIPLEX=0` turns the shared connection off (the benchmark measures against it). Through a
 session, what the engine asks per piece goes together (batched.py): the logs of the workers a status answer
-says finished are read ahead in one message, and cleanups go in the background, together. Which of these
-routes a request takes is one choice, `RemoteHost.route`.
+says finished are read ahead in one message, and cleanups go in the background, together (`RemoteHost.call`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import contextlib
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from enum import StrEnum
 from functools import partial
 from typing import Any
 
@@ -43,18 +41,9 @@ LOG_LIMIT = 4 << 20  # what the engine reads of a finished worker's log (engine/
 READ_AHEAD_BYTES = 16 << 20  # logs read ahead after one status answer at most; the rest are read when asked
 
 
-class Route(StrEnum):
-    """The ways a runner request reaches an SSH machine; `RemoteHost.route` picks one per request."""
-
-    ALONE = "alone"  # without the shared connection: a connection of its own, in turn, as it comes
-    QUEUED = "queued"  # a cleanup: sent in the background, with the others that come meanwhile
-    READ_AHEAD = "read ahead"  # a log: taken if a status answer had it read ahead, else as SESSION
-    SESSION = "session"  # through this process's session there, else a one-off `python3` (request on stdin)
-
-
-def transport_for(host: SshHost | str, reach: Reach | None = None) -> Transport:
+def transport_for(host: SshHost | str) -> Transport:
     """This process's Transport to an SSH host (routes.py keeps one per host)."""
-    return (reach or process.part(Reach)).transport(host)
+    return process.part(Reach).transport(host)
 
 
 def _key(request: dict[str, Any]) -> str:
@@ -68,11 +57,11 @@ class MachineNotReady(MachineUnreachable):
 class RemoteHost:
     """An SSH machine: the runner is sent to its python3, and git carries the branches both ways."""
 
-    def __init__(self, lead: Lead, machine: str, reach: Reach | None = None) -> None:
+    def __init__(self, lead: Lead, machine: str) -> None:
         self.lead = lead
         self.repo = lead.repo
         self.name = machine
-        self.reach = reach or process.part(Reach)
+        self.reach = process.part(Reach)
         self.alias = records.host_alias(machine)
         self.transport = self.reach.transport(self.alias)
         self._record = records.readiness(self.repo).get(machine, {})
@@ -80,31 +69,24 @@ class RemoteHost:
         self._ahead, self._later = self.reach.batches(key)
 
     # -- the runner ----------------------------------------------------------------------------------
-    def route(self, action: str) -> Route:
-        """How a request of `action` reaches the machine."""
-        if not self.transport.multiplex:  # no session to send requests together through
-            return Route.ALONE
-        if action == "cleanup":
-            return Route.QUEUED
-        return Route.READ_AHEAD if action == "log" else Route.SESSION
-
     def call(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one runner action there, by the route `route` picks: a queued cleanup answers
-        `{"job", "queued": True}` at once; a start, and a request about the same job, first waits for the
-        cleanups queued before it."""
-        route = self.route(action)
-        if route is Route.ALONE:
+        """Run one runner action there. Without the shared connection, each request is a connection of its own,
+        in turn. Through this process's session there: a cleanup is queued, sent in the background with the
+        others that come meanwhile, and answers `{"job", "queued": True}` at once; a log is taken from what a
+        status answer read ahead when it had it; a start, and a request about the same job, first waits for
+        the cleanups queued before it."""
+        if not self.transport.multiplex:  # no session to send requests together through
             return self.answered(action, self._call_raw(action, request))
         job = str(request.get("job", ""))
         if action in ("start", "stop", "cleanup"):  # the job's log is to change or go: not read ahead
             self._ahead.forget([job])
-        if route is Route.QUEUED:
+        if action == "cleanup":
             self._later.add(dict(request), lambda rs: self._call_many_now("cleanup", rs))
             return {"job": request.get("job"), "queued": True}
         # Reading or settling other jobs cannot meet a cleanup there; a start, or the same job, can.
         named = request.get("jobs") if action == "status" else [job] if action != "start" else None
         self._later.wait([str(j) for j in named] if isinstance(named, list) else None)
-        if route is Route.READ_AHEAD:
+        if action == "log":
             kept = self._ahead.take((job, _key(request)), TIMEOUTS["log"])
             if kept is not None:
                 return self.answered(action, kept)
@@ -274,8 +256,16 @@ class RemoteHost:
                                 hint=f"`git balanced ready {self.name}` prepares the copy there again.")
 
     def fetch_back(self, branch: str) -> str | None:
-        """One `git fetch` of the worker's branch into `refs/remotes/<machine>/<branch>`; the ref's name."""
-        return self.fetch_back_many([branch])[branch]
+        """One `git fetch` of the worker's branch from its own copy there into `refs/remotes/<machine>/<branch>`;
+        the ref's name, or None when it did not come. BalancedError says why a fetch failed."""
+        ref = f"refs/remotes/{self.name}/{branch}"
+        res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(branch)),
+                                         [f"+refs/heads/{branch}:{ref}"], fetch_head=False,
+                                         upload_pack=machine_program("upload-pack")))
+        if res.code != 0:
+            raise BalancedError(f"Could not fetch {branch} back from {self.name}: {res.err.strip()[-500:]}",
+                                hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
+        return ref if self.repo.read_ref(ref) else None
 
     def branch_repo(self, branch: str) -> str:
         """The branch's own copy there (shipped/branchcopy.py), which the runner makes: its worker writes only
@@ -284,17 +274,23 @@ class RemoteHost:
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
         """The branches of several finished workers, each with a `git fetch` from its own copy there (what
-        another worker wrote in the shared copy, or in its own, never comes back under this branch's name):
-        each one's ref here, or None."""
-        refs = {b: f"refs/remotes/{self.name}/{b}" for b in branches}
-        for b, r in refs.items():
-            res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(b)),
-                                             [f"+refs/heads/{b}:{r}"], fetch_head=False,
-                                             upload_pack=machine_program("upload-pack")))
-            if res.code != 0:
-                raise BalancedError(f"Could not fetch {b} back from {self.name}: {res.err.strip()[-500:]}",
-                                    hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
-        return {b: (r if self.repo.read_ref(r) else None) for b, r in refs.items()}
+        another worker wrote in the shared copy, or in its own, never comes back under this branch's name),
+        the fetches at once, as many as the machine's session slots (`_git` takes one each): each one's ref
+        here, or None for one that failed (`fetch_back` of it says why). MachineUnreachable when ssh could
+        not get there."""
+
+        def one(branch: str) -> str | None:
+            try:
+                return self.fetch_back(branch)
+            except MachineUnreachable:
+                raise
+            except BalancedError:
+                return None
+
+        if not branches:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(branches), MAX_SESSIONS)) as pool:
+            return dict(zip(branches, pool.map(one, branches), strict=True))
 
     def _git(self, verb: str, call: Callable[..., proc.Result]) -> proc.Result:
         """Run `call` (a Repo's fetch or push over ssh, given git's `env` and `timeout`) in one of the

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,15 @@ def test_a_version_is_read_from_the_package_its_command_links_into_else_asked_of
     assert "--version" not in calls(package / "bin" / "codex.js")  # not started for its version
     assert got["pi"]["version"] == "0.42.0" and "--version" in calls(other / "dist" / "pi.js")
     assert got["claude"]["version"] == "2.0.1" and "--version" in calls(tmp_path / "loose" / "bin" / "claude")
+
+
+def test_facts_kept_by_several_processes_at_once_are_all_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`keep` is a read-modify-write of a file each process writes: a flock makes every process's facts stay."""
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[3])}
+    code = ("import sys\nfrom git_balanced.machines.prepare import agents_probe\n"
+            "for i in range(25):\n    agents_probe.keep(f'{sys.argv[1]}-{i}', {'git': '2', 'agents': {}})\n")
+    runs = [subprocess.Popen([sys.executable, "-c", code, f"m{n}"], env=env) for n in range(4)]
+    assert [r.wait() for r in runs] == [0, 0, 0, 0]
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    kept = agents_probe.kept()
+    assert sorted(kept) == sorted(f"m{n}-{i}" for n in range(4) for i in range(25))

@@ -1,4 +1,4 @@
-"""This machine's worker copy of a lead repository (machines/workcopy.py): what it carries over of the lead's
+"""This machine's worker copy of a lead repository (machines/reach/workcopy.py): what it carries over of the lead's
 config and hooks, against real repositories."""
 
 from __future__ import annotations
