@@ -14,7 +14,7 @@ import pytest
 
 from git_balanced import untrusted
 from git_balanced.git import run_git
-from git_balanced.shipped import runner
+from git_balanced.shipped import runfiles, runner
 from tests.support.builders import commit, git, make_repo
 
 Plant = Callable[[Path, Path], list[str]]  # (repository, marker) -> the git command that would run the plant
@@ -190,7 +190,7 @@ def test_git_of_ours_runs_nothing_a_worker_planted_in_its_repository(name: str, 
 def test_the_runners_git_runs_nothing_a_worker_planted(name: str, tmp_path: Path) -> None:
     home = Path(os.environ["HOME"]) / ".balanced" / "copies"
     repo, marker, args = planted(home / name, ROUTES[name])
-    runner._git(args, str(repo))
+    runfiles._git(args, str(repo))
     assert not marker.exists(), f"the runner's `git {' '.join(args)}` ran what a worker planted ({name})"
 
 

@@ -24,7 +24,7 @@ from typing import Any
 if "Meter" not in globals():  # sent to another machine, meter.py's source comes first and defines Meter
     try:
         from git_balanced.shipped.meter import Meter
-    except ImportError:  # a source without it (machines/leftovers.py): it never starts a worker
+    except ImportError:  # a source without it (machines/prepare/leftovers.py): it never starts a worker
         Meter = None  # type: ignore[assignment,misc]
 if "StartRequest" not in globals():  # likewise messages.py, runfiles.py, worktrees.py, workenv.py and pen.py
     from git_balanced.shipped.messages import MessageError, Reason, Result, StartRequest
