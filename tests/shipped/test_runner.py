@@ -16,7 +16,8 @@ import pytest
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.machines.reach.transport import BOOTSTRAP
-from git_balanced.shipped import reap, runfiles, runner
+from git_balanced.shipped import launch, reap, runfiles, runner
+from git_balanced.shipped.messages import MessageError, Result, StartRequest
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import RUNNER, call, status_of
 from tests.support.wait import wait_for_file, wait_until
@@ -400,3 +401,25 @@ def test_a_misspelt_field_of_a_start_request_is_refused_naming_it(tmp_path: Path
     answer = call("start", request(tmp_path, lead, "x1", "true", comit_message="typo"))
     assert "comit_message" in answer["error"] and "does not know" in answer["error"], answer
     assert not (tmp_path / "runs" / "x1").exists(), "nothing was started"
+
+
+def test_a_result_the_runner_filled_wrongly_is_still_written_and_says_so(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result that fails its own check (the runner's bug) is still written, as crashed, with the error: not
+    left out, which would read as a killed runner."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    run_dir = tmp_path / "runs" / "job"
+    run_dir.mkdir(parents=True)
+
+    def broken(self: Result) -> None:
+        raise MessageError("a field the runner filled wrongly")
+
+    monkeypatch.setattr(Result, "check", broken)
+    req = StartRequest.from_json({"job": "job", "repo": str(repo), "worktree": str(tmp_path / "wt"),
+                                  "branch": "balanced/job", "base": git(repo, "rev-parse", "HEAD"),
+                                  "argv": ["true"], "runs_dir": str(tmp_path / "runs")})
+    launch._work(req, str(run_dir), launch.Live())
+    data = json.loads((run_dir / "result.json").read_text())
+    assert data["reason"] == "crashed", data
+    assert data["error"] == "the runner's result was malformed: a field the runner filled wrongly", data
+    assert data["job"] == "job" and data["base"] == req.base, "the rest of the result is kept"
