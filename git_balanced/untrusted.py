@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
@@ -90,49 +91,85 @@ def driver_overrides(listing: bytes) -> list[str]:
 
 # A config that names no filter, diff or merge section and includes no other file defines no driver: its text,
 # read here, says so without a git process (a listing is one, and git runs in the same copies many times a pass).
-_MAY_DEFINE = re.compile(r"^[ \t]*\[[ \t]*(filter|diff|merge|include|includeif)\b", re.IGNORECASE | re.MULTILINE)
+# Any `[filter` (`diff`, `merge`, `include`) anywhere counts, not only at a line's start: git skips a byte order
+# mark and reads a carriage return as a space, and a false match only costs one listing.
+_MAY_DEFINE = re.compile(rb"\[[ \t]*(filter|diff|merge|include)", re.IGNORECASE)
 CONFIG_MOST = 1 << 20  # bytes of a config file read here; a larger one is left to git
 
 
-def _config_files(cwd: str) -> list[str]:
-    """The config files git reads for `cwd` of its own (its repository's, and its worktree's), found as git
-    finds them from a `.git` folder or file."""
-    dotgit = os.path.join(cwd, ".git")
-    git_dir = dotgit
-    if os.path.isfile(dotgit):
-        try:
-            with open(dotgit, encoding="utf-8") as fh:
-                line = fh.readline().strip()
-        except (OSError, UnicodeDecodeError):
-            return []
-        git_dir = os.path.join(cwd, line[len("gitdir: "):]) if line.startswith("gitdir: ") else dotgit
-    common = git_dir
+def _read_path(name: str) -> bytes | None:
+    """A path written in a `.git` file or a `commondir` file, as git reads it: the whole file, less the line ends
+    at its end (a name may hold a newline); None when it cannot be read."""
     try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
-            common = os.path.join(git_dir, fh.readline().strip())
-    except (OSError, UnicodeDecodeError):
-        pass
+        with open(name, "rb") as fh:
+            data = fh.read(CONFIG_MOST)
+    except OSError:
+        return None
+    return data.rstrip(b"\r\n")
+
+
+def _is_git_dir(git_dir: str, common: str) -> bool:
+    """Whether git would take `git_dir` (with `common`, its common folder) for a repository, or stricter: a HEAD
+    file that names a branch or a commit, and `objects` and `refs` folders. Otherwise git passes it by and looks
+    further up, or in the folder itself as a bare repository."""
+    try:
+        head = os.lstat(os.path.join(git_dir, "HEAD"))
+        if not stat.S_ISREG(head.st_mode):
+            return False
+        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+            text = fh.read(256)
+    except OSError:
+        return False
+    named = text.startswith(b"ref:") and text[4:].lstrip().startswith(b"refs/")
+    detached = re.match(rb"([0-9a-f]{40}|[0-9a-f]{64})\s*$", text) is not None
+    return (named or detached) and all(os.path.isdir(os.path.join(common, x)) and
+                                       os.access(os.path.join(common, x), os.X_OK) for x in ("objects", "refs"))
+
+
+def _config_files(cwd: str) -> list[str] | None:
+    """The config files git reads for `cwd` of its own (its repository's, and its worktree's), found as git
+    finds them from a `.git` folder or file; None when `cwd/.git` is not a repository git would use."""
+    dotgit = os.path.join(cwd, ".git")
+    if os.path.isfile(dotgit):
+        line = _read_path(dotgit)
+        if line is None or not line.startswith(b"gitdir: ") or len(line) == len(b"gitdir: "):
+            return None
+        git_dir = os.path.join(os.fsencode(cwd), line[len(b"gitdir: "):]).decode("utf-8", "surrogateescape")
+    elif os.path.isdir(dotgit):
+        git_dir = dotgit
+    else:
+        return None  # none, or a link to nothing: git looks further up
+    common = git_dir
+    commondir = os.path.join(git_dir, "commondir")
+    if os.path.lexists(commondir):
+        named = _read_path(commondir)
+        if not named:
+            return None
+        common = os.path.join(os.fsencode(git_dir), named).decode("utf-8", "surrogateescape")
+    if not _is_git_dir(git_dir, common):
+        return None
     return [os.path.join(common, "config"), os.path.join(common, "config.worktree"),
             os.path.join(git_dir, "config.worktree")]
 
 
 def _may_define_drivers(cwd: str) -> bool:
     """Whether the config files of `cwd`'s own repository (and worktree) may define a driver: they name a filter,
-    diff or merge section, or include other files, or cannot be read here. False only when they plainly do not."""
-    if not os.path.lexists(os.path.join(cwd, ".git")):
-        return True  # git finds the repository further up: it says what its config holds
+    diff or merge section, or include other files, or cannot be read here, or git would use another repository
+    than `cwd/.git` (further up, or `cwd` as a bare one). False only when they plainly do not."""
     files = _config_files(cwd)
-    if not files:
-        return True
+    if files is None:
+        return True  # git finds another repository: the listing says what its config holds
     for name in files:
         try:
+            if not stat.S_ISREG(os.stat(name).st_mode):
+                return True
             with open(name, "rb") as fh:
                 text = fh.read(CONFIG_MOST + 1)
         except FileNotFoundError:
             continue
         except OSError:
             return True
-        if len(text) > CONFIG_MOST or _MAY_DEFINE.search(text.decode("utf-8", "replace")):
+        if len(text) > CONFIG_MOST or _MAY_DEFINE.search(text):
             return True
     return False
 

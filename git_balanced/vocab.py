@@ -80,7 +80,7 @@ class Failure(StrEnum):
 
 
 class RunState(StrEnum):
-    """A run's state as its runner reports it (`shipped/runner._job_status`), and as the engine calls a machine
+    """A run's state as its runner reports it (`shipped/reap._job_status`), and as the engine calls a machine
     it could not ask."""
 
     RUNNING = "running"

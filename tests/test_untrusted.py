@@ -14,7 +14,7 @@ import pytest
 
 from git_balanced import untrusted
 from git_balanced.git import run_git
-from git_balanced.shipped import runner
+from git_balanced.shipped import runfiles, runner
 from tests.support.builders import commit, git, make_repo
 
 Plant = Callable[[Path, Path], list[str]]  # (repository, marker) -> the git command that would run the plant
@@ -112,9 +112,58 @@ def reference_transaction(repo: Path, marker: Path) -> list[str]:
     return ["update-ref", "refs/balanced/bases/x", "HEAD"]
 
 
+def bom_config(repo: Path, marker: Path) -> list[str]:
+    """A config that starts with a UTF-8 byte order mark, which git skips."""
+    config = repo / ".git" / "config"
+    body = f'[filter "evil"]\n\tclean = {script(repo.parent / "bomclean", marker, "cat")}\n'
+    config.write_bytes(b"\xef\xbb\xbf" + body.encode() + config.read_bytes())
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    (repo / "src" / "base.txt").write_text("changed\n")
+    return ["add", "-A"]
+
+
+def carriage_return_section(repo: Path, marker: Path) -> list[str]:
+    """A section after a carriage return, which git reads as a space before it."""
+    config = repo / ".git" / "config"
+    body = f'\n\r[filter "evil"]\n\tclean = {script(repo.parent / "crclean", marker, "cat")}\n'
+    config.write_bytes(config.read_bytes() + body.encode())
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    (repo / "src" / "base.txt").write_text("changed\n")
+    return ["add", "-A"]
+
+
+def emptied_dot_git(repo: Path, marker: Path) -> list[str]:
+    """`.git` replaced with an empty folder: git passes it by and uses the repository further up."""
+    outer = repo.parent
+    git(outer, "init", "-q", "-b", "main")
+    git(outer, "config", "filter.evil.clean", script(outer / "upclean", marker, "cat"))
+    (outer / ".git" / "info").mkdir(exist_ok=True)
+    (outer / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    shutil.rmtree(repo / ".git")
+    (repo / ".git").mkdir()
+    return ["add", "-A"]
+
+
+def gitfile_second_line(repo: Path, marker: Path) -> list[str]:
+    """A `.git` file naming a folder whose name holds a newline, beside a plain repository named as its first
+    line: git reads the whole name."""
+    evil = repo.parent / "g\nx"
+    (repo / ".git").rename(evil)
+    git(repo.parent, "init", "-q", "--bare", "g")
+    git(evil, "config", "filter.evil.clean", script(repo.parent / "nlclean", marker, "cat"))
+    (evil / "info").mkdir(exist_ok=True)
+    (evil / "info" / "attributes").write_text("* filter=evil\n")
+    (repo / ".git").write_bytes(b"gitdir: ../g\nx\n")
+    (repo / "src" / "base.txt").write_text("changed\n")
+    return ["add", "-A"]
+
+
 ROUTES: dict[str, Plant] = {f.__name__: f for f in (
     hook, hooks_path, fsmonitor, included_fsmonitor, clean_filter, smudge_filter, process_filter, textconv,
-    external_diff, merge_driver, ssh_command, pre_commit_hook, reference_transaction)}
+    external_diff, merge_driver, ssh_command, pre_commit_hook, reference_transaction, bom_config,
+    carriage_return_section, emptied_dot_git, gitfile_second_line)}
 
 
 def planted(where: Path, route: Plant) -> tuple[Path, Path, list[str]]:
@@ -141,7 +190,7 @@ def test_git_of_ours_runs_nothing_a_worker_planted_in_its_repository(name: str, 
 def test_the_runners_git_runs_nothing_a_worker_planted(name: str, tmp_path: Path) -> None:
     home = Path(os.environ["HOME"]) / ".balanced" / "copies"
     repo, marker, args = planted(home / name, ROUTES[name])
-    runner._git(args, str(repo))
+    runfiles._git(args, str(repo))
     assert not marker.exists(), f"the runner's `git {' '.join(args)}` ran what a worker planted ({name})"
 
 

@@ -14,7 +14,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
-from git_balanced.shipped.runner import RUNS_DIR
+from git_balanced.shipped.runfiles import RUNS_DIR
 
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
 END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each

@@ -33,7 +33,7 @@ from git_balanced.shipped.messages import (
     StatusRequest,
     StopRequest,
 )
-from git_balanced.shipped.runner import RUNS_DIR
+from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 

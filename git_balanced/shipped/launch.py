@@ -24,7 +24,7 @@ from typing import Any
 if "Meter" not in globals():  # sent to another machine, meter.py's source comes first and defines Meter
     try:
         from git_balanced.shipped.meter import Meter
-    except ImportError:  # a source without it (machines/leftovers.py): it never starts a worker
+    except ImportError:  # a source without it (machines/prepare/leftovers.py): it never starts a worker
         Meter = None  # type: ignore[assignment,misc]
 if "StartRequest" not in globals():  # likewise messages.py, runfiles.py, worktrees.py, workenv.py and pen.py
     from git_balanced.shipped.messages import MessageError, Reason, Result, StartRequest
@@ -74,18 +74,11 @@ if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it 
 
 class Live:
     """What the detached runner holds for its one worker, made in `_runner_main` and passed down: the process
-    group it waits on (its SIGTERM handler passes the signal on), whether it was asked to stop, and whether
-    this machine pens workers (asked once)."""
+    group it waits on (its SIGTERM handler passes the signal on) and whether it was asked to stop."""
 
     def __init__(self) -> None:
         self.pgid = 0
         self.stop = False
-        self.pen: bool | None = None
-
-    def pens(self) -> bool:
-        if self.pen is None:
-            self.pen = bool(pen.available())
-        return self.pen
 
 
 def start(req: dict) -> dict:
@@ -151,7 +144,8 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     repo, wt, branch, base = _path(req.repo), _path(req.worktree), req.branch, req.base
     res = Result(job=req.job, started=round(time.time(), 3), base=base)
     grace = float(req.grace or GRACE)
-    made = clean = False
+    made = clean = guarded = False
+    error_reason = Reason.CRASHED  # an error's reason, if the run has one
     try:
         if req.own_copy:  # `repo` is the machine's shared copy: the worker gets its branch's own
             repo = _own_copy(repo, wt, branch, base, os.path.dirname(run_dir), req.start_at)
@@ -160,7 +154,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         made = True
         if req.guard:
             _install_guard(req.guard, run_dir, repo, wt)
-        penned = _penned(req, run_dir, repo, wt, live)
+        penned = _penned(req, run_dir, repo, wt)
         res.fenced = penned[1] is not None
         if req.setup and not _stopping(run_dir, live):
             marked = {**penned[0], "BALANCED_RUN_DIR": run_dir}  # what the setup leaves running is the worker's
@@ -180,16 +174,14 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
             res.commit_error, clean, guarded = _commit(wt, req.commit_message or f"{req.job}: work", run_dir,
                                                        {"BALANCED_JOB": req.job, "BALANCED_RUN_DIR": run_dir},
                                                        penned)
-            if res.commit_error:
-                res.reason = Reason.GUARD if guarded else Reason.FAILED
     except RunError as exc:
-        res.error, res.reason = str(exc), exc.reason
+        res.error, error_reason = str(exc), exc.reason
         _note(str(exc))
     except Exception as exc:  # still write a result: a runner without one reads as killed
-        res.error, res.reason = f"the runner failed: {type(exc).__name__}: {exc}", Reason.CRASHED
+        res.error = f"the runner failed: {type(exc).__name__}: {exc}"
         traceback.print_exc()
     res.stopped = _stopping(run_dir, live)
-    res.reason = _reason(res)
+    res.reason = _reason(res, error_reason, guarded)
     if made:
         code, head = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}"], repo)
         res.head = head if code == 0 else None
@@ -208,25 +200,28 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     _write_atomic(os.path.join(run_dir, "result.json"), text)
 
 
-def _reason(res: Result) -> str:
-    """How the run ended, the first that holds: its setup failed, the runner could not do its part, someone
-    stopped it, its budget did, its leftovers' commit was refused; else the agent ran to its end."""
+def _reason(res: Result, error_reason: str, guarded: bool) -> str:
+    """How the run ended, the first that holds: its setup failed, the runner could not do its part (the error's
+    reason), its budget stopped it, someone did, its leftovers' commit was refused (by the guard, or failed);
+    else the agent ran to its end."""
     if res.setup_failed:
         return Reason.SETUP_FAILED
     if res.error:
-        return res.reason if res.reason in (Reason.CRASHED, Reason.NOT_INSTALLED) else Reason.CRASHED
+        return error_reason
     if res.stopped_by_budget:
         return Reason.BUDGET
     if res.stopped:
         return Reason.STOPPED
-    return res.reason if res.commit_error else Reason.EXITED
+    if res.commit_error:
+        return Reason.GUARD if guarded else Reason.FAILED
+    return Reason.EXITED
 
 
 def _stopping(run_dir: str, live: Live) -> bool:
     return live.stop or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _penned(req: StartRequest, run_dir: str, repo: str, wt: str, live: Live) -> tuple[dict, tuple[list, list] | None]:
+def _penned(req: StartRequest, run_dir: str, repo: str, wt: str) -> tuple[dict, tuple[list, list] | None]:
     """The environment of the worker's setup and agent, and its pen's (read-only, writable) folders, or None
     where it runs unpenned: a request without `worker` (as before there was one), or a machine without
     namespaces. A worker gets the environment its agent needs (workenv.py), a temporary folder of its own,
@@ -239,7 +234,7 @@ def _penned(req: StartRequest, run_dir: str, repo: str, wt: str, live: Live) -> 
     env = worker_env(env, agent, names)
     env["TMPDIR"] = os.path.join(run_dir, "tmp")
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
-    if not spec.get("fence") or not live.pens():
+    if not spec.get("fence") or not pen.available():
         return env, None
     own = [wt, run_dir, repo, *pen.agent_state(agent, env)]
     readonly, writable = pen.folders(env, own)

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any, TypeVar
 
-# Run as part of one script that a caller exec's under a name of its own (machines/leftovers.py), the classes'
+# Run as part of one script that a caller exec's under a name of its own (machines/prepare/leftovers.py), the classes'
 # module is in no sys.modules, where dataclasses looks up their string annotations: an empty one does for that.
 if __name__ not in sys.modules:
     sys.modules[__name__] = types.ModuleType(__name__)

@@ -50,7 +50,7 @@ def wrap(argv: list[str], readonly: list[str], writable: list[str]) -> list[str]
 
 def available() -> bool:
     """Whether this machine lets the runner pen a worker in, probed on a folder of its own. Asked once per
-    worker, by its runner, which keeps the answer for that worker's life (nothing is kept here)."""
+    worker, by its runner as it starts the worker; nothing is kept."""
     if os.environ.get("GIT_BALANCED_NO_FENCE") or not (shutil.which("unshare") and shutil.which("mount")):
         return False
     try:

@@ -27,14 +27,6 @@ if "start" not in globals():  # sent to another machine, its parts' source comes
     from git_balanced.shipped.launch import ASK_SHIM_FILES, start
     from git_balanced.shipped.reap import cleanup, log, status, stop
     from git_balanced.shipped.runfiles import RequestError, _read
-if "_job_status" not in globals():  # what others name as the runner's own: `runner._alive`, `runner.RUNS_DIR`...
-    from git_balanced.shipped.launch import _write_ask_shim as _write_ask_shim
-    from git_balanced.shipped.reap import _job_status as _job_status
-    from git_balanced.shipped.runfiles import RUNS_DIR as RUNS_DIR
-    from git_balanced.shipped.runfiles import _alive as _alive
-    from git_balanced.shipped.runfiles import _git as _git
-    from git_balanced.shipped.runfiles import _stat as _stat
-
 SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request before it ends
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
            "forwarded": forwarded, "answer": answer_question}

@@ -138,7 +138,7 @@ def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
 
 
 def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:
-    """Make the guard this worktree's pre-commit hook (git_balanced/guard.py, sent in the request), through
+    """Make the guard this worktree's pre-commit hook (shipped/guard.py, sent in the request), through
     a hooks folder of its own set in the worktree's own config: the lead's checkout and the other workers
     keep their hooks. The repository's own hooks still run, behind the guard or through a wrapper."""
     script, spec = guard.get("script"), guard.get("spec")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from git_balanced.shipped import runner
+from git_balanced.shipped import runfiles
 from git_balanced.shipped.branchcopy import own_copy_ensure, own_copy_path, own_copy_remove
 from tests.support.builders import git, make_repo
 
@@ -21,14 +21,14 @@ def test_a_branchs_copy_borrows_the_copy_and_goes_once_no_worktree_is_left(tmp_p
     shared = make_repo(tmp_path / "app", {"a.txt": "a\n"})
     git(shared, "config", "user.name", "Ada Lead")
     base = git(shared, "rev-parse", "HEAD")
-    own = own_copy_ensure(str(shared), "balanced/x", runner._git)
+    own = own_copy_ensure(str(shared), "balanced/x", runfiles._git)
     assert own == own_copy_path(str(shared), "balanced/x")
     alternates = Path(own, ".git", "objects", "info", "alternates").read_text()
     assert alternates == f"{(shared / '.git' / 'objects').resolve()}\n"
     assert git(own, "config", "user.name") == "Ada Lead", "who commits there, carried from the copy"
     assert git(own, "cat-file", "-t", base) == "commit", "the copy's objects are seen through the alternates"
     assert git(own, "for-each-ref") == "", "none of the copy's refs"
-    assert own_copy_ensure(str(shared), "balanced/x", runner._git) == own, "found again, not made again"
+    assert own_copy_ensure(str(shared), "balanced/x", runfiles._git) == own, "found again, not made again"
     wt = tmp_path / "wt"
     git(own, "worktree", "add", "-q", "-b", "balanced/x", str(wt), base)
     assert not own_copy_remove(own), "a worktree of it is registered: it stays"

@@ -9,7 +9,7 @@ import subprocess
 from contextlib import suppress
 from pathlib import Path
 
-from git_balanced.shipped.runner import _alive
+from git_balanced.shipped.runfiles import _alive
 from tests.shipped.test_runner import request, wait_for
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import call

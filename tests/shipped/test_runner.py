@@ -16,7 +16,8 @@ import pytest
 from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.errors import BalancedError
 from git_balanced.machines.reach.transport import BOOTSTRAP
-from git_balanced.shipped import reap, runner
+from git_balanced.shipped import launch, reap, runfiles, runner
+from git_balanced.shipped.messages import MessageError, Result, StartRequest
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import RUNNER, call, status_of
 from tests.support.wait import wait_for_file, wait_until
@@ -171,7 +172,7 @@ def test_status_answers_for_several_jobs_in_one_call(tmp_path: Path, lead: tuple
     wait_for("done", runs)
     wait_for("killed", runs, ("running",))
     os.kill(killed["pid"], signal.SIGKILL)  # the runner killed hard: no result.json will ever come
-    wait_until(lambda: not runner._alive(killed["pid"]), 10, "the killed runner to end")
+    wait_until(lambda: not runfiles._alive(killed["pid"]), 10, "the killed runner to end")
 
     jobs = call("status", {"jobs": ["done", "busy", "killed", "never"], "runs_dir": str(runs)})["jobs"]
     assert jobs["done"]["state"] == "finished" and jobs["done"]["result"]["exit_code"] == 0
@@ -200,7 +201,7 @@ def test_a_runner_that_ends_while_its_status_is_read_is_finished_not_dead(tmp_pa
     ended = subprocess.Popen(["true"])
     ended.wait()
     (run_dir / "pid").write_text(f"{ended.pid}\n\n")
-    real_alive = runner._alive
+    real_alive = runfiles._alive
 
     def ends_meanwhile(pid: int | None, tick: str = "") -> bool:
         if pid == ended.pid:  # the runner's last act, just before this look
@@ -208,11 +209,11 @@ def test_a_runner_that_ends_while_its_status_is_read_is_finished_not_dead(tmp_pa
         return real_alive(pid, tick)
 
     monkeypatch.setattr(reap, "_alive", ends_meanwhile)  # where status looks
-    st = runner._job_status(str(run_dir))
+    st = reap._job_status(str(run_dir))
     assert st["state"] == "finished" and st["result"] == {"exit_code": 0, "commits": 1}, st
     (run_dir / "result.json").unlink()
     monkeypatch.setattr(reap, "_alive", real_alive)
-    assert runner._job_status(str(run_dir))["state"] == "dead", "with no result at all, it is dead"
+    assert reap._job_status(str(run_dir))["state"] == "dead", "with no result at all, it is dead"
 
 
 def test_stop_ends_the_agent_with_sigterm(tmp_path: Path, lead: tuple[Path, str]) -> None:
@@ -250,9 +251,9 @@ def test_the_worker_survives_its_caller_and_start_returns_at_once(tmp_path: Path
     assert time.monotonic() - began < 2.5, "start does not wait for the worker"
     # The caller (the `python runner.py start` process) has exited; the runner lives on, in a session of
     # its own, not a child of this test.
-    assert runner._alive(started["pid"])
+    assert runfiles._alive(started["pid"])
     assert os.getsid(started["pid"]) != os.getsid(0)
-    assert int(runner._stat(started["pid"])[1]) != os.getpid()
+    assert int(runfiles._stat(started["pid"])[1]) != os.getpid()
     assert call("status", {"jobs": ["bg"], "runs_dir": str(runs)})["jobs"]["bg"]["state"] == "running"
     res = wait_for("bg", runs)["result"]
     assert res["exit_code"] == 0 and res["commits"] == 1 and res["seconds"] >= 3, res
@@ -400,3 +401,25 @@ def test_a_misspelt_field_of_a_start_request_is_refused_naming_it(tmp_path: Path
     answer = call("start", request(tmp_path, lead, "x1", "true", comit_message="typo"))
     assert "comit_message" in answer["error"] and "does not know" in answer["error"], answer
     assert not (tmp_path / "runs" / "x1").exists(), "nothing was started"
+
+
+def test_a_result_the_runner_filled_wrongly_is_still_written_and_says_so(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result that fails its own check (the runner's bug) is still written, as crashed, with the error: not
+    left out, which would read as a killed runner."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    run_dir = tmp_path / "runs" / "job"
+    run_dir.mkdir(parents=True)
+
+    def broken(self: Result) -> None:
+        raise MessageError("a field the runner filled wrongly")
+
+    monkeypatch.setattr(Result, "check", broken)
+    req = StartRequest.from_json({"job": "job", "repo": str(repo), "worktree": str(tmp_path / "wt"),
+                                  "branch": "balanced/job", "base": git(repo, "rev-parse", "HEAD"),
+                                  "argv": ["true"], "runs_dir": str(tmp_path / "runs")})
+    launch._work(req, str(run_dir), launch.Live())
+    data = json.loads((run_dir / "result.json").read_text())
+    assert data["reason"] == "crashed", data
+    assert data["error"] == "the runner's result was malformed: a field the runner filled wrongly", data
+    assert data["job"] == "job" and data["base"] == req.base, "the rest of the result is kept"

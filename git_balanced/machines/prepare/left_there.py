@@ -17,14 +17,15 @@ from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
 
 # Runs there (python3, stdlib only) after the runner's source (RUNNER). The request names the copy, its worktrees'
-# folder, the words for this repository's done jobs and the ids of its live ones; with "remove", the paths to
-# remove (each found again first: only what is still a leftover and not kept goes).
+# folder, the words for this repository's done jobs and their branches, and the ids of its live ones; with "remove",
+# the paths to remove (each found again first: only what is still a leftover and not kept goes).
 LEFT_THERE = r"""
 import json, os, shutil, sys
 ns = {"__name__": "balanced_runner"}
 exec(compile(RUNNER, "<runner>", "exec"), ns)
 req = json.loads(sys.stdin.read())
 folder, copy, done, live = req["folder"], req["copy"], req["done"], set(req["live"])
+branches = req.get("branches", {})
 runs = os.path.abspath(os.path.expanduser(ns["RUNS_DIR"]))
 
 def git(*args, cwd):
@@ -34,23 +35,17 @@ def git(*args, cwd):
 def running(key):
     return ns["_job_status"](os.path.join(runs, key))["state"] == "running"
 
-def copy_of(path):
-    # The repository the worktree is registered in: its branch's own copy (branchcopy.py), or the copy itself.
-    try:
-        with open(os.path.join(path, ".git"), encoding="utf-8") as f:
-            gitdir = f.read().strip()
-    except OSError:
-        return copy
-    gitdir = gitdir[len("gitdir:"):].strip() if gitdir.startswith("gitdir:") else ""
-    parts = gitdir.rstrip("/").split("/")
-    own = "/".join(parts[:-3])
-    if len(parts) > 3 and parts[-2] == "worktrees" and parts[-3] == ".git" and \
-            os.path.dirname(own) == os.path.dirname(ns["own_copy_path"](copy, "x")):
-        return own
-    return copy
+def copy_of(name):
+    # The repository the worktree is registered in: its job's branch's own copy (branchcopy.py) where that is
+    # there, or the copy itself. Found from the job's branch, as the runner does: not from anything the worker
+    # could have written in the worktree.
+    branch = branches.get(name)
+    own = ns["own_copy_path"](copy, branch) if branch else ""
+    return own if own and os.path.isdir(own) else copy
 
 def worktree(path, whose):
-    item = {"kind": "worktree", "path": path, "what": "the worktree " + whose, "kept": "", "copy": copy_of(path)}
+    item = {"kind": "worktree", "path": path, "what": "the worktree " + whose, "kept": "",
+            "copy": copy_of(os.path.basename(path))}
     if not os.path.exists(os.path.join(path, ".git")):
         full = bool(os.listdir(path))
         item["what"] = ("a folder " + whose + " that holds files but no git checkout") if full else \
@@ -110,6 +105,7 @@ def _request(record: dict[str, Any], repo_name: str, jobs: dict[str, Job], remov
     copy = str(record["repo_path"])
     return {"folder": worktrees_folder(str(record["home"]), copy, repo_name), "copy": copy,
             "done": {j.id: f"of job {j.id} ({j.piece}, {j.state})" for j in jobs.values() if j.state not in LIVE},
+            "branches": {j.id: j.branch for j in jobs.values() if j.state not in LIVE},
             "live": [j.id for j in jobs.values() if j.state in LIVE], "remove": remove}
 
 

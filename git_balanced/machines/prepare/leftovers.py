@@ -19,6 +19,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
+from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.vocab import RunState
 
 
@@ -71,7 +72,7 @@ def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
 
 def _running(key: str) -> bool:
     """Whether a worker process of that name still runs here, whatever the refs say (or fail to say)."""
-    runs = os.path.expanduser(runner.RUNS_DIR)
+    runs = os.path.expanduser(RUNS_DIR)
     answer = runner.ACTIONS["status"]({"jobs": [key], "runs_dir": runs})["jobs"][key]
     return bool(answer.get("state") == RunState.RUNNING)
 
@@ -141,7 +142,7 @@ def _registrations(repo: Repo) -> list[Leftover]:
 def _run_folders(jobs: dict[str, Job]) -> list[Leftover]:
     """The run folders (`~/.balanced/runs/<job>`) of this repository's jobs that are done. Folders of jobs
     this repository does not know are left alone: they may be another repository's."""
-    runs = Path(os.path.expanduser(runner.RUNS_DIR))
+    runs = Path(os.path.expanduser(RUNS_DIR))
     if not runs.is_dir():
         return []
     out = []
@@ -186,7 +187,7 @@ def remove(repo: Repo, item: Leftover) -> str | None:
 # that still runs while no runner watches it: the agent of a runner killed with its machine's engine, or a daemon
 # a worker left behind (`setsid sleep 600 &`), found by the run folder the runner marks in the agent's environment
 # (BALANCED_RUN_DIR, inherited by all it starts) or by its agent's process group and session. Those hold the
-# machine's room and nobody watches them. With "stop", each is ended as the runner ends them (runner._reap: TERM,
+# machine's room and nobody watches them. With "stop", each is ended as the runner ends them (reap._reap: TERM,
 # KILL after the grace), checked by pid and start tick so a reused pid is never signalled.
 PROCESSES_LEFT = r"""
 import json, os, sys

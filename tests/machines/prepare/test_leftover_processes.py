@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.shipped.runner import _alive
+from git_balanced.shipped.runfiles import _alive
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines, wire_lead

@@ -17,7 +17,7 @@ import pytest
 
 from git_balanced.machines.inventory import pins
 from git_balanced.machines.reach.transport import Transport
-from git_balanced.shipped import runner
+from git_balanced.shipped import runfiles, runner
 from tests.support import agent_home
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
@@ -297,26 +297,26 @@ def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(ma
     tip = git(repo, "rev-parse", "HEAD")
     copy = json.loads((repo / ".git" / "balanced" / "ready.json").read_text())["box"]["repo_path"]
     req = {"job": "j-left-1", "repo": copy, "worktree": "~/.balanced/worktrees/j-left-1",
-           "branch": "balanced/left", "base": tip, "argv": ["sleep", "3600"], "runs_dir": runner.RUNS_DIR}
+           "branch": "balanced/left", "base": tip, "argv": ["sleep", "3600"], "runs_dir": runfiles.RUNS_DIR}
     res = t.run_python(runner.source(), ["start"], input=json.dumps(req))
     runner_pid = json.loads(res.out.strip().splitlines()[-1])["pid"]
     agent_file = machine.home / ".balanced" / "runs" / "j-left-1" / "agent_pid"
     agent_pid = wait_until(lambda: agent_file.exists() and int(agent_file.read_text().split()[0]), 30,
                            "the worker's agent to start")
     os.kill(runner_pid, signal.SIGKILL)  # the worker dies; its agent, in a session of its own, lives on
-    wait_until(lambda: not runner._alive(runner_pid), 10, "the runner to die")
+    wait_until(lambda: not runfiles._alive(runner_pid), 10, "the runner to die")
     other = int(there("sh", "-c", "setsid sleep 3601 >/dev/null 2>&1 < /dev/null & echo $!"))
     try:
         ran = balanced(repo, "ready", "box")
         assert ran.code == 0 and f"left running by earlier workers: sleep (pid {agent_pid}) of job j-left-1; " \
                                  "`git balanced ready box --yes` stops them" in ran.out, ran.out
-        assert runner._alive(agent_pid), "without --yes, nothing is stopped"
+        assert runfiles._alive(agent_pid), "without --yes, nothing is stopped"
 
         ran = balanced(repo, "ready", "box", "--yes")
         assert ran.code == 0, ran
         assert f"stopped sleep (pid {agent_pid}) of job j-left-1, left running by an earlier worker" in ran.out
-        wait_until(lambda: not runner._alive(agent_pid), 10, "the left agent to be gone")
-        assert runner._alive(other), "a process of the machine that no worker left is not touched"
+        wait_until(lambda: not runfiles._alive(agent_pid), 10, "the left agent to be gone")
+        assert runfiles._alive(other), "a process of the machine that no worker left is not touched"
         assert agent_file.parent.is_dir(), "the run folder stays, for `doctor` to show"
         assert "stopped" not in balanced(repo, "ready", "box", "--yes").out, "once stopped, nothing more"
     finally:
@@ -335,7 +335,7 @@ def test_a_piece_tried_again_on_a_machine_killed_and_back_gets_its_branch_back(m
 
     def start(job: str, branch: str, script: str) -> None:
         req = {"job": job, "repo": copy, "worktree": f"~/.balanced/worktrees/{job}", "branch": branch,
-               "base": tip, "argv": ["sh", "-c", script], "runs_dir": runner.RUNS_DIR}
+               "base": tip, "argv": ["sh", "-c", script], "runs_dir": runfiles.RUNS_DIR}
         res = Transport("box").run_python(runner.source(), ["start"], input=json.dumps(req))
         assert res.ok, res.err
 

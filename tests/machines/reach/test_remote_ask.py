@@ -15,7 +15,7 @@ from git_balanced.agents.shell import ShellAdapter, commit_message
 from git_balanced.channel import questions
 from git_balanced.channel.inbox import entries
 from git_balanced.lead import open_lead
-from git_balanced.shipped import runner
+from git_balanced.shipped import launch
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.plans import background_engine
@@ -76,7 +76,7 @@ def test_runner_refuses_answers_to_questions_never_asked(tmp_path: Path) -> None
 
 def shim(tmp_path: Path) -> Path:
     """The runner's `git-balanced` script, written into a run folder of its own."""
-    folder = runner._write_ask_shim(str(tmp_path / "run"))
+    folder = launch._write_ask_shim(str(tmp_path / "run"))
     return Path(folder) / "git-balanced"
 
 

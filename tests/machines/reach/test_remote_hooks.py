@@ -17,7 +17,7 @@ from git_balanced.channel.inbox import entries
 from git_balanced.engine import relay
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead
-from git_balanced.shipped import guard, runner
+from git_balanced.shipped import guard, launch
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.hook_inputs import claude_bash
@@ -32,7 +32,7 @@ SPEC = {"piece": "docs", "job": "j1", "paths": ["docs/**"], "owners": {"api": ["
 def run_folder(run_dir: Path, spec: dict | None = SPEC) -> Path:
     """A run folder as the runner leaves it for a remote worker: the script and its rules in bin/, and with a
     spec, the guard (guard.py as hooks/pre-commit, next to guard.json); the script's path."""
-    folder = Path(runner._write_ask_shim(str(run_dir), wiring.hook_rules()))
+    folder = Path(launch._write_ask_shim(str(run_dir), wiring.hook_rules()))
     if spec is not None:
         (run_dir / "hooks").mkdir(parents=True, exist_ok=True)
         (run_dir / "hooks" / "guard.json").write_text(json.dumps(spec))
