@@ -58,8 +58,8 @@ def check_tail(j: Job, lines: int = TAIL_SHOWN) -> str:
 
 def failure_tail(j: Job) -> str:
     """`check_tail` as the lead reads it under a message: indented lines after its first, or ''."""
-    tail = check_tail(j)
-    return ("\n" + ui.tail(tail, TAIL_SHOWN)) if tail else ""
+    tail = check_tail(j)  # cut to TAIL_SHOWN lines already: only indented here
+    return "".join("\n    " + ui.plain(line) for line in tail.splitlines())
 
 
 def job_row(j: Job) -> dict[str, Any]:
