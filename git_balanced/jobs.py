@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.job_events import Claimed, JobEvent, Placed, TakenOver, record
+from git_balanced.job_events import Claimed, Placed, TakenOver, record
 from git_balanced.models import JobId
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
@@ -27,8 +27,7 @@ from git_balanced.state.views import StoredPiece as StoredPiece
 from git_balanced.state.views import StoredPlan as StoredPlan
 from git_balanced.state.views import Unreadable
 from git_balanced.state.views import latest_by_piece as latest_by_piece
-from git_balanced.vocab import DONE as DONE  # the sets re-exported for older callers
-from git_balanced.vocab import LIVE as LIVE
+from git_balanced.vocab import LIVE as LIVE  # re-exported for older callers
 from git_balanced.vocab import JobState
 
 
@@ -134,11 +133,6 @@ def all_plans(repo: Repo) -> dict[str, StoredPlan]:
 def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
     st = cache.read_one(repo, "plans", plan_id)
     return None if st is None else _typed("plan", plan_id, st)
-
-
-def event(repo: Repo, job_id: str, ev: JobEvent, subject: str) -> None:
-    """Record one event on a job's chain (job_events.record, here for the callers that hold `jobs`)."""
-    record(repo, job_id, ev, subject)
 
 
 def place(repo: Repo, fields: dict[str, Any]) -> str:
