@@ -16,6 +16,7 @@ from git_balanced.models import JobId
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
+from git_balanced.state.views import _FOLD_KEYS, Unreadable
 
 # Re-exported: the types live in state/views.py, where the fold's checks (state/shapes.py) read their fields.
 from git_balanced.state.views import CARRIED as CARRIED
@@ -25,7 +26,6 @@ from git_balanced.state.views import Job as Job
 from git_balanced.state.views import PieceOptions as PieceOptions
 from git_balanced.state.views import StoredPiece as StoredPiece
 from git_balanced.state.views import StoredPlan as StoredPlan
-from git_balanced.state.views import Unreadable
 from git_balanced.state.views import latest_by_piece as latest_by_piece
 from git_balanced.vocab import LIVE as LIVE  # re-exported for older callers
 from git_balanced.vocab import JobState
@@ -138,8 +138,8 @@ def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
 def place(repo: Repo, fields: dict[str, Any]) -> str:
     """Create a job (queued) and return its id; the event comes before any effect. A field a job does not
     have is refused here, before it is stored."""
-    unknown = sorted(set(fields) - {f.name for f in dataclass_fields(Job)} - {"id", "state", "created", "updated",
-                                                                            "extra", "set_"})
+    # What the fold sets (its id, state, times) is not a job's to place with.
+    unknown = sorted(set(fields) - ({f.name for f in dataclass_fields(Job)} - _FOLD_KEYS))
     if unknown:
         raise TypeError(f"a job has no field {', '.join(unknown)}")
     jid = new_id()

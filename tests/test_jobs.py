@@ -192,3 +192,11 @@ def test_a_job_id_copied_in_capitals_names_the_same_job(tmp_path: Path) -> None:
     jobs = J.all_jobs(Repo.discover(repo))
     assert J.by_prefix(jobs, jid.upper()).id == jid
     assert J.by_prefix(jobs, jid[:6].upper()).id == jid
+
+
+def test_placing_what_the_fold_sets_is_refused(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "lead"))
+    for key in ("state", "created", "id"):
+        with pytest.raises(TypeError, match=f"a job has no field {key}"):
+            J.place(repo, {"plan": "p1", "piece": "api", key: "landed"})
+    assert J.all_jobs(repo) == {}, "nothing was stored"
