@@ -11,11 +11,12 @@ from typing import Any, TypeVar
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.job_events import Claimed, JobEvent, Placed, TakenOver, record
+from git_balanced.job_events import Claimed, Placed, TakenOver, record
 from git_balanced.models import JobId
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
 from git_balanced.state.fold import JOB_RANK, fold
+from git_balanced.state.views import _FOLD_KEYS, Unreadable
 
 # Re-exported: the types live in state/views.py, where the fold's checks (state/shapes.py) read their fields.
 from git_balanced.state.views import CARRIED as CARRIED
@@ -25,10 +26,8 @@ from git_balanced.state.views import Job as Job
 from git_balanced.state.views import PieceOptions as PieceOptions
 from git_balanced.state.views import StoredPiece as StoredPiece
 from git_balanced.state.views import StoredPlan as StoredPlan
-from git_balanced.state.views import Unreadable
 from git_balanced.state.views import latest_by_piece as latest_by_piece
-from git_balanced.vocab import DONE as DONE  # the sets re-exported for older callers
-from git_balanced.vocab import LIVE as LIVE
+from git_balanced.vocab import LIVE as LIVE  # re-exported for older callers
 from git_balanced.vocab import JobState
 
 
@@ -136,16 +135,11 @@ def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
     return None if st is None else _typed("plan", plan_id, st)
 
 
-def event(repo: Repo, job_id: str, ev: JobEvent, subject: str) -> None:
-    """Record one event on a job's chain (job_events.record, here for the callers that hold `jobs`)."""
-    record(repo, job_id, ev, subject)
-
-
 def place(repo: Repo, fields: dict[str, Any]) -> str:
     """Create a job (queued) and return its id; the event comes before any effect. A field a job does not
     have is refused here, before it is stored."""
-    unknown = sorted(set(fields) - {f.name for f in dataclass_fields(Job)} - {"id", "state", "created", "updated",
-                                                                            "extra", "set_"})
+    # What the fold sets (its id, state, times) is not a job's to place with.
+    unknown = sorted(set(fields) - ({f.name for f in dataclass_fields(Job)} - _FOLD_KEYS))
     if unknown:
         raise TypeError(f"a job has no field {', '.join(unknown)}")
     jid = new_id()

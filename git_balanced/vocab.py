@@ -22,22 +22,6 @@ class JobState(StrEnum):
     RETRIED = "retried"  # a newer attempt carries on its piece
     LANDED = "landed"
 
-    @property
-    def live(self) -> bool:
-        return self in LIVE
-
-    @property
-    def done(self) -> bool:
-        return self in DONE
-
-    @property
-    def needs_you(self) -> bool:
-        return self in NEEDS_YOU
-
-    @property
-    def stoppable(self) -> bool:
-        return self in STOPPABLE
-
 
 # Not decided yet: the engine still has work to do on it (start it, watch it, resume it, land it).
 LIVE = frozenset((JobState.QUEUED, JobState.RUNNING, JobState.PAUSED, JobState.FINISHED))

@@ -13,7 +13,7 @@ from git_balanced import jobs as J
 from git_balanced.engine import loop
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.job_events import Finished, Started
+from git_balanced.job_events import Finished, Started, record
 from git_balanced.jobs import CARRIED, Job, StoredPiece
 from git_balanced.lead import Lead
 from git_balanced.state import cache, refs
@@ -33,8 +33,8 @@ def test_a_job_folds_from_its_event_commits_into_typed_fields(tmp_path: Path) ->
     jid = J.place(repo, {"plan": "p1", "piece": "api", "task": "Add the API.", "agent": "shell", "run": "true",
                          "paths": ["src/api/**"], "budget_usd": 2, "machine": "local", "branch": "balanced/api",
                          "attempt": 1, "lead": "main", "after": []})
-    J.event(repo, jid, Started(pid=4242, worktree="/w/api", started_at=100.5, node=""), "api: started")
-    J.event(repo, jid, Finished(ran={"exit_code": 0, "commits": 2, "cost_usd": 0, "dirty": False,
+    record(repo, jid, Started(pid=4242, worktree="/w/api", started_at=100.5, node=""), "api: started")
+    record(repo, jid, Finished(ran={"exit_code": 0, "commits": 2, "cost_usd": 0, "dirty": False,
                                      "tokens": {"input": 10}, "windows": []}), "api: finished")
     job = J.all_jobs(repo)[jid]
     assert isinstance(job, Job) and job.state == "finished" and job.id == jid == job.job
@@ -192,3 +192,11 @@ def test_a_job_id_copied_in_capitals_names_the_same_job(tmp_path: Path) -> None:
     jobs = J.all_jobs(Repo.discover(repo))
     assert J.by_prefix(jobs, jid.upper()).id == jid
     assert J.by_prefix(jobs, jid[:6].upper()).id == jid
+
+
+def test_placing_what_the_fold_sets_is_refused(tmp_path: Path) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "lead"))
+    for key in ("state", "created", "id"):
+        with pytest.raises(TypeError, match=f"a job has no field {key}"):
+            J.place(repo, {"plan": "p1", "piece": "api", key: "landed"})
+    assert J.all_jobs(repo) == {}, "nothing was stored"

@@ -113,8 +113,8 @@ def test_the_finder_sees_each_way_a_state_is_spelt() -> None:
 
 
 def test_the_sets_say_what_their_callers_mean() -> None:
-    assert JobState.HELD not in DONE and JobState.HELD.needs_you, "a held job waits for you: it can still land"
-    assert JobState.FINISHED.stoppable and JobState.FINISHED not in AT_WORK, \
+    assert JobState.HELD not in DONE and JobState.HELD in NEEDS_YOU, "a held job waits for you: it can still land"
+    assert JobState.FINISHED in STOPPABLE and JobState.FINISHED not in AT_WORK, \
         "a finished job can be given up, but its worker is gone: no question of it waits for an answer"
     assert not (LIVE & DONE) and LIVE | DONE | NEEDS_YOU == set(JobState), "every state is live, done or yours"
     assert ENDED_BADLY < DONE and LANDABLE == {JobState.FINISHED} | NEEDS_YOU and STOPPABLE == LIVE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_balanced import ui
+from git_balanced import process, ui
 from git_balanced.git import Repo
 from git_balanced.state import health, refs
 from git_balanced.state.events import read_event
@@ -30,6 +30,9 @@ def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", key: st
     _set_aside_if_malformed(repo, inbox_ref(lead_branch))
     body = {"text": text, "kind": kind, **data, **({"key": key} if key is not None else {})}
     ev = refs.append(repo, inbox_ref(lead_branch), kind, text, body)
+    if key is not None:  # its parent, read in-process: whether it went on top of the tip known
+        parents = [p.decode() for p in repo.store[ev.sha.encode()].parents]
+        _keys_of(repo, lead_branch).posted(ev.sha, parents, key)
     return ev.sha
 
 
@@ -39,24 +42,70 @@ def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", key: st
 RECENT = 200
 
 
+class _Keys:
+    """The keys of one inbox's newest messages as this process knows them: read by one walk of its newest RECENT
+    commits on the first keyed post (after a crash, a new process walks again), then added to as it posts; a tip
+    another writer moved (a sync, another engine) is walked only down to the commits already read."""
+
+    __slots__ = ("keys", "seen", "tip")
+
+    def __init__(self) -> None:
+        self.tip: str | None = None
+        self.seen: set[str] = set()
+        self.keys: dict[str, str] = {}
+
+    def posted(self, sha: str, parents: list[str], key: str) -> None:
+        if parents == ([self.tip] if self.tip else []):  # on top of what was read: known whole still
+            self.tip = sha
+        self.seen.add(sha)
+        self.keys[key] = sha
+        self.trim()
+
+    def trim(self) -> None:
+        """At most RECENT keys, the newest: a key further back is not looked for, as a walk would not reach it."""
+        for old in list(self.keys)[:-RECENT]:
+            del self.keys[old]
+
+
+class Keyed:
+    """This process's `_Keys` of each inbox, by repository (its common folder) and lead branch."""
+
+    def __init__(self) -> None:
+        self.inboxes: dict[tuple[str, str], _Keys] = {}
+
+
+def _keys_of(repo: Repo, branch: str) -> _Keys:
+    return process.part(Keyed).inboxes.setdefault((str(repo.common_dir.resolve()), branch), _Keys())
+
+
 def keyed(repo: Repo, branch: str, key: str) -> str | None:
     """The id of the lead's message posted under `key`, among the newest RECENT, if there is one."""
     tip = repo.read_ref(inbox_ref(branch))
-    todo: list[str] = [tip] if tip else []
-    seen: set[str] = set()
-    while todo and len(seen) < RECENT:
-        sha = todo.pop(0)  # breadth first: the newest of two chains that a sync merged come first
-        if sha in seen:
-            continue
-        seen.add(sha)
-        try:
-            ev, parents = read_event(repo, sha)
-        except health.UNREADABLE:
-            return None  # a broken inbox: the post sets it aside and starts a new one
-        if ev is not None and ev.data.get("key") == key:
-            return sha
-        todo.extend(parents)
-    return None
+    known = _keys_of(repo, branch)
+    if tip != known.tip:
+        todo: list[str] = [tip] if tip else []
+        walked: set[str] = set()
+        found: dict[str, str] = {}
+        while todo and len(walked) < RECENT:
+            sha = todo.pop(0)  # breadth first: the newest of two chains that a sync merged come first
+            if sha in walked or sha in known.seen:
+                continue
+            walked.add(sha)
+            try:
+                ev, parents = read_event(repo, sha)
+            except health.UNREADABLE:
+                process.part(Keyed).inboxes.pop((str(repo.common_dir.resolve()), branch), None)
+                return None  # a broken inbox: the post sets it aside and starts a new one
+            if ev is not None and isinstance(ev.data.get("key"), str):
+                found.setdefault(ev.data["key"], sha)  # the newest of a key comes first
+            todo.extend(parents)
+        for k, sha in reversed(found.items()):  # newest last, as `posted` adds them
+            known.keys.pop(k, None)
+            known.keys[k] = sha
+        known.trim()
+        known.seen |= walked
+        known.tip = tip
+    return known.keys.get(key)
 
 
 def entries(repo: Repo, branch: str, since: float | None = None,

@@ -16,19 +16,17 @@ from typing import Any
 from git_balanced.channel import inbox, presence
 from git_balanced.errors import BalancedError, UsageError
 from git_balanced.git import Repo
-from git_balanced.job_events import Answered, Asked
+from git_balanced.job_events import Answered, Asked, record
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import cache
 from git_balanced.state.events import Event, node_id, write_event_commit
 from git_balanced.state.fold import fold
 from git_balanced.state.refs import read_chain, update_with_retry
 from git_balanced.ui import clock
-from git_balanced.vocab import AT_WORK
 
 PREFIX = "refs/balanced/questions/"
 SETTLED = ("answered", "closed")
 _ALPHABET = "23456789abcdefghjkmnpqrstvwxyz"  # short ids a person types: no 0/o, 1/l/i
-LIVE_JOB = AT_WORK  # a job whose worker may still hear an answer
 POLL = 0.5
 
 
@@ -103,7 +101,7 @@ def ask(repo: Repo, job_id: str, text: str, *, kind: str = "question", tool: str
                                f"{job.piece} asks: {text}", {**data, "qid": qid}, "open")
         if made:
             break
-    J.event(repo, job_id, Asked(asked=qid, asked_text=text), f"{job.piece}: asked its lead ({qid})")
+    record(repo, job_id, Asked(asked=qid, asked_text=text), f"{job.piece}: asked its lead ({qid})")
     if kind == "question":
         words = f"{job.piece} asks ({qid}): {text} · answer: git balanced answer {qid} TEXT"
     elif kind == "plan":
@@ -182,8 +180,6 @@ def shown_answer(f: dict[str, Any]) -> str:
 
 def answer(repo: Repo, qid: str, text: str | None, decision: str | None) -> dict[str, Any]:
     """Settle a question with an answer; the first one counts, a later one raises `too late`."""
-    from git_balanced import jobs as J
-
     q = known_question(repo, qid)
     by = "you" if q["state"] == "passed" else "its lead"
     data = {"answer": (text or "").strip(), "decision": decision, "answered_by": by, "answered_at": time.time()}
@@ -191,7 +187,7 @@ def answer(repo: Repo, qid: str, text: str | None, decision: str | None) -> dict
     if not made:
         raise BalancedError(f"Too late: {qid} was not changed, as {why}.", hint="the first answer counts.")
     f = {**(cur or q)["fields"], **data}
-    J.event(repo, str(f["job"]), Answered(answered=qid, answered_by=by), f"{f.get('piece')}: answered by {by} ({qid})")
+    record(repo, str(f["job"]), Answered(answered=qid, answered_by=by), f"{f.get('piece')}: answered by {by} ({qid})")
     inbox.post(repo, str(f["lead"]), f"{qid} ({f.get('piece')}) answered by {by}: {shown_answer(f)}",
                kind="answer", qid=qid, job=f["job"])
     return f

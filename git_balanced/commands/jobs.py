@@ -6,7 +6,7 @@ from git_balanced import jobs as J
 from git_balanced import ui
 from git_balanced.engine.control import retry_job, stop_job
 from git_balanced.errors import BalancedError
-from git_balanced.job_events import Dismissed
+from git_balanced.job_events import Dismissed, record
 from git_balanced.lead import open_lead
 from git_balanced.vocab import AT_WORK
 
@@ -30,7 +30,7 @@ def dismiss_command(name: str) -> int:
     job = J.resolve(J.all_jobs(lead.repo), name)
     if job.state in AT_WORK:
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}.", hint="`git balanced stop` it first.")
-    J.event(lead.repo, job.id, Dismissed(), f"{job.piece}: dismissed from the board")
+    record(lead.repo, job.id, Dismissed(), f"{job.piece}: dismissed from the board")
     ui.say(f"Dismissed {job.piece} ({job.id}) from the board; `git log refs/balanced/jobs/{job.id}` keeps "
            "its history.")
     return 0

@@ -10,12 +10,13 @@ from typing import Any
 
 from git_balanced import jobs as J
 from git_balanced.engine import workers
+from git_balanced.engine.board import check_tail
 from git_balanced.jobs import Job
+from git_balanced.landing import checks
 from git_balanced.lead import Lead
 from git_balanced.vocab import Failure
 
 KEEP: Any = object()  # a field the next attempt takes as the one before had it
-TOLD_LINES = 30  # of a failed check's output, what the next attempt's agent reads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,8 +67,8 @@ def last_attempt(job: Job, branch: str) -> str:
              f"{why.rstrip('.')}."]
     if job.summary:
         lines.append(f"It ended saying: {job.summary}")
-    if job.failure == Failure.CHECK_FAILED and job.tail.strip():
-        shown = "\n".join(job.tail.rstrip().splitlines()[-TOLD_LINES:])
+    shown = check_tail(job, checks.TAIL_LINES)  # the next attempt's agent reads all the stored tail
+    if shown:
         lines.append(f"The check's output ended with:\n```\n{shown}\n```")
     if job.failure == Failure.CONFLICT and job.verdict_paths:
         lines.append(f"It conflicted with the lead's branch in: {', '.join(job.verdict_paths)}.")

@@ -58,8 +58,8 @@ def check_tail(j: Job, lines: int = TAIL_SHOWN) -> str:
 
 def failure_tail(j: Job) -> str:
     """`check_tail` as the lead reads it under a message: indented lines after its first, or ''."""
-    tail = check_tail(j)
-    return ("\n" + ui.tail(tail, TAIL_SHOWN)) if tail else ""
+    tail = check_tail(j)  # cut to TAIL_SHOWN lines already: only indented here
+    return "".join("\n    " + ui.plain(line) for line in tail.splitlines())
 
 
 def job_row(j: Job) -> dict[str, Any]:
@@ -111,15 +111,11 @@ def _collect(lead: Lead) -> dict[str, Any]:
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
-# How far back the lead's first-parent history is walked, in-process, for another clone's landings.
-WALK_MOST = 5000
-
-
 def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
     """A row landed by another clone's engine whose landing commit is not in this clone's branch (not pulled yet)
     says so, rather than that it landed in the branch. Only other clones' landings are looked for (what this
-    clone's engine landed is on its branch), in the branch's first-parent history (landings are on it), walked
-    once for them all; beyond WALK_MOST commits, git is asked."""
+    clone's engine landed is on its branch), in the branch's first-parent history (landings are on it), listed
+    by one git call for them all."""
     from git_balanced.state.events import node_id
 
     me = node_id(lead.repo)
@@ -128,18 +124,9 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
     if not landed:
         return
     tip = lead.repo.read_ref(lead.ref)
-    seen: set[str] = set()
-    sha, walked = tip, 0
-    while sha and walked < WALK_MOST and not set(landed) <= seen:
-        seen.add(sha)
-        walked += 1
-        try:
-            parents = lead.repo.store[sha.encode()].parents
-        except KeyError:
-            break
-        sha = parents[0].decode() if parents else None
+    on_branch = set(lead.repo.commits(tip, first_parent=True)) if tip else set()
     for commit, row in landed.items():
-        if commit in seen or (tip and walked >= WALK_MOST and lead.repo.is_ancestor(commit, tip)):
+        if commit in on_branch:
             continue
         row["reason"] = (f"landed in {lead.branch} on another clone as {commit[:7]}, which is not in this clone's "
                          f"{lead.branch} yet (`git pull`)")

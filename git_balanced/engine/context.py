@@ -48,5 +48,5 @@ class Context:
             return None
         if agent == self.settings.balanced.agent and self.settings.balanced.model:
             return self.settings.balanced.model
-        ladder = self.settings.ladder(agent) if agent != "shell" else ()
+        ladder = self.settings.ladder(agent)
         return ladder[0] if ladder else None

@@ -44,8 +44,15 @@ def _branch_at(lead: Lead, j: Job) -> dict[str, Any]:
 def _events(lead: Lead, j: Job) -> list[dict[str, Any]]:
     """Each event on the job's chain, oldest first: when, its name, the state it moved to, and its line."""
     found = refs.events_of(lead.repo, refs.ref_for("jobs", j.id))[-EVENTS_SHOWN:]
-    return [{"time": ev.time, "event": ev.event, "state": ev.state, "subject": lead.repo.subject(ev.sha)}
+    return [{"time": ev.time, "event": ev.event, "state": ev.state, "subject": _subject(lead, ev.sha)}
             for ev in found]
+
+
+def _subject(lead: Lead, sha: str) -> str:
+    """The subject of an event's commit, as `git log --format=%s` gives it (its first paragraph on one line),
+    from the object the chain's read already loaded, rather than one git process per event."""
+    message = lead.repo.store[sha.encode()].message.decode("utf-8", "replace")
+    return " ".join(message.strip().split("\n\n", 1)[0].splitlines())
 
 
 def _check_output(lead: Lead, j: Job) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from git_balanced.engine.attempts import KEEP, Next, next_attempt
 from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
-from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, waits_for_a_move
+from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
@@ -243,7 +243,9 @@ class Engine:
             a = Attempt(failure=failure, attempt=j.attempt, attempts=attempts, agent=j.agent, model=j.model,
                         stronger=stronger, job=j.id, lead_branch=self.lead.branch, left=limits.budget_left(j),
                         base_moved=tip != j.base)
-            if waits_for_a_move(a, any(o.state in LIVE and o.id != j.id for o in latest.values())):
+            # Only a failure the same base would repeat waits; only then is the lead's other live work looked for.
+            others_live = same_again(a) and any(o.state in LIVE and o.id != j.id for o in latest.values())
+            if waits_for_a_move(a, others_live):
                 if not j.waits_for:  # told once
                     wrote = True
                     ctx.record(j.id, Noted(waits_for=f"{self.lead.branch} to move, as {SAME_AGAIN}"),

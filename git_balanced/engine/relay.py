@@ -9,7 +9,6 @@ from git_balanced import jobs as J
 from git_balanced import ui
 from git_balanced.channel import inbox
 from git_balanced.channel.questions import (
-    LIVE_JOB,
     all_questions,
     append_if,
     ask,
@@ -23,6 +22,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.settings import Settings
+from git_balanced.vocab import AT_WORK
 
 
 def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:
@@ -86,7 +86,7 @@ def engine_tick(lead: Lead, settings: Settings) -> None:
         if jobs is None:
             jobs = J.all_jobs(lead.repo)
         job = jobs.get(str(f.get("job")))
-        if job is None or job.state not in LIVE_JOB:
+        if job is None or job.state not in AT_WORK:  # its worker may still hear an answer
             close(lead.repo, qid, f"its worker {job.state if job else 'is gone'}")
             continue
         if q["state"] == "open" and now - float(f.get("asked_at") or now) >= timeout:

@@ -59,7 +59,7 @@ def decide(a: Attempt) -> Decision:
                                            "would write the same paths; change the piece's `run` or `paths` in "
                                            "your plan file, then store it again with `git balanced plan FILE "
                                            "--start`")
-    if failure == Failure.CHECK_FAILED and a.agent == "shell" and not a.base_moved and a.attempt < a.attempts:
+    if same_again(replace(a, failure=failure)):
         return Decision(retry=False, words=f"Not tried again: {SAME_AGAIN}, as {a.lead_branch} has not moved; "
                                            f"fix the piece's `run` "
                                            f"in your plan file and store it again, or `git balanced retry "
@@ -70,13 +70,19 @@ def decide(a: Attempt) -> Decision:
     return d
 
 
+def same_again(a: Attempt) -> bool:
+    """Whether a shell piece's check failed on the base it would run on again (the same command, the same base,
+    attempts left): tried again now it fails again."""
+    return (a.failure == Failure.CHECK_FAILED and a.agent == "shell" and not a.base_moved
+            and a.attempt < a.attempts)
+
+
 def waits_for_a_move(a: Attempt, others_live: bool) -> bool:
     """Whether a shell piece whose check failed waits for the lead's branch to move before it is decided: it runs
     the same command again, so on the base it failed on it fails again, while other live work of the lead's plans
     (`others_live`) may land first and move the branch (then it is tried again)."""
     spent = a.left is not None and a.left <= 0
-    return (a.failure == Failure.CHECK_FAILED and a.agent == "shell" and not a.base_moved
-            and a.attempt < a.attempts and not spent and others_live)
+    return same_again(a) and not spent and others_live
 
 
 def _decide(a: Attempt) -> Decision:

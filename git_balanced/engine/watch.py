@@ -12,6 +12,7 @@ from typing import Any
 
 from git_balanced import jobs as J
 from git_balanced.channel.inbox import post
+from git_balanced.channel.told import key_of
 from git_balanced.engine import limits, relay, workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
@@ -23,7 +24,6 @@ from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.prepare import agents_probe
 from git_balanced.shipped.messages import MessageError, Reason, Result
-from git_balanced.state import refs
 from git_balanced.vocab import Failure, JobState, RunState
 
 
@@ -126,9 +126,8 @@ class Watcher:
             data["subagents"] = outcome.subagents
             # Told before the event that records how the run ended, keyed by the job's tip: a pass run again
             # after a crash between the two tells it once.
-            tip = self.repo.read_ref(refs.ref_for("jobs", j.id)) or "new"
             post(self.repo, self.lead.branch, f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
-                 + (f", {bad} of which failed" if bad else ", none failed"), key=f"subagents:{j.id}:{tip}",
+                 + (f", {bad} of which failed" if bad else ", none failed"), key=key_of(self.repo, j.id, "subagents"),
                  again=True, job=j.id)
 
         def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:

@@ -16,7 +16,7 @@ from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
-from git_balanced.job_events import Started
+from git_balanced.job_events import Started, record
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.reach import workcopy
@@ -118,10 +118,10 @@ def _repo_of(host: Host, job: Job) -> str:
 
 
 def record_started(lead: Lead, job: Job, pid: int | None, worktree: str) -> None:
-    jobs_mod.event(lead.repo, job.id,
-                   Started(pid=pid, worktree=worktree, started_at=time.time(), node=node_id(lead.repo)),
-                   f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
-                   f"{', ' + job.model if job.model else ''})")
+    record(lead.repo, job.id,
+           Started(pid=pid, worktree=worktree, started_at=time.time(), node=node_id(lead.repo)),
+           f"{job.piece}: started on {job.machine} (attempt {job.attempt}, {job.agent}"
+           f"{', ' + job.model if job.model else ''})")
 
 
 def start(lead: Lead, job: Job, setup: str | None, check: str | None, edit_without_asking: bool,
@@ -224,12 +224,12 @@ def _settle(lead: Lead, job: Job, action: str, request: ForwardedRequest | Answe
 def mark_forwarded(lead: Lead, job: Job, ns: list[int]) -> None:
     """Tell a job's runner that its questions `ns` reached the lead, so its status hands them over once."""
     if ns:
-        _settle(lead, job, "forwarded", ForwardedRequest(job=job.runner_key, ns=ns, runs_dir=RUNS_DIR))
+        _settle(lead, job, Action.FORWARDED, ForwardedRequest(job=job.runner_key, ns=ns, runs_dir=RUNS_DIR))
 
 
 def deliver_answer(lead: Lead, job: Job, n: int, text: str, decision: str | None, qid: str | None = None) -> None:
     """Leave the lead's answer to a job's question `n` (the lead's `qid`) where its runner's script waits."""
-    _settle(lead, job, "answer", AnswerRequest(job=job.runner_key, n=n, runs_dir=RUNS_DIR, text=text,
+    _settle(lead, job, Action.ANSWER, AnswerRequest(job=job.runner_key, n=n, runs_dir=RUNS_DIR, text=text,
                                                decision=decision, qid=qid))
 
 

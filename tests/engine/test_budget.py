@@ -14,7 +14,7 @@ from git_balanced import jobs as J
 from git_balanced.channel import presence
 from git_balanced.engine.workers import build_request
 from git_balanced.files import write_atomic
-from git_balanced.job_events import Failed
+from git_balanced.job_events import Failed, record
 from git_balanced.lead import Lead, open_lead
 from git_balanced.machines.reach.hosts import LocalHost
 from git_balanced.vocab import Failure
@@ -67,7 +67,7 @@ def test_a_workers_start_budget_is_its_share_of_what_the_lead_left(tmp_path: Pat
     # big's first attempt spent $0.55 and failed: what is left of its share ($0.20 × 0.60 = $0.12) is more than the
     # plan has left ($1.00 − $0.40 − $0.55), so its next attempt starts with the plan's last $0.05.
     first = _place(lead, stored.id, "big", 0.75)
-    J.event(lead.repo, first.id, Failed(failure=Failure.CHECK_FAILED, reason="its check failed", event="failed",
+    record(lead.repo, first.id, Failed(failure=Failure.CHECK_FAILED, reason="its check failed", event="failed",
                                         ran={"cost_usd": 0.55}), "big: its check failed")
     again = _place(lead, stored.id, "big", 0.20, attempt=2, previous=first.id)
     everyone = [*jobs[1:], J.one(lead.repo, first.id), again]

@@ -14,6 +14,7 @@ from git_balanced.lead import open_lead
 from git_balanced.machines.reach.hosts import LocalHost
 from git_balanced.state import refs
 from git_balanced.vocab import JobState
+from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.plans import board, engine, inbox_text, jobs_of, lead_repo, piece, plan
 
@@ -51,6 +52,8 @@ def test_a_shell_piece_whose_check_failed_on_an_unmoved_base_says_why_and_is_not
     assert detail["check_output"]["whole"] is True
     assert detail["check_output"]["text"].splitlines()[0] == "collected 3 items"
     assert detail["did"]["commits"] == 1 and detail["branch_at"]["in_lead"] is False
+    logged = git(repo, "log", "--format=%s", refs.ref_for("jobs", str(rows[0]["id"]))).splitlines()
+    assert sorted(e["subject"] for e in detail["events"]) == sorted(logged), "each event's line, as git gives it"
     mcp = balanced(repo, "mcp", "--call", "show", json.dumps({"job": rows[0]["id"]}))
     assert mcp.code == 0 and "collected 3 items" in mcp.out, mcp
     tool_board = balanced(repo, "mcp", "--call", "board")

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from git_balanced.engine.background import EngineLock
-from git_balanced.job_events import Started
+from git_balanced.job_events import Started, record
 from git_balanced.lead import open_lead
 from tests.support.builders import git
 from tests.support.cli import balanced
@@ -269,7 +269,7 @@ def test_lost_clock_survives_between_single_passes(tmp_path: Path) -> None:
     jid = J.place(r, {"plan": plan_id, "piece": "far", "task": "Do far.", "agent": "shell", "run": "true",
                       "machine": "ghost", "branch": "balanced/far", "lead": "main", "attempt": 1,
                       "base": git(repo, "rev-parse", "main")})
-    J.event(r, jid, Started(pid=None, worktree="", started_at=time.time(), node=""), "far: started on ghost")
+    record(r, jid, Started(pid=None, worktree="", started_at=time.time(), node=""), "far: started on ghost")
     balanced(repo, "start", plan_id)
     engine(repo, "--once")
     assert jobs_of(repo, "far")[0]["state"] == "running", "out of reach for a moment is not lost yet"

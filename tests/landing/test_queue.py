@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced import jobs as J
-from git_balanced.job_events import Finished
+from git_balanced.job_events import Finished, record
 from git_balanced.lead import open_lead
 from tests.support.builders import commit, git
 from tests.support.cli import balanced
@@ -177,7 +177,7 @@ def finished_job(repo: Path, name: str) -> str:
     lead = open_lead(str(repo))
     jid = J.place(lead.repo, {"plan": "p1", "piece": name, "task": "t", "lead": "main", "machine": "local",
                               "branch": name, "attempt": 1})
-    J.event(lead.repo, jid, Finished(ran={"head": git(repo, "rev-parse", name)}), f"{name}: finished")
+    record(lead.repo, jid, Finished(ran={"head": git(repo, "rev-parse", name)}), f"{name}: finished")
     return jid
 
 
