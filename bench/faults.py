@@ -45,6 +45,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
+from bench.sandbox import private_env  # noqa: E402
+
 ME = [sys.executable, "-m", "git_balanced.cli"]
 CHECK = "! grep -rq BAD src"
 CRASH_POINTS = ("engine-after-start", "engine-before-land", "after-chain", "after-check", "after-notes",
@@ -120,17 +122,10 @@ class Box:
     def __init__(self, root: Path, token: str) -> None:
         self.root = root
         self.home = root / "home"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "BALANCED_"))}
-        env.update(HOME=str(self.home), XDG_STATE_HOME=str(root / "state"),
-                   XDG_CONFIG_HOME=str(root / "config"), XDG_CACHE_HOME=str(root / "cache"),
-                   GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="faults", GIT_AUTHOR_EMAIL="faults@localhost",
-                   GIT_COMMITTER_NAME="faults", GIT_COMMITTER_EMAIL="faults@localhost", GIT_EDITOR="false",
-                   GIT_TERMINAL_PROMPT="0", PYTHONPATH=str(Path(__file__).resolve().parent.parent),
-                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        env = private_env(root, "faults", ("GIT_", "BALANCED_"))
+        env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent))
         env[MARK] = token
         self.env = env
-        for d in ("home", "state", "config", "cache"):
-            (root / d).mkdir(parents=True, exist_ok=True)
 
     def run(self, args: list[str], cwd: Path, timeout: float, *, env: dict[str, str] | None = None,
             input: bytes | None = None) -> Ran:
