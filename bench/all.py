@@ -23,6 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from git_balanced.files import write_atomic  # noqa: E402
+
 DOC = ROOT / "docs" / "performance.md"
 START, END = "<!-- figures now: written by `make bench` (bench/all.py) -->", "<!-- end of the figures now -->"
 
@@ -124,9 +127,7 @@ def write_doc(text: str, doc: Path | None = None) -> None:
         first = page.find("\n## ")
         cut = first + 1 if first >= 0 else len(page)
         page = page[:cut] + "## The figures now\n\n" + text + "\n\n" + page[cut:]
-    tmp = doc.with_suffix(".md.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, doc)
+    write_atomic(doc, page)
 
 
 def main(argv: list[str] | None = None) -> int:

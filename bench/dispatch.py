@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.relay import route  # noqa: E402
+from bench.sandbox import cpu_busy  # noqa: E402
 from git_balanced import process  # noqa: E402
 from git_balanced.engine import workers  # noqa: E402
 from git_balanced.engine.loop import Engine  # noqa: E402
@@ -94,14 +95,6 @@ def project(top: Path, name: str, n: int, sleep: float = 0.0) -> Path:
     if sorted(spread.values()) != [n // 3, n // 3, n - 2 * (n // 3)]:
         raise SystemExit(f"the plan did not spread evenly: {spread}")
     return repo
-
-
-def cpu_busy() -> float:
-    """CPU-seconds this computer spent busy since it started, on every core and for every process: the
-    lead, its ssh, and both machines' sshd and workers alike (they all run here)."""
-    with open("/proc/stat") as f:
-        ticks = [int(x) for x in f.readline().split()[1:8]]  # user nice system idle iowait irq softirq
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 # What the engine sent each SSH machine: every runner message through a session, one-off command, session

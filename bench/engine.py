@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
+from bench.sandbox import private_env  # noqa: E402
 from git_balanced import proc  # noqa: E402
 
 CHECK = "python3 -m unittest discover -q -s tests"
@@ -75,16 +76,7 @@ class Box:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.home = root / "home"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(HOME=str(self.home), XDG_STATE_HOME=str(root / "state"),
-                   XDG_CONFIG_HOME=str(root / "config"), XDG_CACHE_HOME=str(root / "cache"),
-                   GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="bench",
-                   GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
-                   GIT_COMMITTER_EMAIL="bench@localhost", GIT_EDITOR="false", GIT_TERMINAL_PROMPT="0",
-                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-        self.env = env
-        for d in ("home", "state", "config", "cache"):
-            (root / d).mkdir(parents=True, exist_ok=True)
+        self.env = private_env(root)
 
     def git(self, cwd: Path, *args: str, input: str | None = None) -> str:
         res = proc.run(["git", *args], cwd=cwd, env=self.env, input=input)

@@ -11,9 +11,8 @@ In throwaway repositories (a private HOME and XDG folders in /tmp), with the rea
          reason, every worker's finished commits still on a branch (and in the lead's when its piece landed),
          one inbox line per landing, and the lead's branch never at a commit whose tree has no passing check
          (its reflog, and its first-parent history through the landing notes);
-  hang   a check that sleeps for a day: with `[worktree] check_timeout` when the settings have it, the engine
-         must return within a bound; without it the bound is short and a hang is recorded; `board` must answer
-         meanwhile;
+  hang   a check that sleeps for a day, with `[worktree] check_timeout = 2`: the engine must return within 60s,
+         else a hang is recorded; `board` must answer meanwhile;
   disk   (as root) a lead on a small tmpfs whose check fills it (leaving a few bytes to a few hundred KB) during a
          landing; the engine then run again with room: no traceback, no half-written checkout, no lock left;
   junk   malformed refs under refs/balanced/ (wrong types, huge numbers, deep nesting, non-JSON, lone
@@ -45,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+
+from bench.sandbox import private_env  # noqa: E402
 
 ME = [sys.executable, "-m", "git_balanced.cli"]
 CHECK = "! grep -rq BAD src"
@@ -121,17 +122,10 @@ class Box:
     def __init__(self, root: Path, token: str) -> None:
         self.root = root
         self.home = root / "home"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "BALANCED_"))}
-        env.update(HOME=str(self.home), XDG_STATE_HOME=str(root / "state"),
-                   XDG_CONFIG_HOME=str(root / "config"), XDG_CACHE_HOME=str(root / "cache"),
-                   GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="faults", GIT_AUTHOR_EMAIL="faults@localhost",
-                   GIT_COMMITTER_NAME="faults", GIT_COMMITTER_EMAIL="faults@localhost", GIT_EDITOR="false",
-                   GIT_TERMINAL_PROMPT="0", PYTHONPATH=str(Path(__file__).resolve().parent.parent),
-                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        env = private_env(root, "faults", ("GIT_", "BALANCED_"))
+        env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent))
         env[MARK] = token
         self.env = env
-        for d in ("home", "state", "config", "cache"):
-            (root / d).mkdir(parents=True, exist_ok=True)
 
     def run(self, args: list[str], cwd: Path, timeout: float, *, env: dict[str, str] | None = None,
             input: bytes | None = None) -> Ran:
@@ -439,16 +433,12 @@ def kills(tally: Tally, box: Box, wanted: int, rng: random.Random, per_run: int 
 
 
 # -- a check that hangs ---------------------------------------------------------------------------------------
-def hang(tally: Tally, box: Box, bound: float) -> None:
-    from git_balanced.settings import WorktreeSettings
-
+def hang(tally: Tally, box: Box) -> None:
     tally.step()
-    has = "check_timeout" in WorktreeSettings.model_fields
-    extra = "check_timeout = 2\n" if has else ""
-    limit = 60.0 if has else bound
-    print(f"hang: a check that sleeps for a day; [worktree] check_timeout "
-          f"{'= 2, the engine must return within 60s' if has else f'does not exist: bound {bound:g}s'}", flush=True)
-    repo = make_lead(box, box.root / "hang", shell_settings("sleep 86400", extra))
+    limit = 60.0
+    print("hang: a check that sleeps for a day; [worktree] check_timeout = 2, the engine must return within 60s",
+          flush=True)
+    repo = make_lead(box, box.root / "hang", shell_settings("sleep 86400", "check_timeout = 2\n"))
     (box.root / "hang.plan").write_text(plan_yaml("A check that hangs", [piece("h1", "echo 1 > src/h1.txt")]))
     box.balanced(repo, "plan", str(box.root / "hang.plan"), "--start")
     log = box.root / "hang-engine.log"
@@ -466,9 +456,9 @@ def hang(tally: Tally, box: Box, bound: float) -> None:
         _kill_group(p.pid)
         p.wait()
         code = None
-        why = "" if has else " (no [worktree] check_timeout setting exists)"
-        tally.find("hangs", "hang", f"`engine --until-idle` still waited on a check that sleeps after {limit:g}s{why}",
-                   "[worktree] check = \"sleep 86400\", a plan of one shell piece, `git balanced engine --until-idle`")
+        tally.find("hangs", "hang", f"`engine --until-idle` still waited on a check that sleeps after {limit:g}s",
+                   "[worktree] check = \"sleep 86400\", check_timeout = 2, a plan of one shell piece, "
+                   "`git balanced engine --until-idle`")
     text = log.read_text("utf-8", "replace")
     if TRACEBACK in text or code == 3:
         tally.find("tracebacks", "hang", f"the engine on a hanging check: {text.strip().splitlines()[-1]}", "")
@@ -845,7 +835,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="seed of the random choices (default: a new one)")
     ap.add_argument("--disk", type=int, default=4, help="runs on a full disk (default 4; needs root)")
     ap.add_argument("--quick", action="store_true",
-                    help="a light run: 4 kills, 36 junk inputs, 1 full disk, a 6s bound on the hanging check")
+                    help="a light run: 4 kills, 36 junk inputs, 1 full disk")
     ap.add_argument("--bound", type=float, default=None,
                     help="overall bound in seconds: no new step starts past it (default 1800, --quick 240)")
     ap.add_argument("--parts", default=",".join(PARTS),
@@ -880,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.2f}, in {tmp}\n", flush=True)
     try:
         parts = {"kills": lambda: kills(tally, box, args.kills, rng),
-                 "hang": lambda: hang(tally, box, 6.0 if args.quick else 20.0),
+                 "hang": lambda: hang(tally, box),
                  "disk": lambda: disk(tally, box, args.disk, rng, mounts),
                  "junk": lambda: junk(tally, box, args.junk, rng, args.quick)}
         for name, part in parts.items():

@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
+from bench.sandbox import private_env  # noqa: E402
 from git_balanced import proc  # noqa: E402
 
 MARKER = "BREAKS-THE-CHECK"
@@ -47,17 +48,7 @@ class Sandbox:
         self.root = root
         self.home = root / "home"
         # None of the caller's git settings or identity: the figures must not depend on whose machine it is.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(
-            HOME=str(self.home), XDG_STATE_HOME=str(root / "state"), XDG_CONFIG_HOME=str(root / "config"),
-            XDG_CACHE_HOME=str(root / "cache"), XDG_DATA_HOME=str(root / "data"), GIT_CONFIG_NOSYSTEM="1",
-            GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
-            GIT_COMMITTER_EMAIL="bench@localhost", GIT_EDITOR="false", GIT_TERMINAL_PROMPT="0",
-            PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
-        )
-        self.env = env
-        for d in ("home", "state", "config", "cache", "data"):
-            (root / d).mkdir(parents=True, exist_ok=True)
+        self.env = private_env(root)
 
     def git(self, cwd: Path, *args: str) -> str:
         res = proc.run(["git", *args], cwd=cwd, env=self.env)

@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from bench.sandbox import cpu_busy, private_env  # noqa: E402
 from tests.support.sshd import sshd_machines  # noqa: E402
 
 HISTORY = ROOT / "bench" / "history.py"
@@ -64,13 +65,6 @@ def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     if cp.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed (exit {cp.returncode}) in {cwd}:\n{cp.stdout}{cp.stderr}")
     return cp.stdout
-
-
-def cpu_busy() -> float:
-    """CPU seconds this computer spent busy since it started, every core and every process."""
-    with open("/proc/stat") as f:
-        ticks = [int(x) for x in f.readline().split()[1:8]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces: int, history: int) -> Path:
@@ -128,14 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
     args = ap.parse_args(argv)
     top = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(top / "home"), XDG_STATE_HOME=str(top / "state"), XDG_CONFIG_HOME=str(top / "config"),
-               XDG_CACHE_HOME=str(top / "cache"), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="bench",
-               GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
-               GIT_COMMITTER_EMAIL="bench@localhost", GIT_TERMINAL_PROMPT="0",
-               GIT_BALANCED_SSH_CONFIG=str(top / "home" / ".ssh" / "config"),
-               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-    (top / "home").mkdir()
+    env = private_env(top)
+    env.update(GIT_BALANCED_SSH_CONFIG=str(top / "home" / ".ssh" / "config"))
     os.environ["GIT_BALANCED_SSH_CONFIG"] = env["GIT_BALANCED_SSH_CONFIG"]  # where sshd_machines writes
     names = [f"m{i}" for i in range(1, args.machines + 1)]
     print(f"load {os.getloadavg()[0]:.2f}; {args.pieces} pieces over local and {len(names)} sshd machines; "
