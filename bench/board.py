@@ -103,15 +103,16 @@ class Lead:
             "title": piece["task"], "agent": "shell", "model": None, "run": piece["run"], "paths": [],
             "budget_usd": None, "machine": "local", "why": "the only machine", "branch": piece["branch"],
             "base": self.tip, "attempt": 1, "lead": "main", "after": []})
-        jobs.event(self.repo, jid, "started", f"{piece['id']}: started", {
+        chain = refs.ref_for("jobs", jid)  # written as the engine stores them, without running it
+        refs.append(self.repo, chain, "started", f"{piece['id']}: started", {
             "claimed_at": time.time(), "pid": 1000 + n, "worktree": f"/tmp/wt/{jid}", "started_at": time.time()},
             state="running")
-        jobs.event(self.repo, jid, "finished", f"{piece['id']}: finished", {
+        refs.append(self.repo, chain, "finished", f"{piece['id']}: finished", {
             "exit_code": 0, "head": self.tip, "commits": 1, "outcome": "done", "summary": "wrote its file",
             "seconds": 0.2}, state="finished")
         self.tip = self.repo.write_commit(self.tree, [self.tip], f"Merge {piece['branch']} ({piece['id']})\n")
-        jobs.event(self.repo, jid, "landed", f"{piece['id']}: landed", {"landed": self.tip, "landed_in": "main"},
-                   state="landed")
+        refs.append(self.repo, chain, "landed", f"{piece['id']}: landed", {"landed": self.tip, "landed_in": "main"},
+                    state="landed")
         notes.add_json(self.repo, notes.LANDINGS, self.tip, {
             "branch": piece["branch"], "job": jid, "piece": piece["id"], "plan": self.plan_id, "attempt": 1,
             "machine": "local", "agent": "shell", "model": None, "cost_usd": None, "check": engine_bench.CHECK,
