@@ -258,10 +258,17 @@ def test_git_is_run_through_repos_named_methods_only() -> None:
 
     package = Path(__file__).resolve().parents[1] / "git_balanced"
     # a Repo's git, by name or by its private doors
-    raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(|repo\._?run\(")
+    raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(|repo\._?run\(|\brun_git\(")
+    # run_git where no Repo can do it: a worker copy made, set up and run in before it is a checkout (git_in);
+    # the scope core.hooksPath is set in, for the words that say how to unset it
+    allowed = {"git_balanced/machines/reach/workcopy.py": 3, "git_balanced/hooks/precommit.py": 1}
     found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py"))
              if p.parent != package / "git"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
+    for path, most in allowed.items():
+        mine = [f for f in found if f.startswith(path + ":")]
+        assert len(mine) == most, f"{path} runs git by hand {len(mine)} times, {most} allowed: {mine}"
+        found = [f for f in found if f not in mine]
     assert not found, f"git run by hand outside git_balanced/git/; give Repo a named method instead: {found}"
     assert not hasattr(Repo, "git"), "Repo.git is the git package's own (Repo._git)"
     assert not hasattr(Repo, "run"), "Repo.run is the git package's own (Repo._run)"

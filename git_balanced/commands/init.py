@@ -39,10 +39,11 @@ def init_command(*, check: str | None, setup: str | None, agent: str | None, hoo
         ui.say(linked)
     if hooks == "git":
         return _plain_hooks(repo)
-    from git_balanced.hooks.precommit import add_balanced_hooks, hooks_starting_at, install_hooks
+    from git_balanced.hooks.precommit import add_balanced_hooks, hooks_starting_at, install_hooks, newly_installed
 
-    starting = hooks_starting_at(repo.root)
-    changed = add_balanced_hooks(repo.root)
+    newly = newly_installed(repo)
+    starting = hooks_starting_at(repo.root, newly)
+    changed = add_balanced_hooks(repo.root, newly)
     ui.say("Added the balanced hooks to .pre-commit-config.yaml." if changed
            else ".pre-commit-config.yaml has the balanced hooks already.")
     install_hooks(repo.root)

@@ -60,6 +60,6 @@ def _check_output(lead: Lead, j: Job) -> dict[str, Any] | None:
     tail = check_tail(j, checks.TAIL_LINES)
     if not tail:
         return None
-    tree = j.extra.get("check_tree")
-    whole = checks.kept_log(lead.repo, tree) if isinstance(tree, str) and tree else None
-    return {"tree": tree, "whole": whole is not None, "text": whole if whole is not None else tail}
+    tree = j.check_tree
+    whole = checks.kept_log(lead.repo, tree) if tree else None
+    return {"tree": tree or None, "whole": whole is not None, "text": whole if whole is not None else tail}

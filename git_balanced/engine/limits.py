@@ -166,7 +166,7 @@ def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
 def _waits(ctx: Context, j: Job, why: str) -> Go:
     """The job waits for a machine that can run its agent; the lead hears why once."""
     key = re.sub(r"\d{1,2}:\d{2}(:\d{2})?", "", why)  # "skipped until 10:42:07" changes every pass: not news
-    if j.extra.get("waits_key") != key:
+    if j.waits_key != key:
         ctx.record(j.id, Noted(waits_for=why, waits_key=key), f"{j.piece}: waits", say=f"{j.piece} waits: {why}",
                    job=j.id)
     return Go(None, idle=True)

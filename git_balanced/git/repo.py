@@ -130,20 +130,7 @@ class Repo(RepoCore):
 
     def status_paths(self) -> list[str]:
         """Paths with uncommitted changes (staged, unstaged or untracked) in this checkout."""
-        out = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all").out
-        paths: list[str] = []
-        parts = out.split("\0")
-        i = 0
-        while i < len(parts):
-            item = parts[i]
-            if len(item) > 3:
-                paths.append(item[3:])
-                if item[0] in "RC":
-                    i += 1
-                    if i < len(parts) and parts[i]:
-                        paths.append(parts[i])
-            i += 1
-        return paths
+        return [p for _, p in self.status_entries()]
 
     def status_entries(self) -> list[tuple[str, str]]:
         """Each path of this checkout with uncommitted changes, untracked ones included, and git's two-letter

@@ -9,18 +9,13 @@ from pathlib import Path
 
 from git_balanced import proc, untrusted
 from git_balanced.errors import GitError
+from git_balanced.files import write_atomic
 
 
 def write_config(path: Path, values: Mapping[str, str]) -> None:
     """Set `section.key` values in one repository's config file, read and written once (with dulwich), where
     `git config` would start a process for each."""
-    from dulwich.config import ConfigFile
-
-    cfg = ConfigFile.from_path(str(path))
-    for key, value in values.items():
-        section, _, name = key.rpartition(".")
-        cfg.set((section.encode(),), name.encode(), value.encode())
-    cfg.write_to_path(str(path))
+    write_atomic(path, config_text(path.read_text(), values))
 
 
 def config_text(text: str, values: Mapping[str, str]) -> str:

@@ -63,7 +63,7 @@ def pre_push(repo: Repo, args: list[str]) -> int:
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for remote_ref, local_sha, _remote_sha in _pushed(repo):
+    for remote_ref, local_sha in _pushed(repo):
         branch = _lead_branch(remote_ref)
         if branch is not None and not _passed(repo, local_sha, cmds.check):
             refused.append((branch, local_sha))
@@ -86,17 +86,17 @@ def _passed(repo: Repo, sha: str, check: str) -> bool:
                for n in notes.read_json(repo, notes.LANDINGS, sha))
 
 
-def _pushed(repo: Repo) -> list[tuple[str, str, str | None]]:
-    """(remote ref, local sha, remote sha) being pushed: git's stdin, or what pre-commit read of it and
+def _pushed(repo: Repo) -> list[tuple[str, str]]:
+    """(remote ref, local sha) being pushed: git's stdin, or what pre-commit read of it and
     passes on in its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
     local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
     if local:
         sha = os.environ.get("PRE_COMMIT_TO_REF") or repo.rev_parse(local)
         remote = os.environ.get("PRE_COMMIT_REMOTE_BRANCH") or local
-        return [(remote, sha, os.environ.get("PRE_COMMIT_FROM_REF"))] if sha else []
-    out: list[tuple[str, str, str | None]] = []
+        return [(remote, sha)] if sha else []
+    out: list[tuple[str, str]] = []
     for line in sys.stdin.read().splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO:
-            out.append((parts[2], parts[1], parts[3]))
+            out.append((parts[2], parts[1]))
     return out

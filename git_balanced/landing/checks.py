@@ -13,7 +13,7 @@ from typing import Any
 
 from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
-from git_balanced.files import Flock, write_atomic
+from git_balanced.files import Flock, write_atomic, write_atomic_bytes
 from git_balanced.git import Repo, config_text
 from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
@@ -257,7 +257,7 @@ def keep_log(repo: Repo, tree: str, command: str, out: str) -> None:
     data = out.encode("utf-8", "replace")
     if len(data) > LOG_BYTES:
         data = b"[... the start is cut: only the last %d bytes are kept]\n" % LOG_BYTES + data[-LOG_BYTES:]
-    write_atomic(path, data.decode("utf-8", "replace"))
+    write_atomic_bytes(path, data)
     others = sorted((p for p in path.parent.glob("*.log") if p != path), key=_mtime)
     for old in others[:max(0, len(others) - LOGS_KEPT + 1)]:  # the one just written is kept
         old.unlink(missing_ok=True)

@@ -82,7 +82,7 @@ def run_check(lead: Lead) -> dict[str, Any]:
     repo = lead.repo
     cmds = commands_of(settings_at(repo, lead.branch))
     if not cmds.check:
-        return {"state": "none", "words": "no check is set ([worktree] check in .magnum/settings.toml)"}
+        return {"state": CheckState.NONE, "words": "no check is set ([worktree] check in .magnum/settings.toml)"}
     tree = repo.tree_of(lead.branch)
     hit = checks.cached(repo, tree, cmds.check)
     ran = hit is None
@@ -90,7 +90,7 @@ def run_check(lead: Lead) -> dict[str, Any]:
         trust.ensure_allowed(repo, cmds)
         ui.note(f"Running `{cmds.check}` on {lead.branch}'s tree…")
         hit = checks.check_rev(repo, lead.branch, cmds.check, cmds.setup, scratch="review")
-    state = "passed" if hit.passed else CheckState.FAILED
+    state = CheckState.PASSED if hit.passed else CheckState.FAILED
     how = "ran now" if ran else f"from its note of {clock(hit.at)}"
     return {"state": state, "command": cmds.check, "code": hit.code, "seconds": hit.seconds, "tree": tree,
             "ran": ran, "tail": hit.tail, "words": f"{state} (`{cmds.check}`, {hit.seconds:.1f}s, {how})"}
@@ -105,7 +105,8 @@ def review(lead: Lead) -> Review:
     files, ins, dels = _numstat(lead, upstream)
     r = Review(lead.branch, upstream, remote, merge, commits, behind, files, ins, dels,
                landed_pieces(lead, upstream), {}, corrections(lead))
-    r.check = run_check(lead) if commits else {"state": "none", "words": "nothing to check: nothing would ship"}
+    r.check = run_check(lead) if commits else {"state": CheckState.NONE,
+                                               "words": "nothing to check: nothing would ship"}
     return r
 
 

@@ -140,15 +140,14 @@ class _Reader:
         return None
 
     def option(self, node: CommentedMap, key: str, where: str) -> Any:
-        """A piece's option read by its type in `PieceOptions` (true or false, or text); None when it is wrong."""
+        """A piece's option read by its type in `PieceOptions` (true or false: the text ones are read apart); None
+        when it is wrong."""
         kind = _OPTION_TYPES[key]
         if kind == "bool":
             if isinstance(node[key], bool):
                 return node[key]
             self.problem(_line(node, key), f"{where}, `{key}`: it is true or false.", f"set `{key}: true` in {where}")
             return None
-        if kind == "str | None":
-            return self.text(node, key, where)
         raise AssertionError(f"PieceOptions.{key} is a {kind}: give it a reader in plans/planfile.py")
 
     def named(self, kind: type[PieceId] | type[MachineName], value: Any, line: int, where: str) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 from git_balanced.vocab import JobState
 
@@ -202,6 +202,7 @@ class Job(PieceOptions, _Folded):
     host_fetch: bool = False
     fetched_ref: str | None = None
     tail: str = ""
+    check_tree: str = ""  # the tree whose check failed its landing (its whole log is kept by that tree)
     verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
     in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there
     in_the_way_why: str = ""
@@ -224,6 +225,7 @@ class Job(PieceOptions, _Folded):
     told_waiting: bool = False
     told_reserve: str | None = None
     waits_for: str = ""
+    waits_key: str = ""  # waits_for without its clock times: the lead hears again only when this changes
     asked: str | None = None
     asked_text: str = ""
     answered: str | None = None
@@ -344,27 +346,9 @@ class PlanView:
         return tuple(PieceView(p) for p in self._fields.get("pieces", ()))
 
 
-class Attempt(Protocol):
-    """What `latest_by_piece` reads of a job."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def plan(self) -> str: ...
-    @property
-    def piece(self) -> str: ...
-    @property
-    def attempt(self) -> int: ...
-    @property
-    def created(self) -> float: ...
-
-
-A = TypeVar("A", bound=Attempt)
-
-
-def latest_by_piece(jobs: Mapping[str, A]) -> dict[tuple[str, str], A]:
+def latest_by_piece(jobs: Mapping[str, Job]) -> dict[tuple[str, str], Job]:
     """The newest attempt of each (plan, piece)."""
-    out: dict[tuple[str, str], A] = {}
+    out: dict[tuple[str, str], Job] = {}
     for j in jobs.values():
         key = (j.plan, j.piece)
         cur = out.get(key)

@@ -175,3 +175,13 @@ def test_the_shipped_scripts_carry_the_mark() -> None:
         assert text.startswith("#!/bin/sh\n") and MARK in text, f"hooks/{name}: init knows it as its own"
         assert f'exec git balanced hook {name} "$@"' in text
         assert os.access(ROOT / "hooks" / name, os.X_OK), f"hooks/{name} is executable in the repository"
+
+
+def test_an_older_pre_commit_script_known_by_its_template_hash_gets_the_same_hint(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    folder = repo / ".git" / "hooks"
+    folder.mkdir(exist_ok=True)
+    for name in ("pre-merge-commit", "pre-push"):  # the oldest templates carry their hash, not pre-commit's name
+        (folder / name).write_text("#!/usr/bin/env python\n# ID: 138fd403232d2ddd5efb44317e38bf03\nimport sys\n")
+    r = balanced(repo, "init", "--hooks", "git")
+    assert r.code == 1 and "those are pre-commit's" in r.err, r

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -44,6 +45,12 @@ def test_killed_landing_recovers(tmp_path: Path, sealed: Path, point: str) -> No
     for n in ("f1", "f2", "f4"):
         assert subjects.count(f"Land {n}") == 1, f"{n} landed exactly once after a kill {point}"
     assert "Land f3" not in subjects
+    for line in git(repo, "log", "--first-parent", "--format=%H %s", "main").splitlines():
+        sha, subject = line.split(" ", 1)
+        if subject.startswith("Land "):
+            note = git(repo, "notes", "--ref", "refs/notes/balanced", "show", sha).splitlines()
+            records = [r for r in map(json.loads, (x for x in note if x.startswith("{"))) if "branch" in r]
+            assert len(records) == 1, f"{subject} has one landing note after a kill {point}, not {records}"
     assert {n: git(repo, "rev-parse", n) for n in names} == before, "no branch lost or moved"
     assert tip_passed(repo)
     assert git(repo, "status", "--porcelain") == "", "the lead's checkout matches its branch"
