@@ -161,7 +161,7 @@ def test_a_timeout_is_a_field_of_the_error_and_what_reads_it_reads_the_field(
     for name in ("alpha", "beta"):
         inventory.add(name, None, "normal")
         reach.use(Transport(name, connect_timeout=2))
-    found = probe.unanswering(repo, ["alpha", "beta"], reach)
+    found = probe.unanswering(repo, ["alpha", "beta"])
     assert found["alpha"] == f"it cannot be reached ({refused.value.detail})", found
     assert found["beta"].startswith("it did not answer in time ("), found
     assert "beta" in inventory.ineligible(repo) and "alpha" not in inventory.ineligible(repo)
