@@ -15,8 +15,8 @@ CATEGORIES = ("tracebacks", "hangs", "losses", "red commits", "stalls", "debris"
 
 
 def test_quick_fault_run(tmp_path: Path) -> None:
-    cp = subprocess.run([sys.executable, str(BENCH), "--quick", "--seed", "1", "--parts", "kills,hang,disk"], cwd=tmp_path, capture_output=True,
-                        text=True, timeout=900)
+    cp = subprocess.run([sys.executable, str(BENCH), "--quick", "--seed", "1", "--parts", "kills,hang,disk"],
+                        cwd=tmp_path, capture_output=True, text=True, timeout=900)
     out = cp.stdout
     assert "PASS tried:" in out, out[-4000:] + cp.stderr[-4000:]
     findings = [line.strip() for line in out.splitlines() if line.startswith("  [")]

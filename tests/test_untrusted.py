@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
