@@ -69,6 +69,20 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return next((where / "dist").glob("git_balanced-*.whl"))
 
 
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding the installers the tests run, from the cached wheels: uv, and pipx (with uv as its
+    installer, `pipx[uv]`) when its wheels are there too. Beside it, the uv cache they share."""
+    wheels = ROOT / ".cache" / "wheels"
+    if not wheels.is_dir() or not any(wheels.glob("uv-*.whl")):
+        pytest.skip("needs uv's wheel in .cache/wheels (`make test` keeps it there)")
+    venv = tmp_path_factory.mktemp("tools") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wanted = "pipx[uv]" if any(wheels.glob("pipx-*.whl")) else "uv"
+    pip("--python", str(venv / "bin" / "python"), "install", "--no-index", "--find-links", str(wheels), "-q", wanted)
+    return venv
+
+
 @pytest.mark.install
 def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path, wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
@@ -153,19 +167,13 @@ def test_pip_install_user_puts_the_man_page_where_man_finds_it(tmp_path: Path, w
 
 @pytest.mark.install
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
-def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path, wheel: Path) -> None:
+def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path, wheel: Path, tools: Path) -> None:
     """`uv tool install .` keeps the page in the tool's environment, where man does not look; the first
     `git balanced init` links it beside the bin folder git found `git-balanced` in, and --help shows it."""
     wheels = ROOT / ".cache" / "wheels"
-    uv_wheel = next(wheels.glob("uv-*.whl"), None) if wheels.is_dir() else None
-    if uv_wheel is None:
-        pytest.skip("needs uv's wheel in .cache/wheels (`make test` keeps it there)")
-    tools = tmp_path / "uv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tools)], check=True)
-    pip("--python", str(tools / "bin" / "python"), "install", "--no-deps", "-q", str(uv_wheel))
     home = tmp_path / "home"
     env = dict(os.environ, HOME=str(home), UV_TOOL_DIR=str(home / ".local" / "share" / "uv" / "tools"),
-               UV_TOOL_BIN_DIR=str(home / ".local" / "bin"), UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+               UV_TOOL_BIN_DIR=str(home / ".local" / "bin"), UV_CACHE_DIR=str(tools.parent / "uv-cache"),
                MANPAGER="cat", PAGER="cat")
     cp = subprocess.run([str(tools / "bin" / "uv"), "tool", "install", "--offline", "--no-index", "--find-links",
                          str(wheels), "-q", str(wheel)], env=env, capture_output=True, text=True)
@@ -183,22 +191,18 @@ def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path, wheel: Path)
 
 @pytest.mark.install
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
-def test_pipx_install_puts_the_man_page_where_man_finds_it(tmp_path: Path, wheel: Path) -> None:
+def test_pipx_install_puts_the_man_page_where_man_finds_it(tmp_path: Path, wheel: Path, tools: Path) -> None:
     """`pipx install .`: the command linked into PIPX_BIN_DIR (~/.local/bin), the page the wheel carries as
     data linked into PIPX_MAN_DIR (~/.local/share/man), beside that bin folder, where man finds it. pipx
     installs with uv here (`pipx[uv]`), offline from the cached wheels: pip would take half a minute."""
     wheels = ROOT / ".cache" / "wheels"
-    if not any(wheels.glob("pipx-*.whl")) or not any(wheels.glob("uv-*.whl")):
-        pytest.skip("needs the wheels of pipx, its dependencies and uv in .cache/wheels")
-    tools = tmp_path / "pipx"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tools)], check=True)
-    pip("--python", str(tools / "bin" / "python"), "install", "--no-index", "--find-links", str(wheels), "-q",
-        "pipx[uv]")
+    if not (tools / "bin" / "pipx").is_file():
+        pytest.skip("needs the wheels of pipx and its dependencies in .cache/wheels")
     home = tmp_path / "home"
     git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
     env = dict(os.environ, HOME=str(home), PIPX_HOME=str(home / ".local" / "share" / "pipx"),
                PIPX_BIN_DIR=str(home / ".local" / "bin"), PIPX_MAN_DIR=str(home / ".local" / "share" / "man"),
-               PIPX_DEFAULT_BACKEND="uv", UV_CACHE_DIR=str(tmp_path / "uv-cache"), MANPAGER="cat", PAGER="cat",
+               PIPX_DEFAULT_BACKEND="uv", UV_CACHE_DIR=str(tools.parent / "uv-cache"), MANPAGER="cat", PAGER="cat",
                PATH=os.pathsep.join([str(home / ".local" / "bin"), str(git_dir), "/usr/bin", "/bin"]))
     cp = subprocess.run([str(tools / "bin" / "pipx"), "install", f"--pip-args=--offline --no-index --find-links "
                          f"{wheels}", str(wheel)], env=env, capture_output=True, text=True)
