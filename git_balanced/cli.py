@@ -449,11 +449,12 @@ def lead_off(agent: str | None) -> int:
     return lead_cmd.off_command(agent)
 
 
-@lead.command(name="plugin", short_help="Write the lead as a Claude Code and Codex plugin, in DIR.")
+@lead.command(name="plugin", short_help="Write the lead as a Claude Code, Codex and Pi plugin, in DIR.")
 @click.argument("dest", metavar="DIR")
 def lead_plugin(dest: str) -> int:
     """Write a local plugin marketplace in DIR holding the lead (its MCP server, hooks and skill) for Claude
-    Code and Codex; installed once with their `plugin` commands, it serves every repository."""
+    Code and Codex, and as a Pi package (its tools, hooks and skill); installed once with their `plugin`
+    commands (Pi: `pi install DIR/plugins/balanced`), it serves every repository."""
     from git_balanced.commands import lead as lead_cmd
 
     return lead_cmd.plugin_command(dest)
