@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def balanced_argv(local: bool = True) -> list[str]:
     """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
-    return [sys.executable, "-m", "git_balanced.cli"] if local else ["git", "balanced"]
+    return [sys.executable, "-m", "git_balanced.front"] if local else ["git", "balanced"]
 
 
 def render(name: str, argv: list[str] | None = None) -> str:
