@@ -14,7 +14,6 @@ import click
 
 from git_balanced import __version__, exits
 from git_balanced.kit.verbs import VERBS, Arg, Face, Verb, verb
-from git_balanced.ui import plain
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
