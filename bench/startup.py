@@ -57,6 +57,12 @@ COMMANDS: list[tuple[str, list[str], bytes]] = [
     ("hook stop", ["hook", "stop"], STOP),
     ("hook pre-push", ["hook", "pre-push", "origin"], b""),
 ]
+# What bounds them, timed the same way (figures, no goal): the standard library the package is written with, and
+# the modules every command that reads the repository imports (the door to git, the state's types and checks).
+BOUNDS: list[tuple[str, str]] = [
+    ("stdlib the package uses", "import dataclasses, enum, json, pathlib, re, subprocess, typing"),
+    ("git door and state types", "import git_balanced.git, git_balanced.state.health"),
+]
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio
             verdicts.append((ratio <= GOAL, f"start-up of `git balanced {label}` within {GOAL:.0f}x of python -c "
                                             f"pass ({args.by}): {ratio:.1f}x, load {got.load:.2f}"))
+        print("\n  what bounds them (python -c 'IMPORTS', no goal)")
+        for label, code in BOUNDS:
+            got = paired([sys.executable, "-c", code], b"", lead, env, args.rounds)
+            print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
+                  f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{'':>11}   {got.load:.2f}", flush=True)
         print()
         for ok, words in verdicts:
             print(f"{'PASS' if ok else 'MISS'}  {words}")
