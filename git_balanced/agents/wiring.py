@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_balanced.agents import modes
-from git_balanced.agents.base import AgentRun
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
 
 if TYPE_CHECKING:
+    from git_balanced.agents.base import AgentRun
     from git_balanced.jobs import Job
     from git_balanced.lead import Lead
 
