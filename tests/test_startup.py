@@ -19,9 +19,9 @@ from tests.support.plans import lead_repo, piece, plan
 HEAVY = ("click", "pydantic", "pydantic_core", "mcp", "rich", "ruamel")
 STOP = json.dumps({"hook_event_name": "Stop", "permission_mode": "default"})
 READ = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
-# (arguments, stdin): each runs through the front door without click
-FAST = [(["--version"], None), (["board"], None), (["board", "--json"], None), (["board", "--all", "--json"], None),
-        (["inbox"], None), (["inbox", "--json"], None), (["hook", "stop"], STOP), (["hook", "pre-tool-use"], READ),
+# (arguments, stdin): each runs through the front door without click; the lightest first (see the last test)
+FAST = [(["--version"], None), (["hook", "pre-tool-use"], READ), (["board"], None), (["board", "--json"], None),
+        (["board", "--all", "--json"], None), (["inbox"], None), (["inbox", "--json"], None), (["hook", "stop"], STOP),
         (["hook", "no-such-hook"], None)]
 
 
@@ -74,18 +74,23 @@ def test_the_fast_commands_run_what_their_verbs_declare() -> None:
 
 
 def test_the_fast_commands_import_no_click_pydantic_or_mcp(lead: Path) -> None:
-    """Run each in one fresh interpreter, one after another; after each, none of the heavy packages is loaded."""
+    """Run each in one fresh interpreter, one after another; after each, none of the heavy packages is loaded.
+    `--version` loads nothing of the package but the front door, and a worker's pre-tool-use no state."""
     script = (
         "import io, json, sys\n"
         "from git_balanced import front\n"
-        f"heavy, found = {HEAVY!r}, {{}}\n"
+        f"heavy, found, ours = {HEAVY!r}, {{}}, {{}}\n"
         f"for args, stdin in {FAST!r}:\n"
         "    sys.stdin, sys.stdout = io.StringIO(stdin or ''), io.StringIO()\n"
         "    front.main(args)\n"
         "    found[' '.join(args)] = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "    ours[' '.join(args)] = sorted(m for m in sys.modules if m.startswith('git_balanced'))\n"
         "sys.stdout = sys.__stdout__\n"
-        "print(json.dumps(found))\n")
+        "print(json.dumps([found, ours]))\n")
     cp = subprocess.run([sys.executable, "-c", script], cwd=lead, capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, cp.stderr
-    found = json.loads(cp.stdout)
+    found, ours = json.loads(cp.stdout)
     assert found == {" ".join(args): [] for args, _ in FAST}, f"heavy modules imported: {found}"
+    assert ours["--version"] == ["git_balanced", "git_balanced.exits", "git_balanced.front"], ours["--version"]
+    state = [m for m in ours["hook pre-tool-use"] if m.startswith(("git_balanced.state", "git_balanced.channel"))]
+    assert state == [], "a worker's hook on each tool call reads none of the lead's state"
