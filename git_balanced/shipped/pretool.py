@@ -4,9 +4,10 @@ On the lead's machine `git balanced hook pre-tool-use` (hooks/agent.py) imports 
 runner writes this file next to its script (worker_shim.py, `{run_dir}/bin/`), which loads it from there.
 An edit outside the piece's paths is refused by the guard; with lead_allows_commands on, or under a lead whose
 own mode asks before commands, any other tool call but a read becomes a question to the lead (an edit too,
-unless workers edit without asking and the lead's mode lets edits go ahead), and the lead's answer allows or
-denies it; under a lead in plan mode only reads go ahead. Each caller says how the guard is found and how
-the lead is asked.
+unless workers edit without asking: then an edit in its own worktree goes ahead whatever the lead's mode), and
+the lead's answer allows or denies it; under a lead in plan mode only reads go ahead. A Codex worker's own
+`git add` and `git commit` in its worktree are run by its hook (own_commit). Each caller says how the guard is
+found and how the lead is asked.
 """
 
 from __future__ import annotations
@@ -88,6 +89,12 @@ def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str
     else:
         return None
     return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or under it, links resolved."""
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def only_asks(command: str, asking: str) -> bool:
@@ -198,9 +205,14 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
         if held == "read-only":
             return decision("deny", "Your lead is in plan mode (read only), so its workers only read: "
                                     "no edit, no command. Say what you would change instead.")
+        unasked = flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True)
+        if unasked and held == "ask" and all(inside(p, worktree) for p in paths):
+            # The switch means what it says: its own edits go ahead whatever the lead asks before; only its
+            # commands go by the lead's mode. Said outright, for an agent started to ask before edits.
+            return decision("allow", "Workers edit without asking: an edit in its own worktree goes ahead.")
         if held == "ask":
             return ask(tool, ", ".join(paths), "edit")
-        if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
+        if unasked or not ask_lead:
             return None
         return ask(tool, ", ".join(paths), "edit")
     if tool in (rules.get("plans") or []) and flag("GIT_BALANCED_PLAN_BY_PERMIT", False):
