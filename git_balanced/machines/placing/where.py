@@ -94,7 +94,9 @@ def _one(lead: Lead, pool: list[Seat], w: Want, mode: BalancedSettings, reserve:
             return Placement(name, f"{name}: {said} names it")
         return _fallback(pool, w.agent, mode, f"{said} names {name}, but {why}", f"it waits for {name}")
     p = accounts.choose_with_room(lead.repo, pool, agent=w.agent, reserve=reserve)
-    return _fallback(pool, w.agent, mode, f"{said} found no machine: {p.why}", "it waits") if p.waits else p
+    if not p.waits or not mode.fallback:  # the balanced rule's own words, as they always were
+        return p
+    return _fallback(pool, w.agent, mode, f"{said} found no machine: {p.why}", "it waits")
 
 
 def _cannot(pool: list[Seat], name: str, agent: str) -> str:
