@@ -20,6 +20,8 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -109,6 +111,23 @@ class BalancedSettings(_Table):
     attach_from: tuple[PathGlob, ...] = Field(
         default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
                                 'such as ["docs/shots"]')
+    placement: Literal["local", "single", "balanced"] = Field(
+        default="balanced", description='one of "local" (this machine only), "single" (the one `machine` names) or '
+                                        '"balanced" (the ticked machines, least busy first)')
+    machine: Name | None = Field(default=None, validate_default=True,
+                                 description='the name of a machine you added (see `git balanced machines`)')
+    fallback: StrictBool = Field(default=False, description="true or false")
+
+    @field_validator("machine")
+    @classmethod
+    def _machine_for_single(cls, value: str | None, info: ValidationInfo) -> str | None:
+        single = info.data.get("placement") == "single"
+        if single and value is None:
+            raise ValueError('placement = "single" needs it')
+        if value is not None and "placement" in info.data and not single:
+            raise ValueError(f'it is read only with placement = "single", and placement is '
+                             f'"{info.data["placement"]}"')
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -327,6 +346,11 @@ def _explain(err: Any, source_name: str) -> tuple[str, str]:
     reason = str(err.get("ctx", {}).get("error", ""))
     if err["type"].endswith("_type") and not isinstance(value, dict):
         line = f"{source_name}: {where} is {_show(value)} ({_kind(value)}), but it must be {allowed}."
+    elif value is None and reason:  # a key another one needs
+        line = f"{source_name}: {where} is not set, but {reason}; it must be {allowed}."
+        return line, _hint(source_name, f"add `{key}` ({allowed})")
+    elif reason.startswith("it is read only with"):  # a key that means nothing with the others as they are
+        return f"{source_name}: {where} is {_show(value)}, but {reason}.", _hint(source_name, f"remove `{key}`")
     elif reason.startswith("it "):  # why the text is unfit: its length, or the character it holds
         line = f"{source_name}: {where} is {_show(value)}: {reason}; it must be {allowed}."
     else:

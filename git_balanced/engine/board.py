@@ -198,6 +198,10 @@ def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
         line = corrections_line(lead)
         if line:
             out["now"].append({"text": line, "kind": "corrections"})
+    from git_balanced.machines.inventory import held  # a machine SSH refuses to log in to waits on your fix
+
+    out["now"] += [{"text": held.words(m, h), "kind": "held machine", "machine": m, "fix": h.get("fix")}
+                   for m, h in held.held(lead.repo).items()]
     return out
 
 

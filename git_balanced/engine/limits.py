@@ -140,13 +140,14 @@ def _lacks(j: Job) -> str:
 def _on_a_machine_with_its_agent(ctx: Context, j: Job, named: str | None) -> Go:
     from git_balanced.machines.inventory.records import added, local_preference, ticked
     from git_balanced.machines.placing.seats import running_counts
-    from git_balanced.machines.placing.where import Want, place
+    from git_balanced.machines.placing.where import Want, chosen_by_settings, place
 
     why = _lacks(j)
     if named:
         return Go(j) if not why else _waits(ctx, j, f"for {named}, the machine its plan names: {why}")
     pref = local_preference() if j.machine == "local" else added().get(j.machine, {}).get("preference")
-    if not why and j.machine in ticked(ctx.repo) and pref != "manual-only":
+    if not why and (j.machine in ticked(ctx.repo) and pref != "manual-only"
+                    or chosen_by_settings(ctx.settings.balanced, j.machine)):
         return Go(j)
     everyone = J.all_jobs(ctx.repo).values()
     found = place(ctx.lead, [Want(j.agent)], reserve=ctx.settings.balanced.reserve,

@@ -20,9 +20,11 @@ from git_balanced.files import write_json
 from git_balanced.job_events import Failed, Finished
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.prepare import agents_probe
+from git_balanced.machines.reach import auth
 from git_balanced.shipped.messages import MessageError, Reason, Result
 from git_balanced.vocab import Failure, JobState, RunState
 
@@ -42,12 +44,14 @@ class Watcher:
     def watch(self, ctx: Context, running: list[Job]) -> bool:
         """Look at the running workers once; True when one of them ended (and its job says so now)."""
         if not running:
+            self._tell_holds()
             return False
         states = workers.statuses(self.lead, running)
         before = dict(self.unreachable_since)
-        for j in running:  # a machine that answered is no longer on its way to being lost
+        for j in running:  # a machine that answered is no longer on its way to being lost, nor held
             if states.get(j.id, {}).get("state") != RunState.UNREACHABLE:
                 self.unreachable_since.pop(j.machine, None)
+                held.release(self.repo, j.machine)
         if before != self.unreachable_since:
             self._save_since()
         self._prefetch([j for j in running if states.get(j.id, {}).get("state") == RunState.FINISHED], states)
@@ -75,7 +79,18 @@ class Watcher:
         # pass (a worker here that asks the lead directly leaves nothing in its runner's files to relay).
         relay.relay(self.lead, [(j, states[j.id]) for j in running
                                 if states.get(j.id, {}).get("state") == RunState.RUNNING])
+        self._tell_holds()
         return ended
+
+    def _tell_holds(self) -> None:
+        """The lead hears once of each machine held (SSH refused to log in), with what fixes it, and once when
+        it answers again: keyed by the machine and the hold's start, so a pass run again says nothing twice."""
+        for m, h in held.held(self.repo).items():
+            post(self.repo, self.lead.branch, held.words(m, h), kind="machine-held", machine=m, fix=h.get("fix"),
+                 key=f"held:{m}:{h.get('since')}", again=True)
+        for m, c in held.cleared(self.repo).items():
+            post(self.repo, self.lead.branch, f"{m} answers again: it is no longer held, and takes new pieces",
+                 kind="machine-held", machine=m, key=f"cleared:{m}:{c.get('since')}", again=True)
 
     def _load_since(self) -> dict[str, float]:
         try:
@@ -88,7 +103,14 @@ class Watcher:
         write_json(self._since_path, self.unreachable_since)
 
     def _unreachable(self, ctx: Context, j: Job, error: str) -> bool:
-        """Count the time its machine is out of reach; True once that is long enough to call the job lost."""
+        """Count the time its machine is out of reach; True once that is long enough to call the job lost. A
+        machine SSH refuses to log in to is held instead: its worker still runs there, and is never lost for it."""
+        no = auth.refused(_alias(j.machine), error) if auth.kind_of(error) else None
+        if no is not None:
+            held.hold(self.repo, j.machine, no.kind, no.detail, no.fix, no.words)
+            if self.unreachable_since.pop(j.machine, None) is not None:
+                self._save_since()
+            return False
         if j.machine not in self.unreachable_since:
             self.unreachable_since[j.machine] = time.time()
             self._save_since()
@@ -194,6 +216,14 @@ class Watcher:
         ref = self._fetched.get(j.id) or workers.host_for(self.lead, j.machine).fetch_back(j.branch)
         if ref and j.machine != "local":  # a local branch comes back to its own name, where landing looks
             data["fetched_ref"] = ref
+
+
+def _alias(machine: str) -> str:
+    """The SSH host a machine is reached as; its name when it is no longer added."""
+    try:
+        return str(inventory.host_alias(machine))
+    except BalancedError:
+        return machine
 
 
 def _commits(status: dict[str, Any]) -> int:

@@ -4,9 +4,10 @@ On the lead's machine `git balanced hook pre-tool-use` (hooks/agent.py) imports 
 runner writes this file next to its script (worker_shim.py, `{run_dir}/bin/`), which loads it from there.
 An edit outside the piece's paths is refused by the guard; with lead_allows_commands on, or under a lead whose
 own mode asks before commands, any other tool call but a read becomes a question to the lead (an edit too,
-unless workers edit without asking and the lead's mode lets edits go ahead), and the lead's answer allows or
-denies it; under a lead in plan mode only reads go ahead. Each caller says how the guard is found and how
-the lead is asked.
+unless workers edit without asking: then an edit in its own worktree goes ahead whatever the lead's mode), and
+the lead's answer allows or denies it; under a lead in plan mode only reads go ahead. A Codex worker's own
+`git add` and `git commit` in its worktree are run by its hook (own_commit). Each caller says how the guard is
+found and how the lead is asked.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -89,6 +91,12 @@ def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str
     return [os.path.normpath(os.path.join(cwd, p.strip())) for p in raw if p.strip()]
 
 
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or under it, links resolved."""
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def only_asks(command: str, asking: str) -> bool:
     """Whether a shell command is `git balanced ask …` alone: nothing chained, piped, redirected or
     substituted, which its allow would let run with it."""
@@ -100,6 +108,64 @@ def only_asks(command: str, asking: str) -> bool:
         return not any(tok and set(tok) <= set("();<>|&") for tok in lex)
     except ValueError:  # an unclosed quote
         return False
+
+
+# A Codex worker's `git add` and `git commit` in its own worktree: Codex's sandbox keeps every `.git` read-only,
+# its worktree's own git folder (in the copy, beside the worktree) included, so there they always fail. Exactly
+# these two, as a chain of `&&`, in its worktree, are run by its hook (inside the fence, outside Codex's sandbox,
+# hooks and guard and all, as the worker would), and Codex is told what git said. Anything else is left as it was.
+OWN_GIT = ("add", "commit")
+CHAIN = "&&"
+
+
+def own_commit(data: dict, tool_input: dict, command: str, worktree: str) -> list[list[str]] | None:
+    """The git argument lists of a Codex shell call that is only `git add …` and `git commit …` joined by `&&`,
+    run in its own worktree; None for any other call (another agent's, another folder, any other command,
+    option before the subcommand, redirection, substitution or variable)."""
+    if "turn_id" not in data or not command or re.search(r"[`\n$]", command):
+        return None
+    where = str(tool_input.get("workdir") or data.get("cwd") or "")
+    if not where or os.path.realpath(where) != os.path.realpath(worktree):
+        return None
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    try:
+        tokens = list(lex)
+    except ValueError:  # an unclosed quote
+        return None
+    parts: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok == CHAIN:
+            parts.append([])
+        elif tok and set(tok) <= set("();<>|&"):
+            return None
+        else:
+            parts[-1].append(tok)
+    if not all(len(p) >= 2 and p[0] == "git" and p[1] in OWN_GIT for p in parts):
+        return None
+    return [p[1:] for p in parts]
+
+
+def commit_for_codex(steps: list[list[str]], worktree: str) -> dict:
+    """Run the worker's own `git add` and `git commit` in its worktree, in turn, stopping at the first that
+    fails; Codex reads what git said as the call's answer."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")}
+    env["GIT_EDITOR"] = env["GIT_SEQUENCE_EDITOR"] = "false"  # a commit without -m fails rather than waits
+    said, code = [], 0
+    for args in steps:
+        try:
+            cp = subprocess.run(["git", "-c", "maintenance.auto=false", *args], cwd=worktree, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                timeout=600)
+            code, out = cp.returncode, cp.stdout.decode("utf-8", "replace").strip()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            code, out = 127, f"git: {exc}"
+        said.append(f"$ git {shlex.join(args)}\n{out}".rstrip())
+        if code != 0:
+            break
+    return decision("deny", "Your hook ran it in your worktree, where your sandbox keeps git's own folder read-only "
+                            f"(exit {code}):\n" + "\n".join(said)[-4000:])
 
 
 LEVELS = ("read-only", "ask", "edits", "free")  # as agents/modes.py: what the lead's mode leaves a worker
@@ -139,9 +205,14 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
         if held == "read-only":
             return decision("deny", "Your lead is in plan mode (read only), so its workers only read: "
                                     "no edit, no command. Say what you would change instead.")
+        unasked = flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True)
+        if unasked and held == "ask" and all(inside(p, worktree) for p in paths):
+            # The switch means what it says: its own edits go ahead whatever the lead asks before; only its
+            # commands go by the lead's mode. Said outright, for an agent started to ask before edits.
+            return decision("allow", "Workers edit without asking: an edit in its own worktree goes ahead.")
         if held == "ask":
             return ask(tool, ", ".join(paths), "edit")
-        if flag("GIT_BALANCED_EDIT_WITHOUT_ASKING", True) or not ask_lead:
+        if unasked or not ask_lead:
             return None
         return ask(tool, ", ".join(paths), "edit")
     if tool in (rules.get("plans") or []) and flag("GIT_BALANCED_PLAN_BY_PERMIT", False):
@@ -158,6 +229,9 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
     if held == "read-only":
         return decision("deny", "Your lead is in plan mode (read only), so its workers only read: no edit, "
                                 "no command. Say what you would run instead.")
+    own = own_commit(data, tool_input, command, worktree)
+    if own is not None:
+        return commit_for_codex(own, worktree)
     if not ask_lead:
         return None
     what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"

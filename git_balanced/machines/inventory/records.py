@@ -11,6 +11,7 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
+from git_balanced.machines.inventory import held as holds
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.inventory.placement import WEIGHTS
 from git_balanced.models import MachineName
@@ -176,11 +177,14 @@ def mark_timed_out(repo: Repo, machine: str, why: str) -> None:
 
 
 def ineligible(repo: Repo) -> dict[str, str]:
-    """Machines kept out of placement now, with why and until when, in words."""
+    """Machines kept out of placement now, with why and until when, in words; held ones (held.py) until they
+    answer again."""
     out = {}
     for name, v in _load(_unreachable_file(repo)).items():
         until = float(v.get("until", 0))
         if until > time.time():
             when = clock(until, seconds=True)
             out[name] = f"{v.get('why', 'it did not answer')}; it is skipped until {when}"
+    for name, h in holds.held(repo).items():  # held until it answers again: no time says when
+        out[name] = holds.why(h)
     return out

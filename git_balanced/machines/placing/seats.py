@@ -9,6 +9,7 @@ from dataclasses import replace
 from git_balanced.git import Repo
 from git_balanced.jobs import Job, all_jobs, by_machine
 from git_balanced.lead import Lead
+from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory.placement import Seat
 from git_balanced.machines.inventory.records import LOCAL, added, ineligible, local_preference, readiness, ticked
 from git_balanced.machines.prepare import agents_probe
@@ -39,11 +40,15 @@ def seats(lead: Lead, running: dict[str, int] | None = None) -> list[Seat]:
 
 def probed(repo: Repo, seen: Iterable[Seat]) -> list[Seat]:
     """The seats after asking each ticked, ready SSH machine among them whether it answers now (all at once,
-    over SSH): one that does not is unreachable, with why. A new list."""
+    over SSH): one that does not is unreachable, with why. A held one (SSH refused to log in) is asked too, and
+    taken back when it answers. A new list."""
     seen = list(seen)
-    ask = [s.name for s in seen if s.name != LOCAL and s.ticked and s.ready and s.reachable]
+    on_hold = held.held(repo)
+    ask = [s.name for s in seen if s.name != LOCAL and s.ticked and s.ready and (s.reachable or s.name in on_hold)]
     away = probe.unanswering(repo, ask)
-    return [replace(s, reachable=False, why_not=away[s.name]) if s.name in away else s for s in seen]
+    back = {name for name in on_hold if name in ask and name not in away}
+    return [replace(s, reachable=False, why_not=away[s.name]) if s.name in away else
+            replace(s, reachable=True, why_not="") if s.name in back else s for s in seen]
 
 
 def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:

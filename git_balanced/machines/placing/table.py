@@ -8,11 +8,12 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
+from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL
 from git_balanced.machines.placing import seats
 from git_balanced.machines.prepare import agents_probe
-from git_balanced.machines.reach import sshconfig
+from git_balanced.machines.reach import probe, sshconfig
 
 
 def _repo() -> Repo | None:
@@ -36,8 +37,10 @@ def rows() -> list[dict[str, Any]]:
     ticks = inventory.ticked(repo) if repo else set()
     ready = inventory.readiness(repo) if repo else {}
     running = seats.running_counts(all_jobs(repo).values()) if repo else {}
-    away = inventory.ineligible(repo) if repo else {}
     added = inventory.added()
+    if repo:  # a held machine (SSH refused to log in) is asked again: one that answers now is taken back
+        probe.unanswering(repo, [name for name in held.held(repo) if name in added])
+    away = inventory.ineligible(repo) if repo else {}
     # What each machine that may work has of the agents: kept a few minutes, else asked (all at once).
     asked = [LOCAL] + [n for n in sorted(added) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
     agents_probe.refresh(asked, agents_probe.AGENTS)

@@ -2,7 +2,7 @@
 
 Each machine is asked `true` through this process's transport to it, all at once. One that does not answer
 in time is kept out of placement for a while (records.mark_timed_out), so the next pass does not wait on it
-again.
+again. One that SSH refuses to log in to (a key, a changed host key) is held until it answers (held.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.machines.inventory import records
+from git_balanced.machines.inventory import held, records
+from git_balanced.machines.reach import auth
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MachineUnreachable
 
@@ -35,6 +36,10 @@ def unanswering(repo: Repo, machines: list[str]) -> dict[str, str]:
             res = t.run(["true"], timeout=PROBE_TIMEOUT)
         except MachineUnreachable as exc:
             why = exc.detail or exc.message
+            no = auth.refused(str(records.host_alias(machine)), why)
+            if no is not None:  # SSH refused to log in: held, not out of reach
+                held.hold(repo, machine, no.kind, no.detail, no.fix, no.words)
+                return machine, held.why(held.held(repo)[machine])
             if exc.timed_out:
                 return machine, timed_out(f"it did not answer in time ({why})")
             return machine, f"it cannot be reached ({why})"
@@ -44,6 +49,7 @@ def unanswering(repo: Repo, machines: list[str]) -> dict[str, str]:
             return machine, timed_out(f"it did not answer within {PROBE_TIMEOUT:.0f} s")
         if not res.ok:
             return machine, f"`true` failed there (exit {res.code}) after {time.monotonic() - started:.1f} s"
+        held.release(repo, machine)
         return machine, ""
 
     if not machines:
