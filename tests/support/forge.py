@@ -61,6 +61,15 @@ class Forge:
         self.url = ""
 
     # -- what a test scripts ------------------------------------------------------------------------------
+    def reset(self, bare: Path) -> None:
+        """Start again over another bare repository: no pull requests, runs, reviews or requests."""
+        with self.lock:
+            self.bare, self.ci = bare, None
+            for kept in (self.pulls, self.runs, self.reviews, self.comments):
+                kept.clear()
+            self.seen.clear()
+            self.bodies.clear()
+
     def checks(self, sha: str, *runs: Run) -> None:
         """The check runs of commit `sha` from now on."""
         with self.lock:
