@@ -149,6 +149,7 @@ class PrSettings(_Table):
     fix: StrictBool = Field(default=False, description="true or false")
     fixes_a_day: Annotated[StrictInt, Field(ge=0, le=100)] = Field(
         default=3, description="a whole number of fixes from 0 to 100")
+    run: Command | None = Field(default=None, description=_COMMAND + " (a shell lead's fixer runs it)")
 
 
 class AgentsSettings(_Table):

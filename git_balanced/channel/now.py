@@ -244,7 +244,7 @@ def _words(r: dict[str, Any]) -> str:
 def ship(where: Lead | Repo | str | None, rid: str | None = None, *, pushed: str = "") -> dict[str, Any]:
     """Record that the review was shipped (after the push); the lead hears it."""
     lead = lead_of(where)
-    r = pick(lead, rid, ("review",), "ship")
+    r = pick(lead, rid, ("review",) + FIX_KINDS, "ship")
     return _answer(lead, r["id"], ANSWERS["ship"], {"pushed": pushed}, text=pushed)
 
 

@@ -78,12 +78,12 @@ class GitHub:
 
     def reviews(self, number: int) -> list[Review]:
         comments: dict[int, list[str]] = {}
-        for c in self._call("GET", f"/pulls/{number}/comments")[1] or []:
+        for c in self._call("GET", f"/pulls/{number}/comments", conditional=True)[1] or []:
             comments.setdefault(int(c.get("pull_request_review_id") or 0), []).append(
                 f"{c.get('path')}:{c.get('line') or c.get('original_line') or '?'}: {c.get('body')}")
         return [Review(user=str((r.get("user") or {}).get("login") or ""), state=str(r.get("state") or ""),
                        body=str(r.get("body") or ""), comments=tuple(comments.get(int(r.get("id") or 0), ())))
-                for r in self._call("GET", f"/pulls/{number}/reviews")[1] or []]
+                for r in self._call("GET", f"/pulls/{number}/reviews", conditional=True)[1] or []]
 
     # -- the wire ---------------------------------------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None, *, conditional: bool = False) -> tuple[bool, Any]:

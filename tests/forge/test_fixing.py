@@ -1,0 +1,68 @@
+"""With `[pr] fix = true` the engine watches the pull request `ship --pr` opened on the scripted forge: a
+failed check run goes to a worker on the lead's agent (a shell worker here), whose fix waits under Now as
+`Ready to push`; `ship` on it pushes, and the forge sees the new head and a passing run."""
+
+from __future__ import annotations
+
+import json
+
+from tests.forge.conftest import Project
+from tests.support.builders import git
+from tests.support.cli import balanced
+from tests.support.forge import Forge, Run
+
+# The fixer: the shell lead's `[pr] run`. It reads the message ($BALANCED_TASK), fixes the widget, and tries
+# to push, which must be refused.
+FIXER = "printf 'def widget():\\\\n    return 2\\\\n' > widget.py"
+
+
+def ci(forge: Forge, sha: str) -> list[Run]:
+    """The forge's CI: the widget must return 2."""
+    ok = "return 2" in (forge.show(sha, "widget.py") or "")
+    return [Run("lint", "success"), Run("tests", "success" if ok else "failure",
+                                        "" if ok else "FAILED tests/test_widget.py::test_two - assert 1 == 2",
+                                        [] if ok else [{"path": "widget.py", "start_line": 2, "end_line": 2,
+                                                        "message": "returns 1, wants 2"}])]
+
+
+def _fixing_on(project: Project, more: str = "") -> None:
+    settings = project.repo / ".magnum/settings.toml"
+    settings.write_text(settings.read_text() + f'fix = true\nrun = "{FIXER}"\n' + more)
+    git(project.repo, "commit", "-qam", "fix pull requests")
+
+
+def test_a_failed_check_is_fixed_by_its_session_and_shipped(project: Project) -> None:
+    repo, forge = project.repo, project.forge
+    _fixing_on(project)
+    forge.ci = ci
+    assert balanced(repo, "ship", "--pr", "--yes").code == 0
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran.err
+    events = git(repo, "log", "--format=%s", "refs/balanced/prs/1").splitlines()
+    sent = events[1]
+    assert sent.startswith("Pull request #1: checks failed, sent to its session (plan ")
+    assert events[::-1] == ["Pull request #1 opened: fix pull requests",
+                            "Pull request #1: checks failing · no review yet",
+                            f"Pull request #1: checks failed on {(forge.head_sha('feature') or '')[:7]}",
+                            sent, events[0]]
+    assert events[0].startswith("Pull request #1: fixed by its session, ready to push (f")
+    assert git(repo, "show", "feature:widget.py") == "def widget():\n    return 2", "the fix landed on the branch"
+    plan = sent.split("(plan ")[1].rstrip(")")
+    first = git(repo, "rev-list", "--max-parents=0", f"refs/balanced/plans/{plan}")
+    task = json.loads(git(repo, "show", f"{first}:event.json"))["data"]["pieces"][0]["task"]
+    assert "checks failed on" in task and "FAILED tests/test_widget.py::test_two - assert 1 == 2" in task
+    assert "widget.py:2: returns 1, wants 2" in task and "Do not push" in task, "the failing part of the logs"
+    rows = [r for r in json.loads(balanced(repo, "board", "--json").out)["now"] if r.get("kind") == "fix"]
+    assert len(rows) == 1 and rows[0]["row"]["ships"]["summary"].endswith(" · 1 file · +1 \u22121")
+    board = balanced(repo, "board").out
+    assert f"1 ⇡ Ready to push {rows[0]['row']['id']}: #1 checks failed" in board, board
+    assert "Fixed by its session · ready to push" in board
+    shipped = balanced(repo, "ship", "--yes")
+    assert shipped.code == 0, shipped.err
+    assert forge.head_sha("feature") == git(repo, "rev-parse", "feature"), "the forge sees the new head"
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran.err
+    assert [r.conclusion for r in forge.runs[forge.head_sha("feature") or ""]] == ["success", "success"]
+    last = git(repo, "log", "-1", "--format=%s", "refs/balanced/prs/1")
+    assert last == "Pull request #1: checks passed", last
+
