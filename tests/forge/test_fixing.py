@@ -26,8 +26,10 @@ def ci(forge: Forge, sha: str) -> list[Run]:
 
 
 def _fixing_on(project: Project, more: str = "") -> None:
+    """`[pr] fix = true`, the fixer as `[pr] run`; it also tries to push its commit to the remote."""
+    sneaky = f"git push {project.bare} HEAD:refs/heads/sneaky; "
     settings = project.repo / ".magnum/settings.toml"
-    settings.write_text(settings.read_text() + f'fix = true\nrun = "{FIXER}"\n' + more)
+    settings.write_text(settings.read_text() + f'fix = true\nrun = "{sneaky}{FIXER}"\n' + more)
     git(project.repo, "commit", "-qam", "fix pull requests")
 
 
@@ -52,6 +54,9 @@ def test_a_failed_check_is_fixed_by_its_session_and_shipped(project: Project) ->
     task = json.loads(git(repo, "show", f"{first}:event.json"))["data"]["pieces"][0]["task"]
     assert "checks failed on" in task and "FAILED tests/test_widget.py::test_two - assert 1 == 2" in task
     assert "widget.py:2: returns 1, wants 2" in task and "Do not push" in task, "the failing part of the logs"
+    said = balanced(repo, "show", "balanced/fix-pr-1").out
+    assert "fatal: '/git balanced: a worker does not push. Commit your work; the person ships it" in said, said
+    assert git(project.bare, "for-each-ref", "refs/heads/sneaky") == "", "its push was refused"
     rows = [r for r in json.loads(balanced(repo, "board", "--json").out)["now"] if r.get("kind") == "fix"]
     assert len(rows) == 1 and rows[0]["row"]["ships"]["summary"].endswith(" · 1 file · +1 \u22121")
     board = balanced(repo, "board").out
