@@ -122,13 +122,15 @@ class Passed(PrEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class Merged(PrEvent):
-    name: ClassVar[str] = "merged"
+    """Merged on the forge (not `merged`: that name is a merge of two chains of a ref, state/events.py)."""
+
+    name: ClassVar[str] = "merged on the forge"
     state: ClassVar[PrState | None] = PrState.MERGED
 
 
 @dataclass(frozen=True, kw_only=True)
 class Closed(PrEvent):
-    name: ClassVar[str] = "closed"
+    name: ClassVar[str] = "closed on the forge"
     state: ClassVar[PrState | None] = PrState.CLOSED
 
 
