@@ -73,7 +73,8 @@ def ship_pr_command(*, yes: bool, name: str | None, base: str | None, draft: boo
         now.ship(lead, waiting["id"], pushed=f"pushed {r.branch} to {sh.remote} and {what}")
     else:
         inbox.post(lead.repo, lead.branch, f"Shipped {r.branch}: {what}, {r.summary}", kind="shipped")
-    ui.say(f"Pushed {r.branch} to {sh.remote}/{r.branch} and {what}: {r.summary}.")
+    ui.say(f"Pushed {r.branch} to {sh.remote}/{r.branch} and {what}: {r.summary}."
+           + (f" Answered {waiting['id']}: shipped." if waiting else ""))
     ui.say("  `git balanced review` shows its checks and reviews; with `[pr] fix = true` in .magnum/settings.toml "
            "its failures go to the session that made it.")
     return 0

@@ -106,7 +106,7 @@ def _ready(lead: Lead, p: Pr, sent: dict[str, Any], head: str, tip: str) -> None
                         f"· +{ins} \u2212{dels}", "commits": commits, "files": files, "insertions": ins,
              "deletions": dels, "upstream": f"pull request #{p.number}"}
     trouble = str(sent.get("trouble") or "")
-    row = now.put_fix(lead, f"#{p.number} {trouble}: {lead.repo.subject(lead.branch)}", pr=p.number,
+    row = now.put_fix(lead, f"#{p.number} {trouble}, fixed by its session ({tip[:7]})", pr=p.number,
                       trouble=trouble, commit=tip, ships=ships, check=run_check(lead))
     record(lead.repo, p.number, Fixed(commit=tip, row=row["id"]),
            f"Pull request #{p.number}: fixed by its session, ready to push ({row['id']})")

@@ -60,11 +60,12 @@ def test_a_failed_check_is_fixed_by_its_session_and_shipped(project: Project) ->
     rows = [r for r in json.loads(balanced(repo, "board", "--json").out)["now"] if r.get("kind") == "fix"]
     assert len(rows) == 1 and rows[0]["row"]["ships"]["summary"].endswith(" · 1 file · +1 \u22121")
     board = balanced(repo, "board").out
-    assert f"1 ⇡ Ready to push {rows[0]['row']['id']}: #1 checks failed" in board, board
+    assert f"1 ⇡ Ready to push {rows[0]['row']['id']}: #1 checks failed, fixed by its session (" in board, board
     assert "Fixed by its session · ready to push" in board
     shipped = balanced(repo, "ship", "--yes")
     assert shipped.code == 0, shipped.err
     assert forge.head_sha("feature") == git(repo, "rev-parse", "feature"), "the forge sees the new head"
+    assert f"Answered {rows[0]['row']['id']}: shipped." in shipped.out
     ran = balanced(repo, "engine", "--until-idle")
     assert ran.code == 0, ran.err
     assert [r.conclusion for r in forge.runs[forge.head_sha("feature") or ""]] == ["success", "success"]
