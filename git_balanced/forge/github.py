@@ -61,7 +61,9 @@ class GitHub:
         runs = []
         for r in data.get("check_runs") or []:
             out = r.get("output") or {}
-            text = "\n".join(str(out.get(k) or "") for k in ("title", "summary", "text") if out.get(k))
+            parts = [str(out.get(k) or "").strip() for k in ("title", "summary", "text")]
+            # A summary is often the text's first lines: each part once, unless another holds it whole.
+            text = "\n".join(p for i, p in enumerate(parts) if p and not any(p in q for q in parts[i + 1:]))
             runs.append(CheckRun(id=int(r["id"]), name=str(r.get("name") or ""), done=r.get("status") == "completed",
                                  failed=r.get("conclusion") in ("failure", "timed_out", "cancelled",
                                                                 "action_required"),
