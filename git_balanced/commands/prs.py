@@ -8,13 +8,14 @@ from typing import Any
 from git_balanced import trust, ui
 from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
-from git_balanced.forge import opening, prs, where
+from git_balanced.forge import opening, prs, watch, where
 from git_balanced.lead import Lead, open_lead
 from git_balanced.vocab import CheckState
 
 
 def pr_lines(lead: Lead) -> list[str]:
-    """Each of the lead's open pull requests, as `review` shows it."""
+    """Each of the lead's open pull requests, as `review` shows it (looked at on the forge first)."""
+    watch.refresh(lead)
     out = []
     for p in prs.of_lead(lead, open_only=True):
         status = prs.status_line(p)
@@ -23,6 +24,7 @@ def pr_lines(lead: Lead) -> list[str]:
 
 
 def pr_json(lead: Lead) -> list[dict[str, Any]]:
+    watch.refresh(lead)
     return [{"number": p.number, "state": p.state, "status": prs.status_line(p),
              **{k: p.fields.get(k) for k in ("url", "branch", "base", "checks", "decision", "conflicts")}}
             for p in prs.of_lead(lead)]

@@ -17,7 +17,7 @@ from git_balanced.forge.base import CheckRun, Forge, PullRequest, Review, checks
 from git_balanced.forge.events import Closed, Looked, Merged, Passed, Sent, ToYou, Troubled, record
 from git_balanced.forge.prs import Pr, of_lead
 from git_balanced.forge.where import open_forge
-from git_balanced.lead import Lead
+from git_balanced.lead import Lead, settings_at
 from git_balanced.settings import Settings
 from git_balanced.vocab import ChecksState, PrState, Trouble
 
@@ -55,8 +55,20 @@ def engine_tick(lead: Lead, settings: Settings, *, at: float | None = None) -> N
             ui.note(f"[balanced] Pull request #{p.number} was not looked at: {exc.message}")
 
 
-def look(lead: Lead, settings: Settings, forge: Forge, p: Pr) -> None:
-    """One pull request: its state, checks, review decision and mergeability; a new trouble goes out once."""
+def refresh(lead: Lead) -> None:
+    """Look at the lead's open pull requests now, recording what changed but sending nothing (`review`); a
+    forge out of reach is said, and what the chains hold is shown."""
+    settings = settings_at(lead.repo, lead.branch)
+    for p in of_lead(lead, open_only=True):
+        try:
+            look(lead, settings, open_forge(lead, str(p.fields.get("remote") or "origin")), p, act=False)
+        except BalancedError as exc:
+            ui.note(f"Pull request #{p.number} was not looked at: {exc.message} (what it had is shown)")
+
+
+def look(lead: Lead, settings: Settings, forge: Forge, p: Pr, *, act: bool = True) -> None:
+    """One pull request: its state, checks, review decision and mergeability; with `act`, a new trouble goes
+    out once (to its session while `[pr] fix` is on, else to you)."""
     pr, _ = forge.pull(p.number)
     if pr.state != PrState.OPEN:
         ev = Merged() if pr.state == PrState.MERGED else Closed()
@@ -74,6 +86,8 @@ def look(lead: Lead, settings: Settings, forge: Forge, p: Pr) -> None:
     passed = p.newest("checks passed")
     if checks == ChecksState.PASSING and (passed is None or passed.data.get("head_sha") != pr.head_sha):
         record(lead.repo, p.number, Passed(head_sha=pr.head_sha), f"Pull request #{p.number}: checks passed")
+    if not act:
+        return
     trouble, said = _trouble(forge, pr, runs, checks, reviews)
     if trouble is None or _told(p, trouble, pr.head_sha):
         return
@@ -81,8 +95,9 @@ def look(lead: Lead, settings: Settings, forge: Forge, p: Pr) -> None:
            f"Pull request #{p.number}: {trouble} on {pr.head_sha[:7]}")
     p = next(x for x in of_lead(lead, open_only=True) if x.number == p.number)
     today, most = p.fixes_today(), settings.pr.fixes_a_day
-    if today >= most:
-        why = f"{today} fixes sent today already, the most `[pr] fixes_a_day` allows"
+    if today >= most or not settings.pr.fix:
+        why = f"{today} fixes sent today already, the most `[pr] fixes_a_day` allows" if settings.pr.fix else \
+            "`[pr] fix` is off"
         record(lead.repo, p.number, ToYou(trouble=trouble, head_sha=pr.head_sha, why=why),
                f"Pull request #{p.number}: {trouble}, yours ({why})")
         return

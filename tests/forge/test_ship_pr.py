@@ -33,8 +33,13 @@ def test_ship_pr_pushes_opens_then_reuses_and_shows_the_pull_request(project: Pr
     events = git(repo, "log", "--format=%s", "refs/balanced/prs/1").splitlines()
     assert events[0] == "Pull request #1: pushed feature again"
 
+    forge.checks(forge.head_sha("feature") or "", Run("tests", "failure", "FAILED again"))
+    forge.review(1, "CHANGES_REQUESTED", "Not yet.")
     review = json.loads(balanced(repo, "review", "--json").out)
-    assert [(p["number"], p["state"], p["base"]) for p in review["prs"]] == [(1, "open", "main")]
+    assert [(p["number"], p["state"], p["base"], p["checks"], p["decision"]) for p in review["prs"]] == \
+        [(1, "open", "main", "failing", "changes requested")], "review looks at the forge, and sends nothing"
+    assert "Pull request #1 open · checks failing · changes requested" in balanced(repo, "review").out
+    assert not repo.joinpath(".git/refs/balanced/plans").exists()
     board = balanced(repo, "board").out
     assert "⇅ pull request #1 open" in board and forge.url + "/ada/widgets/pull/1" in board
 
