@@ -11,9 +11,14 @@ from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.forge import Forge, Run
 
-# The fixer: the shell lead's `[pr] run`. It reads the message ($BALANCED_TASK), fixes the widget, and tries
-# to push, which must be refused.
-FIXER = "printf 'def widget():\\\\n    return 2\\\\n' > widget.py"
+# The fixer, the shell lead's `[pr] run`: it tries to push (which must be refused), then fixes what its message
+# ($BALANCED_TASK) asks for: a comment when a reviewer asks for one, else the widget's value.
+FIXER = """git push {bare} HEAD:refs/heads/sneaky
+case "$BALANCED_TASK" in
+  *"asked for changes"*) printf '# The widget.\\n' >> widget.py ;;
+  *) printf 'def widget():\\n    return 2\\n' > widget.py ;;
+esac
+"""
 
 
 def ci(forge: Forge, sha: str) -> list[Run]:
@@ -25,15 +30,16 @@ def ci(forge: Forge, sha: str) -> list[Run]:
                                                         "message": "returns 1, wants 2"}])]
 
 
-def _fixing_on(project: Project, more: str = "") -> None:
-    """`[pr] fix = true`, the fixer as `[pr] run`; it also tries to push its commit to the remote."""
-    sneaky = f"git push {project.bare} HEAD:refs/heads/sneaky; "
+def _fixing_on(project: Project) -> None:
+    """`[pr] fix = true`, and the fixer (fix.sh, in the repository) as `[pr] run`."""
+    (project.repo / "fix.sh").write_text(FIXER.format(bare=project.bare))
     settings = project.repo / ".magnum/settings.toml"
-    settings.write_text(settings.read_text() + f'fix = true\nrun = "{sneaky}{FIXER}"\n' + more)
-    git(project.repo, "commit", "-qam", "fix pull requests")
+    settings.write_text(settings.read_text() + 'fix = true\nrun = "sh fix.sh"\n')
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "fix pull requests")
 
 
-def test_a_failed_check_is_fixed_by_its_session_and_shipped(project: Project) -> None:
+def test_a_failed_check_and_a_review_are_fixed_by_its_session_and_shipped(project: Project) -> None:
     repo, forge = project.repo, project.forge
     _fixing_on(project)
     forge.ci = ci
@@ -72,3 +78,11 @@ def test_a_failed_check_is_fixed_by_its_session_and_shipped(project: Project) ->
     last = git(repo, "log", "-1", "--format=%s", "refs/balanced/prs/1")
     assert last == "Pull request #1: checks passed", last
 
+    forge.review(1, "CHANGES_REQUESTED", "Say what it is.", (("widget.py", 1, "a comment, please"),))
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran.err
+    row = [r for r in json.loads(balanced(repo, "board", "--json").out)["now"] if r.get("kind") == "fix"][0]["row"]
+    assert row["summary"].startswith("#1 changes requested, fixed by its session")
+    assert balanced(repo, "ship", "--yes", row["id"]).code == 0
+    assert (forge.show(forge.head_sha("feature") or "", "widget.py") or "").endswith("# The widget.\n"), \
+        "the reviewer's change reached the forge"
