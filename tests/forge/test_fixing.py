@@ -5,11 +5,13 @@ failed check run goes to a worker on the lead's agent (a shell worker here), who
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from tests.forge.conftest import Project
 from tests.support.builders import git
 from tests.support.cli import balanced
-from tests.support.forge import Forge, Run
+from tests.support.forge import TOKEN, Forge, Run
 
 # The fixer, the shell lead's `[pr] run`: it tries to push (which must be refused), then fixes what its message
 # ($BALANCED_TASK) asks for: a comment when a reviewer asks for one, else the widget's value.
@@ -86,3 +88,14 @@ def test_a_failed_check_and_a_review_are_fixed_by_its_session_and_shipped(projec
     assert balanced(repo, "ship", "--yes", row["id"]).code == 0
     assert (forge.show(forge.head_sha("feature") or "", "widget.py") or "").endswith("# The widget.\n"), \
         "the reviewer's change reached the forge"
+    _no_token_anywhere([repo / ".git", Path(os.environ["HOME"])], [ran.out, ran.err, board])
+
+
+def _no_token_anywhere(folders: list[Path], outputs: list[str]) -> None:
+    """The token is in no output, and in no file of the repository's git folder or of the home the workers'
+    runs (their logs, results and environments) live in."""
+    assert not any(TOKEN in o for o in outputs)
+    for folder in folders:
+        for f in folder.rglob("*"):
+            if f.is_file() and not f.is_symlink() and f.stat().st_size < 1 << 22:
+                assert TOKEN.encode() not in f.read_bytes(), f"the token is in {f}"
