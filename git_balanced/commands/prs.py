@@ -9,7 +9,7 @@ from git_balanced import trust, ui
 from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
 from git_balanced.forge import opening, prs, watch, where
-from git_balanced.lead import Lead, open_lead
+from git_balanced.lead import Lead, open_lead, settings_at
 from git_balanced.vocab import CheckState
 
 
@@ -77,9 +77,21 @@ def ship_pr_command(*, yes: bool, name: str | None, base: str | None, draft: boo
         inbox.post(lead.repo, lead.branch, f"Shipped {r.branch}: {what}, {r.summary}", kind="shipped")
     ui.say(f"Pushed {r.branch} to {sh.remote}/{r.branch} and {what}: {r.summary}."
            + (f" Answered {waiting['id']}: shipped." if waiting else ""))
-    ui.say("  `git balanced review` shows its checks and reviews; with `[pr] fix = true` in .magnum/settings.toml "
-           "its failures go to the session that made it.")
+    ui.say(f"  {_watching(lead)}")
     return 0
+
+
+def _watching(lead: Lead) -> str:
+    """What watches the pull request from now on, and how to change that."""
+    from git_balanced.engine.background import EngineLock
+
+    if not settings_at(lead.repo, lead.branch).pr.fix:
+        return ("`git balanced review` shows its checks and reviews; with `[pr] fix = true` in "
+                ".magnum/settings.toml its failures go to the session that made it.")
+    if EngineLock(lead).holder() is None:
+        return ("No engine runs, so nothing watches it yet: `git balanced engine --detach` starts one, which "
+                "looks at it every 2 minutes.")
+    return "The engine looks at it every 2 minutes; its failures go to the session that made it."
 
 
 def _waiting(lead: Lead) -> bool:
