@@ -38,13 +38,27 @@ def lead_session_alive(lead: Lead) -> bool:
     return presence.pid_alive((presence.headless_record(lead.repo, lead.branch) or {}).get("pid"))
 
 
-def send(lead: Lead, settings: Settings, pr: PullRequest, trouble: Trouble, said: str) -> str:
-    """Send the trouble to its session; returns who got it: `lead`, or the worker's job id."""
+def send(lead: Lead, settings: Settings, pr: PullRequest, trouble: Trouble, said: str, remote: str = "origin") -> str:
+    """Send the trouble to its session; returns who got it: `lead`, or `plan ID` of the worker's plan."""
+    if trouble == Trouble.CONFLICT:
+        said = _base_fetched(lead, pr, remote) or said
     text = message(pr, trouble, said)
     if lead_session_alive(lead):
         inbox.post(lead.repo, lead.branch, text, kind="pr-fix", pr=pr.number, trouble=str(trouble))
         return "lead"
     return _start_worker(lead, settings, pr, text)
+
+
+def _base_fetched(lead: Lead, pr: PullRequest, remote: str) -> str | None:
+    """Fetch the base into the lead's repository (a local worker's copy borrows its objects), and say which
+    commit to merge; None when the fetch failed (the message then names the branch only)."""
+    res = lead.repo.fetch(remote, [f"+refs/heads/{pr.base_ref}:refs/remotes/{remote}/{pr.base_ref}"],
+                          fetch_head=False, timeout=120)
+    sha = lead.repo.rev_parse(f"refs/remotes/{remote}/{pr.base_ref}") if res.ok else None
+    if not sha:
+        return None
+    return (f"{pr.base_ref} is at {sha[:7]} and does not merge with {pr.head_ref}. Merge it: `git merge {sha}`, "
+            "resolve the conflicts, and commit the merge.")
 
 
 def _start_worker(lead: Lead, settings: Settings, pr: PullRequest, text: str) -> str:

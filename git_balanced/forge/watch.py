@@ -101,7 +101,7 @@ def look(lead: Lead, settings: Settings, forge: Forge, p: Pr, *, act: bool = Tru
         record(lead.repo, p.number, ToYou(trouble=trouble, head_sha=pr.head_sha, why=why),
                f"Pull request #{p.number}: {trouble}, yours ({why})")
         return
-    to = fixing.send(lead, settings, pr, trouble, said)
+    to = fixing.send(lead, settings, pr, trouble, said, str(p.fields.get("remote") or "origin"))
     record(lead.repo, p.number, Sent(trouble=trouble, head_sha=pr.head_sha, to=to, fixes_today=today + 1),
            f"Pull request #{p.number}: {trouble}, sent to its session ({to})")
 

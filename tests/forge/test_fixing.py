@@ -9,14 +9,18 @@ import os
 from pathlib import Path
 
 from tests.forge.conftest import Project
-from tests.support.builders import git
+from tests.support.builders import commit, git
 from tests.support.cli import balanced
 from tests.support.forge import TOKEN, Forge, Run
 
 # The fixer, the shell lead's `[pr] run`: it tries to push (which must be refused), then fixes what its message
-# ($BALANCED_TASK) asks for: a comment when a reviewer asks for one, else the widget's value.
+# ($BALANCED_TASK) asks for: the base merged (the conflict resolved its way), a comment when a reviewer asks for
+# one, else the widget's value.
 FIXER = """git push {bare} HEAD:refs/heads/sneaky
 case "$BALANCED_TASK" in
+  *"does not merge"*) base=$(printf '%s' "$BALANCED_TASK" | sed -n 's/.*git merge \\([0-9a-f]*\\).*/\\1/p')
+    git merge -q "$base" || true
+    printf 'def widget():\\n    return 3\\n' > widget.py && git add widget.py && git commit -qm 'Merge the base' ;;
   *"asked for changes"*) printf '# The widget.\\n' >> widget.py ;;
   *) printf 'def widget():\\n    return 2\\n' > widget.py ;;
 esac
@@ -99,3 +103,23 @@ def _no_token_anywhere(folders: list[Path], outputs: list[str]) -> None:
         for f in folder.rglob("*"):
             if f.is_file() and not f.is_symlink() and f.stat().st_size < 1 << 22:
                 assert TOKEN.encode() not in f.read_bytes(), f"the token is in {f}"
+
+
+def test_a_conflict_with_the_base_is_merged_by_its_session(project: Project) -> None:
+    repo, forge = project.repo, project.forge
+    _fixing_on(project)
+    forge.ci = lambda forge, sha: [Run("tests", "success")]
+    assert balanced(repo, "ship", "--pr", "--yes").code == 0
+    other = repo.parent / "other"
+    git(repo.parent, "clone", "-q", str(project.bare), str(other))
+    base = commit(other, {"widget.py": "def widget():\n    return 3\n"}, "The base's own widget")
+    git(other, "push", "-q", "origin", "main")
+    assert forge.pulls[1] and forge.answer("GET", "/repos/ada/widgets/pulls/1", {}, {})[1]["mergeable"] is False
+    ran = balanced(repo, "engine", "--until-idle")
+    assert ran.code == 0, ran.err
+    assert "Ready to push" in balanced(repo, "board").out
+    shipped = balanced(repo, "ship", "--yes")
+    assert shipped.code == 0, shipped.err
+    assert forge.answer("GET", "/repos/ada/widgets/pulls/1", {}, {})[1]["mergeable_state"] == "clean", \
+        "the forge sees a pull request that merges"
+    git(project.bare, "merge-base", "--is-ancestor", base, "feature")  # the session merged the base itself
