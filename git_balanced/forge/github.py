@@ -34,6 +34,7 @@ class GitHub:
         self.repository = repository
         self._token = token
         self._tags = tags
+        self._kept_now: dict[str, Any] | None = None  # the kept answers, read once per client
 
     def __repr__(self) -> str:  # never the token
         return f"GitHub({self.api!r}, {self.repository!r})"
@@ -120,11 +121,13 @@ class GitHub:
     def _kept(self) -> dict[str, Any]:
         if self._tags is None:
             return {}
-        try:
-            found = json.loads(self._tags.read_text())
-            return found if isinstance(found, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        if self._kept_now is None:
+            try:
+                found = json.loads(self._tags.read_text())
+            except (OSError, ValueError):
+                found = {}
+            self._kept_now = found if isinstance(found, dict) else {}
+        return self._kept_now
 
     def _keep(self, url: str, etag: str, answer: Any) -> None:
         if self._tags is None:
@@ -132,7 +135,8 @@ class GitHub:
         tags = self._kept()
         tags.pop(url, None)
         tags[url] = {"etag": etag, "body": answer}
-        write_json(self._tags, dict(list(tags.items())[-KEEP_TAGS:]))
+        self._kept_now = dict(list(tags.items())[-KEEP_TAGS:])
+        write_json(self._tags, self._kept_now)
 
 
 def _refused(method: str, path: str, repository: str, e: urllib.error.HTTPError) -> ForgeError:
