@@ -41,8 +41,9 @@ def _remote_and_base(lead: Lead, base: str | None) -> tuple[str, str]:
         merge = repo.config_value(f"branch.{b}.merge") or ""
         base = merge.removeprefix("refs/heads/") if merge.removeprefix("refs/heads/") not in ("", b) else "main"
     if base == b:
-        raise BalancedError(f"{b} is its own base: a pull request goes from the lead's branch into another.",
-                            hint="name the branch it goes into: `git balanced ship --pr --base main`.")
+        raise BalancedError(f"{b} would be its own base: a pull request goes from the lead's branch into another.",
+                            hint=f"lead on a branch of its own (`git switch -c feature` from {b}), or name the "
+                                 "branch it goes into: `git balanced ship --pr --base BRANCH`.")
     if repo.rev_parse(f"refs/remotes/{remote}/{base}") is None:
         raise BalancedError(f"{remote} has no branch {base} here, so there is nothing to open a pull request into.",
                             hint=f"`git fetch {remote}` first, or name the base: `git balanced ship --pr --base "

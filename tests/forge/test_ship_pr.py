@@ -66,3 +66,6 @@ def test_ship_pr_refuses_clearly_without_a_token_or_a_repository(project: Projec
     git(repo, "commit", "-qam", "no [pr] repository")
     ran = balanced(repo, "ship", "--pr", "--yes")
     assert ran.code == 1 and "names no repository on a forge" in ran.err and 'repository = "owner/name"' in ran.err
+    git(repo, "switch", "-q", "main")
+    ran = balanced(repo, "ship", "--pr", "--yes")
+    assert ran.code == 1 and "main would be its own base" in ran.err and "git switch -c feature" in ran.err
