@@ -38,7 +38,10 @@ def engine_tick(lead: Lead, settings: Settings, *, at: float | None = None) -> N
         return
     opened = of_lead(lead, open_only=True)
     for p in opened:
-        fixing.follow(lead, p)
+        try:
+            fixing.follow(lead, p)
+        except BalancedError as exc:  # the check not approved, say: the next pass tries again
+            ui.note(f"[balanced] Pull request #{p.number}'s fix is not put to you yet: {exc.message}")
     t = time.time() if at is None else at
     looked = process.part(_Looked).at
     key = f"{lead.repo.common_dir}:{lead.branch}"
@@ -101,7 +104,13 @@ def look(lead: Lead, settings: Settings, forge: Forge, p: Pr, *, act: bool = Tru
         record(lead.repo, p.number, ToYou(trouble=trouble, head_sha=pr.head_sha, why=why),
                f"Pull request #{p.number}: {trouble}, yours ({why})")
         return
-    to = fixing.send(lead, settings, pr, trouble, said, str(p.fields.get("remote") or "origin"))
+    try:
+        to = fixing.send(lead, settings, pr, trouble, said, str(p.fields.get("remote") or "origin"))
+    except BalancedError as exc:  # no machine can take its worker, say: the news is the person's
+        why = f"its session could not be given it: {exc.message}"
+        record(lead.repo, p.number, ToYou(trouble=trouble, head_sha=pr.head_sha, why=why),
+               f"Pull request #{p.number}: {trouble}, yours ({why})")
+        return
     record(lead.repo, p.number, Sent(trouble=trouble, head_sha=pr.head_sha, to=to, fixes_today=today + 1),
            f"Pull request #{p.number}: {trouble}, sent to its session ({to})")
 
