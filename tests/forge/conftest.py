@@ -32,7 +32,6 @@ class Project:
     repo: Path
     bare: Path
     forge: forge_mod.Forge
-    env: dict[str, str | None]
 
 
 @pytest.fixture
@@ -48,4 +47,4 @@ def project(tmp_path: Path, forge_server: forge_mod.Forge, monkeypatch: pytest.M
     monkeypatch.setenv("GITHUB_API_URL", forge_server.url)
     monkeypatch.setenv("GH_TOKEN", forge_mod.TOKEN)
     assert balanced(repo, "allow", "--yes").code == 0
-    return Project(repo, bare, forge_server, {})
+    return Project(repo, bare, forge_server)
