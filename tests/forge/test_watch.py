@@ -46,6 +46,7 @@ def test_the_fourth_failure_in_a_day_is_yours_and_a_pass_resets_the_count(projec
         p = _look(lead)
         assert p.last == "sent" and p.fixes_today() == n
         assert _look(lead).events == p.events, "the same failing run goes out once"
+    assert "Checks failed · sent to its session (plan " in balanced(project.repo, "board").out
     _new_failing_head(project, 4)
     p = _look(lead)
     assert p.last == "to you" and "3 fixes sent today already" in str(p.events[-1].data["why"])
