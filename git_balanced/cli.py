@@ -337,11 +337,18 @@ def correct(text: str, row: str | None) -> int:
 @cli.command(short_help="Push the lead's branch, only when you say so.")
 @click.argument("row", required=False, metavar="[ID]")
 @click.option("--yes", is_flag=True, help="Push without asking.")
-def ship(row: str | None, yes: bool) -> int:
+@click.option("--pr", "pr", is_flag=True, help="Push to its own branch and open (or update) a pull request.")
+@click.option("--base", default=None, metavar="BRANCH", help="The pull request's base (default: the upstream's).")
+@click.option("--draft", is_flag=True, help="Open the pull request as a draft.")
+def ship(row: str | None, yes: bool, pr: bool, base: str | None, draft: bool) -> int:
     """Show the steps, ask, and push the lead's branch to its upstream only on a yes; the review waiting
-    under Now (ID, or the only one) is answered."""
+    under Now (ID, or the only one) is answered. With --pr, push it to its own branch and open its pull
+    request; a fix ready to push under Now is shipped that way."""
+    from git_balanced.commands import prs as prs_mod
     from git_balanced.commands import review as review_mod
 
+    if pr or base or draft or prs_mod.names_a_fix(row):
+        return prs_mod.ship_pr_command(yes=yes, name=row, base=base, draft=draft)
     return review_mod.ship_command(yes=yes, name=row)
 
 

@@ -158,6 +158,17 @@ class AgentSettings(_Table):
 
 
 _TABLE = "a table"
+Repository = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=NAME_MOST)]
+
+
+class PrSettings(_Table):
+    """`[pr]`: pull requests `ship --pr` opens, and whether their session fixes them."""
+
+    repository: Repository | None = Field(default=None, description='the forge\'s repository, "owner/name"')
+    fix: StrictBool = Field(default=False, description="true or false")
+    fixes_a_day: Annotated[StrictInt, Field(ge=0, le=100)] = Field(
+        default=3, description="a whole number of fixes from 0 to 100")
+    run: Command | None = Field(default=None, description=_COMMAND + " (a shell lead's fixer runs it)")
 
 
 class AgentsSettings(_Table):
@@ -177,6 +188,7 @@ class Settings(_Table):
     balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
     agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
     landing: LandingSettings = Field(default=LandingSettings(), description=_TABLE + " [landing]")
+    pr: PrSettings = Field(default=PrSettings(), description=_TABLE + " [pr]")
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""

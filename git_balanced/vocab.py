@@ -104,3 +104,28 @@ class Action(StrEnum):
     CLEANUP = "cleanup"
     FORWARDED = "forwarded"
     ANSWER = "answer"
+
+
+class PrState(StrEnum):
+    """A pull request as its forge has it."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    MERGED = "merged"
+
+
+class ChecksState(StrEnum):
+    """What a pull request's check runs on its head say, together."""
+
+    PASSING = "passing"
+    FAILING = "failing"
+    PENDING = "pending"  # some still run, none failed yet
+    NONE = "none"  # no check run reported on the head
+
+
+class Trouble(StrEnum):
+    """What on a pull request wants a fix from the session that opened it."""
+
+    CHECKS = "checks failed"
+    CHANGES = "changes requested"
+    CONFLICT = "conflict with the base"

@@ -151,7 +151,7 @@ def test_unknown_key_suggests_the_near_miss() -> None:
 def test_key_in_the_wrong_table_names_where_it_belongs() -> None:
     err = fails('check = "pytest"\n')
     assert "unknown key `check`; did you mean `worktree.check`?" in str(err)
-    assert "Known keys in the top level: worktree, balanced, agents, landing." in str(err)
+    assert "Known keys in the top level: worktree, balanced, agents, landing, pr." in str(err)
 
 
 def test_unknown_key_without_a_near_miss() -> None:

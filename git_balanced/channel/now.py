@@ -63,7 +63,7 @@ def _new_row(lead: Lead, kind: str, subject: str, data: dict[str, Any], attach_t
     """Write the first commit of a new row (attachments in its tree) under a fresh id; the id."""
     repo = lead.repo
     while True:
-        rid = ("r" if kind == "review" else "i") + "".join(secrets.choice(_ALPHABET) for _ in range(5))
+        rid = {"review": "r", "fix": "f"}.get(kind, "i") + "".join(secrets.choice(_ALPHABET) for _ in range(5))
         ev = Event(event="put", data={**data, "id": rid}, state=WAITING, lamport=1, node=node_id(repo),
                    time=time.time())
 
@@ -118,7 +118,7 @@ def _shape(rid: str, st: dict[str, Any]) -> dict[str, Any]:
             "summary": f.get("summary", ""), "ships": f.get("ships"), "check": f.get("check"),
             "attachments": list(f.get("attachments") or []), "commit": f.get("commit"),
             "put_at": f.get("put_at") or st["created"], "answer": f.get("answer"), "text": f.get("answer_text"),
-            "answered_at": f.get("answered_at")}
+            "answered_at": f.get("answered_at"), **({"pr": f["pr"]} if "pr" in f else {})}
 
 
 def row(where: Lead | Repo | str | None, rid: str) -> dict[str, Any]:
@@ -178,7 +178,8 @@ def pick(lead: Lead, name: str | None, kinds: tuple[str, ...], verb: str) -> dic
         if item["kind"] not in kinds:
             what = {"question": "a worker's question (answer it with `git balanced answer`)",
                     "review": "a review (answer it with ship, correct or not-now)",
-                    "idea": "an idea (answer it with go-ahead, correct or not-now)"}[item["kind"]]
+                    "idea": "an idea (answer it with go-ahead, correct or not-now)",
+                    "fix": "a fix ready to push (answer it with ship or not-now)"}[item["kind"]]
             raise BalancedError(f"{name} is {what}, so `{verb}` does not fit it.",
                                 hint="`git balanced board` shows what each row takes.")
         return dict(item["row"])
@@ -243,7 +244,7 @@ def _words(r: dict[str, Any]) -> str:
 def ship(where: Lead | Repo | str | None, rid: str | None = None, *, pushed: str = "") -> dict[str, Any]:
     """Record that the review was shipped (after the push); the lead hears it."""
     lead = lead_of(where)
-    r = pick(lead, rid, ("review",), "ship")
+    r = pick(lead, rid, ("review",) + FIX_KINDS, "ship")
     return _answer(lead, r["id"], ANSWERS["ship"], {"pushed": pushed}, text=pushed)
 
 
@@ -260,7 +261,7 @@ def correct(where: Lead | Repo | str | None, text: str, rid: str | None = None) 
 def not_now(where: Lead | Repo | str | None, rid: str | None = None, text: str = "") -> dict[str, Any]:
     """Decline a waiting review or idea for now; the lead hears it."""
     lead = lead_of(where)
-    r = pick(lead, rid, ("review", "idea"), "not-now")
+    r = pick(lead, rid, ("review", "idea") + FIX_KINDS, "not-now")
     return _answer(lead, r["id"], ANSWERS["not-now"], {}, text=" ".join(text.split()))
 
 
@@ -274,6 +275,8 @@ def go_ahead(where: Lead | Repo | str | None, rid: str, text: str = "") -> dict[
 def shown(r: dict[str, Any], n: int) -> str:
     """A waiting row as the board shows it, its number first: the summary, then what ships, the check, the
     attachments and how to answer, on lines of their own."""
+    if r["kind"] in FIX_KINDS:
+        return shown_fix(r, n)
     first, *more = (r["summary"] or "").splitlines() or [""]
     pad = " " * (len(str(n)) + 5)  # under the words after `  N ▸ ` on the board
     if r["kind"] == "idea":
@@ -322,3 +325,27 @@ def answer_many(where: Lead | Repo | str | None, names: list[str], decision: str
         except BalancedError as exc:
             missed.append(f"{qid}: {exc.message}")
     return done, missed
+
+
+# -- a pull request's fix, ready to push (forge/) ------------------------------------------------------------
+FIX_KINDS = ("fix",)
+
+
+def put_fix(lead: Lead, summary: str, *, pr: int, trouble: str, commit: str, ships: dict[str, Any],
+            check: dict[str, Any]) -> dict[str, Any]:
+    """Store a `Ready to push` row: the fix its session committed for pull request `pr`, with the diff's summary
+    and the check run again; `ship` on it pushes and updates the pull request, `not-now` leaves the commit."""
+    data = {"kind": "fix", "lead": lead.branch, "summary": summary, "ships": ships, "check": check,
+            "attachments": [], "commit": commit, "pr": pr, "trouble": trouble, "put_at": time.time()}
+    rid = _new_row(lead, "fix", f"Ready to push: #{pr} {summary.splitlines()[0][:60]}", data, None)
+    return row(lead, rid)
+
+
+def shown_fix(r: dict[str, Any], n: int) -> str:
+    """A `Ready to push` row as the board shows it."""
+    pad = " " * (len(str(n)) + 5)
+    ships, check = r.get("ships") or {}, r.get("check") or {}
+    bits = [f"{ships.get('summary')} on top of the pull request" if ships.get("summary") else "",
+            f"check: {check.get('words')}" if check.get("words") else ""]
+    return (f"{n} ⇡ Ready to push {r['id']}: {(r['summary'] or '').splitlines()[0] if r['summary'] else ''}\n"
+            f"{pad}{' · '.join(b for b in bits if b)}\n{pad}git balanced ship {n} | not-now {n}")

@@ -33,11 +33,16 @@ def _show(r: Review) -> None:
 
 def review_command(*, as_json: bool) -> int:
     """Sum up what would ship and check it; exit 1 when the check fails."""
-    r = review(open_lead())
+    from git_balanced.commands import prs
+
+    lead = open_lead()
+    r = review(lead)
     if as_json:
-        ui.emit_json(r.to_json())
+        ui.emit_json({**r.to_json(), "prs": prs.pr_json(lead)})
     else:
         _show(r)
+        for line in prs.pr_lines(lead):
+            ui.say(line)
     return 1 if r.check.get("state") == CheckState.FAILED else 0
 
 

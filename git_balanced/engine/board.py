@@ -192,6 +192,11 @@ def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
 
         for key, items in schedules.board_items(lead).items():
             out.setdefault(key, []).extend(items)
+    if has("prs"):  # forge.events.KIND
+        from git_balanced.forge import prs
+
+        for key, items in prs.board_items(lead).items():
+            out.setdefault(key, []).extend(items)
     if has("corrections"):  # landing.review.CORRECTIONS
         from git_balanced.landing.review import corrections_line
 

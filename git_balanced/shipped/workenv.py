@@ -58,5 +58,22 @@ def worker_env(environ: dict[str, str], agent: str, names: list[str]) -> dict[st
     only those that describe the user), the agent's, and `names` (the lead's `[worktree] env`)."""
     own = AGENT_ENV.get(agent, ())
     named = set(names) | set(configured_names(agent, environ))
-    return {k: v for k, v in environ.items()
-            if k in BASICS or k.startswith(BASIC_PREFIXES) or k.startswith("GIT_") or k in named or _matches(k, own)}
+    return no_push({k: v for k, v in environ.items()
+                    if k in BASICS or k.startswith(BASIC_PREFIXES) or k.startswith("GIT_") or k in named
+                    or _matches(k, own)})
+
+
+# A worker commits; the person ships. Every URL a push names is rewritten to one that says so (an empty
+# `pushInsteadOf` matches any URL), so git's refusal carries the reason. The fence and the lack of any
+# forge's token are what stop a determined worker; this is what a well-meaning one reads.
+NO_PUSH = "/git balanced: a worker does not push. Commit your work; the person ships it (git balanced ship)/"
+
+
+def no_push(env: dict[str, str]) -> dict[str, str]:
+    """`env` with git configured (GIT_CONFIG_COUNT) to refuse every push, naming why."""
+    try:
+        n = int(env.get("GIT_CONFIG_COUNT") or 0)
+    except ValueError:
+        n = 0
+    return {**env, "GIT_CONFIG_COUNT": str(n + 1), f"GIT_CONFIG_KEY_{n}": f"url.{NO_PUSH}.pushInsteadOf",
+            f"GIT_CONFIG_VALUE_{n}": ""}

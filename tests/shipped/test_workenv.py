@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_balanced.shipped.workenv import configured_names, worker_env
+from git_balanced.shipped.workenv import NO_PUSH, configured_names, no_push, worker_env
 
 LEAD = {"PATH": "/usr/bin", "HOME": "/home/ada", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm",
         "TZ": "UTC", "XDG_CONFIG_HOME": "/home/ada/.config", "GIT_AUTHOR_NAME": "Ada",
@@ -13,7 +13,9 @@ LEAD = {"PATH": "/usr/bin", "HOME": "/home/ada", "LANG": "C.UTF-8", "LC_ALL": "C
         "CLAUDE_CODE_OAUTH_TOKEN": "oat",
         "OPENAI_API_KEY": "oai", "CODEX_HOME": "/home/ada/.codex", "PI_OFFLINE": "1", "NPM_TOKEN": "npm",
         "SCRIPTED_API_KEY": "scripted", "DATABASE_URL": "postgres://secret"}
-BASICS = {"PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "XDG_CONFIG_HOME", "GIT_AUTHOR_NAME"}
+# Every worker's git refuses to push, saying why (workenv.no_push).
+BASICS = {"PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "XDG_CONFIG_HOME", "GIT_AUTHOR_NAME", "GIT_CONFIG_COUNT",
+          "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"}
 
 
 def test_each_agent_gets_the_basics_and_its_own_keys_only() -> None:
@@ -44,3 +46,9 @@ def test_a_key_the_agents_own_config_names_is_passed(tmp_path: Path) -> None:
     assert "SCRIPTED_API_KEY" not in worker_env(lead, "claude", []), "another agent's key stays out"
     (codex / "config.toml").write_text("not [ toml")
     assert configured_names("codex", {**lead}) == [] and configured_names("claude", lead) == []
+
+
+def test_a_workers_git_refuses_every_push_and_keeps_the_config_it_had() -> None:
+    env = no_push({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "Ada"})
+    assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "user.name"
+    assert (env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_VALUE_1"]) == (f"url.{NO_PUSH}.pushInsteadOf", "")

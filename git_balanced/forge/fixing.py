@@ -1,0 +1,133 @@
+"""Sending a pull request's trouble to the session that made it, and what comes back.
+
+The headless lead's session hears it in its inbox when a headless lead runs on the branch; otherwise a worker
+is started on the lead's branch with the lead's agent, fenced like any worker, its one piece the message. Either
+way the message says: fix it, commit, do not push. When the fix is on the lead's branch (the worker's commit
+landed, or the lead's session ended its turn with new commits), a `Ready to push` row waits under Now; `ship`
+on it pushes and updates the pull request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced.channel import inbox, now, presence
+from git_balanced.forge.base import PullRequest
+from git_balanced.forge.events import Fixed, ToYou, record
+from git_balanced.forge.prs import Pr
+from git_balanced.jobs import all_jobs, unused_branch, used_branches
+from git_balanced.landing.review import run_check
+from git_balanced.lead import Lead
+from git_balanced.settings import Settings
+from git_balanced.state import refs
+from git_balanced.state.events import new_id, node_id
+from git_balanced.vocab import ENDED_BADLY, JobState, LeadState, Trouble
+
+NO_PUSH = "Fix it on this branch and commit. Do not push: the person ships the fix (`git balanced ship`)."
+
+
+def message(pr: PullRequest, trouble: Trouble, said: str) -> str:
+    """The one message its session gets: what is wrong, the failing part, and fix it, commit, do not push."""
+    what = {Trouble.CHECKS: f"its checks failed on {pr.head_sha[:7]}",
+            Trouble.CHANGES: "a reviewer asked for changes",
+            Trouble.CONFLICT: f"it conflicts with its base, {pr.base_ref}"}[trouble]
+    return f"[balanced] Pull request #{pr.number} ({pr.url}): {what}.\n\n{said.strip()}\n\n{NO_PUSH}"
+
+
+def lead_session_alive(lead: Lead) -> bool:
+    """Whether a headless lead runs on the branch: its session made the work and gets the fix."""
+    return presence.pid_alive((presence.headless_record(lead.repo, lead.branch) or {}).get("pid"))
+
+
+def send(lead: Lead, settings: Settings, pr: PullRequest, trouble: Trouble, said: str, remote: str = "origin") -> str:
+    """Send the trouble to its session; returns who got it: `lead`, or `plan ID` of the worker's plan."""
+    if trouble == Trouble.CONFLICT:
+        said = _base_fetched(lead, pr, remote) or said
+    text = message(pr, trouble, said)
+    if lead_session_alive(lead):
+        inbox.post(lead.repo, lead.branch, text, kind="pr-fix", pr=pr.number, trouble=str(trouble))
+        return "lead"
+    return _start_worker(lead, settings, pr, text)
+
+
+def _base_fetched(lead: Lead, pr: PullRequest, remote: str) -> str | None:
+    """Fetch the base into the lead's repository (a local worker's copy borrows its objects), and say which
+    commit to merge; None when the fetch failed (the message then names the branch only)."""
+    res = lead.repo.fetch(remote, [f"+refs/heads/{pr.base_ref}:refs/remotes/{remote}/{pr.base_ref}"],
+                          fetch_head=False, timeout=120)
+    sha = lead.repo.rev_parse(f"refs/remotes/{remote}/{pr.base_ref}") if res.ok else None
+    if not sha:
+        return None
+    return (f"{pr.base_ref} is at {sha[:7]} and does not merge with {pr.head_ref}. Merge it: `git merge {sha}`, "
+            "resolve the conflicts, and commit the merge.")
+
+
+def _start_worker(lead: Lead, settings: Settings, pr: PullRequest, text: str) -> str:
+    """A plan of one piece on the lead's branch, on the lead's agent, started: its job lands the fix on the
+    lead's branch as any worker's does. Returns the plan's id (its one job's id follows once placed)."""
+    from git_balanced.machines.placing.where import Want, place
+
+    agent = settings.balanced.agent
+    where = place(lead, [Want(agent, None)], reserve=settings.balanced.reserve).each[0]
+    plan_id = new_id()
+    piece_id = f"fix-pr-{pr.number}"
+    piece = {"id": piece_id, "task": text, "size": 1.0, "after": [], "machine": None, "agent": agent,
+             "model": settings.balanced.model, "run": settings.pr.run if agent == "shell" else None, "paths": [],
+             "plan_first": False, "budget_usd": None, "placed": where.machine, "why": where.why, "after_words": "",
+             "branch": unused_branch(f"balanced/{piece_id}", used_branches(lead.repo), plan_id[-6:])}
+    data = {"id": plan_id, "task": f"Fix pull request #{pr.number}", "budget_usd": None, "lead": lead.branch,
+            "pieces": [piece], "source": f"pull request #{pr.number}", "pr": pr.number}
+    ref = refs.ref_for("plans", plan_id)
+    refs.append(lead.repo, ref, "created", f"Plan: fix pull request #{pr.number} (1 piece)", data, state="created")
+    refs.append(lead.repo, ref, "started", f"Plan started: fix pull request #{pr.number}",
+                {"started_by": "pull request", "node": node_id(lead.repo)}, state="started")
+    lead.wake_engine()
+    return f"plan {plan_id}"
+
+
+def follow(lead: Lead, p: Pr) -> None:
+    """A pull request whose trouble was sent: once its session's fix is on the lead's branch, put it under Now
+    as `Ready to push`; a worker that ended without one hands the trouble to you."""
+    sent = p.newest("sent")
+    if sent is None or p.last != "sent":
+        return
+    to = str(sent.data.get("to") or "")
+    head = str(sent.data.get("head_sha") or "")
+    if to == "lead":
+        rec = presence.headless_record(lead.repo, lead.branch) or {}
+        if rec.get("state") in (LeadState.IN_A_TURN, LeadState.STARTING):
+            return
+    else:
+        job = plan_job(lead, to.removeprefix("plan "))
+        if job is None or job.state not in (JobState.LANDED, *ENDED_BADLY):
+            return
+        if job.state != JobState.LANDED:
+            record(lead.repo, p.number, ToYou(trouble=Trouble(sent.data["trouble"]), head_sha=head,
+                                              why=f"its session ended without a fix (job {job.id}: {job.state})"),
+                   f"Pull request #{p.number}: its session ended without a fix")
+            return
+    tip = lead.repo.rev_parse(lead.ref) or ""
+    if not head or tip == head or lead.repo.count_commits(head, lead.branch) == 0:
+        return
+    _ready(lead, p, sent.data, head, tip)
+
+
+def _ready(lead: Lead, p: Pr, sent: dict[str, Any], head: str, tip: str) -> None:
+    files = ins = dels = 0
+    for added, removed, _ in lead.repo.numstat(head, lead.branch):
+        files, ins, dels = files + 1, ins + (added or 0), dels + (removed or 0)
+    commits = lead.repo.count_commits(head, lead.branch)
+    ships = {"summary": f"{commits} commit{'s' if commits != 1 else ''} · {files} file{'s' if files != 1 else ''} "
+                        f"· +{ins} \u2212{dels}", "commits": commits, "files": files, "insertions": ins,
+             "deletions": dels, "upstream": f"pull request #{p.number}"}
+    trouble = str(sent.get("trouble") or "")
+    row = now.put_fix(lead, f"#{p.number} {trouble}, fixed by its session ({tip[:7]})", pr=p.number,
+                      trouble=trouble, commit=tip, ships=ships, check=run_check(lead))
+    record(lead.repo, p.number, Fixed(commit=tip, row=row["id"]),
+           f"Pull request #{p.number}: fixed by its session, ready to push ({row['id']})")
+
+
+def plan_job(lead: Lead, plan_id: str) -> Any:
+    """The newest job of the fix plan `plan_id`, or None while none was placed."""
+    found = [j for j in all_jobs(lead.repo).values() if j.plan == plan_id]
+    return max(found, key=lambda j: (j.attempt, j.placed_at or 0)) if found else None
+
