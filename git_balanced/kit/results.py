@@ -92,6 +92,8 @@ class Message(TypedDict, total=False):
     kind: Annotated[str, Field(description="What it is: landed, failed, question, schedule, answer, ...")]
     text: Annotated[str, Field(description="It, in words.")]
     job: Annotated[str | None, Field(description="The job it is about.")]
+    handle: Annotated[str | None, Field(description="The job's short handle (e3, e3@MACHINE), which stop, retry, "
+                                                 "show and land take as they take its id.")]
     qid: Annotated[str | None, Field(description="The question's id (answer, allow, deny and pass take it).")]
     plan: Annotated[str | None, Field(description="The plan it is about.")]
     row: Annotated[str | None, Field(description="The row under Now it is about.")]

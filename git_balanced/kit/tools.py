@@ -119,9 +119,9 @@ def worker(task: str, machine: str | None = None, agent: str | None = None, mode
 
 def board() -> BoardResult:
     """The board: what waits on the person (now), the workers (jobs), what comes (next)."""
-    from git_balanced.engine.board import collect
+    from git_balanced.engine.board import collect_shown
 
-    return cast(BoardResult, collect(_lead()))
+    return cast(BoardResult, collect_shown(_lead()))
 
 
 def inbox() -> InboxResult:
@@ -132,9 +132,14 @@ def inbox() -> InboxResult:
     items, newest = unread(lead.repo, lead.branch)
     if newest is not None:
         mark_read(lead.repo, lead.branch, newest)
+    from git_balanced import handles
+
+    named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
     keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer")
     return {"lead": lead.branch, "count": len(items),
-            "messages": [cast(Message, {k: e[k] for k in keep if k in e}) for e in items]}
+            "messages": [cast(Message, {k: e[k] for k in keep if k in e}
+                                       | ({"handle": named[e["job"]]} if e.get("job") in named else {}))
+                         for e in items]}
 
 
 def _answered(qid: str, f: dict[str, Any]) -> Answered:

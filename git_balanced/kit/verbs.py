@@ -89,7 +89,8 @@ class Verb:
 
 
 JSON = Arg("json", bool, "Print data as JSON on stdout.", default=False, flags=("--json",), key="as_json")
-_JOB = Arg("job", str, "A job id (or a unique prefix of one) or its branch, from the board.")
+_JOB = Arg("job", str, "A job id (or a unique prefix of one), its handle (e3, e3@MACHINE) or its branch, from the "
+                      "board.")
 _QID = Arg("id", str, "The question's id, as the inbox or the board shows it.", metavar="ID")
 
 VERBS: tuple[Verb, ...] = (
