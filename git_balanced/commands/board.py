@@ -6,7 +6,8 @@ import time
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.engine.board import collect, collect_shown, job_row
+from git_balanced.engine.board import collect, job_row
+from git_balanced.engine.shown import collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
 
@@ -62,6 +63,8 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                          else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
+    if engine_line(data):
+        lines.append(engine_line(data))
     words = fence.unfenced_words() if not (data.get("fence") or {}).get("fenced", True) else None
     if words:
         lines.append(words)

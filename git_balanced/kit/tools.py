@@ -119,7 +119,7 @@ def worker(task: str, machine: str | None = None, agent: str | None = None, mode
 
 def board() -> BoardResult:
     """The board: what waits on the person (now), the workers (jobs), what comes (next)."""
-    from git_balanced.engine.board import collect_shown
+    from git_balanced.engine.shown import collect_shown
 
     return cast(BoardResult, collect_shown(_lead()))
 
