@@ -93,8 +93,12 @@ def _spend_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def board_command(*, as_json: bool, show_all: bool, watch: bool) -> int:
+def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = False) -> int:
     lead = open_lead()
+    if live:
+        from git_balanced import board_app
+
+        return board_app.run(lead)
     if as_json:
         ui.emit_json(collect_shown(lead))
         return 0

@@ -132,7 +132,9 @@ VERBS: tuple[Verb, ...] = (
                   options=(JSON,
                            Arg("all", bool, "Every done worker, not folded into one line.", default=False,
                                flags=("--all",), key="show_all"),
-                           Arg("watch", bool, "Redraw as things change.", default=False, flags=("--watch",))),
+                           Arg("watch", bool, "Redraw as things change.", default=False, flags=("--watch",)),
+                           Arg("live", bool, "The board as a live terminal app: keys, marks, a worker's log.",
+                               default=False, flags=("--live",))),
                   help="The board: Now (what waits on you), Running (a dot per worker), Next (what comes).")),
     Verb("inbox", "What the lead hears.",
          "What came for the lead since the last call (landings, failures, questions, schedules, the person's "
