@@ -110,11 +110,11 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
     from rich.text import Text
 
     console = Console()
-    with Live(Text(render(collect_shown(lead), show_all)), console=console, refresh_per_second=2) as live:
+    with Live(Text(render(collect_shown(lead), show_all)), console=console, refresh_per_second=2) as screen:
         try:
             while True:
                 time.sleep(1.0)
-                live.update(Text(render(collect_shown(lead), show_all)))
+                screen.update(Text(render(collect_shown(lead), show_all)))
         except KeyboardInterrupt:
             pass
     return 0
