@@ -145,12 +145,13 @@ class BoardApp(App[int]):
         if not self.screen_stack:  # asked while the app closes
             return True
         row = self.current() if isinstance(self.focused, DataTable) else None
+        # A key that does not fit the row is left out of the footer, which then holds what fits at 80 columns.
         if action in ON_NOW:
             if action == "answer_marked":
-                return bool(self.marked) or None
-            return (row is not None and row.kind in FITS[action]) or None
+                return bool(self.marked)
+            return row is not None and row.kind in FITS[action]
         if action in ON_WORKER:
-            return (row is not None and row.kind == "worker") or None
+            return row is not None and row.kind == "worker"
         return True
 
     def _keys_fit(self) -> None:

@@ -49,58 +49,43 @@ def _keys(app: BoardApp, pane: str) -> list[str]:
     return [str(k.value) for k in table.rows]
 
 
-def test_four_questions_are_marked_and_allowed_with_one_key(lead: Lead) -> None:
-    stopped = sorted((j.id for j in J.all_jobs(lead.repo).values() if j.piece in PIECES[:6]),
-                     key=lambda jid: J.all_jobs(lead.repo)[jid].updated)
+def test_a_person_marks_four_questions_allows_them_opens_a_worker_stops_it_and_folds(lead: Lead) -> None:
+    stopped = sorted((j for j in J.all_jobs(lead.repo).values() if j.piece in PIECES[:6]), key=lambda j: j.updated)
+
     async def drive() -> None:
         app = BoardApp(lead, poll=60)
         async with app.run_test(size=(80, 24)) as pilot:
-            assert _keys(app, "now")[:5] == ["n1", "n2", "n3", "n4", stopped[0]], "then the stopped workers"
+            assert _keys(app, "now")[:5] == ["n1", "n2", "n3", "n4", stopped[0].id], "then the stopped workers"
             assert app.focused is app.query_one("#now", DataTable), "what waits on you has the keys first"
             await pilot.press("space", "space", "space", "space")
             assert app.query_one("#now-pane").border_subtitle == "4 marked · Enter: Allow 4"
             await pilot.press("enter")
-            await pilot.pause()
-            assert _keys(app, "now") == stopped, "answered: only the stopped workers are left under Now"
-    asyncio.run(drive())
-    asked = [q for q in questions.all_questions(lead.repo).values()]
-    assert sorted(q["fields"]["decision"] for q in asked) == ["allow"] * 4
-    assert all(q["fields"]["answered_by"] == "you" for q in asked)
+            assert _keys(app, "now") == [j.id for j in stopped], "answered: only the stopped workers are left"
 
-
-def test_done_workers_fold_and_open_with_a_key_and_the_choice_is_kept(lead: Lead) -> None:
-    async def drive(expect_folded: bool) -> list[str]:
-        app = BoardApp(lead, poll=60)
-        async with app.run_test(size=(80, 24)) as pilot:
-            keys = _keys(app, "running")
-            assert (keys[0] == "fold") is expect_folded
-            if expect_folded:
-                cells = app.query_one("#running", DataTable).get_row("fold")
-                assert str(cells[2]) == "6 stopped"
-                await pilot.press("f")
-                assert len(_keys(app, "running")) == 10, "six stopped and four queued, each a row"
-        return keys
-    asyncio.run(drive(True))
-    assert prefs.folded(lead) is False
-    assert len(asyncio.run(drive(False))) == 10, "opened, as it was left"
-
-
-def test_a_worker_opens_in_its_pane_and_is_stopped_with_a_key(lead: Lead) -> None:
-    async def drive() -> None:
-        app = BoardApp(lead, poll=60)
-        async with app.run_test(size=(80, 24)) as pilot:
+            assert _keys(app, "running")[0] == "fold"
+            assert str(app.query_one("#running", DataTable).get_row("fold")[2]) == "6 stopped"
             await pilot.press("f", "tab")
             table = app.query_one("#running", DataTable)
-            assert app.focused is table
-            table.move_cursor(row=_keys(app, "running").index(next(r.key for r in app.rows["running"]
-                                                                   if r.cells[2] == "api")))
+            assert app.focused is table and len(_keys(app, "running")) == 10, "six stopped and four queued"
+            table.move_cursor(row=[r.cells[2] for r in app.rows["running"]].index("api"))
             await pilot.press("l")
             assert isinstance(app.screen, Worker)
             about = app.screen.about
-            assert "e7 api · queued" in about and "task: Do api." in about and "attempt 1" in about
-            assert "asks: npm install api" in about
+            assert "e7 api · queued" in about and "task: Do api." in about and "attempt 1" in about, about
             await pilot.press("escape", "x")
             await pilot.pause()
+
     asyncio.run(drive())
+    asked = list(questions.all_questions(lead.repo).values())
+    assert sorted(q["fields"]["decision"] for q in asked) == ["allow"] * 4
+    assert all(q["fields"]["answered_by"] == "you" for q in asked)
     shown = balanced(lead.repo.root, "board", "--all").out
     assert "■ e7  api" in shown, shown
+    assert prefs.folded(lead) is False
+
+    async def again() -> list[str]:
+        app = BoardApp(lead, poll=60)
+        async with app.run_test(size=(80, 24)):
+            return _keys(app, "running")
+
+    assert len(asyncio.run(again())) == 10, "opened, as it was left for this lead"
