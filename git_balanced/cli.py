@@ -286,6 +286,8 @@ def ui() -> int:
 place("inbox")
 place("stop")
 place("retry")
+place("logs")
+place("tell")
 
 
 @cli.command(short_help="Hide a done job from the board.")

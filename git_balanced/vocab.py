@@ -104,3 +104,4 @@ class Action(StrEnum):
     CLEANUP = "cleanup"
     FORWARDED = "forwarded"
     ANSWER = "answer"
+    TELL = "tell"

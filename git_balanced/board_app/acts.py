@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from git_balanced.channel import now, questions
+from git_balanced.engine import reach
 from git_balanced.engine.control import retry_job, stop_job
 from git_balanced.errors import BalancedError
 from git_balanced.landing.review import Review, push_reviewed, refuse_to_ship, review
@@ -73,6 +74,12 @@ def stop(lead: Lead, job: str) -> str:
 def retry(lead: Lead, job: str) -> str:
     j, new = retry_job(lead, job)
     return f"{j.piece} tries again as job {new} (attempt {j.attempt + 1})."
+
+
+def tell(lead: Lead, job: str, text: str) -> str:
+    """Leave a line for a running agent worker, as `tell JOB TEXT` does."""
+    j = reach.tell(lead, job, text)
+    return f"Told {j.piece}: its agent reads it at its next tool call."
 
 
 def land(lead: Lead, job: str) -> str:

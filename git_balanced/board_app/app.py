@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -15,16 +16,22 @@ from textual.widgets import DataTable, Footer, Static
 from git_balanced.board_app import acts, prefs
 from git_balanced.board_app.rows import FOLD_KEY, Row, next_rows, now_rows, worker_rows
 from git_balanced.board_app.screens import Confirm, Help, Prompt, Worker, worker_about
+from git_balanced.engine import reach
 from git_balanced.engine.background import EngineLock
 from git_balanced.engine.shown import collect_shown, engine_line
 from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
+from git_balanced.ui import clock
 
 POLL = 1.0  # seconds between two listings of the state refs
 ON_NOW = {"mark", "answer_marked", "allow", "deny", "correct", "ship", "not_now", "go_ahead"}
 ON_WORKER = {"log", "tell", "stop", "retry", "land"}
 FITS = {"mark": {"question"}, "answer_marked": {"question"}, "allow": {"question"}, "deny": {"question"},
         "correct": {"review", "idea"}, "ship": {"review"}, "not_now": {"review", "idea"}, "go_ahead": {"idea"}}
+
+
+WIDE = {"now": 1, "running": 3, "next": 2}  # the column of each pane that holds words of any length
+ROOM = {"now": 12, "running": 50, "next": 30}  # the width the other columns and the borders take, about
 
 
 class BoardApp(App[int]):
@@ -36,7 +43,7 @@ class BoardApp(App[int]):
     .pane { height: auto; max-height: 45%; border: round $secondary; }
     .pane:focus-within { border: round $accent; }
     DataTable { height: auto; max-height: 100%; }
-    #dialog { width: 76; height: auto; border: thick $accent; padding: 1 2; background: $surface; }
+    #dialog { width: 84; max-width: 100%; height: auto; border: thick $accent; padding: 1 2; background: $surface; }
     Prompt, Confirm, Help { align: center middle; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -83,6 +90,10 @@ class BoardApp(App[int]):
         return (tuple(sorted(repo.list_refs("refs/balanced/").items())), repo.read_ref(self.lead.ref),
                 EngineLock(self.lead).holder_pid())
 
+    def on_resize(self) -> None:
+        if self.data:
+            self.reload()
+
     def poll(self) -> None:
         if self.fingerprint() != self.seen:
             self.reload()
@@ -102,10 +113,17 @@ class BoardApp(App[int]):
         table = self.query_one(f"#{pane}", DataTable)
         at = self.current(pane)
         table.clear()
+        wide = WIDE[pane]
+        room = max(20, self.size.width - ROOM[pane])  # the long column is cut to the width: no sideways scrolling
         for r in rows:
             cells = list(r.cells)
             if pane == "now":
                 cells[0] = ("✓ " if r.key in self.marked else "  ") + str(cells[0])
+            long = cells[wide]
+            if isinstance(long, Text) and long.cell_len > room and r.kind != "fold":
+                long = long.copy()
+                long.truncate(room, overflow="ellipsis")
+                cells[wide] = long
             table.add_row(*cells, key=r.key)
         keys = [r.key for r in rows]
         if at is not None and at.key in keys:
@@ -123,7 +141,8 @@ class BoardApp(App[int]):
         engine = f"engine running (pid {e['pid']})" if e.get("running") else (engine_line(self.data) or
                                                                                 "no engine runs; nothing waits")
         spent = [f"plan {p['id'][-4:]}: ${p['spent_usd']:.2f}" + (f" of ${p['budget_usd']:.2f}" if p.get(
-            "budget_usd") else "") for p in self.data.get("plans", []) if p.get("state") in ("created", "started")]
+            "budget_usd") else "") for p in self.data.get("plans", [])
+            if p.get("state") in ("created", "started") and (p.get("spent_usd") or p.get("budget_usd"))]
         self.query_one("#top", Static).update(f"{self.lead.branch} · {engine}" + (" · " + " · ".join(spent)
                                                                                   if spent else ""))
 
@@ -144,6 +163,10 @@ class BoardApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.screen_stack:  # asked while the app closes
             return True
+        if isinstance(self.screen, Worker):  # its own keys, on its worker
+            return action in ON_WORKER - {"log"} or action in ("help", "quit")
+        if self.screen is not self.screen_stack[0]:
+            return action in ("help", "quit")
         row = self.current() if isinstance(self.focused, DataTable) else None
         # A key that does not fit the row is left out of the footer, which then holds what fits at 80 columns.
         if action in ON_NOW:
@@ -270,10 +293,17 @@ class BoardApp(App[int]):
     def action_land(self) -> None:
         self._on_worker(acts.land)
 
-    def _on_worker(self, do: Callable[[Lead, str], str]) -> None:
+    def _worker(self) -> str | None:
+        """The job the worker keys act on: the open worker pane's, or the worker row's under the cursor."""
+        if isinstance(self.screen, Worker):
+            return self.screen.job.id
         row = self.current()
-        if row is not None and row.kind == "worker":
-            self.act(lambda: do(self.lead, row.target))
+        return row.target if row is not None and row.kind == "worker" else None
+
+    def _on_worker(self, do: Callable[[Lead, str], str]) -> None:
+        job = self._worker()
+        if job:
+            self.act(lambda: do(self.lead, job))
 
     def action_log(self) -> None:
         from git_balanced.engine.detail import detail
@@ -283,11 +313,14 @@ class BoardApp(App[int]):
             return
         d = detail(self.lead, row.target)
         d["asked"] = acts.question_of(self.lead, row.target)
-        events = [f"{e.get('time', '')}  {e.get('line') or e.get('name')}" for e in d.get("events", [])]
-        self.push_screen(Worker(worker_about(d), events))
+        events = [f"{clock(float(e['time']), seconds=True)}  {e['subject']}" for e in d.get("events", [])]
+        self.push_screen(Worker(self.lead, reach.job_named(self.lead, d["id"]), worker_about(d), events))
 
     def action_tell(self) -> None:
-        self.notify("Telling a worker comes with `git balanced tell`.", severity="warning")
+        job = self._worker()
+        if job:
+            self.push_screen(Prompt(f"Tell {job}: a line its agent reads at its next step"),
+                             self._with_text(lambda text: acts.tell(self.lead, job, text)))
 
     def action_fold(self) -> None:
         self.folded = not self.folded

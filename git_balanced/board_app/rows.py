@@ -66,7 +66,7 @@ def worker_rows(data: dict[str, Any], folded: bool) -> list[Row]:
     if folded and len(done) > FOLD_AFTER:
         counts = {s: sum(1 for r in done if r["state"] == s) for s in FOLD_ORDER}
         words = " · ".join(f"{n} {s}" for s, n in counts.items() if n)
-        out.append(Row(FOLD_KEY, ["", "", Text(words, style="bold"), "f opens", ""], "fold"))
+        out.append(Row(FOLD_KEY, ["", "", "", Text(f"{words}  (f opens)", style="bold"), ""], "fold"))
         done = []
     for r in done + live:
         where = " · ".join(b for b in (r["machine"], r["agent"] or "", r["model"] or "", f"#{r['attempt']}") if b)

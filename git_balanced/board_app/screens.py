@@ -10,6 +10,13 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, RichLog, Static
 
+from git_balanced.agents.transcript import render
+from git_balanced.engine.reach import job_named, read_log
+from git_balanced.errors import BalancedError
+from git_balanced.jobs import Job
+from git_balanced.lead import Lead
+from git_balanced.vocab import JobState
+
 KEYS = """\
 Under Now
   Space   mark the row (marked rows are answered together)
@@ -85,14 +92,15 @@ class Help(ModalScreen[None]):
 
 
 class Worker(Screen[None]):
-    """One worker: what it is and does (`show JOB`), and its log as it grows."""
+    """One worker: what it is and does (`show JOB`), its events, and its log (`logs JOB`) as it grows, read
+    where the worker runs every `every` seconds while the pane is open."""
 
     BINDINGS = [Binding("escape,q", "leave", "Back")]
 
-    def __init__(self, about: str, log_lines: list[str]) -> None:
+    def __init__(self, lead: Lead, job: Job, about: str, events: list[str], every: float = 1.0) -> None:
         super().__init__()
-        self.about = about
-        self.log_lines = log_lines
+        self.lead, self.job, self.about, self.event_lines, self.log_every = lead, job, about, events, every
+        self.log_at, self.log_held = 0, ""
 
     def compose(self) -> ComposeResult:
         yield Static(self.about, id="about")
@@ -100,12 +108,28 @@ class Worker(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.add_lines(self.log_lines)
-
-    def add_lines(self, lines: list[str]) -> None:
         log = self.query_one(RichLog)
-        for line in lines:
+        for line in self.event_lines:
             log.write(line)
+        log.write("── its log")
+        self.more()
+        self.set_interval(self.log_every, self.more)
+
+    def more(self) -> None:
+        """Add what the log grew by since the last read: its whole lines, as turns, tool calls and results."""
+        try:
+            chunk = read_log(self.lead, self.job, self.log_at)
+        except BalancedError as exc:
+            self.query_one(RichLog).write(f"(the log cannot be read: {exc.message})")
+            return
+        if not chunk.found and not self.log_at:
+            if self.job.state == JobState.QUEUED:  # it may have started since the pane opened
+                self.job = job_named(self.lead, self.job.id)
+            return
+        whole, newline, self.log_held = (self.log_held + chunk.text).rpartition("\n")
+        self.log_at = chunk.next_offset
+        for line in render(whole + newline):
+            self.query_one(RichLog).write(line)
 
     def action_leave(self) -> None:
         self.dismiss(None)

@@ -20,6 +20,7 @@ from git_balanced.kit.results import (
     BoardResult,
     InboxResult,
     LandResult,
+    LogsResult,
     MachinesResult,
     Message,
     NowRow,
@@ -33,6 +34,7 @@ from git_balanced.kit.results import (
     ShowResult,
     StartResult,
     Stopped,
+    Told,
     WorkerResult,
 )
 from git_balanced.lead import Lead, open_lead
@@ -221,6 +223,30 @@ def show(job: str) -> ShowResult:
     from git_balanced.engine.detail import detail
 
     return detail(_lead(), job)  # type: ignore[return-value]  # the board's row and more, checked by the server
+
+
+LOG_LINES = 300  # the newest lines of a log the tool hands over
+
+
+def logs(job: str) -> LogsResult:
+    """A worker's log as turns, tool calls and results, read on its machine; its newest LOG_LINES lines."""
+    from git_balanced.agents.transcript import render
+    from git_balanced.engine import reach
+
+    lead = _lead()
+    j = reach.job_named(lead, job)
+    chunk = reach.read_log(lead, j)
+    lines = render(chunk.text)
+    return {"job": j.id, "piece": j.piece, "state": j.state, "found": chunk.found, "lines": lines[-LOG_LINES:],
+            "cut": max(0, len(lines) - LOG_LINES)}
+
+
+def tell(job: str, text: str) -> Told:
+    """Leave a line for a running agent worker; it reads it at its next tool call."""
+    from git_balanced.engine import reach
+
+    j = reach.tell(_lead(), job, text)
+    return {"job": j.id, "piece": j.piece, "told": " ".join(text.split())}
 
 
 def machines() -> MachinesResult:
