@@ -58,7 +58,9 @@ def tell_command(job: str, text: str, *, as_json: bool) -> int:
     if as_json:
         ui.emit_json({"job": j.id, "piece": j.piece, "told": " ".join(text.split())})
         return 0
-    ui.say(f"Told {j.piece} ({j.id}): {' '.join(text.split())}. Its agent reads it at its next tool call; "
-           f"`git balanced logs {j.id} --follow` shows what it does with it.")
+    said = " ".join(text.split())
+    ui.say(f"Told {j.piece} ({j.id}): {said}" + ("" if said.endswith((".", "!", "?")) else ".")
+           + f" Its agent reads it at its next tool call; `git balanced logs {j.id} --follow` shows what it does "
+             "with it.")
     return 0
 

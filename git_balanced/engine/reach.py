@@ -53,13 +53,13 @@ def tell(lead: Lead, name: str, text: str) -> Job:
     if not text:
         raise UsageError("There is nothing to tell: TEXT is empty.", hint='git balanced tell e3 "Use the v2 API."')
     job = job_named(lead, name)
+    if job.state != JobState.RUNNING:
+        raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, not running, so there is nobody to tell.",
+                            hint="tell a running worker; `git balanced board` shows which run.")
     if job.agent == "shell":
         raise BalancedError(f"{job.piece} ({job.id}) is a shell worker: it runs its command and reads nothing, so it "
                             "cannot hear you.", hint=f"stop it (`git balanced stop {job.id}`) and store the piece "
                                                      "again with what it should do.")
-    if job.state != JobState.RUNNING:
-        raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, not running, so there is nobody to tell.",
-                            hint="tell a running worker; `git balanced board` shows which run.")
     answer = host_for(lead, job.machine).call(Action.TELL, TellRequest(job=job.runner_key, text=text,
                                                                        runs_dir=RUNS_DIR).to_json())
     if answer.get("error"):

@@ -58,8 +58,8 @@ def test_logs_reads_a_running_worker_and_tell_refuses_a_shell_one(tmp_path: Path
         assert "working on the api" in asyncio.run(_pane_of(repo, "api")), "the board's app shows it in its pane"
     finally:
         assert balanced(repo, "stop", "e1").code == 0
-    queued = balanced(repo, "tell", "e1", "too late")
-    assert queued.code == 1 and "cannot hear you" in queued.err
+    late = balanced(repo, "tell", "e1", "too late")
+    assert late.code == 1 and "is stopped, not running, so there is nobody to tell." in late.err, late
 
 
 async def _pane_of(repo: Path, piece_id: str) -> str:
