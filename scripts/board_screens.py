@@ -1,6 +1,6 @@
 """Screenshots of the live board (SVG, Textual's own) from a repository with real state, for docs/board.md:
-`python scripts/board_screens.py REPO docs/images`. The board, the done workers opened, a worker's pane, and
-the keys."""
+`python scripts/board_screens.py REPO docs/images`. The board, the done workers opened, a worker's pane, the
+timeline and the keys."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ async def shoot(repo: str, out: Path) -> None:
         await pilot.press("l")
         await pilot.pause()
         app.save_screenshot("worker.svg", str(out))
+        await pilot.press("escape", "v")
+        await pilot.pause()
+        app.save_screenshot("timeline.svg", str(out))
         await pilot.press("escape", "f", "question_mark")
         await pilot.pause()
         app.save_screenshot("keys.svg", str(out))

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from git_balanced.board_app import acts, prefs
 from git_balanced.board_app.rows import FOLD_KEY, Row, next_rows, now_rows, worker_rows
-from git_balanced.board_app.screens import Confirm, Help, Prompt, Worker, worker_about
+from git_balanced.board_app.screens import Confirm, Help, Prompt, Timeline, Worker, worker_about
 from git_balanced.engine import reach
 from git_balanced.engine.background import EngineLock
 from git_balanced.engine.shown import collect_shown, engine_line
@@ -52,6 +52,7 @@ class BoardApp(App[int]):
         Binding("s", "ship", "Ship"), Binding("n", "not_now", "Not now"), Binding("g", "go_ahead", "Go ahead"),
         Binding("l", "log", "Log"), Binding("t", "tell", "Tell"), Binding("x", "stop", "Stop"),
         Binding("r", "retry", "Retry"), Binding("L", "land", "Land"), Binding("f", "fold", "Fold"),
+        Binding("v", "timeline", "Timeline"),
         Binding("question_mark", "help", "Help"), Binding("q", "quit", "Quit")]
 
     def __init__(self, lead: Lead, poll: float = POLL) -> None:
@@ -326,6 +327,15 @@ class BoardApp(App[int]):
         self.folded = not self.folded
         prefs.set_folded(self.lead, self.folded)
         self.reload()
+
+    def action_timeline(self) -> None:
+        from git_balanced import jobs as J
+        from git_balanced.board_app.timeline import lines
+
+        ids = {r["id"] for r in self.data.get("jobs", [])}
+        jobs = [j for j in J.all_jobs(self.lead.repo).values() if j.id in ids]
+        handles = {r["id"]: r.get("handle") or "" for r in self.data.get("jobs", [])}
+        self.push_screen(Timeline(Text("\n").join(lines(jobs, handles, self.size.width))))
 
     def action_help(self) -> None:
         self.push_screen(Help())

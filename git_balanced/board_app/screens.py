@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -32,6 +33,7 @@ On a worker (Running, or a held or failed one under Now)
   x       stop it       r   retry it       L   land its branch (the check runs first)
 Anywhere
   Tab     the next pane          f   fold or open the done workers (kept for this lead)
+  v       the timeline: each machine a lane, each worker a bar
   ?       these keys             q   quit"""
 
 
@@ -147,3 +149,20 @@ def worker_about(d: dict[str, Any]) -> str:
     if d.get("asked"):
         lines.append(f"asks: {d['asked']}")
     return "\n".join(lines)
+
+
+class Timeline(Screen[None]):
+    """Each machine a lane, each worker a bar (timeline.py)."""
+
+    BINDINGS = [Binding("escape,q,v", "leave", "Back")]
+
+    def __init__(self, text: Text) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.text, id="timeline")
+        yield Footer()
+
+    def action_leave(self) -> None:
+        self.dismiss(None)

@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 from git_balanced import jobs as J
 from git_balanced.board_app import prefs
 from git_balanced.board_app.app import BoardApp
-from git_balanced.board_app.screens import Worker
+from git_balanced.board_app.screens import Timeline, Worker
 from git_balanced.channel import questions
 from git_balanced.engine.control import stop_job
 from git_balanced.lead import Lead, open_lead
@@ -63,7 +63,7 @@ def test_a_person_marks_four_questions_allows_them_opens_a_worker_stops_it_and_f
             assert _keys(app, "now") == [j.id for j in stopped], "answered: only the stopped workers are left"
 
             assert _keys(app, "running")[0] == "fold"
-            assert str(app.query_one("#running", DataTable).get_row("fold")[2]) == "6 stopped"
+            assert str(app.query_one("#running", DataTable).get_row("fold")[3]) == "6 stopped  (f opens)"
             await pilot.press("f", "tab")
             table = app.query_one("#running", DataTable)
             assert app.focused is table and len(_keys(app, "running")) == 10, "six stopped and four queued"
@@ -74,6 +74,10 @@ def test_a_person_marks_four_questions_allows_them_opens_a_worker_stops_it_and_f
             assert "e7 api · queued" in about and "task: Do api." in about and "attempt 1" in about, about
             await pilot.press("escape", "x")
             await pilot.pause()
+            await pilot.press("v")
+            assert isinstance(app.screen, Timeline)
+            lanes = app.screen.text.plain.splitlines()
+            assert lanes[1] == "local" and lanes[8].startswith("  e7 api") and lanes[8].endswith("■ stopped"), lanes
 
     asyncio.run(drive())
     asked = list(questions.all_questions(lead.repo).values())
