@@ -44,8 +44,9 @@ def cores(jobs: Mapping[str, Job], plans: Mapping[str, PlanView]) -> dict[str, s
         j = jobs[jid]
         by_piece.setdefault((j.plan, j.piece), []).append(jid)
     order: dict[str, dict[str, int]] = {}
-    for pid, p in plans.items():
-        order[pid] = {piece.id: i for i, piece in enumerate(p.pieces, 1)}
+    for pid in {plan for plan, _ in by_piece}:  # only the plans these jobs are of: a done plan's pieces are not read
+        p = plans.get(pid)
+        order[pid] = {piece.id: i for i, piece in enumerate(p.pieces, 1)} if p is not None else {}
     out: dict[str, str] = {}
     for (plan, piece), ids in sorted(by_piece.items(), key=lambda kv: kv[1][0]):
         places = order.setdefault(plan, {})

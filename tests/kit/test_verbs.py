@@ -75,7 +75,7 @@ def test_the_hints_say_what_a_call_risks() -> None:
     assert listed["stop"].annotations.destructive_hint is True
     assert listed["plan"].annotations.read_only_hint is False
     assert {n for n, t in listed.items() if t.annotations.read_only_hint} == \
-        {"board", "show", "inbox", "machines", "schedule_list"}
+        {"board", "show", "inbox", "machines", "schedule_list", "logs"}
     assert {n for n, t in listed.items() if t.annotations.destructive_hint} == {"stop", "schedule_rm"}
     assert {n for n, t in listed.items() if t.annotations.open_world_hint} == \
         {"plan", "start", "worker", "stop", "retry"}, "what reaches machines and agents past this repository"
