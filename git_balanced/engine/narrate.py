@@ -10,6 +10,7 @@ loop is not touched."""
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
@@ -135,3 +136,29 @@ class Narrator:
             self.status.write("\r\x1b[K")
             self.status.flush()
             self._drawn = False
+
+
+class Above(io.TextIOBase):
+    """A stream the engine's own words go through while a status line is drawn: the line is taken away before
+    they are written, so they never run into it (the next look draws it again under them)."""
+
+    def __init__(self, narrator: Narrator, stream: TextIO) -> None:
+        super().__init__()
+        self.narrator, self.stream = narrator, stream
+
+    def write(self, text: str) -> int:
+        self.narrator._clear()
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:  # the engine asks of its stderr what it would ask of the terminal's
+        return self.stream.isatty()
+
+    def fileno(self) -> int:  # a process started with this stderr gets the real one
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.stream, "encoding", "utf-8"))
