@@ -20,7 +20,7 @@ from git_balanced.engine import reach
 from git_balanced.engine.background import EngineLock
 from git_balanced.engine.shown import collect_shown, engine_line
 from git_balanced.errors import BalancedError
-from git_balanced.lead import Lead
+from git_balanced.lead import Lead, open_lead
 from git_balanced.ui import clock
 
 POLL = 1.0  # seconds between two listings of the state refs
@@ -292,7 +292,26 @@ class BoardApp(App[int]):
         self._on_worker(acts.retry)
 
     def action_land(self) -> None:
-        self._on_worker(acts.land)
+        """Land the worker's branch: its check may take minutes, so it runs beside the app, which says when it
+        is done."""
+        job = self._worker()
+        if not job:
+            return
+        self.notify(f"Landing {job}: its check runs; you hear when it is done.", timeout=6)
+        root = str(self.lead.repo.root)
+
+        def land() -> None:
+            try:
+                said, bad = acts.land(open_lead(root), job), False  # a Lead of its own: this is another thread
+            except BalancedError as exc:
+                said, bad = exc.message + (f"\n{exc.hint}" if exc.hint else ""), True
+            self.call_from_thread(self._landed, said, bad)
+
+        self.run_worker(land, thread=True, exclusive=False, group="land")
+
+    def _landed(self, said: str, bad: bool) -> None:
+        self.notify(said, severity="error" if bad else "information", timeout=10)
+        self.reload()
 
     def _worker(self) -> str | None:
         """The job the worker keys act on: the open worker pane's, or the worker row's under the cursor."""
