@@ -4,6 +4,7 @@ person reads the panes and the footer, and `q` quits."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,14 @@ from tests.support.plans import lead_repo, piece, plan
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def _hues(styled: str) -> set[str]:
+    """The colours in a screen's escape sequences that are not a shade of grey (256 colours or 24-bit)."""
+    greys = {0, 7, 8, 15, 16, 231, *range(232, 256)}
+    found = {f"5;{n}" for n in re.findall(r"\x1b\[(?:[0-9;]*;)?[34]8;5;(\d+)", styled) if int(n) not in greys}
+    found |= {f"2;{r};{g};{b}" for r, g, b in re.findall(r"[34]8;2;(\d+);(\d+);(\d+)", styled) if not r == g == b}
+    return found
 
 
 def test_the_live_board_opens_in_a_terminal_and_quits_with_q(tmp_path: Path) -> None:
@@ -38,6 +47,9 @@ def test_the_live_board_opens_in_a_terminal_and_quits_with_q(tmp_path: Path) -> 
         assert "main · no engine runs; nothing waits" in shown, shown
         assert "api" in shown and "waits for `git balanced start`" in shown, shown
         assert all(len(line) <= 80 for line in shown.splitlines())
+        styled = subprocess.run([*tmux, "capture-pane", "-p", "-e", "-t", "board"], capture_output=True,
+                                text=True).stdout
+        assert _hues(styled) == set(), "NO_COLOR: shades of grey, not one colour on the screen"
         subprocess.run([*tmux, "send-keys", "-t", "board", "q"], check=True)
         wait_until(lambda: subprocess.run([*tmux, "has-session", "-t", "board"], capture_output=True).returncode,
                    15, "q to quit the board", said=screen)
