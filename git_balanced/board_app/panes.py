@@ -14,8 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 from git_balanced.board_app import prefs
 from git_balanced.board_app.rows import Row, next_rows, now_rows, worker_rows
 from git_balanced.board_app.screens import Worker
-from git_balanced.engine.background import EngineLock
-from git_balanced.engine.shown import collect_shown, engine_line
+from git_balanced.engine.shown import collect_shown, engine_line, engine_pid
 from git_balanced.lead import Lead
 
 POLL = 1.0  # seconds between two listings of the state refs
@@ -74,7 +73,7 @@ class Panes(App[int]):
         """What changes when the board may: every state ref's tip, the lead's branch, the engine's pid."""
         repo = self.lead.repo
         return (tuple(sorted(repo.list_refs("refs/balanced/").items())), repo.read_ref(self.lead.ref),
-                EngineLock(self.lead).holder_pid())
+                engine_pid(self.lead))
 
     def on_resize(self) -> None:
         if self.data:

@@ -7,12 +7,12 @@ from typing import Any
 
 from git_balanced import handles
 from git_balanced.channel.presence import pid_alive
-from git_balanced.engine.background import EngineLock
 from git_balanced.engine.board import collect
 from git_balanced.lead import Lead
 from git_balanced.vocab import LIVE
 
 START = "git balanced engine --detach"
+PID_FILE = "engine.pid"  # EngineLock.pid_path's name
 
 
 def collect_shown(lead: Lead) -> dict[str, Any]:
@@ -26,12 +26,21 @@ def collect_shown(lead: Lead) -> dict[str, Any]:
 def engine_state(lead: Lead, data: dict[str, Any]) -> dict[str, Any]:
     """Whether an engine runs for this repository (read from its lock's pid file, never by taking the lock,
     which could turn away an engine starting then), and how many pieces have work only an engine does."""
-    pid = EngineLock(lead).holder_pid()
+    pid = engine_pid(lead)
     running = pid is not None and pid_alive(pid)
     waiting = sum(1 for r in data["jobs"] if r["state"] in LIVE) + \
         sum(1 for n in data["next"] if "piece" in n and n.get("words") == "about to start")
     return {"running": running, "pid": pid if running else None, "waiting": waiting,
             "start": None if running or not waiting else START}
+
+
+def engine_pid(lead: Lead) -> int | None:
+    """The pid in the engine's pid file (engine/background.EngineLock writes it, and takes it away as it ends),
+    read without loading the engine's loop: the board starts fast."""
+    try:
+        return int((lead.repo.state_dir / PID_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def engine_line(data: dict[str, Any]) -> str:
