@@ -7,14 +7,18 @@ are read where they are."""
 
 from __future__ import annotations
 
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 HOOK_SCRIPTS = ("pre-merge-commit", "pre-push")
 
 
 def _folder(package: str, top: str) -> Traversable:
+    from importlib import resources  # here: it brings tempfile and shutil, which most commands never use
+
     try:
         return resources.files(package)
     except ModuleNotFoundError:

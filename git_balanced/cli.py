@@ -12,9 +12,8 @@ from typing import Any
 
 import click
 
-from git_balanced import __version__
+from git_balanced import __version__, exits
 from git_balanced.kit.verbs import VERBS, Arg, Face, Verb, verb
-from git_balanced.ui import plain
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -462,11 +461,12 @@ def lead_off(agent: str | None) -> int:
     return lead_cmd.off_command(agent)
 
 
-@lead.command(name="plugin", short_help="Write the lead as a Claude Code and Codex plugin, in DIR.")
+@lead.command(name="plugin", short_help="Write the lead as a Claude Code, Codex and Pi plugin, in DIR.")
 @click.argument("dest", metavar="DIR")
 def lead_plugin(dest: str) -> int:
     """Write a local plugin marketplace in DIR holding the lead (its MCP server, hooks and skill) for Claude
-    Code and Codex; installed once with their `plugin` commands, it serves every repository."""
+    Code and Codex, and as a Pi package (its tools, hooks and skill); installed once with their `plugin`
+    commands (Pi: `pi install DIR/plugins/balanced`), it serves every repository."""
     from git_balanced.commands import lead as lead_cmd
 
     return lead_cmd.plugin_command(dest)
@@ -680,17 +680,6 @@ def _man_paragraphs(text: str, esc: Any) -> list[str]:
     return out
 
 
-def _quiet_full_disk(unraisable: Any) -> None:
-    """A file a library left open when a full disk broke its write is closed when collected, fails to close for
-    the same reason, and Python would print that as a traceback: the full disk is said once, as an error."""
-    import errno
-
-    exc = unraisable.exc_value
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return
-    sys.__unraisablehook__(unraisable)
-
-
 def _interrupted(exc: BaseException) -> bool:
     """Whether click's Abort stands for a Ctrl-C: it is raised from (or while handling) a KeyboardInterrupt."""
     seen: set[int] = set()
@@ -705,9 +694,7 @@ def _interrupted(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; map errors to exit codes 1 (yours), 2 (usage), 3 (ours), 130 (Ctrl-C)."""
-    from git_balanced.errors import BalancedError, disk_full
-
-    sys.unraisablehook = _quiet_full_disk
+    sys.unraisablehook = exits.quiet_full_disk
 
     try:
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
@@ -722,46 +709,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return 2
-    except BalancedError as exc:
-        exc = disk_full(exc) or exc  # git's own words for a full disk read as ours
-        click.echo(f"error: {plain(exc.message)}", err=True)  # a message may quote a plan's or a worker's words
-        if exc.hint:
-            click.echo(f"hint: {plain(exc.hint)}", err=True)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return 130
-    except (RecursionError, MemoryError) as exc:
-        # An input nested or sized past what the checks at the edge let through: still yours to fix, so
-        # exit 1 naming what was given, not a traceback.
-        from git_balanced.models import shown
-
-        given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
-        said = "nested too deeply to read" if isinstance(exc, RecursionError) else "too large to hold in memory"
-        click.echo(f"error: an input of `git balanced {given}` (a file it names or reads, or "
-                   f".magnum/settings.toml) is {said}.", err=True)
-        click.echo("hint: make that file smaller and flatter; docs/safety/inputs.md lists the bounds", err=True)
-        return 1
-    except Exception as exc:  # noqa: BLE001 — the last line of defence: say it is ours, and how to report it
-        full = disk_full(exc)  # a full disk (ENOSPC, EDQUOT) is the machine's state, not a bug: exit 1
-        if full is not None:
-            click.echo(f"error: {plain(full.message)}\nhint: {plain(full.hint or '')}", err=True)
-            return 1
-        if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
-            # Bytes of an argument that are not UTF-8 reach Python as lone surrogates, which git cannot store.
-            from git_balanced.models import shown
-
-            given = shown(" ".join(argv if argv is not None else sys.argv[1:]))[1:-1]
-            click.echo(f"error: an argument of `git balanced {given}` is not UTF-8 text.", err=True)
-            click.echo("hint: give the text as UTF-8 (see `locale`)", err=True)
-            return 1
-        import traceback  # here, not above: only an internal error needs it
-
-        traceback.print_exc()
-        click.echo(
-            f"\ngit balanced {__version__} hit an internal error. This is a bug: please report it with the "
-            "traceback above and the command you ran.", err=True)
-        return 3
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 — ours and yours, said as exits.py says them
+        return exits.ended(exc, argv)
     return rv if isinstance(rv, int) else 0
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ def write_atomic(path: str | Path, text: str, *, mode: int | None = None) -> Non
 def write_atomic_bytes(path: str | Path, data: bytes, *, mode: int | None = None) -> None:
     """Replace the file at `path` with `data` at once (see write_atomic)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    # os.urandom as secrets.token_hex reads it, without importing secrets (and hashlib) into every command
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as fh:
             fh.write(data)

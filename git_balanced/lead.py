@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import OBJECT_ID, Repo
-from git_balanced.trust import Commands
 
 if TYPE_CHECKING:
     from git_balanced.settings import Settings
+    from git_balanced.trust import Commands
 
 
 @dataclass(frozen=True)
@@ -94,4 +94,6 @@ def settings_at(repo: Repo, rev: str | None) -> Settings:
 
 
 def commands_of(settings: Settings) -> Commands:
+    from git_balanced.trust import Commands  # here: the board and the inbox read no approvals
+
     return Commands(setup=settings.worktree.setup, check=settings.worktree.check)

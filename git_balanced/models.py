@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
-
-from pydantic_core import core_schema
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from git_balanced.errors import BalancedError
+
+if TYPE_CHECKING:
+    from pydantic_core import core_schema
 
 _T = TypeVar("_T", bound="_Name")
 
@@ -171,6 +172,8 @@ class _Name(str):
                 return cls.of(value)
             except BalancedError as exc:
                 raise ValueError(exc.message) from None
+
+        from pydantic_core import core_schema  # here: the board and the hooks use these types without pydantic
 
         return core_schema.no_info_after_validator_function(
             check, core_schema.str_schema(),

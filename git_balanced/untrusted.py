@@ -51,7 +51,8 @@ DRIVER_KEY = re.compile(r"^(filter\.(?P<f>.+)\.(clean|smudge|process)|diff\.(?P<
 OWN_SCOPES = ("local", "worktree")
 # Environment variables that name a program for git to run, dropped; and what a pager would be.
 DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER", "GIT_EDITOR",
-               "GIT_SEQUENCE_EDITOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
+               "GIT_SEQUENCE_EDITOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+               "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false"}
 
 GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]

@@ -1,4 +1,5 @@
-// git balanced's lead for Pi, written by `git balanced lead on --agent pi` (`lead off` removes it). Pi has no
+// git balanced's lead for Pi, written by `git balanced lead on --agent pi` (`lead off` removes it), or the
+// extension of the Pi package `git balanced lead plugin` writes (`pi install DIR/plugins/balanced`). Pi has no
 // MCP, so this extension registers the lead's tools itself, with the schemas of `git balanced mcp`, and each
 // call is one `git balanced mcp --call TOOL JSON`: the same tool, the same result, the same refusals. It also
 // hands the lead its unread inbox before it starts and again when it ends, as the Claude Code and Codex

@@ -180,6 +180,7 @@ def test_ctrl_c_in_a_real_engine_exits_130(tmp_path: Path, front: list[str]) -> 
     repo = make_repo(tmp_path / "repo")
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONFAULTHANDLER"] = "1"  # an engine that does not end shows where each of its threads is
     p = subprocess.Popen([*front, "engine"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -189,7 +190,12 @@ def test_ctrl_c_in_a_real_engine_exits_130(tmp_path: Path, front: list[str]) -> 
             time.sleep(0.1)
         time.sleep(1.0)  # past its start, into the loop's sleep
         os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=30)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGABRT)
+            out, err = p.communicate(timeout=30)
+            raise AssertionError(f"the engine did not end within 30 s of Ctrl-C; its threads:\n{err[-6000:]}") from None
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)

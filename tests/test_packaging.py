@@ -60,11 +60,31 @@ def pip(*args: str) -> None:
     assert cp.returncode == 0, f"pip {' '.join(args)} failed:\n{cp.stdout}\n{cp.stderr}"
 
 
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout, built once for every install test of this module."""
+    where = tmp_path_factory.mktemp("wheel")
+    src = source_copy(where / "src")
+    pip("wheel", "--no-deps", "-q", "-w", str(where / "dist"), str(src))
+    return next((where / "dist").glob("git_balanced-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding the installers the tests run, from the cached wheels: uv, and pipx (with uv as its
+    installer, `pipx[uv]`) when its wheels are there too. Beside it, the uv cache they share."""
+    wheels = ROOT / ".cache" / "wheels"
+    if not wheels.is_dir() or not any(wheels.glob("uv-*.whl")):
+        pytest.skip("needs uv's wheel in .cache/wheels (`make test` keeps it there)")
+    venv = tmp_path_factory.mktemp("tools") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wanted = "pipx[uv]" if any(wheels.glob("pipx-*.whl")) else "uv"
+    pip("--python", str(venv / "bin" / "python"), "install", "--no-index", "--find-links", str(wheels), "-q", wanted)
+    return venv
+
+
 @pytest.mark.install
-def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path) -> None:
-    src = source_copy(tmp_path / "src")
-    pip("wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src))
-    wheel = next((tmp_path / "dist").glob("git_balanced-*.whl"))
+def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path, wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         infos = {i.filename: i for i in zf.infolist()}
     for name in ("settings.toml", "worker.md", "lead.md", "plan.yaml", "settings/python.toml",
@@ -112,12 +132,6 @@ def test_the_wheel_installs_templates_hooks_and_the_man_page(tmp_path: Path) -> 
     assert cp.returncode == 0 and "GIT-BALANCED(1)" in cp.stdout and "git balanced land" in cp.stdout, cp
 
 
-def _wheel(tmp_path: Path) -> Path:
-    src = source_copy(tmp_path / "src")
-    pip("wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src))
-    return next((tmp_path / "dist").glob("git_balanced-*.whl"))
-
-
 def _help_shows_the_page(env: dict[str, str], cwd: Path) -> None:
     """`git balanced --help` shows the man page, as git runs it: `man git-balanced`."""
     cp = subprocess.run(["git", "balanced", "--help"], cwd=cwd, env=env, capture_output=True, text=True)
@@ -126,13 +140,12 @@ def _help_shows_the_page(env: dict[str, str], cwd: Path) -> None:
 
 @pytest.mark.install
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
-def test_pip_install_user_puts_the_man_page_where_man_finds_it(tmp_path: Path) -> None:
+def test_pip_install_user_puts_the_man_page_where_man_finds_it(tmp_path: Path, wheel: Path) -> None:
     """`pip install --user .`: the command in ~/.local/bin, the page in ~/.local/share/man, which man finds
     beside that bin folder on PATH."""
     base = Path(sys.base_prefix) / "bin" / "python3"
     if not base.is_file():
         pytest.skip("needs the Python this venv was made from, for a --user install")
-    wheel = _wheel(tmp_path)
     user = tmp_path / "home" / ".local"
     env = dict(os.environ, PYTHONUSERBASE=str(user), PIP_BREAK_SYSTEM_PACKAGES="1", MANPAGER="cat", PAGER="cat")
     cp = subprocess.run([str(base), "-m", "pip", "--disable-pip-version-check", "install", "--user", "--no-deps",
@@ -154,20 +167,13 @@ def test_pip_install_user_puts_the_man_page_where_man_finds_it(tmp_path: Path) -
 
 @pytest.mark.install
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
-def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path) -> None:
+def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path, wheel: Path, tools: Path) -> None:
     """`uv tool install .` keeps the page in the tool's environment, where man does not look; the first
     `git balanced init` links it beside the bin folder git found `git-balanced` in, and --help shows it."""
     wheels = ROOT / ".cache" / "wheels"
-    uv_wheel = next(wheels.glob("uv-*.whl"), None) if wheels.is_dir() else None
-    if uv_wheel is None:
-        pytest.skip("needs uv's wheel in .cache/wheels (`make test` keeps it there)")
-    tools = tmp_path / "uv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tools)], check=True)
-    pip("--python", str(tools / "bin" / "python"), "install", "--no-deps", "-q", str(uv_wheel))
-    wheel = _wheel(tmp_path)
     home = tmp_path / "home"
     env = dict(os.environ, HOME=str(home), UV_TOOL_DIR=str(home / ".local" / "share" / "uv" / "tools"),
-               UV_TOOL_BIN_DIR=str(home / ".local" / "bin"), UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+               UV_TOOL_BIN_DIR=str(home / ".local" / "bin"), UV_CACHE_DIR=str(tools.parent / "uv-cache"),
                MANPAGER="cat", PAGER="cat")
     cp = subprocess.run([str(tools / "bin" / "uv"), "tool", "install", "--offline", "--no-index", "--find-links",
                          str(wheels), "-q", str(wheel)], env=env, capture_output=True, text=True)
@@ -181,3 +187,31 @@ def test_uv_tool_install_and_init_link_the_man_page(tmp_path: Path) -> None:
                         text=True)
     assert cp.returncode == 0 and "so `git balanced --help` finds it" in cp.stdout, cp.stdout + cp.stderr
     _help_shows_the_page(env, tmp_path)
+
+
+@pytest.mark.install
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man(1) to show the page")
+def test_pipx_install_puts_the_man_page_where_man_finds_it(tmp_path: Path, wheel: Path, tools: Path) -> None:
+    """`pipx install .`: the command linked into PIPX_BIN_DIR (~/.local/bin), the page the wheel carries as
+    data linked into PIPX_MAN_DIR (~/.local/share/man), beside that bin folder, where man finds it. pipx
+    installs with uv here (`pipx[uv]`), offline from the cached wheels: pip would take half a minute."""
+    wheels = ROOT / ".cache" / "wheels"
+    if not (tools / "bin" / "pipx").is_file():
+        pytest.skip("needs the wheels of pipx and its dependencies in .cache/wheels")
+    home = tmp_path / "home"
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+    env = dict(os.environ, HOME=str(home), PIPX_HOME=str(home / ".local" / "share" / "pipx"),
+               PIPX_BIN_DIR=str(home / ".local" / "bin"), PIPX_MAN_DIR=str(home / ".local" / "share" / "man"),
+               PIPX_DEFAULT_BACKEND="uv", UV_CACHE_DIR=str(tools.parent / "uv-cache"), MANPAGER="cat", PAGER="cat",
+               PATH=os.pathsep.join([str(home / ".local" / "bin"), str(git_dir), "/usr/bin", "/bin"]))
+    cp = subprocess.run([str(tools / "bin" / "pipx"), "install", f"--pip-args=--offline --no-index --find-links "
+                         f"{wheels}", str(wheel)], env=env, capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    cp = subprocess.run(["git", "balanced", "--version"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert cp.returncode == 0 and cp.stdout.startswith("git balanced "), cp
+    page = home / ".local" / "share" / "man" / "man1" / "git-balanced.1"
+    venv = home / ".local" / "share" / "pipx" / "venvs" / "git-balanced"
+    assert page.resolve() == venv / "share" / "man" / "man1" / "git-balanced.1", "pipx links the wheel's page"
+    found = subprocess.run(["man", "-w", "git-balanced"], env=env, capture_output=True, text=True)
+    assert found.returncode == 0 and Path(found.stdout.strip()).resolve() == page.resolve(), found  # man-db says
+    _help_shows_the_page(env, tmp_path)                                          # where the link leads

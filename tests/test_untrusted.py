@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -258,3 +259,19 @@ def test_a_config_that_defines_no_driver_is_not_listed_and_one_that_may_is(tmp_p
     git(repo, "config", "include.path", str(inc))
     assert "filter.inc.smudge=" in untrusted.safe_argv(["status"], str(repo), listing)
     assert len(calls) == 2
+
+
+def test_the_safe_environment_names_no_other_repositorys_objects(tmp_path: Path) -> None:
+    """A runner's own environment could carry variables that point git at other objects (a hook's quarantine,
+    a caller's alternates): under the door, git sees the folder's objects and nothing else."""
+    from tests.support.builders import make_repo
+
+    here, other = make_repo(tmp_path / "here"), make_repo(tmp_path / "other", {"only-there.txt": "x\n"})
+    theirs = git(other, "rev-parse", "HEAD")
+    planted = {**os.environ, "GIT_OBJECT_DIRECTORY": str(other / ".git" / "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(other / ".git" / "objects"), "GIT_NAMESPACE": "x"}
+    seen = subprocess.run(["git", "cat-file", "-e", theirs], cwd=here, env=planted, capture_output=True)
+    assert seen.returncode == 0, "the variables do reach another repository's objects when passed on"
+    safe = subprocess.run(["git", "cat-file", "-e", theirs], cwd=here, env=untrusted.safe_env(planted),
+                          capture_output=True)
+    assert safe.returncode != 0, "not through the door"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-from git_balanced.agents.base import Adapter, AgentRun, Outcome
 from git_balanced.errors import BalancedError
+
+if TYPE_CHECKING:
+    from git_balanced.agents.base import Adapter, AgentRun, Outcome
 
 __all__ = ["Adapter", "AgentRun", "Outcome", "NAMES", "get"]
 
@@ -33,3 +36,13 @@ def get(name: str) -> Adapter:
         raise BalancedError(f"the {name} agent is not available in this installation ({module_name}).",
                             hint="reinstall git-balanced: `pip install -e .`") from exc
     return getattr(module, class_name)()
+
+
+def __getattr__(name: str) -> Any:
+    """Adapter, AgentRun and Outcome, from base.py when first asked for: an agent's hook that only reads the
+    permission modes (modes.py) does not import the adapters' types."""
+    if name in ("Adapter", "AgentRun", "Outcome"):
+        from git_balanced.agents import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_balanced.agents import modes
-from git_balanced.agents.base import AgentRun
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
 
 if TYPE_CHECKING:
+    from git_balanced.agents.base import AgentRun
     from git_balanced.jobs import Job
     from git_balanced.lead import Lead
 
 
 def balanced_argv(local: bool = True) -> list[str]:
     """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
-    return [sys.executable, "-m", "git_balanced.cli"] if local else ["git", "balanced"]
+    return [sys.executable, "-m", "git_balanced.front"] if local else ["git", "balanced"]
 
 
 def render(name: str, argv: list[str] | None = None) -> str:

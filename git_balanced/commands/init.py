@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from git_balanced import files, ui
 from git_balanced.errors import BalancedError
@@ -119,44 +119,70 @@ def _update(target: Path, *, check: str | None, setup: str | None, agent: str | 
         ui.say(f"Kept {SETTINGS_PATH} as it is.")
         return
     render_settings(check=check, setup=setup)  # the same checks of the values as for a new file
-    text = target.read_text(encoding="utf-8")
-    for key, value in given:
-        text = set_key(text, "worktree", key, value)
-    load_settings_text(text, SETTINGS_PATH)  # what is written must read back
+    try:
+        text = set_keys(target.read_bytes().decode("utf-8"), "worktree", dict(given))  # CRLF as it is
+    except UnicodeDecodeError as exc:
+        raise BalancedError(f"{SETTINGS_PATH} is not UTF-8 text (byte {exc.start}); it is kept as it was.",
+                            hint=f"save {SETTINGS_PATH} as UTF-8.") from None
+    worktree = load_settings_text(text, SETTINGS_PATH).worktree  # what is written must read back
+    if any(getattr(worktree, key) != value for key, value in given):
+        raise BalancedError(f"could not set {' and '.join(k for k, _ in given)} under [worktree] in "
+                            f"{SETTINGS_PATH}: the file would not read them back; it is kept as it was.",
+                            hint=f"set them under [worktree] in {SETTINGS_PATH} by hand.")
     files.write_atomic(target, text, mode=stat.S_IMODE(target.stat().st_mode))  # a kill never leaves it cut
     ui.say(f"Set {' and '.join(f'{k} = {v!r}' for k, v in given)} under [worktree] in {SETTINGS_PATH}; the rest "
            "of it is kept as it was.")
 
 
-_HEADER = re.compile(r"^\s*\[")
+def set_keys(text: str, table: str, values: dict[str, str]) -> str:
+    """`text` (TOML) with each `key = value` of `values` in `[table]`, edited by tomlkit so every other line
+    is kept as it is, comments included: in place of the key when it is there (in whatever form: under a
+    header, dotted, inline), else of its commented-out example (`# check = ...`), else at the end of the
+    table (a new table at the end of the file when there is none). A file whose every line ends in CRLF
+    keeps CRLF on the lines added."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
+    crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
+    try:
+        doc = tomlkit.parse(text.replace("\r\n", "\n") if crlf else text)
+    except TOMLKitError:
+        from git_balanced.settings import load_settings_text
 
-def set_key(text: str, table: str, key: str, value: str) -> str:
-    """`text` (TOML) with `key = value` in `[table]`: in place of the key's line when it is there, else of its
-    commented-out example (`# check = ...`), else just under the table's header (a new table at the end when
-    there is none). Every other line is kept as it is, comments included."""
+        load_settings_text(text, SETTINGS_PATH)  # says where the TOML is broken, as for any settings read
+        raise BalancedError(f"{SETTINGS_PATH} is not TOML that can be edited; it is kept as it was.",
+                            hint=f"fix {SETTINGS_PATH} by hand.") from None
+    found = doc.get(table)
+    if found is None:
+        found = doc[table] = tomlkit.table()
+    if not isinstance(found, dict):  # `[[table]]`, or a plain value
+        raise BalancedError(f"`{table}` in {SETTINGS_PATH} is not a table, so it cannot take "
+                            f"{' and '.join(values)}; the file is kept as it was.",
+                            hint=f"make it a [{table}] table in {SETTINGS_PATH} by hand.")
     from git_balanced.settings import toml_value
 
-    lines = text.splitlines(keepends=True)
-    line = f"{key} = {toml_value(value)}\n"
-    header = re.compile(rf"^\s*\[\s*{re.escape(table)}\s*\]\s*(#.*)?$")
-    head = next((i for i, ln in enumerate(lines) if header.match(ln.rstrip("\r\n"))), None)
-    if head is None:
-        sep = "" if not text or text.endswith("\n") else "\n"
-        return f"{text}{sep}\n[{table}]\n{line}"
-    end = next((i for i in range(head + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
-    own = re.compile(rf"^\s*{re.escape(key)}\s*=")
-    example = re.compile(rf"^\s*#\s*{re.escape(key)}\s*=")
-    for pattern in (own, example):
-        at = next((i for i in range(head + 1, end) if pattern.match(lines[i])), None)
-        if at is not None:
-            if pattern is own and re.search(r"=\s*(\"\"\"|\'\'\')", lines[at]):
-                raise BalancedError(f"`{key}` under [{table}] in {SETTINGS_PATH} spans several lines.",
-                                    hint=f"edit `{key}` in {SETTINGS_PATH} by hand.")
-            lines[at] = line
-            return "".join(lines)
-    lines.insert(head + 1, line)
-    return "".join(lines)
+    for key, value in values.items():
+        _set(found, key, tomlkit.value(toml_value(value)))
+    out = tomlkit.dumps(doc)
+    return out.replace("\n", "\r\n") if crlf else out
+
+
+def _set(table: Any, key: str, item: Any) -> None:
+    """`key = item` in the tomlkit `table`: over the key, else over its commented-out example, else added."""
+    from tomlkit.items import Comment, Null, Table
+
+    body = table.value.body if isinstance(table, Table) else []
+    example = re.compile(rf"#\s*{re.escape(key)}\s*=")
+    at = next((i for i, (k, it) in enumerate(body) if k is None and isinstance(it, Comment)
+               and example.match(it.as_string().strip())), None)
+    if key in table or at is None:
+        table[key] = item
+        return
+    # tomlkit has no public way to put a key at a place in a table: its own insert, then the comment's
+    # place emptied the way its own removal does (a Null keeps every later index right).
+    item.trivia.indent = body[at][1].trivia.indent
+    table.value._insert_at(at, key, item)
+    body[at + 1] = (None, Null())
 
 
 def _stack(root: Path) -> tuple[str | None, WorktreeSettings | None]:

@@ -45,7 +45,8 @@ def off_command(agent: str | None) -> int:
 
 
 def plugin_command(dest: str) -> int:
-    """Write the lead's plugin for Claude Code and Codex, in a local marketplace folder at `dest`."""
+    """Write the lead's plugin for Claude Code and Codex, and its Pi package, in a local marketplace folder at
+    `dest`."""
     from pathlib import Path
 
     from git_balanced.kit.plugins import MARKETPLACE, PLUGIN, write_plugins
@@ -56,6 +57,7 @@ def plugin_command(dest: str) -> int:
            "every repository's sessions are leads:")
     ui.say(f"  claude plugin marketplace add {where} && claude plugin install {PLUGIN}@{MARKETPLACE}")
     ui.say(f"  codex plugin marketplace add {where} && codex plugin add {PLUGIN}@{MARKETPLACE}")
+    ui.say(f"  pi install {where / 'plugins' / PLUGIN}")
     return 0
 
 

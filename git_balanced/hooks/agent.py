@@ -19,7 +19,6 @@ from typing import Any
 
 from git_balanced.agents import modes
 from git_balanced.agents.wiring import hook_rules, render
-from git_balanced.channel import inbox, presence
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
@@ -60,6 +59,8 @@ def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
     """Keep the permission mode a lead's hook was handed, for its workers (agents/modes.py)."""
     branch = repo.current_branch()
     if branch is not None and not os.environ.get("GIT_BALANCED_JOB"):  # a worker's own hooks are not a lead's
+        from git_balanced.channel import presence  # here: a worker's pre-tool-use reads no state of the lead's
+
         modes.record(repo, branch, data)
         presence.mark_seen(repo, branch)  # a lead session that takes turns can answer its workers
 
@@ -82,6 +83,8 @@ def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
 
 # -- the lead's UserPromptSubmit and Stop -----------------------------------------------------------------
 def _cursor(repo: Repo, branch: str) -> Path:
+    from git_balanced.channel import inbox
+
     d = repo.state_dir / "lead-read"
     d.mkdir(exist_ok=True)
     return d / inbox.inbox_ref(branch)[len("refs/balanced/inbox/"):]
@@ -90,6 +93,8 @@ def _cursor(repo: Repo, branch: str) -> Path:
 def unread(repo: Repo, branch: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """Inbox entries not handed to the lead yet (and not its own doing), oldest first, and the newest entry
     read (what the cursor moves to)."""
+    from git_balanced.channel import inbox
+
     everything = inbox.entries(repo, branch)
     try:
         last_sha, _, last_time = _cursor(repo, branch).read_text().strip().partition(" ")

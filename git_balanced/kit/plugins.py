@@ -1,9 +1,11 @@
-"""`git balanced lead plugin DIR`: the lead as one plugin for Claude Code and Codex, in a local marketplace.
+"""`git balanced lead plugin DIR`: the lead as one plugin for Claude Code and Codex, and one Pi package, in a
+local marketplace.
 
 The plugin holds what `lead on` writes into one repository (kit/project.py), from the same templates: the
-`balanced` MCP server, the hooks that hand the lead its inbox, and the skill `balanced-lead`. Installed once,
-it makes the agent's sessions leads in every repository. One folder serves both agents, as each reads its
-own manifest and ignores the other's:
+`balanced` MCP server, the hooks that hand the lead its inbox, and the skill `balanced-lead`; for Pi, which has
+no MCP, the extension `lead on --agent pi` writes (the same tools, and the hooks). Installed once, it makes
+the agent's sessions leads in every repository. One folder serves the three agents, as each reads its own
+manifest and ignores the others':
 
     DIR/.claude-plugin/marketplace.json       Claude Code's catalog (`claude plugin marketplace add DIR`)
     DIR/.agents/plugins/marketplace.json      Codex's catalog (`codex plugin marketplace add DIR`)
@@ -11,6 +13,8 @@ own manifest and ignores the other's:
     DIR/plugins/balanced/.codex-plugin/plugin.json
     DIR/plugins/balanced/.mcp.json            the MCP server
     DIR/plugins/balanced/hooks/hooks.json     UserPromptSubmit and Stop
+    DIR/plugins/balanced/package.json         Pi's package manifest (`pi install DIR/plugins/balanced`)
+    DIR/plugins/balanced/extensions/balanced-lead.ts     Pi's extension: the lead's tools and hooks
     DIR/plugins/balanced/skills/balanced-lead/SKILL.md   the one skill every agent that reads skills reads
 """
 
@@ -23,11 +27,13 @@ from typing import Any
 from git_balanced import __version__
 from git_balanced.agents.wiring import render
 from git_balanced.files import write_atomic
-from git_balanced.kit.project import ARGV, parts
+from git_balanced.kit.project import ARGV, parts, pi_extension
 
 MARKETPLACE = "git-balanced"
 PLUGIN = "balanced"
 SKILL = "balanced-lead"
+PI_PACKAGE = "git-balanced-lead"
+PI_EXTENSION = "extensions/balanced-lead.ts"
 DESCRIPTION = ("Lead any repository with git balanced: its MCP server (plan, start, answer, land), the hooks "
                "that hand the lead its inbox, and the skill that teaches the job.")
 
@@ -58,9 +64,13 @@ def plugin_files() -> dict[str, str]:
         f"{root}/.codex-plugin/plugin.json": codex,
         f"{root}/.mcp.json": {"mcpServers": {"balanced": server}},
         f"{root}/hooks/hooks.json": hooks,
+        f"{root}/package.json": {
+            "name": PI_PACKAGE, "version": __version__, "description": DESCRIPTION, "private": True,
+            "keywords": ["pi-package"], "pi": {"extensions": [f"./{PI_EXTENSION}"], "skills": ["./skills"]}},
     }
     out = {path: json.dumps(data, indent=2) + "\n" for path, data in files.items()}
     out[f"{root}/skills/{SKILL}/SKILL.md"] = skill
+    out[f"{root}/{PI_EXTENSION}"] = pi_extension()
     return out
 
 

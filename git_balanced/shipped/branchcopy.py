@@ -56,18 +56,38 @@ def own_copy_ensure(copy: str, branch: str, git: Callable[[list[str], str], Any]
         raise OSError(f"could not make the branch's copy {where}: {out}")
     with open(os.path.join(tmp, ".git", "objects", "info", "alternates"), "w", encoding="utf-8") as f:
         f.write(objects + "\n")
-    carried = {"gc.auto": "0"}  # a gc there must not drop what a running worker holds
-    for key in OWN_COPY_CONFIG:
-        code, value = git(["config", "--get", key], copy)
-        if code == 0 and value.strip():
-            carried[key] = value.strip()
-    for key, value in carried.items():
-        code, out = git(["config", key, value], tmp)
-        if code != 0:
-            raise OSError(f"could not set {key} in the branch's copy {where}: {out}")
+    carried = {"gc.auto": "0", **_carried_config(copy, git)}  # a gc there must not drop what a worker holds
+    with open(os.path.join(tmp, ".git", "config"), "a", encoding="utf-8") as f:
+        f.write(config_text(carried))
     shutil.rmtree(where, ignore_errors=True)  # a broken one: its worktree is made again with the job
     os.replace(tmp, where)
     return where
+
+
+def _carried_config(copy: str, git: Callable[[list[str], str], Any]) -> dict[str, str]:
+    """OWN_COPY_CONFIG's values as the machine copy's git reads them (every scope, the last one wins), read by
+    one git process; a key git prints in lower case is given back as OWN_COPY_CONFIG spells it."""
+    spelt = {key.lower(): key for key in OWN_COPY_CONFIG}
+    pattern = "^(" + "|".join(k.replace(".", "\\.") for k in spelt) + ")$"
+    code, out = git(["config", "--null", "--get-regexp", pattern], copy)
+    found: dict[str, str] = {}
+    if code != 0:  # 1: none of them is set
+        return found
+    for entry in out.split("\0"):
+        key, _, value = entry.partition("\n")
+        if key.lower() in spelt and value.strip():
+            found[spelt[key.lower()]] = value.strip()
+    return found
+
+
+def config_text(values: dict[str, str]) -> str:
+    """`section.key = value` lines as a git config file holds them, each value quoted as git reads it back."""
+    lines = []
+    for key, value in values.items():
+        section, _, name = key.rpartition(".")
+        quoted = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+        lines.append(f'[{section}]\n\t{name} = "{quoted}"\n')
+    return "".join(lines)
 
 
 def _own_copy_valid(where: str, objects: str) -> bool:

@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ def new_id() -> str:
     for _ in range(9):
         head = _ALPHABET[ms % 32] + head
         ms //= 32
-    tail = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    tail = "".join(_ALPHABET[b % 32] for b in os.urandom(6))  # 256 is a multiple of 32: no bias
     return head + tail
 
 
@@ -63,7 +62,7 @@ def node_id(repo: Repo) -> str:
     if node:
         nodes[str(path)] = node
         return node
-    node = secrets.token_hex(4)
+    node = os.urandom(4).hex()
     tmp = path.with_suffix(f".{os.getpid()}")
     tmp.write_text(node + "\n")
     try:

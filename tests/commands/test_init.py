@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced.bundled import template_text
+from git_balanced.commands.init import set_keys
 from git_balanced.settings import load_settings_text
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
@@ -89,8 +90,8 @@ def test_check_on_existing_settings_sets_that_key_and_keeps_the_rest(tmp_path: P
 @pytest.mark.parametrize(("before", "after"), [
     ('[balanced]\ncap = 2\n', '[balanced]\ncap = 2\n\n[worktree]\ncheck = "make test"\n'),
     ('[worktree]\n# check = "pytest -q"\n', '[worktree]\ncheck = "make test"\n'),
-    ('[worktree]\nsetup = "x"\n[balanced]\n', '[worktree]\ncheck = "make test"\nsetup = "x"\n[balanced]\n'),
-    ('[ worktree ]   # the tree\n  check="a"\n', '[ worktree ]   # the tree\ncheck = "make test"\n'),
+    ('[worktree]\nsetup = "x"\n[balanced]\n', '[worktree]\nsetup = "x"\ncheck = "make test"\n[balanced]\n'),
+    ('[ worktree ]   # the tree\n  check="a"\n', '[ worktree ]   # the tree\n  check="make test"\n'),
 ])
 def test_the_check_key_goes_where_it_belongs(tmp_path: Path, before: str, after: str) -> None:
     repo = make_repo(tmp_path / "r", {".magnum/settings.toml": before})
@@ -98,12 +99,65 @@ def test_the_check_key_goes_where_it_belongs(tmp_path: Path, before: str, after:
     assert (repo / ".magnum" / "settings.toml").read_text() == after
 
 
-def test_check_over_several_lines_is_refused_and_the_file_kept(tmp_path: Path) -> None:
-    before = '[worktree]\ncheck = """\nmake test\n"""\n'
+# What a line-by-line edit got wrong and the TOML editor gets right: (settings before, after `--check 'make test'`).
+SHAPES = {
+    "the key dotted": ('worktree.check = "a"  # fast\n[balanced]\ncap = 1\n',
+                       'worktree.check = "make test"  # fast\n[balanced]\ncap = 1\n'),
+    "added beside a dotted key": ('worktree.setup = "x"\n[balanced]\ncap = 1\n',
+                                  'worktree.setup = "x"\nworktree.check = "make test"\n[balanced]\ncap = 1\n'),
+    "the table inline": ('worktree = { check = "a", setup = "b" }\n',
+                         'worktree = { check = "make test", setup = "b" }\n'),
+    "a header with a comment": ('[worktree]  # ours [x]\ncheck = "a"  # kept\n',
+                                '[worktree]  # ours [x]\ncheck = "make test"  # kept\n'),
+    "a header spaced": ('[ worktree ]\n# check = "pytest -q"\n[balanced]\n',
+                        '[ worktree ]\ncheck = "make test"\n[balanced]\n'),
+    "CRLF": ('[worktree]\r\nsetup = "x"\r\n\r\n[balanced]\r\ncap = 1\r\n',
+             '[worktree]\r\nsetup = "x"\r\ncheck = "make test"\r\n\r\n[balanced]\r\ncap = 1\r\n'),
+    "CRLF, a new table": ('[balanced]\r\ncap = 1\r\n',
+                          '[balanced]\r\ncap = 1\r\n\r\n[worktree]\r\ncheck = "make test"\r\n'),
+    "a multi-line value": ('[worktree]\ncheck = """\nmake\\\n  test\n"""\nsetup = "x"\n',
+                           '[worktree]\ncheck = "make test"\nsetup = "x"\n'),
+    "a header-like line in a string": ('[worktree]\nsetup = """\n[balanced]\ncheck = 1\n"""\n',
+                                       '[worktree]\nsetup = """\n[balanced]\ncheck = 1\n"""\ncheck = "make test"\n'),
+    "an indented example": ('[worktree]\n  # Decides landing.\n  # check = "pytest -q"\n  setup = "x"\n',
+                            '[worktree]\n  # Decides landing.\n  check = "make test"\n  setup = "x"\n'),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_key_is_set_whatever_the_shape_of_the_file(shape: str) -> None:
+    before, after = SHAPES[shape]
+    assert load_settings_text(before, "before").worktree.check != "make test"
+    text = set_keys(before, "worktree", {"check": "make test"})
+    assert text == after
+    assert load_settings_text(text, "after").worktree.check == "make test"
+
+
+def test_a_check_over_several_lines_is_set_in_a_crlf_file(tmp_path: Path) -> None:
+    before = ('# ours\r\n[ worktree ]  # the tree\r\ncheck = """\r\nmake \\\r\n  test\r\n"""  # slow\r\n\r\n'
+              '[balanced]\r\ncap = 2\r\n')
     repo = make_repo(tmp_path / "r", {".magnum/settings.toml": before})
+    r = balanced(repo, "init", "--hooks", "git", "--check", "make lint", "--setup", "make deps")
+    assert r.code == 0, r
+    assert (repo / ".magnum" / "settings.toml").read_bytes().decode() == \
+        ('# ours\r\n[ worktree ]  # the tree\r\ncheck = "make lint"  # slow\r\nsetup = "make deps"\r\n\r\n'
+         '[balanced]\r\ncap = 2\r\n')
+
+
+@pytest.mark.parametrize(("before", "said"), [
+    ('[[worktree]]\ncheck = "a"\n', "`worktree` in .magnum/settings.toml is not a table, so it cannot take check"),
+    ('worktree = "make"\n', "`worktree` in .magnum/settings.toml is not a table, so it cannot take check"),
+    ('[worktree\ncheck = "a"\n', ".magnum/settings.toml is not valid TOML at line 1"),
+    ('[worktree]\ncheck = "caf\xe9"\n'.encode("latin-1"), ".magnum/settings.toml is not UTF-8 text"),
+])
+def test_what_cannot_be_set_is_refused_and_the_file_kept(tmp_path: Path, before: str | bytes, said: str) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / ".magnum").mkdir()
+    (repo / ".magnum" / "settings.toml").write_bytes(before if isinstance(before, bytes) else before.encode())
     r = balanced(repo, "init", "--hooks", "git", "--check", "make lint")
-    assert r.code == 1 and "spans several lines" in r.err and "edit `check`" in r.err, r
-    assert (repo / ".magnum" / "settings.toml").read_text() == before
+    assert r.code == 1 and said in r.err and "Traceback" not in r.err, r
+    kept = (repo / ".magnum" / "settings.toml").read_bytes()
+    assert kept == (before if isinstance(before, bytes) else before.encode())
 
 
 def test_check_on_existing_settings_keeps_the_file_s_mode(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The lead's plugin installed by the real Claude Code and Codex CLIs from the local marketplace `lead
-plugin` writes, then a headless session in a repository where `lead on` never ran calls the lead's tools
-through it (the scripted model plans two shell pieces and reads the board)."""
+plugin` writes (and its Pi package by the real Pi CLI), then a headless session in a repository where `lead
+on` never ran calls the lead's tools through it (the scripted model plans two shell pieces and reads the
+board)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,20 @@ def test_codex_installs_the_plugin_and_leads_through_it(tmp_path: Path, agent_bi
     assert [(c["tool"], c["status"]) for c in calls] == [("plan", "completed"), ("board", "completed")], calls
     assert "balanced/alpha" in json.dumps(calls[0]["result"]), "the plan says where each piece goes"
     assert "balanced-lead" in json.dumps(sent[0].body), "the plugin's skill is offered"
+
+
+def test_pi_installs_the_package_and_leads_through_it(tmp_path: Path, agent_bin: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    with real_agents(monkeypatch, agent_bin, {"pi": lead_turns()}) as servers:
+        repo = lead_repo(tmp_path)
+        package = marketplace(tmp_path, repo) / "plugins" / PLUGIN
+        cli("pi", "install", str(package))
+        assert str(package) in cli("pi", "list")
+        assert not (repo / ".pi").exists(), "no lead on here"
+        ran = lead_runs(repo, ["pi", "--mode", "json", "--no-session", TASK])
+        sent = bodies(servers.pi)
+    assert '"plan"' in sent[0] and '"put_to_you"' in sent[0], "the package's extension gives the lead its tools"
+    assert "balanced-lead" in sent[0] and str(package / "skills") in sent[0], "the package's skill is offered"
+    ends = [json.loads(line) for line in ran.stdout.splitlines() if '"tool_execution_end"' in line]
+    assert [(e["toolName"], e["isError"]) for e in ends] == [("plan", False), ("board", False)], ends
+    assert "balanced/alpha" in json.dumps(ends[0]["result"]), "the plan says where each piece goes"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -98,13 +99,30 @@ def project(root: Path, config: str) -> Path:
     return repo
 
 
+@pytest.fixture(scope="module")
+def runs_without_init(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, list[str]], dict[str, list[str]]]:
+    """What runs in a repository set up without `init`, for a config and a `pre-commit install`: looked at once for
+    each pair (installing "later" and "as the file says" are the same `pre-commit install` when there is no init)."""
+    seen: dict[tuple[str, tuple[str, ...]], dict[str, list[str]]] = {}
+
+    def before(name: str, how: list[str]) -> dict[str, list[str]]:
+        key = (name, tuple(how))
+        if key not in seen:
+            without = project(tmp_path_factory.mktemp("without"), CONFIGS[name])
+            run(without, PRE_COMMIT, "install", *how)
+            seen[key] = what_runs(without)
+        return seen[key]
+
+    return before
+
+
 @pytest.mark.parametrize("install", sorted(INSTALLS))
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_init_keeps_where_the_repositorys_own_hooks_run(tmp_path: Path, name: str, install: str) -> None:
+def test_init_keeps_where_the_repositorys_own_hooks_run(tmp_path: Path, name: str, install: str,
+                                                        runs_without_init: Callable[[str, list[str]],
+                                                                                    dict[str, list[str]]]) -> None:
     config, how = CONFIGS[name], INSTALLS[install]
-    without = project(tmp_path / "without", config)
-    run(without, PRE_COMMIT, "install", *(how or []))
-    before = what_runs(without)
+    before = runs_without_init(name, how or [])
 
     with_init = project(tmp_path / "with", config)
     if how is not None:

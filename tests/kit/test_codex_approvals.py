@@ -1,11 +1,14 @@
 """Codex with approvals off (`approval_policy="never"`, what `codex exec` runs with) and the balanced tools.
 
-Codex 0.171 goes by the tools' annotations: with no approval mode for our server, a person's own setup, it
-calls the read-only ones (`board`) and refuses every other one before our server hears of it, saying `MCP tool
-call requires approval, but approval policy is never`. So no hint is bent to get past it: the lead that
-plans and lands there has the server's approval mode (`default_tools_approval_mode = "approve"`, which `lead
-on` and the headless lead set). The real Codex CLI against the scripted model server: the scripted turns plan
-two shell pieces, land a branch the person made, and read the board."""
+Codex 0.171 decides each MCP call by the server's approval mode and the tool's annotations, the same way
+every time: with no approval mode for our server (a person's own setup) a call needs an approval, so is
+refused before our server hears of it (`MCP tool call requires approval, but approval policy is never`), when
+the tool is destructive, or is not read-only and is open-world. So `board` (read-only) and `land` (closed-world,
+not destructive) go through and `plan` (open-world: it starts agents on machines) is refused. No hint is bent
+to get past it: the lead that plans has the server's approval mode (`default_tools_approval_mode = "approve"`,
+which `lead on`, the plugins and the headless lead set), and then every tool goes through. The real Codex CLI
+against the scripted model server: the scripted turns plan two shell pieces, land a branch the person made,
+and read the board."""
 
 from __future__ import annotations
 
@@ -61,9 +64,8 @@ def test_codex_with_approvals_off_reads_freely_and_plans_and_lands_with_the_serv
         own = _codex(repo)
         status = {str(c["tool"]): c["status"] for c in own}
         # `plan` reaches past the repository (open world): refused. `land` is neither destructive nor open-world,
-        # and Codex has been seen both to refuse it and to let it through; `board` is read-only: let through.
-        assert [c["tool"] for c in own] == ["plan", "land", "board"], own
-        assert status["plan"] == "failed" and status["board"] == "completed", own
+        # and `board` is read-only: both let through.
+        assert status == {"plan": "failed", "land": "completed", "board": "completed"}, own
         assert {json.dumps(c["error"]) for c in own if c["status"] == "failed"} == \
             {json.dumps({"message": "MCP tool call requires approval, but approval policy is never"})}, own
         assert board(repo)["plans"] == [], "a refused call never reached the server"
@@ -78,7 +80,6 @@ def test_codex_with_approvals_off_reads_freely_and_plans_and_lands_with_the_serv
         ("balanced", "plan", "completed"), ("balanced", "land", "completed"), ("balanced", "board", "completed")], \
         calls
     assert "balanced/alpha" in json.dumps(calls[0]["result"]), "the plan says where each piece goes"
-    landed_first = status["land"] == "completed"  # then the second call finds it landed already
-    assert ('"already"' if landed_first else '"landed"') in json.dumps(calls[1]["result"]), calls[1]["result"]
+    assert '"already"' in json.dumps(calls[1]["result"]), "the first run landed it: " + json.dumps(calls[1]["result"])
     assert git(repo, "show", "main:src/feature.txt") == "feature", "feature landed on main"
     assert (repo / "src" / "alpha.txt").read_text() == "alpha\n" and (repo / "src" / "beta.txt").read_text() == "beta\n"

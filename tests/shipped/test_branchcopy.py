@@ -34,3 +34,17 @@ def test_a_branchs_copy_borrows_the_copy_and_goes_once_no_worktree_is_left(tmp_p
     assert not own_copy_remove(own), "a worktree of it is registered: it stays"
     git(own, "worktree", "remove", str(wt))
     assert own_copy_remove(own) and not Path(own).exists()
+
+
+def test_every_carried_key_reads_back_as_the_copy_had_it_whatever_its_characters(tmp_path: Path) -> None:
+    """One git process reads what is carried and the config is written in one go: each value must read back
+    the same through git (quotes, backslashes, a tab, `#` and `;` that would start a comment unquoted)."""
+    shared = make_repo(tmp_path / "app", {"a.txt": "a\n"})
+    odd = {"user.name": 'Ada "the lead" \\ Lovelace\t#1; x', "user.email": "ada@example.org",
+           "user.signingKey": "/keys/ada key.pub", "gpg.format": "ssh"}
+    for key, value in odd.items():
+        git(shared, "config", key, value)
+    own = own_copy_ensure(str(shared), "balanced/y", runfiles._git)
+    for key, value in odd.items():
+        assert git(own, "config", "--get", key) == value, key
+    assert git(own, "config", "--get", "gc.auto") == "0", "no gc there"

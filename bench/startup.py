@@ -1,0 +1,194 @@
+"""Start-up: the commands run most often, at a glance or by a hook, against `python -c pass`.
+
+    python bench/startup.py [--rounds R] [--by cpu|wall] [--no-before] [--keep]
+
+In a throwaway lead (bench/engine.py's: a private HOME, its check committed and allowed), with the package
+byte-compiled as `pip install` compiles it, it runs the console script the way an install writes it (a script
+calling the entry point pyproject.toml declares for `git-balanced`, which `git balanced` execs), and times each
+command against `python -c pass` on the same interpreter, in turn (A B A B ...), R rounds after a warm-up:
+
+  --version, board, board --json, inbox, inbox --json                  what a person runs to look
+  hook pre-tool-use, hook user-prompt-submit, hook stop, hook pre-push  what the agents' and git's hooks run
+
+It prints the medians of the CPU time (the command's and every process it waited for) and of the clock, the
+median of the pairs' ratios, the load average beside each, and (unless --no-before) the CPU ratio of the same
+command through cli.py's click app alone, as every command started before the front door (front.py).
+
+Goal: each within 2x of `python -c pass` (by CPU time unless --by wall: on a shared machine the clock mostly
+measures the neighbours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+sys.path.insert(0, str(HERE))  # the other benchmarks' helpers
+
+import engine as engine_bench  # noqa: E402
+
+GOAL = 2.0
+READ_CALL = b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}}'
+PROMPT = b'{"hook_event_name": "UserPromptSubmit", "permission_mode": "default", "prompt": "go on"}'
+STOP = b'{"hook_event_name": "Stop", "permission_mode": "default"}'
+# (what the line says, the arguments, what the command reads on stdin)
+COMMANDS: list[tuple[str, list[str], bytes]] = [
+    ("--version", ["--version"], b""),
+    ("board", ["board"], b""),
+    ("board --json", ["board", "--json"], b""),
+    ("inbox", ["inbox"], b""),
+    ("inbox --json", ["inbox", "--json"], b""),
+    ("hook pre-tool-use", ["hook", "pre-tool-use"], READ_CALL),
+    ("hook user-prompt-submit", ["hook", "user-prompt-submit"], PROMPT),
+    ("hook stop", ["hook", "stop"], STOP),
+    ("hook pre-push", ["hook", "pre-push", "origin"], b""),
+]
+# What bounds them, timed the same way (figures, no goal): the standard library the package is written with, and
+# the modules every command that reads the repository imports (the door to git, the state's types and checks).
+BOUNDS: list[tuple[str, str]] = [
+    ("stdlib the package uses", "import dataclasses, enum, json, pathlib, re, subprocess, typing"),
+    ("git door and state types", "import git_balanced.git, git_balanced.state.health"),
+]
+
+
+@dataclass(frozen=True)
+class Took:
+    """One run: seconds on the clock, and CPU seconds of the command and the processes it waited for."""
+
+    wall: float
+    cpu: float
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Medians of R rounds of a command (A) and of `python -c pass` (B), run in turn, and of their ratios."""
+
+    a: Took
+    b: Took
+    cpu_ratio: float
+    wall_ratio: float
+    load: float
+
+
+def entry_point() -> str:
+    """What pyproject.toml's [project.scripts] names for `git-balanced` (module:function)."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    return str(scripts["git-balanced"])
+
+
+def console_script(where: Path, entry: str) -> Path:
+    """A `git-balanced` script as pip writes one for `entry`, run by this Python."""
+    module, function = entry.split(":")
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "git-balanced"
+    path.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+                    f"if __name__ == '__main__':\n    sys.exit({function}())\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes) -> Took:
+    """What one run takes; a command that fails stops the benchmark (it would time its error, not its work)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    res = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True)
+    took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if res.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed (exit {res.returncode}):\n{res.stdout.decode()}{res.stderr.decode()}")
+    return Took(took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+
+def paired(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str], rounds: int) -> Pair:
+    """The command and `python -c pass` in turn, one warm-up each, then `rounds` pairs."""
+    floor = [sys.executable, "-c", "pass"]
+    run(argv, cwd, env, stdin)
+    run(floor, cwd, env, b"")
+    load = os.getloadavg()[0]
+    pairs = [(run(argv, cwd, env, stdin), run(floor, cwd, env, b"")) for _ in range(rounds)]
+
+    def med(values: list[float]) -> float:
+        return statistics.median(values)
+
+    return Pair(Took(med([a.wall for a, _ in pairs]), med([a.cpu for a, _ in pairs])),
+                Took(med([b.wall for _, b in pairs]), med([b.cpu for _, b in pairs])),
+                med([a.cpu / b.cpu for a, b in pairs if b.cpu > 0]), med([a.wall / b.wall for a, b in pairs]),
+                (load + os.getloadavg()[0]) / 2)
+
+
+def build(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """The lead, and the environment its commands run in: the package compiled, nothing more written."""
+    box = engine_bench.Box(tmp)
+    lead = engine_bench.build(box, tmp / "lead")
+    compileall.compile_dir(str(ROOT / "git_balanced"), quiet=1)
+    env = {k: v for k, v in box.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT)
+    return lead, env
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:5.0f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time each command against python -c pass; print its figures and a PASS or MISS line per command."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=9, help="timed pairs per command (default 9)")
+    ap.add_argument("--by", choices=("cpu", "wall"), default="cpu",
+                    help="what the goal reads: CPU time (default), or the clock")
+    ap.add_argument("--no-before", action="store_true", help="skip timing the commands through cli.py alone")
+    ap.add_argument("--keep", action="store_true", help="keep the folder and print where it is")
+    args = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-startup-"))
+    verdicts: list[tuple[bool, str]] = []
+    try:
+        lead, env = build(tmp)
+        entry = entry_point()
+        front = console_script(tmp / "bin", entry)
+        before = console_script(tmp / "bin-click", "git_balanced.cli:main")
+        print(f"git balanced start-up benchmark: the console script calls {entry}; python {sys.version.split()[0]}, "
+              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; medians of {args.rounds} pairs, each "
+              f"command then `python -c pass`\n")
+        print(f"  {'command':<26}{'cpu':>8}{'pass':>9}{'ratio':>7}{'wall':>10}{'pass':>9}{'ratio':>7}"
+              f"{'via click':>11}   load")
+        for label, words, stdin in COMMANDS:
+            got = paired([str(front), *words], stdin, lead, env, args.rounds)
+            was = "" if args.no_before else \
+                f"{paired([str(before), *words], stdin, lead, env, args.rounds).cpu_ratio:9.1f}x"
+            print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
+                  f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{was:>11}   {got.load:.2f}", flush=True)
+            ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio
+            verdicts.append((ratio <= GOAL, f"start-up of `git balanced {label}` within {GOAL:.0f}x of python -c "
+                                            f"pass ({args.by}): {ratio:.1f}x, load {got.load:.2f}"))
+        print("\n  what bounds them (python -c 'IMPORTS', no goal)")
+        for label, code in BOUNDS:
+            got = paired([sys.executable, "-c", code], b"", lead, env, args.rounds)
+            print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
+                  f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{'':>11}   {got.load:.2f}", flush=True)
+        print()
+        for ok, words in verdicts:
+            print(f"{'PASS' if ok else 'MISS'}  {words}")
+        return 0 if all(ok for ok, _ in verdicts) else 1
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

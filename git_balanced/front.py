@@ -1,0 +1,103 @@
+"""The front door of `git balanced` (the console script's entry point): the commands run most often, by a hook or
+at a glance (`--version`, `board`, `inbox`, `hook NAME ...`), start here without click and run only what they
+use; any other arguments, or these with an option they do not list here, go to cli.py's click app, which parses
+them and says what is wrong with them.
+
+What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # typing itself is not imported for this: it is most of what `--version` would load
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# The options each fast command takes here (any of them, in any order); anything else goes to click.
+BOARD_FLAGS = frozenset({"--json", "--all"})
+INBOX_FLAGS = frozenset({"--json"})
+
+
+def fast(args: list[str]) -> Callable[[], int] | None:
+    """What runs `git balanced ARGS` without click, or None when click must read them."""
+    if args == ["--version"]:
+        return _version
+    word, rest = (args[0], args[1:]) if args else ("", [])
+    if word == "board" and set(rest) <= BOARD_FLAGS:
+        return lambda: _board(as_json="--json" in rest, show_all="--all" in rest)
+    if word == "inbox" and set(rest) <= INBOX_FLAGS:
+        return lambda: _inbox(as_json="--json" in rest)
+    if word == "hook" and rest and not any(a.startswith("-") for a in rest):  # `-h` and the like are click's
+        return lambda: _hook(rest[0], rest[1:])
+    return None
+
+
+def _version() -> int:
+    from git_balanced import __version__
+
+    sys.stdout.write(f"git balanced {__version__}\n")  # as click's version option says it
+    sys.stdout.flush()
+    return 0
+
+
+def _board(*, as_json: bool, show_all: bool) -> int:
+    from git_balanced.commands.board import board_command
+
+    return int(board_command(as_json=as_json, show_all=show_all, watch=False))
+
+
+def _inbox(*, as_json: bool) -> int:
+    from git_balanced.commands.inbox import inbox_command
+
+    return int(inbox_command(as_json=as_json, follow=False))
+
+
+def _hook(name: str, args: list[str]) -> int:
+    from git_balanced.commands.hook import run_hook
+
+    return int(run_hook(name, args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `git balanced ARGV` (default: this process's arguments); exit codes as cli.main gives them."""
+    run = fast(list(sys.argv[1:] if argv is None else argv))
+    if run is None:
+        from git_balanced.cli import main as click_main
+
+        return click_main(argv)
+    from git_balanced import exits
+
+    sys.unraisablehook = exits.quiet_full_disk
+    try:
+        try:
+            return run()
+        except (EOFError, KeyboardInterrupt):
+            exits.err()  # the blank line click writes to close the terminal's ^C
+            raise
+        except OSError as exc:
+            import errno
+
+            if exc.errno != errno.EPIPE:
+                raise
+            _quiet_stdout()  # the reader went away: nothing more to print, and exit 1 as click does
+            raise SystemExit(1) from None
+    except EOFError:
+        exits.err("Aborted.")  # the input ended where a prompt waited for an answer
+        return 1
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 — said as cli.main says it
+        return exits.ended(exc, argv)
+
+
+def _quiet_stdout() -> None:
+    """Send what is still buffered for stdout nowhere: its reader is gone, and Python would complain at exit."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (a captured stdout): nothing is left to flush there
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
