@@ -11,14 +11,52 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache
-from git_balanced.state.views import Job, PlanView
+from git_balanced.state.views import PlanView
 
 LIVE_PLAN_STATES = ("created", "started")
+
+
+class Named(Protocol):
+    """What a handle is made of: a job (state/views.Job) or its few fields (Who)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def plan(self) -> str: ...
+    @property
+    def piece(self) -> str: ...
+    @property
+    def machine(self) -> str: ...
+    @property
+    def lead(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+class Who(NamedTuple):
+    """A job's fields a handle needs, read from its folded state without typing the whole job (the board
+    names a thousand of them)."""
+
+    id: str
+    plan: str
+    piece: str
+    machine: str
+    lead: str
+    state: str
+
+    @classmethod
+    def of(cls, jid: str, folded: Mapping[str, Any]) -> Who:
+        f = folded["fields"]
+        return cls(jid, str(f.get("plan") or ""), str(f.get("piece") or ""), str(f.get("machine") or ""),
+                   str(f.get("lead") or ""), str(folded["state"] or ""))
 _FORM = re.compile(r"^e(\d+)(?:\.(\d+))?(?:@([A-Za-z0-9_.-]+))?(?::([0-9a-z]+))?$")
 LOCAL = "local"
 
@@ -37,7 +75,7 @@ def _plans(repo: Repo) -> dict[str, PlanView]:
     return {pid: PlanView(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
 
 
-def cores(jobs: Mapping[str, Job], plans: Mapping[str, PlanView]) -> dict[str, str]:
+def cores(jobs: Mapping[str, Named], plans: Mapping[str, PlanView]) -> dict[str, str]:
     """Each job's handle without its machine or plan (`e3`, `e3.2`), by job id."""
     by_piece: dict[tuple[str, str], list[str]] = {}
     for jid in sorted(jobs):
@@ -57,17 +95,17 @@ def cores(jobs: Mapping[str, Job], plans: Mapping[str, PlanView]) -> dict[str, s
     return out
 
 
-def shown(core: str, job: Job, qualify: bool) -> str:
+def shown(core: str, job: Named, qualify: bool) -> str:
     """A handle as the board shows it: its machine when not this one, its plan when a bare one is ambiguous."""
     at = f"@{job.machine}" if job.machine and job.machine != LOCAL else ""
     return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
 
 
-def handles(repo: Repo, jobs: Mapping[str, Job], lead: str | None = None) -> dict[str, str]:
+def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another."""
     plans = _plans(repo)
     core = cores(jobs, plans)
-    groups: dict[str, list[Job]] = {}
+    groups: dict[str, list[Named]] = {}
     for jid, c in core.items():
         groups.setdefault(c, []).append(jobs[jid])
     out = {}
@@ -78,7 +116,7 @@ def handles(repo: Repo, jobs: Mapping[str, Job], lead: str | None = None) -> dic
     return out
 
 
-def _narrow(js: list[Job], plans: Mapping[str, PlanView], lead: str | None) -> list[Job]:
+def _narrow(js: list[N], plans: Mapping[str, PlanView], lead: str | None) -> list[N]:
     """Of the jobs that share a bare handle, those it names: all of one, else the current lead's, and of
     those, the ones in live plans."""
     if len(js) <= 1:
@@ -90,7 +128,7 @@ def _narrow(js: list[Job], plans: Mapping[str, PlanView], lead: str | None) -> l
     return [j for j in mine if j.plan in plans and plans[j.plan].state in LIVE_PLAN_STATES]
 
 
-def find(repo: Repo, jobs: Mapping[str, Job], name: str, lead: str | None = None) -> Job:
+def find(repo: Repo, jobs: Mapping[str, N], name: str, lead: str | None = None) -> N:
     """The job a handle names; refused, naming the candidates, when none or several do."""
     m = _FORM.match(name.strip().lower())
     if m is None:
@@ -117,14 +155,15 @@ def find(repo: Repo, jobs: Mapping[str, Job], name: str, lead: str | None = None
 
 def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None) -> dict[str, str]:
     """Every job's handle as shown, by id (only the jobs of `plans`, when given)."""
-    jobs = {j.id: j for jid, st in cache.read_all(repo, "jobs").items()
-            if (j := Job.of(jid, st)) and (plans is None or j.plan in plans)}
+    jobs = {jid: w for jid, st in cache.read_all(repo, "jobs").items()
+            if (w := Who.of(jid, st)) and (plans is None or w.plan in plans)}
     return handles(repo, jobs, lead)
 
 
 def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     """The board's data with each job's `handle` added to its rows (its jobs, and the jobs under Now)."""
-    named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())})
+    with repo.listing_once():  # the jobs and plans listed once
+        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())})
     for r in list(data.get("jobs", ())) + list(data.get("now", ())):
         if "id" in r and r["id"] in named:
             r["handle"] = named[r["id"]]

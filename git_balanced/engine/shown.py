@@ -18,7 +18,8 @@ PID_FILE = "engine.pid"  # EngineLock.pid_path's name
 def collect_shown(lead: Lead) -> dict[str, Any]:
     """`collect(lead)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and how many
     pieces wait for one."""
-    data = handles.add_to_board(lead.repo, collect(lead))
+    with lead.repo.listing_once():  # the refs listed once for the board and its handles
+        data = handles.add_to_board(lead.repo, collect(lead))
     data["engine"] = engine_state(lead, data)
     return data
 
