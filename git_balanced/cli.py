@@ -271,9 +271,22 @@ def engine(once: bool, until_idle: bool, detach: bool, stop_it: bool) -> int:
 
 
 place("board")
+
+
+@cli.command(short_help="The board as a live terminal app (as board --live).")
+def ui() -> int:
+    """Now, Running and Next as a full-screen app, redrawn as the state changes and answered with keys:
+    Space marks rows under Now, Enter allows the marked ones, `l` opens a worker, `?` lists the keys."""
+    from git_balanced.commands import ui as ui_cmd
+
+    return ui_cmd.ui_command()
+
+
 place("inbox")
 place("stop")
 place("retry")
+place("logs")
+place("tell")
 
 
 @cli.command(short_help="Hide a done job from the board.")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import fields as dataclass_fields
 from typing import Any, TypeVar
 
-from git_balanced import process
+from git_balanced import handles, process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, Placed, TakenOver, record
@@ -197,10 +197,14 @@ def newest_on(jobs: dict[str, Job], branch: str, states: tuple[str, ...] | None 
     return max(on_branch, key=lambda j: (j.attempt, j.created)) if on_branch else None
 
 
-def resolve(jobs: dict[str, Job], name: str) -> Job:
-    """A job by id, by branch (the newest attempt on it) or by a unique prefix of its id; an unknown name, or
-    one that several ids start with, is refused, naming the candidates."""
-    return jobs.get(name) or newest_on(jobs, name) or by_prefix(jobs, name)
+def resolve(jobs: dict[str, Job], name: str, repo: Repo | None = None, lead: str | None = None) -> Job:
+    """A job by id, by branch (the newest attempt on it), by its handle (`e3`, `e3@box`: handles.py, given the
+    `repo` its plans are in) or by a unique prefix of its id; an unknown name, or one that several ids start with,
+    is refused, naming the candidates."""
+    found = jobs.get(name) or newest_on(jobs, name)
+    if found is None and repo is not None and handles.looks_like(name):
+        return handles.find(repo, jobs, name, lead)
+    return found or by_prefix(jobs, name)
 
 
 def by_prefix(jobs: dict[str, Job], name: str, *, or_branch: bool = False) -> Job:

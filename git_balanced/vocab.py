@@ -104,6 +104,7 @@ class Action(StrEnum):
     CLEANUP = "cleanup"
     FORWARDED = "forwarded"
     ANSWER = "answer"
+    TELL = "tell"
 
 
 class PrState(StrEnum):

@@ -4,8 +4,9 @@ Each row is a chain on `refs/balanced/now/<id>` (put, then one answer), so `git 
 and their attachments, which are blobs in the tree of the row's first commit. Answering is compare-and-swap
 on the row's ref: of two answers the first counts. The lead hears each answer in its inbox.
 
-What waits on you is numbered in one order (questions passed to you, then rows, oldest first), the order
-the board shows them in, so a command can name a row by its number or its id.
+What waits on you is numbered in the order it came under Now (a question when it was passed to you, a row
+when it was put), counting the answered ones, so a number never moves to another row: `answer --allow 3 4`
+names the same two rows whatever was answered before. A command names a row by its number or its id.
 
 `put_to_you` (which runs the check again) is `git_balanced.landing.now.put_to_you`: the check belongs to
 the landing, which this layer does not reach; `put` here stores a row whose numbers were measured already.
@@ -140,14 +141,23 @@ def rows(where: Lead | Repo | str | None, *, waiting: bool = True) -> list[dict[
 
 
 def numbered(lead: Lead) -> list[dict[str, Any]]:
-    """What waits on you, numbered from 1 in the board's order: questions passed to you, then rows."""
-    out: list[dict[str, Any]] = []
-    for qid, q in sorted(all_questions(lead.repo).items(), key=lambda kv: (kv[1]["created"] or 0, kv[0])):
-        if q["fields"].get("lead") == lead.branch and q["state"] == "passed":
-            out.append({"kind": "question", "id": qid, "ask_kind": q["fields"].get("kind")})
-    out += [{"kind": r["kind"], "id": r["id"], "row": r} for r in rows(lead)]
-    for n, item in enumerate(out, 1):
-        item["n"] = n
+    """What waits on you, each with its number (`n`), in the board's order. A number is a row's for good: every
+    question passed to you and every row put under Now is counted, answered or not, in the order they came
+    (passed, or put), so answering one shifts no other's."""
+    came: list[tuple[float, str, dict[str, Any]]] = []
+    for qid, q in all_questions(lead.repo).items():
+        f = q["fields"]
+        if f.get("lead") == lead.branch and (f.get("passed_at") is not None or q["state"] == "passed"):
+            item = {"kind": "question", "id": qid, "ask_kind": f.get("kind"), "waiting": q["state"] == "passed"}
+            came.append((float(f.get("passed_at") or q["created"] or 0), qid, item))
+    for r in rows(lead, waiting=False):
+        came.append((float(r["put_at"] or 0), r["id"], {"kind": r["kind"], "id": r["id"], "row": r,
+                                                         "waiting": r["state"] == WAITING}))
+    came.sort(key=lambda c: (c[0], c[1]))
+    out = []
+    for n, (_, _, item) in enumerate(came, 1):
+        if item.pop("waiting"):
+            out.append({**item, "n": n})
     return out
 
 
@@ -157,11 +167,14 @@ def resolve(lead: Lead, name: str) -> dict[str, Any]:
     if name.isdigit():
         items = numbered(lead)
         n = int(name)
-        if not 1 <= n <= len(items):
-            raise BalancedError(f"Nothing under Now is numbered {n}" + (f" (1 to {len(items)} are)." if items
+        found = next((i for i in items if i["n"] == n), None)
+        if found is None:
+            waiting = ", ".join(str(i["n"]) for i in items)
+            raise BalancedError(f"Nothing under Now is numbered {n}" + (f" (waiting: {waiting})." if items
                                                                           else ": nothing waits on you."),
-                                hint="`git balanced board` shows the numbers.")
-        return items[n - 1]
+                                hint="`git balanced board` shows the numbers; a number answered already is not "
+                                     "given to another row.")
+        return found
     if lead.repo.read_ref(ref_of(name)):
         r = row(lead, name)
         return {"kind": r["kind"], "id": name, "row": r}

@@ -7,6 +7,7 @@ from typing import Any
 
 from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row
+from git_balanced.engine.shown import collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
 
@@ -26,8 +27,9 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             if "text" in r:
                 lines.append(f"  {r['text']}")
             else:
+                handle = f"{r['handle']}, " if r.get("handle") else ""
                 lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
-                             f"({r['id']})")
+                             f"({handle}{r['id']})")
                 if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
                     lines.append(ui.tail(r["tail"], indent="      "))
                     lines.append(f"      the whole of it: `git balanced show {r['id']}`")
@@ -46,12 +48,13 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             order = [JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST]
             lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in order if s in counts))
         width = max((len(r["piece"]) for r in rows), default=0)
+        hwidth = max((len(r.get("handle") or "") for r in shown + live), default=0)
         for r in shown + live:
             bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]
             if r["cost_usd"]:
                 bits.append(f"${r['cost_usd']:.2f}" + (f" of ${r['budget_usd']:.2f}" if r["budget_usd"] else ""))
             reason = ui.plain(r["reason"], lines=False)
-            lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']:<{width}}  {reason} · "
+            lines.append(f"  {DOTS.get(r['state'], '?')} {_named(r, hwidth)}{r['piece']:<{width}}  {reason} · "
                          + " · ".join(b for b in bits if b))
     if data["next"]:
         lines.append("Next")
@@ -60,10 +63,18 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                          else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
+    if engine_line(data):
+        lines.append(engine_line(data))
     words = fence.unfenced_words() if not (data.get("fence") or {}).get("fenced", True) else None
     if words:
         lines.append(words)
     return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say
+
+
+def _named(r: dict[str, Any], width: int = 0) -> str:
+    """A row's handle (`e3`), padded to `width`, and a space; '' for a row without one."""
+    handle = r.get("handle") or ""
+    return f"{handle:<{width}} " if handle else (" " * (width + 1) if width else "")
 
 
 def _spend_lines(data: dict[str, Any]) -> list[str]:
@@ -82,24 +93,28 @@ def _spend_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def board_command(*, as_json: bool, show_all: bool, watch: bool) -> int:
+def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = False) -> int:
     lead = open_lead()
+    if live:
+        from git_balanced import board_app
+
+        return board_app.run(lead)
     if as_json:
-        ui.emit_json(collect(lead))
+        ui.emit_json(collect_shown(lead))
         return 0
     if not watch:
-        ui.say(render(collect(lead), show_all))
+        ui.say(render(collect_shown(lead), show_all))
         return 0
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
 
     console = Console()
-    with Live(Text(render(collect(lead), show_all)), console=console, refresh_per_second=2) as live:
+    with Live(Text(render(collect_shown(lead), show_all)), console=console, refresh_per_second=2) as screen:
         try:
             while True:
                 time.sleep(1.0)
-                live.update(Text(render(collect(lead), show_all)))
+                screen.update(Text(render(collect_shown(lead), show_all)))
         except KeyboardInterrupt:
             pass
     return 0

@@ -98,15 +98,20 @@ def values(kind: str, prefix: str) -> list[str]:
 
 
 def _jobs(prefix: str) -> list[str]:
-    """The live jobs' branches (`balanced/<piece>`), then their ids: the handles `stop`, `retry`, `land` take."""
+    """The live jobs' short handles (`e3`), branches (`balanced/<piece>`), then their ids: what `stop`, `retry`,
+    `land`, `logs` and `tell` take."""
+    from git_balanced import handles
     from git_balanced.jobs import all_jobs
     from git_balanced.lead import open_checkout
     from git_balanced.vocab import ENDED_BADLY, LIVE, NEEDS_YOU
 
-    jobs = all_jobs(open_checkout())
+    repo = open_checkout()
+    jobs = all_jobs(repo)
     live = sorted((j for j in jobs.values() if j.state in LIVE | NEEDS_YOU | ENDED_BADLY),
                   key=lambda j: -j.created)
-    return list(dict.fromkeys([*(j.branch for j in live if j.branch), *(j.id for j in live)]))
+    named = handles.handles(repo, jobs, repo.current_branch())
+    return list(dict.fromkeys([*(named[j.id] for j in live if j.id in named), *(j.branch for j in live if j.branch),
+                               *(j.id for j in live)]))
 
 
 def _machines(prefix: str) -> list[str]:

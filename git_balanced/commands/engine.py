@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 
 from git_balanced import proc, ui
@@ -29,7 +30,15 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
         ui.say(f"The engine runs in the background (pid {pid}); its log is {lead.repo.state_dir / 'engine.log'}. "
                "`git balanced engine --stop` stops it.")
         return 0
-    return run_loop(lead, once=once, until_idle=until_idle)
+    from git_balanced.engine.narrate import Above, Narrator
+
+    narrator = Narrator(lead.repo)  # one line per event as it is recorded, and a status line on a terminal
+    narrator.start()
+    try:
+        with contextlib.redirect_stderr(Above(narrator, sys.stderr)):
+            return run_loop(lead, once=once, until_idle=until_idle)
+    finally:
+        narrator.stop()
 
 
 def stop_engine(lead: Lead) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from git_balanced import handles
 from git_balanced.channel.inbox import entries
 from git_balanced.state.events import node_id
 from git_balanced.ui import clock
@@ -20,11 +21,14 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     me = node_id(lead.repo)
 
     def show(items: list[dict[str, Any]]) -> None:
+        named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
         lines = []  # written in one go: an inbox of 10,000 messages is not 10,000 writes
         for e in items:
             if e["sha"] in seen:
                 continue
             seen.add(e["sha"])
+            if e.get("job") in named:
+                e["handle"] = named[e["job"]]
             if as_json:
                 import json
 
@@ -32,7 +36,8 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
             else:
                 # A line another clone's engine wrote speaks of that clone (its branch, its workers).
                 there = f"(clone {e['node']}) " if e.get("node") and e["node"] != me else ""
-                lines.append(f"{clock(e['time'])}  {there}{ui.plain(e['text'])}")
+                handle = f"[{e['handle']}] " if e.get("handle") else ""
+                lines.append(f"{clock(e['time'])}  {handle}{there}{ui.plain(e['text'])}")
         if lines and as_json:  # JSON keeps the words exactly as they are
             ui.emit_lines(lines)
         elif lines:
@@ -41,7 +46,8 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     known: set[str] = set()
     items = entries(lead.repo, lead.branch, known=known)
     if as_json and not follow:
-        ui.emit_json(items)
+        named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
+        ui.emit_json([{**e, "handle": named[e["job"]]} if e.get("job") in named else e for e in items])
         return 0
     if not items and not follow:
         ui.say("Nothing yet.")

@@ -27,7 +27,7 @@ def retry_command(name: str) -> int:
 
 def dismiss_command(name: str) -> int:
     lead = open_lead()
-    job = J.resolve(J.all_jobs(lead.repo), name)
+    job = J.resolve(J.all_jobs(lead.repo), name, lead.repo, lead.branch)
     if job.state in AT_WORK:
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}.", hint="`git balanced stop` it first.")
     record(lead.repo, job.id, Dismissed(), f"{job.piece}: dismissed from the board")

@@ -5,7 +5,17 @@ from __future__ import annotations
 from git_balanced import trust, ui
 from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
-from git_balanced.landing.review import CORRECTIONS, Review, corrections, corrections_name, corrections_words, review
+from git_balanced.landing.review import (
+    CORRECTIONS,
+    Review,
+    corrections,
+    corrections_name,
+    corrections_words,
+    push_reviewed,
+    push_step,
+    refuse_to_ship,
+    review,
+)
 from git_balanced.lead import Lead, open_lead
 from git_balanced.models import utf8_arguments
 from git_balanced.state import refs
@@ -81,16 +91,9 @@ def ship_command(*, yes: bool, name: str | None = None) -> int:
     if not r.commits:
         ui.say(f"Nothing to ship: {r.upstream} has everything {r.branch} has.")
         return 0
-    if r.behind:
-        raise BalancedError(f"{r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} "
-                            "lacks, so the push would be refused; nothing was pushed.",
-                            hint=f"bring them in first (`git pull` on {r.branch}), then `git balanced ship`.")
-    if r.check.get("state") == CheckState.FAILED:
-        raise BalancedError(f"The check fails on {r.branch}'s tree, so it is not shipped.",
-                            hint="fix it and land the fix, then `git balanced review`.")
-    step = ["git", "push", r.remote, f"refs/heads/{r.branch}:{r.remote_ref}"]
+    refuse_to_ship(r)
     ui.say("Steps:")
-    ui.say(f"  1. {' '.join(step)}   ({r.summary})")
+    ui.say(f"  1. {' '.join(push_step(r))}   ({r.summary})")
     if not yes:
         if not trust.interactive():
             raise BalancedError("Nothing was pushed: there is no terminal to ask on, and --yes was not given.",
@@ -98,16 +101,7 @@ def ship_command(*, yes: bool, name: str | None = None) -> int:
         if input(f"Push {r.branch} to {r.upstream}? [y/N] ").strip().lower() not in ("y", "yes"):
             ui.say("Nothing was pushed.")
             return 1
-    res = lead.repo.push_as_user(r.remote, step[-1])
-    if res.code != 0:
-        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
-                            hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")
-    if waiting:
-        now.ship(lead, waiting["id"], pushed=f"pushed {r.branch} to {r.upstream}, {r.summary}")
-    else:
-        inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
-    ui.say(f"Pushed {r.branch} to {r.upstream}: {r.summary}." + (f" Answered {waiting['id']}: shipped; the lead "
-                                                                  "hears it in its inbox." if waiting else ""))
+    ui.say(push_reviewed(lead, r, waiting))
     return 0
 
 
@@ -115,10 +109,3 @@ def _reviews(lead: Lead) -> bool:
     return any(r["kind"] == "review" for r in now.rows(lead))
 
 
-def _said(out: str, err: str, most: int = 40) -> str:
-    """What a refused push printed: a pre-push hook's own words (pre-commit prints them on stdout) before
-    git's, every line of both up to `most`, so the reason is never cut off by git's last lines."""
-    lines = (out.rstrip() + "\n" + err.rstrip()).strip("\n").splitlines()
-    if len(lines) > most:
-        lines = lines[:most // 2] + [f"… {len(lines) - most} lines …"] + lines[-(most // 2):]
-    return "\n".join("    " + x for x in lines)

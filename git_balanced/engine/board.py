@@ -225,3 +225,10 @@ def _numbered(lead: Lead) -> list[dict[str, Any]]:
         else:
             out.append({"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)})
     return out
+
+
+def collect_shown(lead: Lead) -> dict[str, Any]:
+    """The board as `board --json` prints it: `collect`, with each worker's handle (`e3`) in its row."""
+    from git_balanced import handles
+
+    return handles.add_to_board(lead.repo, collect(lead))

@@ -16,7 +16,7 @@ from git_balanced.vocab import ENDED_BADLY, LIVE, STOPPABLE, Failure, JobState
 
 def stop_job(lead: Lead, name: str) -> tuple[J.Job, str | None]:
     """Stop the job named (an id, a unique prefix or its branch); returns it and the branch kept, if any."""
-    job = J.resolve(J.all_jobs(lead.repo), name)
+    job = J.resolve(J.all_jobs(lead.repo), name, lead.repo, lead.branch)
     if job.state not in STOPPABLE:
         raise BalancedError(f"{job.piece} ({job.id}) is {job.state}, so there is nothing to stop.",
                             hint="`git balanced dismiss` hides it from the board.")
@@ -31,7 +31,7 @@ def stop_job(lead: Lead, name: str) -> tuple[J.Job, str | None]:
 def retry_job(lead: Lead, name: str) -> tuple[J.Job, str]:
     """Try a failed or stopped job again as a new attempt; returns the old job and the new job's id."""
     everyone = J.all_jobs(lead.repo)
-    job = J.resolve(everyone, name)
+    job = J.resolve(everyone, name, lead.repo, lead.branch)
     if job.state == JobState.LANDED:
         raise BalancedError(f"{job.piece} ({job.id}) landed already; there is nothing to try again.",
                             hint="store a new plan for more work on it.")

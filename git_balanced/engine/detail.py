@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_balanced import handles
 from git_balanced import jobs as J
 from git_balanced.engine.board import check_tail, job_row
 from git_balanced.jobs import Job
@@ -19,8 +20,11 @@ EVENTS_SHOWN = 200  # a job's chain is short; a very long one (many questions) s
 def detail(lead: Lead, name: str) -> dict[str, Any]:
     """JOB (an id, a unique prefix of one, or its branch) in full."""
     repo = lead.repo
-    job = J.resolve(J.all_jobs(repo), name)
-    return {**job_row(job), "task": job.task, "run": job.run, "paths": list(job.paths), "why": job.why,
+    everyone = J.all_jobs(repo)
+    job = J.resolve(everyone, name, repo, lead.branch)
+    handle = handles.handles(repo, everyone, lead.branch)
+    return {**job_row(job), "handle": handle.get(job.id), "task": job.task, "run": job.run,
+            "paths": list(job.paths), "why": job.why,
             "previous": job.previous, "next": job.next, "retry_reason": job.retry_reason,
             "failure": job.failure, "final": job.final, "did": _did(job), "branch_at": _branch_at(lead, job),
             "events": _events(lead, job), "check_output": _check_output(lead, job)}

@@ -92,6 +92,8 @@ class Message(TypedDict, total=False):
     kind: Annotated[str, Field(description="What it is: landed, failed, question, schedule, answer, ...")]
     text: Annotated[str, Field(description="It, in words.")]
     job: Annotated[str | None, Field(description="The job it is about.")]
+    handle: Annotated[str | None, Field(description="The job's short handle (e3, e3@MACHINE), which stop, retry, "
+                                                 "show and land take as they take its id.")]
     qid: Annotated[str | None, Field(description="The question's id (answer, allow, deny and pass take it).")]
     plan: Annotated[str | None, Field(description="The plan it is about.")]
     row: Annotated[str | None, Field(description="The row under Now it is about.")]
@@ -160,6 +162,27 @@ class Retried(TypedDict):
 
 
 @with_config(_CLOSED)
+class LogsResult(TypedDict):
+    """A worker's log, readable."""
+
+    job: Annotated[str, Field(description="The job's id.")]
+    piece: Annotated[str, Field(description="Its piece.")]
+    state: Annotated[str, Field(description="Where it is: running, finished, landed, failed, ...")]
+    found: Annotated[bool, Field(description="Whether its run folder (and so its log) is there.")]
+    lines: Annotated[list[str], Field(description="The log's newest lines: turns, tool calls, results.")]
+    cut: Annotated[int, Field(description="How many older lines were left out.")]
+
+
+@with_config(_CLOSED)
+class Told(TypedDict):
+    """A line left for a running worker."""
+
+    job: Annotated[str, Field(description="The job's id.")]
+    piece: Annotated[str, Field(description="Its piece.")]
+    told: Annotated[str, Field(description="What it reads at its next tool call.")]
+
+
+@with_config(_CLOSED)
 class MachinesResult(TypedDict):
     """The machines."""
 
@@ -224,4 +247,4 @@ class NowRow(TypedDict):
 
 RESULTS: dict[str, type] = {t.__name__: t for t in (
     PlanResult, StartResult, WorkerResult, BoardResult, InboxResult, Answered, Passed, LandResult, Stopped,
-    Retried, ShowResult, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow)}
+    Retried, ShowResult, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow, LogsResult, Told)}

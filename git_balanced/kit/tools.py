@@ -20,6 +20,7 @@ from git_balanced.kit.results import (
     BoardResult,
     InboxResult,
     LandResult,
+    LogsResult,
     MachinesResult,
     Message,
     NowRow,
@@ -33,6 +34,7 @@ from git_balanced.kit.results import (
     ShowResult,
     StartResult,
     Stopped,
+    Told,
     WorkerResult,
 )
 from git_balanced.lead import Lead, open_lead
@@ -119,9 +121,9 @@ def worker(task: str, machine: str | None = None, agent: str | None = None, mode
 
 def board() -> BoardResult:
     """The board: what waits on the person (now), the workers (jobs), what comes (next)."""
-    from git_balanced.engine.board import collect
+    from git_balanced.engine.shown import collect_shown
 
-    return cast(BoardResult, collect(_lead()))
+    return cast(BoardResult, collect_shown(_lead()))
 
 
 def inbox() -> InboxResult:
@@ -132,9 +134,14 @@ def inbox() -> InboxResult:
     items, newest = unread(lead.repo, lead.branch)
     if newest is not None:
         mark_read(lead.repo, lead.branch, newest)
+    from git_balanced import handles
+
+    named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
     keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer")
     return {"lead": lead.branch, "count": len(items),
-            "messages": [cast(Message, {k: e[k] for k in keep if k in e}) for e in items]}
+            "messages": [cast(Message, {k: e[k] for k in keep if k in e}
+                                       | ({"handle": named[e["job"]]} if e.get("job") in named else {}))
+                         for e in items]}
 
 
 def _answered(qid: str, f: dict[str, Any]) -> Answered:
@@ -216,6 +223,30 @@ def show(job: str) -> ShowResult:
     from git_balanced.engine.detail import detail
 
     return detail(_lead(), job)  # type: ignore[return-value]  # the board's row and more, checked by the server
+
+
+LOG_LINES = 300  # the newest lines of a log the tool hands over
+
+
+def logs(job: str) -> LogsResult:
+    """A worker's log as turns, tool calls and results, read on its machine; its newest LOG_LINES lines."""
+    from git_balanced.agents.transcript import render
+    from git_balanced.engine import reach
+
+    lead = _lead()
+    j = reach.job_named(lead, job)
+    chunk = reach.read_log(lead, j)
+    lines = render(chunk.text)
+    return {"job": j.id, "piece": j.piece, "state": j.state, "found": chunk.found, "lines": lines[-LOG_LINES:],
+            "cut": max(0, len(lines) - LOG_LINES)}
+
+
+def tell(job: str, text: str) -> Told:
+    """Leave a line for a running agent worker; it reads it at its next tool call."""
+    from git_balanced.engine import reach
+
+    j = reach.tell(_lead(), job, text)
+    return {"job": j.id, "piece": j.piece, "told": " ".join(text.split())}
 
 
 def machines() -> MachinesResult:

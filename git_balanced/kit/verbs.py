@@ -89,7 +89,8 @@ class Verb:
 
 
 JSON = Arg("json", bool, "Print data as JSON on stdout.", default=False, flags=("--json",), key="as_json")
-_JOB = Arg("job", str, "A job id (or a unique prefix of one) or its branch, from the board.")
+_JOB = Arg("job", str, "A job id (or a unique prefix of one), its handle (e3, e3@MACHINE) or its branch, from the "
+                      "board.")
 _QID = Arg("id", str, "The question's id, as the inbox or the board shows it.", metavar="ID")
 
 VERBS: tuple[Verb, ...] = (
@@ -131,7 +132,9 @@ VERBS: tuple[Verb, ...] = (
                   options=(JSON,
                            Arg("all", bool, "Every done worker, not folded into one line.", default=False,
                                flags=("--all",), key="show_all"),
-                           Arg("watch", bool, "Redraw as things change.", default=False, flags=("--watch",))),
+                           Arg("watch", bool, "Redraw as things change.", default=False, flags=("--watch",)),
+                           Arg("live", bool, "The board as a live terminal app: keys, marks, a worker's log.",
+                               default=False, flags=("--live",))),
                   help="The board: Now (what waits on you), Running (a dot per worker), Next (what comes).")),
     Verb("inbox", "What the lead hears.",
          "What came for the lead since the last call (landings, failures, questions, schedules, the person's "
@@ -188,6 +191,23 @@ VERBS: tuple[Verb, ...] = (
          cli=Face(("show",), "show:show_command", options=(JSON,),
                   help="JOB in full: its piece, what its worker did, where its branch is, its events, and the "
                        "whole output of the check that failed on it.")),
+    Verb("logs", "A worker's log as turns, tool calls and results.",
+         "A worker's log as a person reads it: the agent's turns, tool calls and their results (a shell worker's "
+         "output as it is), read on its machine, local or over SSH; its newest lines when it is long.",
+         does="logs", returns="LogsResult", args=(_JOB,), read_only=True, idempotent=True, open_world=True,
+         cli=Face(("logs",), "logs:logs_command",
+                  options=(Arg("follow", bool, "Keep printing as it grows, until the worker ends.", default=False,
+                               flags=("--follow", "-f")),
+                           Arg("raw", bool, "The log as the agent wrote it (JSON lines).", default=False,
+                               flags=("--raw",))),
+                  help="JOB's log, read where it runs: the agent's turns, tool calls and results.")),
+    Verb("tell", "Tell a running agent worker a line; it reads it at its next step.",
+         "Tell a running agent worker a line (a correction, a hint): its agent reads it at its next tool call. A "
+         "shell worker cannot hear; a worker that is not running is refused.",
+         does="tell", returns="Told", open_world=True,
+         args=(_JOB, Arg("text", str, "The line the worker reads.")),
+         cli=Face(("tell",), "logs:tell_command", options=(JSON,),
+                  help="Leave TEXT for JOB's agent, which reads it at its next tool call.")),
     Verb("machines", "The machines: local, added ones, and SSH hosts not added yet.",
          "The machines: local, added ones and SSH hosts; ticked, ready (and why not), running, preference.",
          does="machines", returns="MachinesResult", read_only=True, idempotent=True,

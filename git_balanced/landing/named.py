@@ -3,6 +3,7 @@ the landing queue (`git balanced land` and the lead's `land` tool)."""
 
 from __future__ import annotations
 
+from git_balanced import handles
 from git_balanced import jobs as J
 from git_balanced.errors import BalancedError
 from git_balanced.landing.candidates import job_candidate
@@ -29,7 +30,8 @@ def resolve(lead: Lead, names: list[str], take_all: bool, yes: bool = False) -> 
         if tip is not None:
             c = Candidate(branch=branch, tip=tip)
         else:
-            job = job or J.by_prefix(jobs, name, or_branch=True)
+            job = job or (J.resolve(jobs, name, lead.repo, lead.branch) if handles.looks_like(name)
+                          else J.by_prefix(jobs, name, or_branch=True))
             _owned_here(lead, job)
             c = job_candidate(lead, job)
         if c is None:

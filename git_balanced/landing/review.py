@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from git_balanced import trust, ui
-from git_balanced.channel import inbox
+from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
 from git_balanced.landing import checks
 from git_balanced.lead import Lead, commands_of, settings_at
@@ -131,3 +131,44 @@ def corrections_line(lead: Lead) -> str | None:
 
 
 # -- shipping -------------------------------------------------------------------------------------------
+
+
+def push_step(r: Review) -> list[str]:
+    """The push that ships `r`."""
+    return ["git", "push", r.remote, f"refs/heads/{r.branch}:{r.remote_ref}"]
+
+
+def refuse_to_ship(r: Review) -> None:
+    """Refuse, saying why and what to do, what must not be pushed: a branch behind its upstream, a failing check."""
+    if r.behind:
+        raise BalancedError(f"{r.upstream} has {r.behind} commit{'s' if r.behind != 1 else ''} that {r.branch} "
+                            "lacks, so the push would be refused; nothing was pushed.",
+                            hint=f"bring them in first (`git pull` on {r.branch}), then `git balanced ship`.")
+    if r.check.get("state") == CheckState.FAILED:
+        raise BalancedError(f"The check fails on {r.branch}'s tree, so it is not shipped.",
+                            hint="fix it and land the fix, then `git balanced review`.")
+
+
+def push_reviewed(lead: Lead, r: Review, waiting: dict[str, Any] | None) -> str:
+    """Push what `r` shows (the person said yes), answer the review `waiting` under Now (or tell the lead), and
+    say what was done; `ship` and the board's app both ship through here."""
+    refuse_to_ship(r)
+    res = lead.repo.push_as_user(r.remote, push_step(r)[-1])
+    if res.code != 0:
+        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
+                            hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")
+    if waiting:
+        now.ship(lead, waiting["id"], pushed=f"pushed {r.branch} to {r.upstream}, {r.summary}")
+    else:
+        inbox.post(lead.repo, lead.branch, f"Shipped {r.branch} to {r.upstream}: {r.summary}", kind="shipped")
+    return f"Pushed {r.branch} to {r.upstream}: {r.summary}." + (
+        f" Answered {waiting['id']}: shipped; the lead hears it in its inbox." if waiting else "")
+
+
+def _said(out: str, err: str, most: int = 40) -> str:
+    """What a refused push printed: a pre-push hook's own words (pre-commit prints them on stdout) before
+    git's, every line of both up to `most`, so the reason is never cut off by git's last lines."""
+    lines = (out.rstrip() + "\n" + err.rstrip()).strip("\n").splitlines()
+    if len(lines) > most:
+        lines = lines[:most // 2] + [f"… {len(lines) - most} lines …"] + lines[-(most // 2):]
+    return "\n".join("    " + x for x in lines)

@@ -12,7 +12,7 @@ from typing import Any
 if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source comes first and defines these
     from git_balanced.shipped.runfiles import RequestError, _parsed, _read, _run_dir, _write_atomic
 if "AnswerRequest" not in globals():  # likewise messages.py
-    from git_balanced.shipped.messages import AnswerRequest, ForwardedRequest
+    from git_balanced.shipped.messages import AnswerRequest, ForwardedRequest, TellRequest
 
 
 def _unsent(run_dir: str) -> list:
@@ -63,3 +63,17 @@ def answer_question(req: dict) -> dict:
                               "answered_at": time.time()}))
     _write_atomic(os.path.join(run_dir, "questions", f"{n}.sent"), f"{time.time()}\n")  # settled: never again
     return {"job": got.job, "n": n, "answered": True}
+
+
+def told(req: dict) -> dict:
+    """Leave a line from the lead in the run folder (`told/<time>.txt`), for the worker's PreToolUse hook to hand
+    its agent at its next tool call (pretool.take_told); refused when the worker runs no more."""
+    got = _parsed(TellRequest, req)
+    run_dir = _run_dir(got.runs_dir, got.job)
+    if not os.path.isdir(run_dir):
+        raise RequestError(f"the job {got.job} has no run folder here")
+    folder = os.path.join(run_dir, "told")
+    os.makedirs(folder, exist_ok=True)
+    name = f"{time.time_ns()}.txt"
+    _write_atomic(os.path.join(folder, name), got.text.strip() + "\n")
+    return {"job": got.job, "told": name}

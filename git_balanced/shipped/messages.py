@@ -242,6 +242,22 @@ class ForwardedRequest(Message):
 
 
 @dataclasses.dataclass(frozen=True)
+class TellRequest(Message):
+    """`tell`: a line from the lead for the job's agent, which reads it at its next tool call."""
+
+    WHAT = "request"
+
+    job: str
+    text: str
+    runs_dir: str | None = None
+
+    def check(self) -> None:
+        _plain_job(self.job)
+        if not self.text.strip():
+            raise MessageError("the request's 'text' is empty: there is nothing to tell")
+
+
+@dataclasses.dataclass(frozen=True)
 class AnswerRequest(Message):
     """`answer`: the lead's answer to the job's question `n` (`qid` its id at the lead)."""
 

@@ -27,6 +27,35 @@ def decision(allow: str, reason: str) -> dict:
                                    "permissionDecisionReason": reason}}
 
 
+def take_told(run_dir: str | None) -> list:
+    """The lines the lead told this worker (`git balanced tell`) that its agent has not read yet, oldest first;
+    each is marked heard as it is taken, so it is handed over once."""
+    folder = os.path.join(run_dir, "told") if run_dir else ""
+    if not folder or not os.path.isdir(folder):
+        return []
+    out = []
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".txt")):
+        path = os.path.join(folder, name)
+        try:
+            os.rename(path, path[:-4] + ".heard")  # taken by one hook call, even if two run at once
+        except OSError:
+            continue
+        with open(path[:-4] + ".heard", encoding="utf-8", errors="replace") as f:
+            text = f.read().strip()
+        if text:
+            out.append(text)
+    return out
+
+
+def heard(lines: list) -> dict:
+    """The decision that hands the agent what its lead told it: this one call is held back, so it reads the
+    lines before it goes on, and runs the call again if it still fits."""
+    said = "\n".join(f"- {line}" for line in lines)
+    return decision("deny", f"Your lead tells you, while you work:\n{said}\nThis tool call was held back only so "
+                            "that you read this first: take it into account, then go on (run the call again if it "
+                            "still fits).")
+
+
 def lead_said(qid: str, verdict: Any, text: str) -> dict:
     """The decision a lead's answer makes: its allow or deny, or, for words alone, a deny that shows them."""
     if verdict == "allow":
@@ -185,6 +214,9 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
     (agents.wiring.hook_rules); `guard`: guard.py's module, whose spec is in `{run_dir}/hooks` (None: no
     guard); `ask(tool, what, kind)`: the decision the lead's answer makes; `lead_level`: what the lead's mode
     leaves its workers right now, where the caller can read it."""
+    told = take_told(run_dir)
+    if told:
+        return heard(told)
     tool = str(data.get("tool_name") or "")
     raw_input = data.get("tool_input")
     tool_input: dict = raw_input if isinstance(raw_input, dict) else {}

@@ -3,7 +3,7 @@
 Run it as `python3 runner.py ACTION` with a JSON request on stdin, or send `source()` (its parts as one script)
 to another machine. It prints one JSON line; `serve` answers many requests, a line each, over one process (a
 session kept open by the lead). Nothing a user wrote travels in argv: the action word is the only argument.
-Actions: start, status, stop, log, cleanup, forwarded, answer.
+Actions: start, status, stop, log, cleanup, forwarded, answer, tell.
 
 This module is the wire protocol: the actions by name, one request in and one answer out, and the one script
 that carries the runner elsewhere. Its parts, each stdlib only: messages.py (the start request and the result,
@@ -23,13 +23,13 @@ import sys
 if __name__ == "__main__" and "__file__" in globals():  # run as a file: its parts come from the package beside it
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 if "start" not in globals():  # sent to another machine, its parts' source comes first and defines these
-    from git_balanced.shipped.asked import answer_question, forwarded
+    from git_balanced.shipped.asked import answer_question, forwarded, told
     from git_balanced.shipped.launch import ASK_SHIM_FILES, start
     from git_balanced.shipped.reap import cleanup, log, status, stop
     from git_balanced.shipped.runfiles import RequestError, _read
 SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request before it ends
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
-           "forwarded": forwarded, "answer": answer_question}
+           "forwarded": forwarded, "answer": answer_question, "tell": told}
 # The runner's parts in the order the one script defines them: each finds what it needs already there.
 PARTS = ("workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
          "asked.py", "reap.py", "launch.py")

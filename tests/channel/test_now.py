@@ -60,7 +60,7 @@ def test_put_to_you_is_a_row_under_now_with_what_ships_the_check_and_attachments
     data = json.loads(balanced(lead.repo.root, "board", "--json").out)
     assert data["now"][0]["n"] == 1 and data["now"][0]["row"]["attachments"][0]["name"] == "shot.png"
     missing = balanced(lead.repo.root, "ship", "9")
-    assert missing.code == 1 and "Nothing under Now is numbered 9 (1 to 1 are)." in missing.err
+    assert missing.code == 1 and "Nothing under Now is numbered 9 (waiting: 1)." in missing.err
 
 
 def test_correct_sends_the_review_back_and_a_new_put_replaces_it(lead: Lead) -> None:
@@ -73,7 +73,7 @@ def test_correct_sends_the_review_back_and_a_new_put_replaces_it(lead: Lead) -> 
     assert heard(lead) == [f"The person corrected your review {first['id']} (Added export): Keep the old flag "
                            "working · fix it, then put the work to them again."]
     assert now.row(lead, idea["id"])["state"] == "waiting", "a correction goes to the work, not to the idea"
-    assert "Now\n  1 ✦ idea" in board(lead) and "\n  Corrected once" in board(lead), "the correction is counted"
+    assert "Now\n  2 ✦ idea" in board(lead) and "\n  Corrected once" in board(lead), "the correction is counted"
     assert balanced(lead.repo.root, "not-now", idea["id"]).code == 0
     commit(lead.repo.root, {"flag.py": "OLD = True\n"}, "Keep the old flag")
     second = put_to_you(lead.repo, "Added export, old flag kept")
@@ -146,8 +146,32 @@ def test_answer_allows_four_waiting_commands_with_one_command(lead: Lead) -> Non
     assert typo.code == 1 and "Nothing under Now is named qzzzzz." in typo.err, "a mistyped id is not a reason"
     again = balanced(lead.repo.root, "answer", "--deny", asked[0], asked[1])
     assert again.code == 1 and f"2 of 2 not answered:\n  {asked[0]}: Too late" in again.err
-    one = balanced(lead.repo.root, "answer", "1", "yes")
-    assert one.code == 1 and "1 is a review, not a worker's question." in one.err
+    one = balanced(lead.repo.root, "answer", "5", "yes")
+    assert one.code == 1 and "5 is a review, not a worker's question." in one.err, "the review keeps its number"
+
+
+def test_numbers_under_now_do_not_shift_when_rows_are_answered(lead: Lead) -> None:
+    asked = []
+    for piece in ("api", "ui", "docs"):
+        jid = J.place(lead.repo, {"plan": "p1", "piece": piece, "task": "t", "lead": "main", "machine": "local",
+                                  "agent": "shell", "attempt": 1})
+        qid = questions.ask(lead.repo, jid, f"npm install for {piece}", kind="command")
+        assert questions.pass_on(lead.repo, qid, "passed on by the lead")
+        asked.append(qid)
+    idea = now.idea(lead.repo, "Cache the parsed config")
+    assert balanced(lead.repo.root, "answer", "--allow", "1").code == 0
+    text = board(lead)
+    assert "  1 ?" not in text and "  2 ? ui asks to run" in text and f"  4 ✦ idea {idea['id']}" in text, text
+    ran = balanced(lead.repo.root, "answer", "--deny", "3", "not now")
+    assert ran.code == 0 and ran.out.startswith(f"Answered {asked[2]} (docs): denied"), ran.out
+    gone = balanced(lead.repo.root, "answer", "--allow", "1")
+    assert gone.code == 1 and "Nothing under Now is numbered 1 (waiting: 2, 4)." in gone.err, gone.err
+    late = questions.ask(lead.repo, J.place(lead.repo, {"plan": "p1", "piece": "db", "task": "t", "lead": "main",
+                                                        "machine": "local", "agent": "shell", "attempt": 1}),
+                         "psql", kind="command")
+    assert questions.pass_on(lead.repo, late, "passed on by the lead")
+    assert "  5 ? db asks to run: psql" in board(lead), "a question passed later takes the next number"
+    assert [i["n"] for i in now.numbered(lead)] == [2, 4, 5]
 
 
 def test_sync_carries_rows_and_attachments_to_another_clone(lead: Lead, tmp_path: Path) -> None:

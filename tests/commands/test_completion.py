@@ -53,6 +53,7 @@ def test_git_balanced_tab_in_bash(tmp_path: Path) -> None:
     assert {"plan", "plans"} <= set(tab(repo, script, "pl")), "commands"
     assert "--wait" in tab(repo, script, "plan --"), "options"
     assert "balanced/broken" in tab(repo, script, "retry "), "job handles: the pieces' branches"
+    assert tab(repo, script, "logs e") == ["e1.3"], "and the short handle of the piece's last attempt"
     assert tab(repo, script, "tick ") == ["local"], "machines"
     assert tab(repo, script, "init --agent s") == ["shell"], "agents"
 

@@ -26,7 +26,7 @@ from tests.support.cli import Ran, balanced
 from tests.support.wait import wait_until
 
 TOOLS = {"plan", "start", "worker", "board", "inbox", "answer", "allow", "deny", "pass", "land", "stop", "retry",
-         "show", "machines", "schedule_add", "schedule_list", "schedule_rm", "put_to_you", "idea"}
+         "show", "logs", "tell", "machines", "schedule_add", "schedule_list", "schedule_rm", "put_to_you", "idea"}
 
 
 HINTS = {"read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"}

@@ -75,10 +75,11 @@ def test_the_hints_say_what_a_call_risks() -> None:
     assert listed["stop"].annotations.destructive_hint is True
     assert listed["plan"].annotations.read_only_hint is False
     assert {n for n, t in listed.items() if t.annotations.read_only_hint} == \
-        {"board", "show", "inbox", "machines", "schedule_list"}
+        {"board", "show", "inbox", "machines", "schedule_list", "logs"}
     assert {n for n, t in listed.items() if t.annotations.destructive_hint} == {"stop", "schedule_rm"}
     assert {n for n, t in listed.items() if t.annotations.open_world_hint} == \
-        {"plan", "start", "worker", "stop", "retry"}, "what reaches machines and agents past this repository"
+        {"plan", "start", "worker", "stop", "retry", "logs", "tell"}, \
+        "what reaches machines and agents past this repository"
     for name, t in listed.items():  # none left to a client's default, which assumes the worst
         assert None not in (t.annotations.read_only_hint, t.annotations.destructive_hint,
                             t.annotations.idempotent_hint, t.annotations.open_world_hint), name

@@ -1,0 +1,164 @@
+"""What a foreground engine says while it works: one line per event on a job's chain as it is written (placed,
+started, finished, landed, failed and why: the line `git log` shows of it), a line when a check starts and
+when it ends with its time, and on a terminal a status line of counts under them.
+
+It watches the job refs from a thread of its own, with a Repo of its own, listing their tips (one
+`for-each-ref`) a few times a second and reading only the commits a tip moved by; so it says what any writer
+recorded (this engine, `stop` from another terminal, another clone's engine through sync), and the engine's
+loop is not touched."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import threading
+import time
+from typing import TextIO
+
+from git_balanced import proc, ui
+from git_balanced.git import Repo
+from git_balanced.job_events import Claimed, TakenOver
+from git_balanced.landing.checks import marks_of
+from git_balanced.state import cache
+from git_balanced.vocab import JobState
+
+PREFIX = "refs/balanced/jobs/"
+EVERY = 0.25  # seconds between two listings of the tips
+CHECKS_EVERY = 1.0  # seconds between two looks for running checks (a walk of /proc)
+QUIET = {Claimed.name, TakenOver.name}  # which engine took a job: not news to the person watching it
+_TRAILER = "%(trailers:key=Balanced-{},valueonly,separator=)"
+COUNTED = (JobState.QUEUED, JobState.RUNNING, JobState.FINISHED, JobState.LANDED, JobState.FAILED)
+
+
+class Narrator:
+    """Says each new event of the repository's jobs on `out`, and a status line on `status` when it is a
+    terminal. `start()` runs it in a thread; `stop()` says what came last and ends it."""
+
+    def __init__(self, repo: Repo, out: TextIO | None = None, status: TextIO | None = None) -> None:
+        self.root = repo.root
+        self.out = out or sys.stdout
+        self.status = status or sys.stderr
+        self.live = self.status.isatty() and os.environ.get("TERM") != "dumb"
+        self.tips = repo.list_refs(PREFIX)
+        self.states = {jid: str(st["state"]) for jid, st in cache.read_all(repo, "jobs").items()}
+        self.check_since: float | None = None
+        self._checks_looked = 0.0
+        self._marks = marks_of(repo)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="narrator", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with contextlib.suppress(Exception):  # a last look: what the last pass wrote
+            self.look(Repo.discover(self.root))
+        self._clear()
+
+    def _run(self) -> None:
+        repo = Repo.discover(self.root)  # its own: the engine's Repo is the engine thread's
+        while not self._stop.wait(EVERY):
+            with contextlib.suppress(Exception):  # a look that fails (a ref moving under it) is looked at again
+                self.look(repo)
+
+    def look(self, repo: Repo) -> None:
+        """Say what changed since the last look."""
+        tips = repo.list_refs(PREFIX)
+        lines = []
+        for ref, tip in sorted(tips.items(), key=lambda kv: kv[1]):
+            old = self.tips.get(ref)
+            if old == tip:
+                continue
+            jid = ref[len(PREFIX):]
+            log = repo.first_parent_log(f"{old}..{tip}" if old else tip, "%ct%x09" + _TRAILER.format("State")
+                                        + "%x09" + _TRAILER.format("Event") + "%x09%s", oldest_first=True)
+            for line in log.splitlines():
+                when, state, event, subject = (line.split("\t", 3) + ["", "", ""])[:4]
+                if state:
+                    self.states[jid] = state
+                if event not in QUIET:
+                    lines.append((float(when or 0), subject))
+        self.tips = tips
+        lines += self._checks()
+        self._say(sorted(lines, key=lambda x: x[0]))
+
+    def _checks(self) -> list[tuple[float, str]]:
+        """A line when a check starts running, and one when none runs any more, with how long it took."""
+        now = time.time()
+        if now - self._checks_looked < CHECKS_EVERY:
+            return []
+        self._checks_looked = now
+        running = bool(proc.marked(self._marks))
+        if running and self.check_since is None:
+            self.check_since = now
+            waiting = sum(1 for s in self.states.values() if s == JobState.FINISHED)
+            return [(now, f"checking ({waiting} finished, waiting for their check)")]
+        if not running and self.check_since is not None:
+            took, self.check_since = now - self.check_since, None
+            return [(now, f"check ended after {took:.1f} s")]
+        return []
+
+    def _say(self, lines: list[tuple[float, str]]) -> None:
+        if lines:
+            self._clear()
+            self.out.write("".join(f"{time.strftime('%H:%M:%S', time.localtime(t))}  {ui.plain(s)}\n"
+                                   for t, s in lines))
+            self.out.flush()
+        if self.live:
+            self._draw()
+
+    def counts(self) -> str:
+        """The status line: how many jobs are in each state, and how long the running check has taken."""
+        n = {s: 0 for s in COUNTED}
+        for s in self.states.values():
+            if s in n:
+                n[JobState(s)] += 1
+        words = " · ".join(f"{n[s]} {s}" for s in COUNTED)
+        if self.check_since is not None:
+            took = int(time.time() - self.check_since)
+            words += f" · checking {took // 60}:{took % 60:02d}"
+        return f"[engine] {words}"
+
+    def _draw(self) -> None:
+        self.status.write("\r\x1b[K" + self.counts())
+        self.status.flush()
+        self._drawn = True
+
+    def _clear(self) -> None:
+        if self._drawn:
+            self.status.write("\r\x1b[K")
+            self.status.flush()
+            self._drawn = False
+
+
+class Above(io.TextIOBase):
+    """A stream the engine's own words go through while a status line is drawn: the line is taken away before
+    they are written, so they never run into it (the next look draws it again under them)."""
+
+    def __init__(self, narrator: Narrator, stream: TextIO) -> None:
+        super().__init__()
+        self.narrator, self.stream = narrator, stream
+
+    def write(self, text: str) -> int:
+        self.narrator._clear()
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:  # the engine asks of its stderr what it would ask of the terminal's
+        return self.stream.isatty()
+
+    def fileno(self) -> int:  # a process started with this stderr gets the real one
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.stream, "encoding", "utf-8"))

@@ -1,0 +1,54 @@
+"""The board as `board --json` prints it and the board's app reads it: engine/board.collect, with each worker's
+handle (`e3`) in its row, and whether an engine runs to move what waits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced import handles
+from git_balanced.channel.presence import pid_alive
+from git_balanced.engine.board import collect
+from git_balanced.lead import Lead
+from git_balanced.vocab import LIVE
+
+START = "git balanced engine --detach"
+PID_FILE = "engine.pid"  # EngineLock.pid_path's name
+
+
+def collect_shown(lead: Lead) -> dict[str, Any]:
+    """`collect(lead)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and how many
+    pieces wait for one."""
+    with lead.repo.listing_once():  # the refs listed once for the board and its handles
+        data = handles.add_to_board(lead.repo, collect(lead))
+    data["engine"] = engine_state(lead, data)
+    return data
+
+
+def engine_state(lead: Lead, data: dict[str, Any]) -> dict[str, Any]:
+    """Whether an engine runs for this repository (read from its lock's pid file, never by taking the lock,
+    which could turn away an engine starting then), and how many pieces have work only an engine does."""
+    pid = engine_pid(lead)
+    running = pid is not None and pid_alive(pid)
+    waiting = sum(1 for r in data["jobs"] if r["state"] in LIVE) + \
+        sum(1 for n in data["next"] if "piece" in n and n.get("words") == "about to start")
+    return {"running": running, "pid": pid if running else None, "waiting": waiting,
+            "start": None if running or not waiting else START}
+
+
+def engine_pid(lead: Lead) -> int | None:
+    """The pid in the engine's pid file (engine/background.EngineLock writes it, and takes it away as it ends),
+    read without loading the engine's loop: the board starts fast."""
+    try:
+        return int((lead.repo.state_dir / PID_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def engine_line(data: dict[str, Any]) -> str:
+    """The board's line when pieces wait and no engine runs, with the command that starts one; else ''."""
+    e = data.get("engine") or {}
+    if e.get("running") or not e.get("waiting"):
+        return ""
+    n = e["waiting"]
+    return (f"No engine runs, so {n} piece{'s' if n != 1 else ''} wait{'' if n != 1 else 's'}: start one with "
+            f"`{START}` (or `git balanced engine` to watch it work here).")

@@ -1,0 +1,170 @@
+"""Short handles for workers: `e3` is the third piece of its plan, `e3.2` the second job on that piece (a retry, or
+a move to another agent), `e3@build-box` says it runs on another machine. A handle is made from stored state
+alone (the piece's place in its stored plan, and the job's place among its piece's jobs, which sort by id as
+they were made), so it never shifts while its plan lives.
+
+Two plans each have an `e1`: a bare `e1` then names the one in a live plan of the current lead; when several
+live plans hold one, it is refused, naming each as `e1:PLAN` (PLAN: the last four characters of the plan's id,
+or any start or end of it), which names one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple, Protocol, TypeVar
+
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.state import cache
+from git_balanced.state.views import PlanView
+
+LIVE_PLAN_STATES = ("created", "started")
+
+
+class Named(Protocol):
+    """What a handle is made of: a job (state/views.Job) or its few fields (Who)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def plan(self) -> str: ...
+    @property
+    def piece(self) -> str: ...
+    @property
+    def machine(self) -> str: ...
+    @property
+    def lead(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+class Who(NamedTuple):
+    """A job's fields a handle needs, read from its folded state without typing the whole job (the board
+    names a thousand of them)."""
+
+    id: str
+    plan: str
+    piece: str
+    machine: str
+    lead: str
+    state: str
+
+    @classmethod
+    def of(cls, jid: str, folded: Mapping[str, Any]) -> Who:
+        f = folded["fields"]
+        return cls(jid, str(f.get("plan") or ""), str(f.get("piece") or ""), str(f.get("machine") or ""),
+                   str(f.get("lead") or ""), str(folded["state"] or ""))
+_FORM = re.compile(r"^e(\d+)(?:\.(\d+))?(?:@([A-Za-z0-9_.-]+))?(?::([0-9a-z]+))?$")
+LOCAL = "local"
+
+
+def looks_like(name: str) -> bool:
+    """Whether `name` has a handle's form (`e3`, `e3.2`, `e3@box`, `e3:k2m4`)."""
+    return _FORM.match(name.strip().lower()) is not None
+
+
+def plan_tag(plan_id: str) -> str:
+    """How a handle names its plan when it must: the id's last four characters (its random part)."""
+    return plan_id[-4:]
+
+
+def _plans(repo: Repo) -> dict[str, PlanView]:
+    return {pid: PlanView(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
+
+
+def cores(jobs: Mapping[str, Named], plans: Mapping[str, PlanView]) -> dict[str, str]:
+    """Each job's handle without its machine or plan (`e3`, `e3.2`), by job id."""
+    by_piece: dict[tuple[str, str], list[str]] = {}
+    for jid in sorted(jobs):
+        j = jobs[jid]
+        by_piece.setdefault((j.plan, j.piece), []).append(jid)
+    order: dict[str, dict[str, int]] = {}
+    for pid in {plan for plan, _ in by_piece}:  # only the plans these jobs are of: a done plan's pieces are not read
+        p = plans.get(pid)
+        order[pid] = {piece.id: i for i, piece in enumerate(p.pieces, 1)} if p is not None else {}
+    out: dict[str, str] = {}
+    for (plan, piece), ids in sorted(by_piece.items(), key=lambda kv: kv[1][0]):
+        places = order.setdefault(plan, {})
+        if piece not in places:  # a job whose plan is not stored (or not this piece): in the order it came
+            places[piece] = max(places.values(), default=0) + 1
+        for k, jid in enumerate(ids, 1):
+            out[jid] = f"e{places[piece]}" + (f".{k}" if k > 1 else "")
+    return out
+
+
+def shown(core: str, job: Named, qualify: bool) -> str:
+    """A handle as the board shows it: its machine when not this one, its plan when a bare one is ambiguous."""
+    at = f"@{job.machine}" if job.machine and job.machine != LOCAL else ""
+    return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
+
+
+def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None) -> dict[str, str]:
+    """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another."""
+    plans = _plans(repo)
+    core = cores(jobs, plans)
+    groups: dict[str, list[Named]] = {}
+    for jid, c in core.items():
+        groups.setdefault(c, []).append(jobs[jid])
+    out = {}
+    for c, js in groups.items():
+        chosen = _narrow(js, plans, lead)
+        for j in js:
+            out[j.id] = shown(c, j, qualify=not (len(chosen) == 1 and chosen[0].id == j.id))
+    return out
+
+
+def _narrow(js: list[N], plans: Mapping[str, PlanView], lead: str | None) -> list[N]:
+    """Of the jobs that share a bare handle, those it names: all of one, else the current lead's, and of
+    those, the ones in live plans."""
+    if len(js) <= 1:
+        return js
+    mine = [j for j in js if j.lead == lead] if lead else js
+    mine = mine or js
+    if len(mine) == 1:
+        return mine
+    return [j for j in mine if j.plan in plans and plans[j.plan].state in LIVE_PLAN_STATES]
+
+
+def find(repo: Repo, jobs: Mapping[str, N], name: str, lead: str | None = None) -> N:
+    """The job a handle names; refused, naming the candidates, when none or several do."""
+    m = _FORM.match(name.strip().lower())
+    if m is None:
+        raise BalancedError(f"{name!r} is not a worker's handle.", hint="a handle reads e3, e3.2 or e3@MACHINE.")
+    piece_no, k, machine, plan = m.groups()
+    core = f"e{int(piece_no)}" + (f".{int(k)}" if k and int(k) > 1 else "")
+    plans = _plans(repo)
+    named = cores(jobs, plans)
+    hits = [jobs[jid] for jid, c in named.items() if c == core]
+    if machine:
+        hits = [j for j in hits if j.machine.lower() == machine]
+    if plan:
+        hits = [j for j in hits if j.plan.startswith(plan) or j.plan.endswith(plan)]
+    if not hits:
+        raise BalancedError(f"No worker has the handle {name}.",
+                            hint="`git balanced board` shows each worker's handle (e1, e2, ...).")
+    chosen = _narrow(hits, plans, lead) if len(hits) > 1 else hits
+    if len(chosen) == 1:
+        return chosen[0]
+    listed = ", ".join(f"{shown(core, j, True)} ({j.piece}, {j.state}, job {j.id})" for j in (chosen or hits)[:10])
+    raise BalancedError(f"{name} names workers of {len(chosen or hits)} plans: {listed}.",
+                        hint=f"name one as {core}:PLAN, as listed, or by its job id.")
+
+
+def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None) -> dict[str, str]:
+    """Every job's handle as shown, by id (only the jobs of `plans`, when given)."""
+    jobs = {jid: w for jid, st in cache.read_all(repo, "jobs").items()
+            if (w := Who.of(jid, st)) and (plans is None or w.plan in plans)}
+    return handles(repo, jobs, lead)
+
+
+def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
+    """The board's data with each job's `handle` added to its rows (its jobs, and the jobs under Now)."""
+    with repo.listing_once():  # the jobs and plans listed once
+        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())})
+    for r in list(data.get("jobs", ())) + list(data.get("now", ())):
+        if "id" in r and r["id"] in named:
+            r["handle"] = named[r["id"]]
+    return data
