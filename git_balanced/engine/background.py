@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from git_balanced import fence, proc, ui
 from git_balanced.engine.loop import Engine
+from git_balanced.engine.upkeep import Upkeep
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
@@ -189,6 +190,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     try:
         eng = Engine(lead)
         eng.says_full = not until_idle
+        upkeep = Upkeep(lead.repo)
         _say_unfenced(lead)
         if once:
             lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine
@@ -198,11 +200,15 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
             if until_idle and eng.full is not None:  # a run to the end cannot wait for room: it says so, exit 1
                 raise eng.full
             if once or (until_idle and not busy):
+                if not once:
+                    upkeep.idle()  # before it says it leaves: a starter meanwhile finds it running
                 if not once and not lock.leaving(lead, woken):
                     continue  # work came while it looked: it looks again rather than leave it
                 idle = not busy
                 break
             running = eng.running
+            if not running:  # nothing runs, so nothing is due before the next pass: pack what lies loose
+                upkeep.idle()
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
