@@ -187,8 +187,10 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
+    engines: list[Engine] = []  # the one made, once made: its cleanup is waited for
     try:
         eng = Engine(lead)
+        engines.append(eng)
         eng.says_full = not until_idle
         upkeep = Upkeep(lead.repo)
         _say_unfenced(lead)
@@ -214,6 +216,8 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)
     finally:
+        for made in engines:
+            made.sweeper.drain()  # what landed is cleaned up before the engine ends
         signal.signal(signal.SIGTERM, old)
         if old_int is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, old_int)
