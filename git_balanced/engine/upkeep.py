@@ -55,11 +55,12 @@ def pack_if_loose(repo: Repo, *, refs: int = LOOSE_REFS, objects: int = LOOSE_OB
         said = []
         if do_refs:
             ok = packing.pack_refs(repo, seconds)
-            said.append(f"{found.refs} loose refs" + ("" if ok else " (git did not finish)"))
+            said.append(f"{found.refs:,} loose refs into packed-refs" + ("" if ok else " (git did not finish)"))
         if do_objects:
             ok = packing.pack_objects(repo, seconds)
-            said.append(f"{found.objects} loose objects and {found.packs} packs" + ("" if ok else
-                                                                                   " (git did not finish)"))
+            packs_too = f" and {found.packs} small packs" if found.packs > packs else ""
+            said.append(f"{found.objects:,} loose objects{packs_too} into a pack" + ("" if ok else
+                                                                                 " (git did not finish)"))
         spent = time.monotonic() - start
     finally:
         lock.release()

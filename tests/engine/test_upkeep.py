@@ -57,7 +57,8 @@ def test_loose_refs_and_objects_are_packed_and_read_the_same(tmp_path: Path) -> 
     with Flock(repo.state_dir / "landing.lock"):
         assert pack_if_loose(repo, refs=10, objects=20) is None, "a landing holds the lock: not now"
     line = pack_if_loose(repo, refs=10, objects=20)
-    assert line and line.startswith("Packed while idle: 31 loose refs and 43 loose objects and 0 packs, in "), line
+    said = "Packed while idle: 31 loose refs into packed-refs and 43 loose objects into a pack, in "
+    assert line and line.startswith(said), line
     after = packing.loose(repo)
     assert (after.refs, after.objects, after.packs) == (0, 0, 1), after
     assert repo.list_refs("refs/balanced/") == listed, "every ref reads as before, from packed-refs"
@@ -71,6 +72,6 @@ def test_the_idle_engine_packs_the_refs_and_says_so_in_its_log(tmp_path: Path) -
         input="".join(f"create refs/remotes/old/b{k:04d} {head}\n" for k in range(LOOSE_REFS + 1)))
     r = engine(root, "--until-idle")
     assert r.code == 0, r
-    assert "[balanced] Packed while idle: " in r.err and " loose refs, in " in r.err, r.err
+    assert "[balanced] Packed while idle: " in r.err and " loose refs into packed-refs, in " in r.err, r.err
     assert packing.loose(Repo.discover(root)).refs == 0, "every loose ref was packed"
     assert git(root, "rev-parse", "refs/remotes/old/b0000") == head
