@@ -216,13 +216,15 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)
     finally:
-        for made in engines:
-            made.sweeper.drain()  # what landed is cleaned up before the engine ends
-        signal.signal(signal.SIGTERM, old)
-        if old_int is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, old_int)
-        proc.go_on()
-        lock.release()
+        try:
+            for made in engines:
+                made.sweeper.drain()  # what landed is cleaned up before the engine ends
+        finally:  # a Ctrl-C while it waits lets go of the lock all the same
+            signal.signal(signal.SIGTERM, old)
+            if old_int is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, old_int)
+            proc.go_on()
+            lock.release()
     if stop[0]:
         return 0
     return _until_idle_code(eng) if until_idle and idle else 0

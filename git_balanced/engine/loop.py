@@ -16,6 +16,7 @@ from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
+from git_balanced.engine.sweep import Sweeper
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
@@ -37,7 +38,7 @@ class Engine:
         self.lead = lead
         self.repo = lead.repo
         self.watcher = Watcher(lead)
-        self.sweeper = workers.Sweeper(lead)  # landed workers' worktrees, removed off the pass
+        self.sweeper = Sweeper(lead)  # landed workers' worktrees, removed off the pass
         self.owners = Owners(lead)
         self.told: set[str] = set()
         self.full: DiskFull | None = None  # the last pass ran out of room: `--until-idle` ends on it, exit 1

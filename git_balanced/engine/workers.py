@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
-import threading
 import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -283,44 +281,3 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             except (BalancedError, MessageError):
                 pass
 
-
-class Sweeper:
-    """Landed workers' housekeeping off the pass: the pass hands their jobs over (`mark`), and a thread of its own
-    removes their worktrees, run folders and copies (`cleanup_many`: one `git worktree prune` per machine for
-    all that came meanwhile), while the passes go on; `drain` waits for what was handed over."""
-
-    def __init__(self, lead: Lead) -> None:
-        self.lead = lead
-        self._todo: list[Job] = []
-        self._busy = False
-        self._cond = threading.Condition()
-
-    def mark(self, jobs: list[Job]) -> None:
-        """Hand these jobs' cleanup over to the thread (started when none runs)."""
-        if not jobs:
-            return
-        with self._cond:
-            self._todo.extend(jobs)
-            if self._busy:
-                return
-            self._busy = True
-        threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
-
-    def drain(self) -> None:
-        """Wait until every job handed over was cleaned up."""
-        with self._cond:
-            self._cond.wait_for(lambda: not self._busy)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                batch, self._todo = self._todo, []
-                if not batch:
-                    self._busy = False
-                    self._cond.notify_all()
-                    return
-            try:
-                cleanup_many(self.lead, batch)
-            except Exception as exc:  # housekeeping: what is left is removed with the job's machine later
-                print(f"[balanced] Could not clean up after {', '.join(j.id for j in batch)}: {exc}",
-                      file=sys.stderr, flush=True)

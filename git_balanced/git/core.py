@@ -15,7 +15,7 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
-from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, refs_from_files, write_loose
+from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ class RepoCore:
             self._batching -= 1
             if not self._batching and self._unsynced:
                 last, self._unsynced = self._unsynced, None
-                _fsync(last)
+                fsync_file(last)
 
     def _reflog_dir(self, ref: str) -> None:
         """Make the folder of `ref`'s reflog before dulwich writes it: dulwich makes it with a bare mkdir, and
@@ -331,14 +331,3 @@ class RepoCore:
             refs[name] = sha
         return refs
 
-
-def _fsync(path: str) -> None:
-    """Flush one file to disk (a file removed since needs nothing)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -183,3 +183,15 @@ def _log(common_dir: Path, ref: str, old: str | None, new: str, who: str, messag
     line = f"{old or ZERO} {new} {who} {int(time.time())} +0000\t{' '.join(message.split())}\n"
     with open(f"{common_dir}/logs/{ref}", "a", encoding="utf-8") as fh:
         fh.write(line)
+
+
+def fsync_file(path: str) -> None:
+    """Flush one file to disk (a file removed since needs nothing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
