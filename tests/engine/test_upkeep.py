@@ -3,7 +3,9 @@ while idle, and says so."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 from git_balanced.engine.upkeep import LOOSE_REFS, pack_if_loose
@@ -75,3 +77,23 @@ def test_the_idle_engine_packs_the_refs_and_says_so_in_its_log(tmp_path: Path) -
     assert "[balanced] Packed while idle: " in r.err and " loose refs into packed-refs, in " in r.err, r.err
     assert packing.loose(Repo.discover(root)).refs == 0, "every loose ref was packed"
     assert git(root, "rev-parse", "refs/remotes/old/b0000") == head
+
+
+def test_what_a_packing_ended_at_its_timeout_left_is_removed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    repo = Repo.discover(root)
+    head = git(root, "rev-parse", "HEAD")
+    lock = root / ".git" / "packed-refs.lock"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    start = time.time()
+    assert packing.left_behind(repo, start) == [], "a lock older than the packing is another writer's"
+    lock.unlink()
+    lock.write_text("")
+    (root / ".git" / "objects" / "pack" / "tmp_pack_x").write_text("half a pack")
+    assert sorted(Path(p).name for p in packing.left_behind(repo, start)) == ["packed-refs.lock", "tmp_pack_x"]
+    git(root, "update-ref", "--stdin", input="".join(f"create refs/balanced/jobs/j{k:03d} {head}\n"
+                                                     for k in range(300)))
+    packing.pack_refs(repo, 0.001)  # ended at once, or done: either way nothing of it is in the way
+    assert not lock.exists()
+    assert packing.pack_refs(repo, 60.0) and packing.loose(repo).refs == 0
