@@ -330,4 +330,3 @@ class RepoCore:
             sha, _, name = line.partition(" ")
             refs[name] = sha
         return refs
-
