@@ -280,4 +280,3 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                     local.forget(job.branch)
             except (BalancedError, MessageError):
                 pass
-
