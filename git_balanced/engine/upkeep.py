@@ -13,10 +13,11 @@ from git_balanced.git import Repo, packing
 LOOSE_REFS = 500  # loose refs above which they are packed (every listing of them opens each file)
 LOOSE_OBJECTS = 2000  # loose objects above which they are packed (git's own gc.auto is 6,700)
 PACKS = 20  # packs above which the small ones are packed together (git's gc.autoPackLimit is 50)
-# The most each git command may take; it is ended then (what it left is removed), and the next idle look tries
-# again. Packing 20,000 loose refs took 60 to 90 s on 2 busy cores (bench/maintenance.py); a few hundred, the
-# usual load between two idle looks, well under a second.
-SECONDS = 300.0
+# The most each git command may take (the engine does nothing else meanwhile); it is ended then (what it left is
+# removed), and the next idle look tries again. A pack-refs ended half way has packed them all and removed some
+# loose ones, so each try gets further. 20,000 loose refs took 60 to 90 s on 2 busy cores
+# (bench/maintenance.py); a few hundred, what passes leave between two idle looks, well under a second.
+SECONDS = 120.0
 EVERY = 300.0  # seconds between two looks while the engine stays idle
 
 
