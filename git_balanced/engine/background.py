@@ -202,15 +202,13 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
             if until_idle and eng.full is not None:  # a run to the end cannot wait for room: it says so, exit 1
                 raise eng.full
             if once or (until_idle and not busy):
-                if not once:
-                    upkeep.idle()  # before it says it leaves: a starter meanwhile finds it running
                 if not once and not lock.leaving(lead, woken):
                     continue  # work came while it looked: it looks again rather than leave it
                 idle = not busy
                 break
             running = eng.running
-            if not running:  # nothing runs, so nothing is due before the next pass: pack what lies loose
-                upkeep.idle()
+            if not running:  # nothing runs, so nothing is due before the next pass: pack what lies loose (an
+                upkeep.idle()  # engine that ends when idle leaves it to the next that stays: its caller waits)
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
