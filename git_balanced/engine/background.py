@@ -207,8 +207,10 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 idle = not busy
                 break
             running = eng.running
-            if not running:  # nothing runs, so nothing is due before the next pass: pack what lies loose (an
-                upkeep.idle()  # engine that ends when idle leaves it to the next that stays: its caller waits)
+            # Nothing runs, so nothing is due before the next pass: pack what lies loose. (An engine that ends when
+            # idle leaves it to the next that stays: its caller waits for it.)
+            if not running and not stop[0]:
+                upkeep.idle()
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
