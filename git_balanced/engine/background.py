@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from git_balanced import fence, proc, ui
 from git_balanced.engine.loop import Engine
+from git_balanced.engine.upkeep import Upkeep
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
@@ -186,9 +187,12 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
+    engines: list[Engine] = []  # the one made, once made: its cleanup is waited for
     try:
         eng = Engine(lead)
+        engines.append(eng)
         eng.says_full = not until_idle
+        upkeep = Upkeep(lead.repo)
         _say_unfenced(lead)
         if once:
             lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine
@@ -203,16 +207,24 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 idle = not busy
                 break
             running = eng.running
+            # Nothing runs, so nothing is due before the next pass: pack what lies loose. (An engine that ends when
+            # idle leaves it to the next that stays: its caller waits for it.)
+            if not running and not stop[0]:
+                upkeep.idle()
             _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)
     finally:
-        signal.signal(signal.SIGTERM, old)
-        if old_int is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, old_int)
-        proc.go_on()
-        lock.release()
+        try:
+            for made in engines:
+                made.sweeper.drain()  # what landed is cleaned up before the engine ends
+        finally:  # a Ctrl-C while it waits lets go of the lock all the same
+            signal.signal(signal.SIGTERM, old)
+            if old_int is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, old_int)
+            proc.go_on()
+            lock.release()
     if stop[0]:
         return 0
     return _until_idle_code(eng) if until_idle and idle else 0

@@ -16,6 +16,7 @@ from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
 from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
+from git_balanced.engine.sweep import Sweeper
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
 from git_balanced.faults import crashpoint
@@ -37,6 +38,7 @@ class Engine:
         self.lead = lead
         self.repo = lead.repo
         self.watcher = Watcher(lead)
+        self.sweeper = Sweeper(lead)  # landed workers' worktrees, removed off the pass
         self.owners = Owners(lead)
         self.told: set[str] = set()
         self.full: DiskFull | None = None  # the last pass ran out of room: `--until-idle` ends on it, exit 1
@@ -80,7 +82,7 @@ class Engine:
         wrote are read again (and those alone)."""
         self.full = None
         try:
-            with self.repo.listing_once():
+            with self.repo.listing_once(), self.repo.batch():  # the pass's ref swaps: one fsync at its end
                 return self._pass()
         except (OSError, BalancedError) as exc:  # a full disk: said once, and the next pass tries again
             full = disk_full(exc, str(self.repo.common_dir))
@@ -223,8 +225,7 @@ class Engine:
         for v in verdicts:
             if v.status == "in_the_way":
                 print(f"[balanced] {v.branch} waits: {ui.plain(v.reason)}", file=sys.stderr, flush=True)
-        workers.cleanup_many(self.lead, [by_id[v.job] for v in verdicts
-                                         if v.status in ("landed", "already") and v.job in by_id])
+        self.sweeper.mark([by_id[v.job] for v in verdicts if v.status in ("landed", "already") and v.job in by_id])
         return bool(verdicts)
 
     # -- retries -------------------------------------------------------------------------------------------

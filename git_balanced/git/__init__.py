@@ -5,6 +5,7 @@
     discover.py  the checkout holding a folder, found as git finds it
     refs.py      refs listed from git's own files
     core.py      a repository's folders, git run there, dulwich, compare-and-swap refs, listing once
+    packing.py   how much lies loose, and packing refs and objects ourselves (automatic maintenance is off)
     repo.py      Repo: what the package asks git for, by name
 """
 

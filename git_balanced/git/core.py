@@ -15,7 +15,7 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
-from git_balanced.git.refs import BALANCED, PackedRefs, refs_from_files
+from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class RepoCore:
         self._listing = 0  # inside how many `listing_once` blocks
         self._listed: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs, while listing
         self._packed = PackedRefs(common_dir / "packed-refs")
+        self._batching = 0  # inside how many `batch` blocks
+        self._unsynced: str | None = None  # the last ref written in a batch without an fsync
 
     @classmethod
     def discover(cls, cwd: str | os.PathLike[str] | None = None) -> Self:
@@ -204,12 +206,44 @@ class RepoCore:
 
     def cas_ref(self, ref: str, new: str, old: str | None, message: str = "git balanced") -> bool:
         """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent). A stale
-        lock on the ref is removed, and the swap tried again; a fresh one is a lost race."""
+        lock on the ref is removed, and the swap tried again; a fresh one is a lost race. The state's refs are
+        swapped here as git swaps a loose ref (refs.write_loose), each with an fsync, or one for a whole `batch`;
+        any other ref through dulwich."""
+        self._reflog_dir(ref)
+        self._listed = None
+        plain = ref.startswith(BALANCED) and not self._reftable
+        swapped = self._swap_own(ref, new, old, message) if plain else self._swap_dulwich(ref, new, old, message)
+        if swapped is None:
+            if self.clear_stale_lock(ref):
+                return self.cas_ref(ref, new, old, message)
+            return False  # another writer holds the lock: the same as losing the race
+        return swapped
+
+    def _swap_own(self, ref: str, new: str, old: str | None, message: str) -> bool | None:
+        """The swap of one of the state's refs (refs.write_loose); None when its lock is held. A ref that is not
+        plain (a symbolic ref, packed-refs git did not write, a ref where a folder is) is left to dulwich."""
+        path = f"{self.common_dir}/{ref}"
+        try:
+            done = write_loose(self.common_dir, ref, new, old, self._packed, who=self.identity_line,
+                               message=message, fsync=not self._batching)
+        except (ValueError, NotADirectoryError, FileExistsError, IsADirectoryError):
+            return self._swap_dulwich(ref, new, old, message)
+        if done is LOCKED:
+            return None
+        if done and self._batching:
+            self._unsynced = path
+        return done
+
+    @cached_property
+    def _reftable(self) -> bool:
+        """Whether the refs are kept in a reftable (git 2.45's other ref store), not in files."""
+        return (self.common_dir / "reftable").exists()
+
+    def _swap_dulwich(self, ref: str, new: str, old: str | None, message: str) -> bool | None:
+        """The swap through dulwich; None when another writer holds the ref's lock."""
         from dulwich.file import FileLocked
 
         refs = self._refs
-        self._reflog_dir(ref)
-        self._listed = None
         try:
             # Naming the committer spares dulwich a read of the git config for the reflog on every update.
             who = self.identity_line.encode()
@@ -218,9 +252,23 @@ class RepoCore:
             return bool(refs.set_if_equals(ref.encode(), old.encode(), new.encode(), committer=who,
                                            message=message.encode()))
         except FileLocked:
-            if self.clear_stale_lock(ref):
-                return self.cas_ref(ref, new, old, message)
-            return False  # another writer holds the lock: the same as losing the race
+            return None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Within it (a pass of the engine), the state's refs swapped through this object are renamed into place
+        one by one, as always (a kill leaves each whole), without an fsync each, and made durable at its end by
+        one fsync: of the last one written, which on a journalling file system (ext4, xfs) commits the journal
+        and every rename before it with it. A power cut within the batch can lose its last swaps, never a
+        ref's old value and new value mixed."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching and self._unsynced:
+                last, self._unsynced = self._unsynced, None
+                fsync_file(last)
 
     def _reflog_dir(self, ref: str) -> None:
         """Make the folder of `ref`'s reflog before dulwich writes it: dulwich makes it with a bare mkdir, and

@@ -1,10 +1,12 @@
 """Refs read in-process from the files git keeps them in (loose refs and packed-refs), as `git for-each-ref`
-lists them, where that is plain; None where git should answer instead."""
+lists them, where that is plain (None where git should answer instead); and a loose ref swapped as git swaps it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import time
 from pathlib import Path
 
 ZERO = "0" * 40
@@ -125,3 +127,71 @@ def _loose_id(common_dir: Path, ref: str) -> str | None:
     except OSError:
         return None
     return text if OBJECT_ID.fullmatch(text) else None
+
+
+LOCKED = None  # what write_loose answers when another writer holds the ref's lock
+
+
+def write_loose(common_dir: Path, ref: str, new: str, old: str | None, packed: PackedRefs, *, who: str,
+                message: str, fsync: bool) -> bool | None:
+    """Compare-and-swap one loose ref the way git does it: take `<ref>.lock` (O_EXCL), read the ref again under
+    it (its loose file, else packed-refs), write `new` there and rename it over the ref only if the ref is still
+    `old` (None: absent); a line in its reflog. Each write is whole (a rename), so a writer killed at any point
+    leaves the ref as it was or as it is now, and at worst its lock (removed once stale). With `fsync`, the new
+    file is on disk before the rename; without, the caller makes a batch of them durable at once (core.batch).
+    True when swapped (or `old` is `new`), False when the ref was not `old`, LOCKED when the lock is held."""
+    path = f"{common_dir}/{ref}"
+    lock = f"{path}.lock"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return LOCKED
+    try:
+        try:
+            now: str | None = _ref_text(path)
+        except FileNotFoundError:
+            listed = packed.refs()
+            if listed is None:
+                raise ValueError("packed-refs is not as git writes it") from None
+            now = listed.get(ref)
+        if now is not None and not OBJECT_ID.fullmatch(now):
+            raise ValueError(f"{ref} holds {now[:60]!r}, not an id")
+        if now != old or now == new:  # another writer moved it; or it is `new` already, which needs no write
+            os.close(fd)
+            fd = -1
+            os.unlink(lock)
+            return now == old
+        os.write(fd, f"{new}\n".encode())
+        if fsync:
+            os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.rename(lock, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        raise
+    _log(common_dir, ref, old, new, who, message)
+    return True
+
+
+def _log(common_dir: Path, ref: str, old: str | None, new: str, who: str, message: str) -> None:
+    """Append the swap to the ref's reflog, as git writes a line of it."""
+    line = f"{old or ZERO} {new} {who} {int(time.time())} +0000\t{' '.join(message.split())}\n"
+    with open(f"{common_dir}/logs/{ref}", "a", encoding="utf-8") as fh:
+        fh.write(line)
+
+
+def fsync_file(path: str) -> None:
+    """Flush one file to disk (a file removed since needs nothing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

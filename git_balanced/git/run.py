@@ -11,6 +11,12 @@ from git_balanced import proc, untrusted
 from git_balanced.errors import GitError
 from git_balanced.files import write_atomic
 
+# On every git command of ours: git's automatic maintenance (`gc --auto`, `maintenance run --auto`) never starts
+# inside one, whatever the repository's config says (the command line is read after every config file, and
+# reaches the git commands it starts through GIT_CONFIG_PARAMETERS). A gc there held a whole pass for 86 s; the
+# engine packs refs and objects itself, while idle (engine/upkeep.py).
+NO_AUTO_MAINTENANCE = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
+
 
 def write_config(path: Path, values: Mapping[str, str]) -> None:
     """Set `section.key` values in one repository's config file, read and written once (with dulwich), where
@@ -45,13 +51,15 @@ def run_git(args: Iterable[str], *, cwd: str | os.PathLike[str], input: str | by
             env: Mapping[str, str] | None = None, timeout: float | None = None, text: bool = True) -> proc.Result:
     """Run git in `cwd` and return the result whatever its exit code. In a folder a worker, a check or a setup
     could have written (untrusted.folder_of_ours), nothing of that folder's runs: no hook, no fsmonitor, no
-    driver, pager or helper its config names, and the working tree is the folder itself."""
+    driver, pager or helper its config names, and the working tree is the folder itself. Anywhere, git's
+    automatic maintenance is off (NO_AUTO_MAINTENANCE; untrusted.OVERRIDES turn it off too)."""
     environ = git_env(env)
-    argv = ["git", *args]
+    given = list(args)
+    argv = ["git", *NO_AUTO_MAINTENANCE, *given]
     where = os.fspath(cwd)
     if untrusted.folder_of_ours(where):
         environ = untrusted.safe_env(environ)
-        argv = untrusted.safe_argv(argv[1:], where, lambda a, c: untrusted.safe_listing(a, c, environ))
+        argv = untrusted.safe_argv(given, where, lambda a, c: untrusted.safe_listing(a, c, environ))
     return proc.run(argv, cwd=cwd, input=input, env=environ, timeout=timeout, text=text)
 
 
