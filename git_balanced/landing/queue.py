@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +17,8 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.landing import checkout, checks, protect
-from git_balanced.landing.bisect import search
+from git_balanced.landing.bisect import Search, search
+from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.settings import SETTINGS_PATH
 from git_balanced.state import notes
@@ -84,8 +84,7 @@ class Queue:
         self.cmds = commands_of(settings)
         self.protected = protect.rules(self.repo, settings, tip)
         self.slots = slots or settings.balanced.check_slots
-        self.check_runs = 0
-        self.rounds = 0
+        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots)
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
@@ -144,7 +143,7 @@ class Queue:
                 continue
             self._dirty_guard(tip, chain[-1].commit)
             crashpoint("after-chain")
-            s = self._search(chain)
+            s = self._search(tip, chain)
             crashpoint("after-check")
             n = len(chain)
             top = n if s.passed.get(n) else s.lo
@@ -287,27 +286,21 @@ class Queue:
                 hint="commit or stash them (`git stash`), then run `git balanced land` again.")
 
     # -- checking ------------------------------------------------------------------------------------------
-    def _search(self, chain: list[Link]) -> Any:
-        cmd = self.cmds.check
+    def _search(self, tip: str, chain: list[Link]) -> Search:
+        """The longest passing prefix of `chain`, built on `tip`, and its first culprit (rounds.py)."""
         n = len(chain)
-        if not cmd:  # no check set: landing is on your word, which `land` is
+        if not self.cmds.check:  # no check set: landing is on your word, which `land` is
             return search(n, lambda idx: {i: True for i in idx}, 1, known={n: True})
-        known = {}
-        for i, link in enumerate(chain, 1):
-            hit = checks.for_landing(self.repo, link.tree, cmd)
-            if hit is not None:
-                known[i] = hit.passed
+        return self.checker.search(tip, chain)
 
-        def probe(idx: list[int]) -> dict[int, bool]:
-            self.rounds += 1
-            self.check_runs += len(idx)
-            slots = [f"land-{k}" for k in range(len(idx))]
-            with ThreadPoolExecutor(max_workers=len(idx)) as pool:
-                futs = {i: pool.submit(checks.check_rev, self.repo, chain[i - 1].commit, cmd, self.cmds.setup,
-                                       scratch=slot) for i, slot in zip(idx, slots, strict=True)}
-                return {i: f.result().passed for i, f in futs.items()}
+    @property
+    def check_runs(self) -> int:
+        """Check runs spent, the speculative ones included."""
+        return self.checker.runs
 
-        return search(n, probe, self.slots, known=known)
+    @property
+    def rounds(self) -> int:
+        return self.checker.rounds
 
     # -- landing -------------------------------------------------------------------------------------------
     def _move(self, tip: str, links: list[Link]) -> bool:

@@ -1,0 +1,72 @@
+"""The landing queue's checks: each round's prefixes of the chain on the check slots at once, and on the slots
+left free, the next chain's top for each possible culprit (speculate.py), built and checked in the background
+of the same round. Every check runs in its own scratch worktree of the checks' copy (checks.Scratch), fenced."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from git_balanced.git import Repo
+from git_balanced.landing import checks, speculate
+from git_balanced.landing.bisect import Search
+
+if TYPE_CHECKING:
+    from git_balanced.landing.queue import Link
+
+
+@dataclass
+class Checker:
+    """Checks the chains of one landing run, counting what it spends."""
+
+    repo: Repo
+    check: str
+    setup: str | None
+    slots: int
+    runs: int = 0  # check runs, the speculative ones included
+    rounds: int = 0
+    ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
+
+    def search(self, tip: str, chain: list[Link]) -> Search:
+        """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
+        (a note on the tree, a speculative check of an earlier round included) cost nothing."""
+        known = {}
+        for i, link in enumerate(chain, 1):
+            hit = checks.for_landing(self.repo, link.tree, self.check)
+            if hit is not None:
+                known[i] = hit.passed
+
+        def probe(idx: list[int], culprits: list[int]) -> dict[int, bool]:
+            self.rounds += 1
+            self.runs += len(idx)
+            with ThreadPoolExecutor(max_workers=len(idx) + len(culprits)) as pool:
+                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}") for k, i in enumerate(idx)}
+                ahead = [pool.submit(self._ahead, tip, chain, c, f"land-{len(idx) + k}")
+                         for k, c in enumerate(culprits)]
+                got = {i: f.result().passed for i, f in futs.items()}
+                spent = sum(1 for f in ahead if f.result())
+            self.runs += spent
+            self.ahead += spent
+            return got
+
+        return speculate.search(len(chain), probe, self.slots, known=known)
+
+    def _run(self, commit: str, slot: str) -> checks.CheckResult:
+        return checks.check_rev(self.repo, commit, self.check, self.setup, scratch=slot)
+
+    def _ahead(self, tip: str, chain: list[Link], culprit: int, slot: str) -> bool:
+        """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
+        after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
+        when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
+        and the guess would not be what it checks)."""
+        cur = chain[culprit - 2].commit if culprit > 1 else tip
+        for link in chain[culprit:]:
+            m = self.repo.merge_tree(cur, link.cand.tip)
+            if not m.clean:
+                return False
+            cur = self.repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
+        if cur == tip or checks.for_landing(self.repo, self.repo.tree_of(cur), self.check) is not None:
+            return False
+        self._run(cur, slot)
+        return True
