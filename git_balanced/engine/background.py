@@ -187,7 +187,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     try:
-        eng = Engine(lead)
+        eng = Engine(lead, land_aside=not once)  # one pass only: its landing ends within it
         eng.says_full = not until_idle
         _say_unfenced(lead)
         if once:
@@ -203,7 +203,8 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 idle = not busy
                 break
             running = eng.running
-            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
+            short = bool(running) or eng.landing is not None  # a landing that ends wakes it (lead.wake_engine)
+            _sleep(lead, BUSY_INTERVAL if short else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)

@@ -4,16 +4,37 @@ of the same round. Every check runs in its own scratch worktree of the checks' c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from git_balanced.git import Repo
 from git_balanced.landing import checks, speculate
 from git_balanced.landing.bisect import Search
 
-if TYPE_CHECKING:
-    from git_balanced.landing.queue import Link
+
+class Branch(Protocol):
+    """What the checks need of a candidate (queue.Candidate)."""
+
+    @property
+    def tip(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+
+class Link(Protocol):
+    """One merge of the chain (queue.Link): its commit and tree, and the branch it merged."""
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def tree(self) -> str: ...
+
+    @property
+    def cand(self) -> Branch: ...
 
 
 @dataclass
@@ -28,7 +49,7 @@ class Checker:
     rounds: int = 0
     ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
 
-    def search(self, tip: str, chain: list[Link]) -> Search:
+    def search(self, tip: str, chain: Sequence[Link]) -> Search:
         """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
         (a note on the tree, a speculative check of an earlier round included) cost nothing."""
         known = {}
@@ -55,7 +76,7 @@ class Checker:
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
         return checks.check_rev(self.repo, commit, self.check, self.setup, scratch=slot)
 
-    def _ahead(self, tip: str, chain: list[Link], culprit: int, slot: str) -> bool:
+    def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
         after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
         when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
