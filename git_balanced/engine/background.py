@@ -186,6 +186,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
+    eng: Engine | None = None
     try:
         eng = Engine(lead, land_aside=not once)  # one pass only: its landing ends within it
         eng.says_full = not until_idle
@@ -212,11 +213,14 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         signal.signal(signal.SIGTERM, old)
         if old_int is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, old_int)
+        if eng is not None and eng.end_landing() and stop[0]:  # its checks end at once, asked to stop
+            print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
+                  file=sys.stderr, flush=True)
         proc.go_on()
         lock.release()
     if stop[0]:
         return 0
-    return _until_idle_code(eng) if until_idle and idle else 0
+    return _until_idle_code(eng) if until_idle and idle and eng is not None else 0
 
 
 def _until_idle_code(eng: Engine) -> int:

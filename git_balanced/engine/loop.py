@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from git_balanced import jobs as J
-from git_balanced import trust, ui
+from git_balanced import proc, trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
 from git_balanced.engine.board import failure_tail
@@ -251,6 +251,20 @@ class Engine:
         if rest:
             self.landing = Aside(self.lead, rest)
         return verdicts
+
+    def end_landing(self) -> bool:
+        """Wait for the landing beside the passes to end (a stop asked ends its checks at once); True when a
+        stop ended it. What it landed meanwhile is recorded by the next landing (candidates.record)."""
+        running, self.landing = self.landing, None
+        if running is None:
+            return False
+        try:
+            running.verdicts()
+        except proc.Stopped:
+            return True
+        except BalancedError:
+            pass
+        return False
 
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest, everyone: dict[str, Job]) -> bool:
