@@ -25,13 +25,14 @@ class Aside:
         self._verdicts: list[Verdict] = []
         self._error: BaseException | None = None
         self.checks = 0  # the check runs it spent, once it ended
+        self._repo = Repo.discover(self.lead.repo.root)
         # Not a daemon: a process that ends meanwhile waits for its landing (a stop ends the check at once).
         self._thread = threading.Thread(target=self._run, name="balanced-landing")
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            queue = Queue(Lead(Repo.discover(self.lead.repo.root), self.lead.branch))
+            queue = Queue(Lead(self._repo, self.lead.branch))
             self._verdicts = queue.run(self._candidates)
             self.checks = queue.check_runs
         except BaseException as exc:  # handed to the pass that takes the result
@@ -45,6 +46,9 @@ class Aside:
     def verdicts(self) -> list[Verdict]:
         """The verdicts, once it ended (it is waited for); what stopped it is raised here instead."""
         self._thread.join()
+        # The stale locks it removed are told by the engine, as the ones its pass removes (Repo.cleared).
+        self.lead.repo.cleared.extend(self._repo.cleared)
+        self._repo.cleared.clear()
         if self._error is not None:
             raise self._error
         return self._verdicts

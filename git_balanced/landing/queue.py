@@ -218,10 +218,12 @@ class Queue:
 
     def _chain(self, tip: str, batch: list[Candidate]) -> tuple[list[Link], list[Candidate]]:
         """Merge the batch onto `tip`; a branch that conflicts with one ahead of it waits for a later round."""
-        chain: list[Link] = []
+        # What a check ahead of its round built on this tip already is taken as it is (rounds.py).
+        chain = [Link(c, commit, tree) for c, (commit, tree) in
+                 zip(batch, self.checker.built_on(tip, [c.tip for c in batch]), strict=False)]
         later: list[Candidate] = []
-        cur = tip
-        for c in batch:
+        cur = chain[-1].commit if chain else tip
+        for c in batch[len(chain):]:
             m = self.repo.merge_tree(cur, c.tip)
             if not m.clean:
                 lead_only = self.repo.merge_tree(tip, c.tip)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from git_balanced.git import Repo
@@ -48,6 +48,9 @@ class Checker:
     runs: int = 0  # check runs, the speculative ones included
     rounds: int = 0
     ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
+    # The next chains built ahead, by the commit they are built on and their branches' tips: each merge's
+    # commit and tree, for the queue to take rather than merge them all again (`built_on`).
+    built: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = field(default_factory=dict)
 
     def search(self, tip: str, chain: Sequence[Link]) -> Search:
         """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
@@ -81,13 +84,24 @@ class Checker:
         after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
         when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
         and the guess would not be what it checks)."""
-        cur = chain[culprit - 2].commit if culprit > 1 else tip
+        base = cur = chain[culprit - 2].commit if culprit > 1 else tip
+        merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
             m = self.repo.merge_tree(cur, link.cand.tip)
             if not m.clean:
                 return False
             cur = self.repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
+            merges.append((cur, m.tree))
+        self.built[(base, tuple(link.cand.tip for link in chain[culprit:]))] = merges
         if cur == tip or checks.for_landing(self.repo, self.repo.tree_of(cur), self.check) is not None:
             return False
         self._run(cur, slot)
         return True
+
+    def built_on(self, tip: str, tips: list[str]) -> list[tuple[str, str]]:
+        """The merges (commit, tree) of the longest chain built ahead on `tip` whose branches begin `tips`."""
+        found: list[tuple[str, str]] = []
+        for (base, ahead), merges in list(self.built.items()):
+            if base == tip and len(ahead) > len(found) and tuple(tips[:len(ahead)]) == ahead:
+                found = merges
+        return found
