@@ -2,13 +2,15 @@
 
 Candidates are merged onto the lead's tip one `--no-ff` merge commit each, without any worktree
 (`git merge-tree --write-tree`, then `git commit-tree`). The top of that chain is checked once; on a failure
-the longest passing prefix is found (bisect.py), landed, and the rest goes round again on the new tip.
+the longest passing prefix is found (bisect.py), landed, and the rest goes round again on the new tip. The
+check slots a round leaves free check that next chain ahead of its round (speculate.py, rounds.py).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,7 @@ from git_balanced.settings import SETTINGS_PATH
 from git_balanced.state import notes
 
 MAX_LIMIT = 64
+PREFLIGHTS = 4  # branches looked at at once before the chain is built
 FIRST_LIMIT = 32
 
 
@@ -95,7 +98,11 @@ class Queue:
                 trust.ensure_allowed(self.repo, self.cmds)
             lead_tip = self.repo.rev_parse(self.lead.ref)
             assert lead_tip is not None
-            pending = [c for c in candidates if self._preflight(c, lead_tip)]
+            # Each branch looked at on its own (a few git commands each), several at once; verdicts in order.
+            with ThreadPoolExecutor(max_workers=max(1, min(PREFLIGHTS, len(candidates)))) as pool:
+                found = list(pool.map(lambda c: self._preflight(c, lead_tip), candidates))
+            self.verdicts += [v for v in found if v is not None]
+            pending = [c for c, v in zip(candidates, found, strict=True) if v is None]
             self.checkout = self._checkout_changes()
             with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
                 self._loop(pending)
@@ -173,37 +180,32 @@ class Queue:
                 pending = later + pending
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
-    def _preflight(self, c: Candidate, lead_tip: str) -> bool:
+    def _preflight(self, c: Candidate, lead_tip: str) -> Verdict | None:
+        """Why `c` cannot go into a chain, settled without a check (None when it can)."""
         repo = self.repo
         if c.info.get("dirty"):
-            self.verdicts.append(Verdict(c.branch, "refused", c.job,
-                                         reason="its worktree has uncommitted changes, which would not land"))
-            return False
+            return Verdict(c.branch, "refused", c.job,
+                           reason="its worktree has uncommitted changes, which would not land")
         base = repo.merge_base(lead_tip, c.tip)
         if base == c.tip:  # nothing on it that the lead lacks
-            self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
-                                         reason=f"everything on it is in {self.lead.branch} already"))
-            return False
+            return Verdict(c.branch, "already", c.job, commit=lead_tip,
+                           reason=f"everything on it is in {self.lead.branch} already")
         touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
-                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
-                                             reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
-                return False
+                return Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
+                               reason=f"its {SETTINGS_PATH} is invalid: {bad}")
         if touched and not c.approved:
-            self.verdicts.append(Verdict(
+            return Verdict(
                 c.branch, "held", c.job, paths=list(touched),
                 reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
-                       f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`"))
-            return False
+                       f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`")
         m = repo.merge_tree(lead_tip, c.tip)
         if not m.clean:
-            self.verdicts.append(Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
-                                         reason=f"it conflicts with {self.lead.branch} in "
-                                                + ", ".join(m.conflicts)))
-            return False
-        return True
+            return Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
+                           reason=f"it conflicts with {self.lead.branch} in " + ", ".join(m.conflicts))
+        return None
 
     def _bad_settings(self, rev: str) -> str | None:
         """Why the settings a branch brings are invalid (landing them would stop every later landing)."""
