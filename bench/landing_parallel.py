@@ -68,7 +68,7 @@ def warmed(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str, r
 def measure(box: Sandbox, n: int, rounds: int, seconds: float, races: list[str]) -> list[Row]:
     """Each placement, `rounds` times: the three landings, each in a new lead, checked for what landed."""
     rows = []
-    for bad in PLACED:
+    for bad in (b for b in PLACED if not b or max(b) <= n):
         row = Row(bad, [], [], [], [])
         for _ in range(rounds):
             row.loads.append(os.getloadavg()[0])
