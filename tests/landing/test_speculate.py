@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from git_balanced.landing import speculate
-from git_balanced.landing.bisect import Search
+from git_balanced.landing.bisect import Search, search
 from tests.support.builders import git
 from tests.support.cli import balanced
 from tests.support.landing import branch, branches, check_runs, landed_subjects, project
@@ -52,6 +52,16 @@ def test_culprits_to_speculate_on_are_the_failing_range_earliest_first() -> None
     assert speculate.culprits(Search(3, {}), [1, 2, 3], 1) == [1], "none failed yet: any may, the earliest first"
     assert speculate.culprits(Search(2, {1: True, 2: False}), [], 4) == [], "the last has nothing after it"
     assert speculate.culprits(s, [5, 6, 7], 0) == []
+
+
+def test_the_search_finds_what_it_finds_without_speculating() -> None:
+    for bad in [set(), *({b} for b in range(1, 17)), {2, 7}, {15, 16}]:
+        def probe(idx: list[int], ahead: list[int] | None = None, bad: set[int] = bad) -> dict[int, bool]:
+            return {i: not any(b <= i for b in bad) for i in idx}
+
+        for slots in (1, 2, 4):
+            plain, spec = search(16, probe, slots), speculate.search(16, probe, slots)
+            assert (spec.lo, spec.hi, spec.rounds) == (plain.lo, plain.hi, plain.rounds), (bad, slots)
 
 
 def test_spare_slots_land_sooner_and_as_the_serial_queue_does(tmp_path: Path, sealed: Path) -> None:
