@@ -1,6 +1,6 @@
 """The landing queue against landing one branch at a time: check runs, rounds and wall time.
 
-    python bench/landing.py [--branches N] [--no-sweep] [--keep]
+    python bench/landing.py [--branches N] [--no-sweep] [--keep] [--parallel-only] [--rounds 3] [--check-seconds 2]
 
 In throwaway repositories (a private HOME and XDG folders in /tmp), N branches (16) each add one file under
 src/. The check takes about half a second: `sleep 0.5`, then it fails when any file under src/ holds the
@@ -14,6 +14,9 @@ then the queue again with `[balanced] check_slots = 4`. Both ways must end on th
 runs the queue for more placements of the breaking branches, including the ones this search handles worst
 (the first culprit early, the second a few places after it), and reports the worst.
 Goals: 0 failing -> 1 check run; 1 failing -> at most 6; 2 failing -> at most 11; 4 slots -> fewer rounds.
+
+Then bench/landing_parallel.py: with a 2 s check and 4 slots, the speculative queue's wall time in check
+durations against the serial queue (goals: 0 failing in one, 1 failing in at most 3), and the extra check runs.
 """
 
 from __future__ import annotations
@@ -62,10 +65,10 @@ class Sandbox:
         return len(p.read_text().splitlines()) if p.exists() else 0
 
 
-def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int) -> Path:
+def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
     """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt."""
     box.git(box.root, "init", "-q", "-b", "main", str(where))
-    settings = f"[worktree]\ncheck = {json.dumps(CHECK)}\n"
+    settings = f"[worktree]\ncheck = {json.dumps(check)}\n"
     if slots != 1:
         settings += f"\n[balanced]\ncheck_slots = {slots}\n"
     (where / ".magnum").mkdir()
@@ -144,13 +147,13 @@ def naive(box: Sandbox, repo: Path, n: int) -> Run:
                refused=refused, tree=box.git(clone, "rev-parse", "HEAD:src"))
 
 
-def queue_fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, races: list[str]) -> Run:
+def queue_fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, races: list[str], check: str = CHECK) -> Run:
     """The queue in a new lead. The first parallel landing in a repository creates its scratch worktrees
     at once, and one's `git worktree prune` can remove another's half-made entry: such a run is counted,
     and tried again in another new lead (a retry in the same one would be answered from its check notes)."""
     for _ in range(5):
         try:
-            return queue(box, fresh(box, n, bad, slots), n)
+            return queue(box, fresh(box, n, bad, slots, check), n)
         except ScratchRace as exc:
             races.append(f"{label(bad)}, {slots} slots: {exc.args[0].splitlines()[-1].strip()}")
     sys.exit("git balanced land failed 5 times creating its scratch worktrees:\n" + "\n".join(races[-5:]))
@@ -163,9 +166,9 @@ def expect(run: Run, n: int, bad: tuple[int, ...], what: str) -> None:
     assert run.refused == {f"f{i}" for i in bad}, f"{what}: refused {sorted(run.refused)}"
 
 
-def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int) -> Path:
+def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
     """A new lead in a folder of its own (its naive clone goes next to it)."""
-    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots)
+    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check)
 
 
 def label(bad: tuple[int, ...]) -> str:
@@ -176,12 +179,43 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
+def queue_against_naive(box: Sandbox, n: int, sweeping: bool, races: list[str]) -> int:
+    """The queue (one slot and four) against the naive way at the fixed placements, then the sweep; the report."""
+    rows: list[tuple[tuple[int, ...], Run, Run, Run]] = []
+    for bad in (b for b in PLACED if not b or max(b) <= n):
+        repo = fresh(box, n, bad, 1)
+        slow = naive(box, repo, n)
+        expect(slow, n, bad, f"naive, {label(bad)}")
+        q1 = queue(box, repo, n)
+        expect(q1, n, bad, f"queue, {label(bad)}")
+        assert q1.tree == slow.tree, f"{label(bad)}: queue and naive ended on different src/ trees"
+        q4 = queue_fresh(box, n, bad, 4, races)
+        expect(q4, n, bad, f"queue with 4 slots, {label(bad)}")
+        assert q4.tree == slow.tree, f"{label(bad)}: 4 slots ended on a different src/ tree"
+        rows.append((bad, slow, q1, q4))
+        print(f"  {label(bad)}: done", flush=True)
+    sweep: list[tuple[tuple[int, ...], Run, Run]] = []
+    if sweeping:
+        for bad in (b for b in SWEEP if max(b) <= n):
+            q1 = queue_fresh(box, n, bad, 1, races)
+            expect(q1, n, bad, f"sweep, {label(bad)}")
+            q4 = queue_fresh(box, n, bad, 4, races)
+            expect(q4, n, bad, f"sweep with 4 slots, {label(bad)}")
+            sweep.append((bad, q1, q4))
+        print("  sweep: done", flush=True)
+    return report(rows, sweep, n, races)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every scenario, print the tables and PASS/MISS against the goals."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--branches", type=int, default=16, help="branches per run (default 16)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the other placements of the culprits")
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
+    ap.add_argument("--parallel-only", action="store_true",
+                    help="only the speculative landing on 4 slots against the serial queue (bench/landing_parallel.py)")
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each parallel landing, for medians (default 3)")
+    ap.add_argument("--check-seconds", type=float, default=2.0, help="the parallel part's check duration (default 2)")
     args = ap.parse_args(argv)
     n = args.branches
     tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-landing-"))
@@ -190,30 +224,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"git balanced landing benchmark: {n} branches, check `{CHECK}`")
         print(f"python {sys.version.split()[0]}, {proc.run(['git', '--version']).out.strip()}, "
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, in {tmp}")
-        rows: list[tuple[tuple[int, ...], Run, Run, Run]] = []
         races: list[str] = []
-        for bad in (b for b in PLACED if not b or max(b) <= n):
-            repo = fresh(box, n, bad, 1)
-            slow = naive(box, repo, n)
-            expect(slow, n, bad, f"naive, {label(bad)}")
-            q1 = queue(box, repo, n)
-            expect(q1, n, bad, f"queue, {label(bad)}")
-            assert q1.tree == slow.tree, f"{label(bad)}: queue and naive ended on different src/ trees"
-            q4 = queue_fresh(box, n, bad, 4, races)
-            expect(q4, n, bad, f"queue with 4 slots, {label(bad)}")
-            assert q4.tree == slow.tree, f"{label(bad)}: 4 slots ended on a different src/ tree"
-            rows.append((bad, slow, q1, q4))
-            print(f"  {label(bad)}: done", flush=True)
-        sweep: list[tuple[tuple[int, ...], Run, Run]] = []
-        if not args.no_sweep:
-            for bad in (b for b in SWEEP if max(b) <= n):
-                q1 = queue_fresh(box, n, bad, 1, races)
-                expect(q1, n, bad, f"sweep, {label(bad)}")
-                q4 = queue_fresh(box, n, bad, 4, races)
-                expect(q4, n, bad, f"sweep with 4 slots, {label(bad)}")
-                sweep.append((bad, q1, q4))
-            print("  sweep: done", flush=True)
-        return report(rows, sweep, n, races)
+        code = 0
+        if not args.parallel_only:
+            code = queue_against_naive(box, n, not args.no_sweep, races)
+        from bench import landing_parallel as par
+
+        found = par.measure(box, n, args.rounds, args.check_seconds, races)
+        if not par.report(found, n, args.check_seconds, args.rounds):
+            code = 1
+        return code
     finally:
         if args.keep:
             print(f"kept {tmp}")

@@ -187,10 +187,9 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
-    engines: list[Engine] = []  # the one made, once made: its cleanup is waited for
+    eng: Engine | None = None
     try:
-        eng = Engine(lead)
-        engines.append(eng)
+        eng = Engine(lead, land_aside=not once)  # one pass only: its landing ends within it
         eng.says_full = not until_idle
         upkeep = Upkeep(lead.repo)
         _say_unfenced(lead)
@@ -207,18 +206,22 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 idle = not busy
                 break
             running = eng.running
-            # Nothing runs, so nothing is due before the next pass: pack what lies loose. (An engine that ends when
-            # idle leaves it to the next that stays: its caller waits for it.)
-            if not running and not stop[0]:
+            # Nothing runs and nothing lands beside the pass, so nothing is due before the next pass: pack what lies
+            # loose. (An engine that ends when idle leaves it to the next that stays: its caller waits for it.)
+            if not running and eng.landing is None and not stop[0]:
                 upkeep.idle()
-            _sleep(lead, BUSY_INTERVAL if running else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
+            short = bool(running) or eng.landing is not None  # a landing that ends wakes it (lead.wake_engine)
+            _sleep(lead, BUSY_INTERVAL if short else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)
     finally:
         try:
-            for made in engines:
-                made.sweeper.drain()  # what landed is cleaned up before the engine ends
+            if eng is not None:
+                if eng.end_landing() and stop[0]:  # its checks end at once, asked to stop
+                    print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
+                          file=sys.stderr, flush=True)
+                eng.sweeper.drain()  # what landed is cleaned up before the engine ends
         finally:  # a Ctrl-C while it waits lets go of the lock all the same
             signal.signal(signal.SIGTERM, old)
             if old_int is not signal.SIG_IGN:
@@ -227,7 +230,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
             lock.release()
     if stop[0]:
         return 0
-    return _until_idle_code(eng) if until_idle and idle else 0
+    return _until_idle_code(eng) if until_idle and idle and eng is not None else 0
 
 
 def _until_idle_code(eng: Engine) -> int:

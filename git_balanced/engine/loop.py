@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from git_balanced import jobs as J
-from git_balanced import trust, ui
+from git_balanced import proc, trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
 from git_balanced.engine.board import failure_tail
@@ -28,13 +29,17 @@ from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.state import refs
 from git_balanced.vocab import ENDED_BADLY, LIVE, Failure, JobState
 
+if TYPE_CHECKING:
+    from git_balanced.landing.aside import Aside
+    from git_balanced.landing.queue import Candidate, Verdict
+
 Latest = dict[tuple[str, str], Job]
 
 
 class Engine:
     """The lead's engine: one pass after another, each with a Context of its own; a Watcher for its workers."""
 
-    def __init__(self, lead: Lead) -> None:
+    def __init__(self, lead: Lead, *, land_aside: bool = False) -> None:
         self.lead = lead
         self.repo = lead.repo
         self.watcher = Watcher(lead)
@@ -52,6 +57,8 @@ class Engine:
         self._mark = 0  # this process's writes up to that read (refs.write_mark)
         self.spent_plans: set[str] = set()  # the plans whose budget is spent, as this pass found them
         self.started = time.time()  # temporary object files older than this are no failed write of this engine
+        self.land_aside = land_aside  # landings run in a thread beside the passes (landing/aside.py)
+        self.landing: Aside | None = None  # the one running, if any
 
     def say_once(self, ctx: Context, text: str) -> None:
         """Tell the lead something that stays true for a while, once per engine run (and on stderr)."""
@@ -187,11 +194,13 @@ class Engine:
         `land`; your own files may be in its way; or no landing could run."""
         if not ctx.cmds.check:
             return f"it waits for `git balanced land {j.id}`, as no check is set"
+        if self.landing is not None and j.id in self.landing.jobs:
+            return ""  # a landing beside the pass has it: it waits for that, not for you
         return j.in_the_way_why or self.landing_waits
 
     def _land(self, ctx: Context, finished: list[Job]) -> bool:
         """Land what finished, through the queue; True when a job's events say something new."""
-        if not finished:
+        if not finished and self.landing is None:
             return False
         if not ctx.cmds.check:
             wrote = False
@@ -208,14 +217,17 @@ class Engine:
         cands = [c for j in finished if (c := job_candidate(self.lead, j))]
         crashpoint("engine-before-land")
         try:
-            q = Queue(self.lead)
-            verdicts = q.run(cands)
+            # Beside the pass, a landing is started now and its verdicts taken by a later pass.
+            ended = self._aside(cands) if self.land_aside else Queue(self.lead).run(cands)
         except BalancedError as exc:  # your changes overlap, or the check is not approved: landing waits
             self.landing_waits = f"landing waits: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
             self.say_once(ctx, self.landing_waits[0].upper() + self.landing_waits[1:])
             if isinstance(exc, LandingBusy):  # a git command of yours holds the branch: gone in a moment
                 self.landing_waits = ""
             return False
+        if ended is None:  # none ended this pass
+            return False
+        verdicts = ended
         self.landing_waits = ""
         by_id = {j.id: j for j in finished}
         # A piece still in the way of the same files was told so already: once, not every pass.
@@ -227,6 +239,35 @@ class Engine:
                 print(f"[balanced] {v.branch} waits: {ui.plain(v.reason)}", file=sys.stderr, flush=True)
         self.sweeper.mark([by_id[v.job] for v in verdicts if v.status in ("landed", "already") and v.job in by_id])
         return bool(verdicts)
+
+    def _aside(self, cands: list[Candidate]) -> list[Verdict] | None:
+        """The verdicts of the landing running beside the passes once it ended (None while none did); the
+        candidates it did not take start the next one at once."""
+        from git_balanced.landing.aside import Aside
+
+        running = self.landing
+        if running is not None and not running.done():
+            return None
+        self.landing = None
+        verdicts = running.verdicts() if running is not None else None
+        rest = [c for c in cands if running is None or c.job not in running.jobs]
+        if rest:
+            self.landing = Aside(self.lead, rest)
+        return verdicts
+
+    def end_landing(self) -> bool:
+        """Wait for the landing beside the passes to end (a stop asked ends its checks at once); True when a
+        stop ended it. What it landed meanwhile is recorded by the next landing (candidates.record)."""
+        running, self.landing = self.landing, None
+        if running is None:
+            return False
+        try:
+            running.verdicts()
+        except proc.Stopped:
+            return True
+        except BalancedError:
+            pass
+        return False
 
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest, everyone: dict[str, Job]) -> bool:

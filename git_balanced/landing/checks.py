@@ -83,6 +83,8 @@ class Scratch:
         self.name = name
         self.path = repo.worktrees_home() / f"scratch-{name}"
         self._lock = Flock(self.path.with_name(self.path.name + ".lock"))
+        # There while a holder uses it: found at the start, the holder before was killed before its end.
+        self._busy = self.path.with_name(self.path.name + ".busy")
 
     def __enter__(self) -> Scratch:
         # A crashed holder's lock dies with its process; a live one's check is bounded by its timeout. Asked
@@ -92,8 +94,10 @@ class Scratch:
                 raise proc.Stopped
             time.sleep(0.1)
         # Its check's processes may outlive it, though: what a killed engine's check left running in this
-        # folder is ended first, so no two checks ever share it.
-        left = proc.end_tree(None, self.mark_prefix)
+        # folder is ended first, so no two checks ever share it. A holder that got to its end ended its runs'
+        # processes itself (proc.shell), so only after one that did not are all processes looked through.
+        left = proc.end_tree(None, self.mark_prefix) if self._busy.exists() else 0
+        self._busy.touch()
         if left:
             from git_balanced import ui
 
@@ -107,6 +111,7 @@ class Scratch:
         return f"{self.path}#"
 
     def __exit__(self, *exc: object) -> None:
+        self._busy.unlink(missing_ok=True)
         self._lock.release()
 
     def _admin(self, copy: Path) -> Path | None:

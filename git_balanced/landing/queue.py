@@ -2,7 +2,8 @@
 
 Candidates are merged onto the lead's tip one `--no-ff` merge commit each, without any worktree
 (`git merge-tree --write-tree`, then `git commit-tree`). The top of that chain is checked once; on a failure
-the longest passing prefix is found (bisect.py), landed, and the rest goes round again on the new tip.
+the longest passing prefix is found (bisect.py), landed, and the rest goes round again on the new tip. The
+check slots a round leaves free check that next chain ahead of its round (speculate.py, rounds.py).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.landing import checkout, checks, protect
-from git_balanced.landing.bisect import search
+from git_balanced.landing.bisect import Search, search
+from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
 from git_balanced.settings import SETTINGS_PATH
 from git_balanced.state import notes
 
 MAX_LIMIT = 64
+PREFLIGHTS = 4  # branches looked at at once before the chain is built
 FIRST_LIMIT = 32
 
 
@@ -84,8 +87,7 @@ class Queue:
         self.cmds = commands_of(settings)
         self.protected = protect.rules(self.repo, settings, tip)
         self.slots = slots or settings.balanced.check_slots
-        self.check_runs = 0
-        self.rounds = 0
+        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots)
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
@@ -96,7 +98,11 @@ class Queue:
                 trust.ensure_allowed(self.repo, self.cmds)
             lead_tip = self.repo.rev_parse(self.lead.ref)
             assert lead_tip is not None
-            pending = [c for c in candidates if self._preflight(c, lead_tip)]
+            # Each branch looked at on its own (a few git commands each), several at once; verdicts in order.
+            with ThreadPoolExecutor(max_workers=max(1, min(PREFLIGHTS, len(candidates)))) as pool:
+                found = list(pool.map(lambda c: self._preflight(c, lead_tip), candidates))
+            self.verdicts += [v for v in found if v is not None]
+            pending = [c for c, v in zip(candidates, found, strict=True) if v is None]
             self.checkout = self._checkout_changes()
             with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
                 self._loop(pending)
@@ -144,7 +150,7 @@ class Queue:
                 continue
             self._dirty_guard(tip, chain[-1].commit)
             crashpoint("after-chain")
-            s = self._search(chain)
+            s = self._search(tip, chain)
             crashpoint("after-check")
             n = len(chain)
             top = n if s.passed.get(n) else s.lo
@@ -174,37 +180,32 @@ class Queue:
                 pending = later + pending
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
-    def _preflight(self, c: Candidate, lead_tip: str) -> bool:
+    def _preflight(self, c: Candidate, lead_tip: str) -> Verdict | None:
+        """Why `c` cannot go into a chain, settled without a check (None when it can)."""
         repo = self.repo
         if c.info.get("dirty"):
-            self.verdicts.append(Verdict(c.branch, "refused", c.job,
-                                         reason="its worktree has uncommitted changes, which would not land"))
-            return False
+            return Verdict(c.branch, "refused", c.job,
+                           reason="its worktree has uncommitted changes, which would not land")
         base = repo.merge_base(lead_tip, c.tip)
         if base == c.tip:  # nothing on it that the lead lacks
-            self.verdicts.append(Verdict(c.branch, "already", c.job, commit=lead_tip,
-                                         reason=f"everything on it is in {self.lead.branch} already"))
-            return False
+            return Verdict(c.branch, "already", c.job, commit=lead_tip,
+                           reason=f"everything on it is in {self.lead.branch} already")
         touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(c.tip)
             if bad:
-                self.verdicts.append(Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
-                                             reason=f"its {SETTINGS_PATH} is invalid: {bad}"))
-                return False
+                return Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
+                               reason=f"its {SETTINGS_PATH} is invalid: {bad}")
         if touched and not c.approved:
-            self.verdicts.append(Verdict(
+            return Verdict(
                 c.branch, "held", c.job, paths=list(touched),
                 reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
-                       f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`"))
-            return False
+                       f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`")
         m = repo.merge_tree(lead_tip, c.tip)
         if not m.clean:
-            self.verdicts.append(Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
-                                         reason=f"it conflicts with {self.lead.branch} in "
-                                                + ", ".join(m.conflicts)))
-            return False
-        return True
+            return Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
+                           reason=f"it conflicts with {self.lead.branch} in " + ", ".join(m.conflicts))
+        return None
 
     def _bad_settings(self, rev: str) -> str | None:
         """Why the settings a branch brings are invalid (landing them would stop every later landing)."""
@@ -219,10 +220,12 @@ class Queue:
 
     def _chain(self, tip: str, batch: list[Candidate]) -> tuple[list[Link], list[Candidate]]:
         """Merge the batch onto `tip`; a branch that conflicts with one ahead of it waits for a later round."""
-        chain: list[Link] = []
+        # What a check ahead of its round built on this tip already is taken as it is (rounds.py).
+        chain = [Link(c, commit, tree) for c, (commit, tree) in
+                 zip(batch, self.checker.built_on(tip, [c.tip for c in batch]), strict=False)]
         later: list[Candidate] = []
-        cur = tip
-        for c in batch:
+        cur = chain[-1].commit if chain else tip
+        for c in batch[len(chain):]:
             m = self.repo.merge_tree(cur, c.tip)
             if not m.clean:
                 lead_only = self.repo.merge_tree(tip, c.tip)
@@ -287,27 +290,21 @@ class Queue:
                 hint="commit or stash them (`git stash`), then run `git balanced land` again.")
 
     # -- checking ------------------------------------------------------------------------------------------
-    def _search(self, chain: list[Link]) -> Any:
-        cmd = self.cmds.check
+    def _search(self, tip: str, chain: list[Link]) -> Search:
+        """The longest passing prefix of `chain`, built on `tip`, and its first culprit (rounds.py)."""
         n = len(chain)
-        if not cmd:  # no check set: landing is on your word, which `land` is
+        if not self.cmds.check:  # no check set: landing is on your word, which `land` is
             return search(n, lambda idx: {i: True for i in idx}, 1, known={n: True})
-        known = {}
-        for i, link in enumerate(chain, 1):
-            hit = checks.for_landing(self.repo, link.tree, cmd)
-            if hit is not None:
-                known[i] = hit.passed
+        return self.checker.search(tip, chain)
 
-        def probe(idx: list[int]) -> dict[int, bool]:
-            self.rounds += 1
-            self.check_runs += len(idx)
-            slots = [f"land-{k}" for k in range(len(idx))]
-            with ThreadPoolExecutor(max_workers=len(idx)) as pool:
-                futs = {i: pool.submit(checks.check_rev, self.repo, chain[i - 1].commit, cmd, self.cmds.setup,
-                                       scratch=slot) for i, slot in zip(idx, slots, strict=True)}
-                return {i: f.result().passed for i, f in futs.items()}
+    @property
+    def check_runs(self) -> int:
+        """Check runs spent, the speculative ones included."""
+        return self.checker.runs
 
-        return search(n, probe, self.slots, known=known)
+    @property
+    def rounds(self) -> int:
+        return self.checker.rounds
 
     # -- landing -------------------------------------------------------------------------------------------
     def _move(self, tip: str, links: list[Link]) -> bool:

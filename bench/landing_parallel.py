@@ -1,0 +1,110 @@
+"""The landing queue on four check slots, speculating, against the serial queue: wall time in check durations.
+
+    python bench/landing.py --parallel-only [--rounds 3] [--check-seconds 2]
+
+16 branches, a check of `sleep 2` (then the marker test of bench/landing.py), 0 and 1 failing (f5). For each,
+in new leads, median of --rounds runs:
+
+  speculative   `git balanced land f1 ... f16 --json` with `check_slots = 4`: the free slots of each round check
+                the next chain's top for each possible culprit (git_balanced/landing/speculate.py);
+  fixed cost    the same with a check that does not sleep: what the landing costs besides waiting for checks;
+  serial queue  the same with `check_slots = 1`, where every check waits for the one before it.
+
+Wall time in check durations: `raw` is wall / check; `net` is (wall - fixed cost) / check, the check durations
+the landing waited. Goals: 1 failing in at most 3 (raw); 0 failing in one (net: raw cannot be 1, since one
+check alone takes one duration and starting the command and merging take more). Also the extra check runs the
+speculation spends against the serial queue, and against landing one at a time (16).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.landing import MARKER, Run, Sandbox, expect, fresh, label, queue, verdict
+from git_balanced import proc
+
+PLACED = ((), (5,))
+GOALS = {0: 1.0, 1: 3.0}  # check durations: 0 failing judged on net, 1 failing on raw
+
+
+def check_of(seconds: float) -> str:
+    return f'sleep {seconds:g}; echo run >> "$HOME/check-runs"; ! grep -rq {MARKER} src'
+
+
+@dataclass
+class Row:
+    bad: tuple[int, ...]
+    fast: list[Run]
+    fixed: list[Run]
+    serial: list[Run]
+    loads: list[float]
+
+    def med(self, runs: list[Run], what: str = "seconds") -> float:
+        return statistics.median(getattr(r, what) for r in runs)
+
+
+def warmed(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str, races: list[str]) -> Path:
+    """A new lead that landed 4 branches (w1 ... w4) once already, so its scratch worktrees are made: a lead
+    makes them at its first landing, and uses them ever after; what is timed is a landing after that."""
+    repo = fresh(box, n, bad, slots, check)
+    names = [f"w{i}" for i in range(1, 5)]
+    for name in names:
+        box.git(repo, "switch", "-q", "-c", name, "main")
+        (repo / "src" / f"{name}.txt").write_text(f"warm-up {name}\n")
+        box.git(repo, "add", "-A")
+        box.git(repo, "commit", "-q", "-m", f"add {name}")
+    box.git(repo, "switch", "-q", "main")
+    for _ in range(3):  # the first parallel landing of a lead can trip on its own new worktrees (bench/landing.py)
+        res = proc.run(["git", "balanced", "land", *names, "--json"], cwd=repo, env=box.env)
+        if res.code == 0:
+            return repo
+        races.append(f"warm-up, {slots} slots: {(res.err.strip().splitlines() or ['?'])[-1]}")
+    raise SystemExit(f"the warm-up landing failed 3 times in {repo}:\n{res.err}")
+
+
+def measure(box: Sandbox, n: int, rounds: int, seconds: float, races: list[str]) -> list[Row]:
+    """Each placement, `rounds` times: the three landings, each in a new lead, checked for what landed."""
+    rows = []
+    for bad in (b for b in PLACED if not b or max(b) <= n):
+        row = Row(bad, [], [], [], [])
+        for _ in range(rounds):
+            row.loads.append(os.getloadavg()[0])
+            for runs, slots, secs in ((row.fast, 4, seconds), (row.fixed, 4, 0), (row.serial, 1, seconds)):
+                run = queue(box, warmed(box, n, bad, slots, check_of(secs), races), n)
+                expect(run, n, bad, f"{slots} slot(s), {secs:g} s check, {label(bad)}")
+                runs.append(run)
+            trees = {r.tree for r in row.fast + row.fixed + row.serial}
+            assert len(trees) == 1, f"{label(bad)}: the speculative and the serial queue ended on different trees"
+        rows.append(row)
+        print(f"  parallel, {label(bad)}: done", flush=True)
+    return rows
+
+
+def report(rows: list[Row], n: int, seconds: float, rounds: int) -> bool:
+    """The table, then one PASS/MISS line per goal; True when both are met."""
+    print()
+    print(f"parallel landing: {n} branches, a {seconds:g} s check, check_slots = 4, median of {rounds} runs")
+    print(f"{'':<16} {'wall':>6} {'raw':>5} {'net':>5} {'runs':>5} {'rounds':>6}   {'fixed':>6}   "
+          f"{'serial: wall':>12} {'runs':>5}   {'extra runs':>10} {'vs 1 by 1':>9}   {'load':>5}")
+    ok_all = True
+    for row in rows:
+        wall, fixed, slow = row.med(row.fast), row.med(row.fixed), row.med(row.serial)
+        runs, serial_runs = row.med(row.fast, "checks"), row.med(row.serial, "checks")
+        raw, net = wall / seconds, (wall - fixed) / seconds
+        print(f"{label(row.bad):<16} {wall:>5.1f}s {raw:>5.2f} {net:>5.2f} {runs:>5g} {row.med(row.fast, 'rounds'):>6g}"
+              f"   {fixed:>5.1f}s   {slow:>11.1f}s {serial_runs:>5g}   {runs - serial_runs:>+10g} "
+              f"{runs - n:>+9g}   {statistics.median(row.loads):>5.2f}")
+        goal = GOALS[len(row.bad)]
+        if row.bad:
+            ok, words = raw <= goal, f"{raw:.2f} check durations of wall time ({wall:.1f} s)"
+        else:
+            ok = round(net, 1) <= goal
+            words = f"{net:.1f} check durations waited ({wall:.1f} s, of which {fixed:.1f} s the landing's own)"
+        ok_all &= ok
+        print(f"{verdict(ok)}  {label(row.bad)} of {n}, 4 slots: at most {goal:g} check duration"
+              f"{'s' if goal > 1 else ''}, took {words}; the serial queue {slow / seconds:.2f} ({slow:.1f} s); "
+              f"{runs - serial_runs:+g} check runs against it")
+    return ok_all

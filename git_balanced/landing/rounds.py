@@ -1,0 +1,107 @@
+"""The landing queue's checks: each round's prefixes of the chain on the check slots at once, and on the slots
+left free, the next chain's top for each possible culprit (speculate.py), built and checked in the background
+of the same round. Every check runs in its own scratch worktree of the checks' copy (checks.Scratch), fenced."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from git_balanced.git import Repo
+from git_balanced.landing import checks, speculate
+from git_balanced.landing.bisect import Search
+
+
+class Branch(Protocol):
+    """What the checks need of a candidate (queue.Candidate)."""
+
+    @property
+    def tip(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+
+class Link(Protocol):
+    """One merge of the chain (queue.Link): its commit and tree, and the branch it merged."""
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def tree(self) -> str: ...
+
+    @property
+    def cand(self) -> Branch: ...
+
+
+@dataclass
+class Checker:
+    """Checks the chains of one landing run, counting what it spends."""
+
+    repo: Repo
+    check: str
+    setup: str | None
+    slots: int
+    runs: int = 0  # check runs, the speculative ones included
+    rounds: int = 0
+    ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
+    # The next chains built ahead, by the commit they are built on and their branches' tips: each merge's
+    # commit and tree, for the queue to take rather than merge them all again (`built_on`).
+    built: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = field(default_factory=dict)
+
+    def search(self, tip: str, chain: Sequence[Link]) -> Search:
+        """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
+        (a note on the tree, a speculative check of an earlier round included) cost nothing."""
+        known = {}
+        for i, link in enumerate(chain, 1):
+            hit = checks.for_landing(self.repo, link.tree, self.check)
+            if hit is not None:
+                known[i] = hit.passed
+
+        def probe(idx: list[int], culprits: list[int]) -> dict[int, bool]:
+            self.rounds += 1
+            self.runs += len(idx)
+            with ThreadPoolExecutor(max_workers=len(idx) + len(culprits)) as pool:
+                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}") for k, i in enumerate(idx)}
+                ahead = [pool.submit(self._ahead, tip, chain, c, f"land-{len(idx) + k}")
+                         for k, c in enumerate(culprits)]
+                got = {i: f.result().passed for i, f in futs.items()}
+                spent = sum(1 for f in ahead if f.result())
+            self.runs += spent
+            self.ahead += spent
+            return got
+
+        return speculate.search(len(chain), probe, self.slots, known=known)
+
+    def _run(self, commit: str, slot: str) -> checks.CheckResult:
+        return checks.check_rev(self.repo, commit, self.check, self.setup, scratch=slot)
+
+    def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
+        """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
+        after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
+        when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
+        and the guess would not be what it checks)."""
+        base = cur = chain[culprit - 2].commit if culprit > 1 else tip
+        merges: list[tuple[str, str]] = []
+        for link in chain[culprit:]:
+            m = self.repo.merge_tree(cur, link.cand.tip)
+            if not m.clean:
+                return False
+            cur = self.repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
+            merges.append((cur, m.tree))
+        self.built[(base, tuple(link.cand.tip for link in chain[culprit:]))] = merges
+        if cur == tip or checks.for_landing(self.repo, self.repo.tree_of(cur), self.check) is not None:
+            return False
+        self._run(cur, slot)
+        return True
+
+    def built_on(self, tip: str, tips: list[str]) -> list[tuple[str, str]]:
+        """The merges (commit, tree) of the longest chain built ahead on `tip` whose branches begin `tips`."""
+        found: list[tuple[str, str]] = []
+        for (base, ahead), merges in list(self.built.items()):
+            if base == tip and len(ahead) > len(found) and tuple(tips[:len(ahead)]) == ahead:
+                found = merges
+        return found
