@@ -181,8 +181,11 @@ def test_ctrl_c_in_a_real_engine_exits_130(tmp_path: Path, front: list[str]) -> 
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONFAULTHANDLER"] = "1"  # an engine that does not end shows where each of its threads is
+    # As a shell at a terminal starts a foreground job: SIGINT at its default, even where this test's own runner
+    # was started in the background (where a shell ignores it, and the engine keeps what it was given).
     p = subprocess.Popen([*front, "engine"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
     try:
         lock = repo / ".git" / "balanced"
         deadline = time.monotonic() + 30

@@ -90,7 +90,9 @@ after=0; seen=""
 while [ "$(date +%s)" -lt "$end" ] && [ "$after" -lt 40 ]; do
   git update-ref refs/heads/balanced/victim "$c"
   if [ -n "$shared" ]; then
-    if git push -q -f "$shared" "$c:refs/heads/balanced/victim" 2>/dev/null; then echo planted > src/seen/shared.txt
+    # GIT_CONFIG_COUNT=0: past the worker's courtesy refusal of pushes (workenv.no_push); only the fence stops it.
+    if GIT_CONFIG_COUNT=0 git push -q -f "$shared" "$c:refs/heads/balanced/victim" 2>/dev/null; then
+      echo planted > src/seen/shared.txt
     else grep -q planted src/seen/shared.txt || echo refused > src/seen/shared.txt; fi
   fi
   [ -e "$done_file" ] && seen=1  # the victim finished: 4 seconds more, its folder cleaned up or not
