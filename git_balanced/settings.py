@@ -109,6 +109,8 @@ class BalancedSettings(_Table):
     attach_from: tuple[PathGlob, ...] = Field(
         default=(), description='a list of folders (non-empty strings), relative to the repository or absolute, '
                                 'such as ["docs/shots"]')
+    archive_after_days: Annotated[StrictInt, Field(ge=1, le=36500)] = Field(
+        default=30, description="a whole number of days from 1 to 36,500")
 
     @model_validator(mode="before")
     @classmethod

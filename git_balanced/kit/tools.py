@@ -18,6 +18,7 @@ from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.kit.results import (
     Answered,
     BoardResult,
+    GcResult,
     InboxResult,
     LandResult,
     MachinesResult,
@@ -216,6 +217,13 @@ def show(job: str) -> ShowResult:
     from git_balanced.engine.detail import detail
 
     return detail(_lead(), job)  # type: ignore[return-value]  # the board's row and more, checked by the server
+
+
+def gc(older_than: float | None = None) -> GcResult:
+    """Fold plans done long ago, with their jobs, into the archive, and remove their refs."""
+    from git_balanced.state.archive import gc as fold
+
+    return cast(GcResult, fold(_lead(), older_than))
 
 
 def machines() -> MachinesResult:
