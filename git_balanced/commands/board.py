@@ -87,19 +87,20 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool) -> int:
     if as_json:
         ui.emit_json(collect(lead))
         return 0
+    folded = None if show_all else FOLD_AFTER  # done workers folded into one line: read as briefs
     if not watch:
-        ui.say(render(collect(lead), show_all))
+        ui.say(render(collect(lead, folded), show_all))
         return 0
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
 
     console = Console()
-    with Live(Text(render(collect(lead), show_all)), console=console, refresh_per_second=2) as live:
+    with Live(Text(render(collect(lead, folded), show_all)), console=console, refresh_per_second=2) as live:
         try:
             while True:
                 time.sleep(1.0)
-                live.update(Text(render(collect(lead), show_all)))
+                live.update(Text(render(collect(lead, folded), show_all)))
         except KeyboardInterrupt:
             pass
     return 0

@@ -21,6 +21,7 @@ from git_balanced.files import write_atomic, write_json
 from git_balanced.git import Repo
 from git_balanced.state import health
 from git_balanced.state.fold import RANKS, fold
+from git_balanced.vocab import DONE
 
 Entries = dict[str, list[Any]]  # ref -> [tip, folded state]
 Stamp = tuple[int, int, int]  # (inode, mtime in ns, size)
@@ -32,7 +33,16 @@ JOURNAL_FLOOR = 64 << 10
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
-FORMAT = "3"  # 3: every field of a job and a plan checked (state/shapes.py), not only the board's
+FORMAT = "4"  # 3: every field of a job and a plan checked (state/shapes.py); 4: what is settled kept apart
+
+# The states after which nothing more happens to a chain of a kind (a done job, a done plan): such entries are kept
+# apart from the live ones, in `<kind>.done.json`, and, briefly, in `<kind>.brief.json`, so that a reader of what
+# is live (`read_live`) parses only what is live and the briefs, never every settled chain in full.
+SETTLED: dict[str, frozenset[str]] = {"jobs": DONE, "plans": frozenset(("done", "cancelled"))}
+# What a brief keeps of a settled chain's fields: what the board counts, sums and sorts them by.
+BRIEF: dict[str, tuple[str, ...]] = {
+    "jobs": ("plan", "piece", "attempt", "cost_usd", "spent_before", "dismissed"),
+    "plans": ("task", "lead", "budget_usd")}
 
 
 def _path(repo: Repo, kind: str) -> str:
@@ -63,6 +73,49 @@ def _check_format(d: str) -> None:
             except FileNotFoundError:
                 pass
     write_atomic(mark, FORMAT + "\n")
+
+
+def _apart(path: str, part: str) -> str:
+    """The file of `part` ("done", "brief") kept beside the cache file `path`."""
+    return path[: -len(".json")] + f".{part}.json"
+
+
+def _brief(kind: str, state: dict[str, Any]) -> dict[str, Any]:
+    """A settled chain's state with only the fields BRIEF names, marked as a brief."""
+    fields = state["fields"]
+    return {**state, "fields": {k: fields[k] for k in BRIEF[kind] if k in fields}, "brief": True}
+
+
+def _cached(path: str, kind: str) -> Entries:
+    """Every entry the cache of `kind` holds, live and settled."""
+    if kind not in SETTLED:
+        return _load(path)
+    return {**_load(path), **_load(_apart(path, "done"))}
+
+
+def _store(path: str, kind: str, fresh: Entries, changed: list[str]) -> None:
+    """Save `fresh` (every entry), the live and the settled ones each in their file (a ref that moved from one
+    to the other is written as gone from the first), with the settled ones' briefs."""
+    if kind not in SETTLED:
+        _save(path, fresh, changed)
+        return
+    settled = SETTLED[kind]
+    live, done = dict(_load(path)), dict(_load(_apart(path, "done")))
+    briefs = dict(_load(_apart(path, "brief")))
+    for ref in changed:  # only these differ from what the files hold
+        entry = fresh.get(ref)
+        for held in (live, done, briefs):
+            held.pop(ref, None)
+        if entry is None:
+            continue
+        if entry[1]["state"] in settled:
+            done[ref] = entry
+            briefs[ref] = [entry[0], _brief(kind, entry[1])]
+        else:
+            live[ref] = entry
+    _save(path, live, changed)
+    _save(_apart(path, "done"), done, changed)
+    _save(_apart(path, "brief"), briefs, changed)
 
 
 def _journal(path: str) -> str:
@@ -236,7 +289,7 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
     prefix = f"refs/balanced/{kind}/"
     tips = repo.list_refs(prefix)
     path = _path(repo, kind)
-    cached = _load(path) if use_cache else {}
+    cached = _cached(path, kind) if use_cache else {}
     out: dict[str, dict[str, Any]] = {}
     fresh: Entries = {}
     changed: list[str] = []
@@ -253,7 +306,7 @@ def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict
         out[ref[len(prefix):]] = fresh[ref][1]
     gone = [ref for ref in cached if ref not in fresh]
     if use_cache and (changed or gone):
-        _save(path, fresh, changed + gone)
+        _store(path, kind, fresh, changed + gone)
     return out
 
 
@@ -263,7 +316,7 @@ def read_written(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[
     what other processes wrote meanwhile, the next `read_all` finds."""
     prefix = f"refs/balanced/{kind}/"
     path = _path(repo, kind)
-    cached = _load(path)
+    cached = _cached(path, kind)
     fresh = dict(cached)
     out: dict[str, dict[str, Any] | None] = {}
     changed: list[str] = []
@@ -283,7 +336,42 @@ def read_written(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[
         fresh[ref] = [tip, state]
         changed.append(ref)
     if changed and cached:
-        _save(path, fresh, changed)
+        _store(path, kind, fresh, changed)
+    return out
+
+
+def read_live(repo: Repo, kind: str) -> dict[str, dict[str, Any]]:
+    """Every `refs/balanced/<kind>/*` by name, as `read_all` gives them, but a settled one (SETTLED) as its brief
+    (`"brief": True`, only the BRIEF fields): one ref listing, and only the live entries and the briefs parsed.
+    When a ref's tip is one neither holds (it moved, or is new), every one is read as `read_all` reads them."""
+    if kind not in SETTLED:
+        return read_all(repo, kind)
+    prefix = f"refs/balanced/{kind}/"
+    tips = repo.list_refs(prefix)
+    path = _path(repo, kind)
+    live = _load(path)
+    briefs = _load(_apart(path, "brief"))
+    out: dict[str, dict[str, Any]] = {}
+    for ref, tip in tips.items():
+        entry = live.get(ref)
+        if entry is None or entry[0] != tip:
+            entry = briefs.get(ref)
+            if entry is None or entry[0] != tip:
+                return read_all(repo, kind)
+        out[ref[len(prefix):]] = entry[1]
+    return out
+
+
+def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The refs `names` folded in full, as they are now, without reading or writing the cache: for the few settled
+    ones a reader of briefs shows whole. A ref that is gone or malformed is left out."""
+    prefix = f"refs/balanced/{kind}/"
+    out = {}
+    for name in names:
+        tip = repo.read_ref(prefix + name)
+        state = _fold(repo, kind, prefix, prefix + name, tip) if tip else None
+        if state is not None:
+            out[name] = state
     return out
 
 

@@ -4,6 +4,7 @@ removed; never a job lost, whenever it is killed; `log`, `show` and the board re
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -154,3 +155,42 @@ def test_gc_on_the_command_line_archives_what_is_done_and_the_inbox_starts_after
     assert said.code == 1 and "--older-than -1" in said.err, said.err
     words = balanced(repo.root, "gc")
     assert words.code == 0 and "Nothing to archive: no plan was done more than 30 days ago." in words.out
+
+
+def test_the_board_reads_done_jobs_as_briefs_and_prints_what_it_printed(history) -> None:
+    import shutil
+
+    from git_balanced.commands.board import FOLD_AFTER, render
+    from git_balanced.engine.board import collect
+    from git_balanced.lead import open_lead
+    from git_balanced.state import cache
+
+    repo, plans, _ = history
+    _plan(repo, 4, done=True)
+    live_pid, _ = plans["live"]
+    failed = jobs.place(repo, {"plan": live_pid, "piece": "p9", "task": "piece 9", "agent": "shell", "run": "false",
+                               "machine": "local", "branch": "balanced/p9", "lead": "main"})
+    refs.append(repo, refs.ref_for("jobs", failed), "failed", "p9: failed", {"failure": "crashed",
+                                                                             "reason": "it died"}, state="failed")
+    shutil.rmtree(repo.state_dir / "cache", ignore_errors=True)  # every chain folded afresh
+    process.forget()
+    whole = balanced(repo.root, "board", "--all", "--json")
+    assert whole.code == 0, whole.err
+    process.forget()
+    assert balanced(repo.root, "board", "--all", "--json").out == whole.out, "from the split cache, the same bytes"
+    states = cache.read_live(repo, "jobs")
+    assert {st["state"] for st in states.values() if st.get("brief")} >= {"landed", "failed"}
+    assert not any(st.get("brief") for st in states.values() if st["state"] == "running"), "live ones in full"
+    root = Path.cwd()
+    try:
+        import os
+
+        os.chdir(repo.root)
+        lead = open_lead()
+        folded, whole_board = (re.sub(r"running \d+:\d\d", "running M:SS", render(data))
+                               for data in (collect(lead, FOLD_AFTER), collect(lead)))
+        assert folded == whole_board, "the folded board prints what it did"
+    finally:
+        os.chdir(root)
+    printed = balanced(repo.root, "board").out
+    assert "8 landed · 1 failed" in printed and "p9: it died" in printed, printed
