@@ -18,7 +18,8 @@ def gc_command(*, older_than: float | None, as_json: bool) -> int:
         ui.say(f"Nothing to archive: no plan was done more than {days} days ago.")
     else:
         first = done["plans"][0]["plan"]
-        ui.say(f"Archived {done['jobs']} jobs of {len(done['plans'])} plans done more than {days} days ago into "
+        plans = f"{len(done['plans'])} plan" + ("s" if len(done["plans"]) != 1 else "")
+        ui.say(f"Archived {done['jobs']} jobs of {plans} done more than {days} days ago into "
                f"{ARCHIVE}, and removed {done['refs_removed']} refs.\n"
                f"`git log {ARCHIVE}{first}` reads one plan's; `git balanced log` still lists their landings and "
                f"`git balanced show JOB` still shows a job.")
