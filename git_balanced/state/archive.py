@@ -239,7 +239,11 @@ def find_job(repo: Repo, name: str) -> tuple[str, dict[str, Any], list[dict[str,
             if jid == name or jid.startswith(name.lower()):
                 hits.append((jid, ref[len(ARCHIVE):]))
     exact = [h for h in hits if h[0] == name]
-    if len(exact) != 1 and len(hits) != 1:
+    if not exact and len(hits) > 1:
+        shown = ", ".join(sorted(h[0] for h in hits)[:10])
+        raise BalancedError(f"{name!r} is the start of {len(hits)} archived job ids: {shown}.",
+                            hint="give more of the id, enough to name one job.")
+    if not exact and not hits:
         return None
     jid, pid = (exact or hits)[0]
     lines = archived_lines(repo, pid, jid) or []
