@@ -52,6 +52,16 @@ STARTUP_GOAL = 2.0
 BOARD_REFS = ("refs/balanced/jobs/", "refs/balanced/plans/")
 
 
+def archived(repo: Repo) -> int:
+    """How many jobs `git balanced gc` folded into refs/balanced/archive/ (state/archive.py's layout)."""
+    count = 0
+    for ref, tip in repo.list_refs("refs/balanced/archive/").items():
+        top = repo.store[repo.store[tip.encode()].tree]
+        if "/inbox/" not in ref and b"jobs" in top:
+            count += len(repo.store[top[b"jobs"][1]])
+    return count
+
+
 class Lead:
     """The benchmark's lead: a repository on main, and how far its jobs have grown."""
 
@@ -59,7 +69,7 @@ class Lead:
         self.box = box
         self.root = root
         self.repo = Repo.discover(root)
-        self.jobs = len(self.repo.list_refs("refs/balanced/jobs/"))
+        self.jobs = len(self.repo.list_refs("refs/balanced/jobs/")) + archived(self.repo)
         self.tip = self.repo.rev_parse("main") or ""
         self.tree = self.repo.tree_of("main")
         self.plan_id = ""

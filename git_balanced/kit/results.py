@@ -231,6 +231,7 @@ class GcResult(TypedDict):
     refs_removed: Annotated[int, Field(description="How many refs (jobs' and plans') were removed.")]
     plans: Annotated[list[Row], Field(description="Each plan archived: its id, its archive ref, its jobs' ids.")]
     kept: Annotated[list[str], Field(description="Refs that moved while archiving, left for the next run.")]
+    left: Annotated[int, Field(description="Plans to fold that a bounded run left for the next (0 for gc).")]
     inbox: Annotated[list[Row], Field(description="Each inbox folded: its name, the newest message folded away.")]
 
 

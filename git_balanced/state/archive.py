@@ -46,6 +46,7 @@ class Folded:
     removed: int = 0
     kept: list[str] = field(default_factory=list)  # refs that moved while archiving: the next run takes them
     inbox: dict[str, str] = field(default_factory=dict)  # lead branch -> its newest message folded away
+    left: int = 0  # plans to fold that a bounded run (`most`) left for the next
 
     def jobs(self) -> int:
         return sum(len(v) for v in self.plans.values())
@@ -163,15 +164,16 @@ def archived_lines(repo: Repo, pid: str, job_id: str | None) -> list[dict[str, A
     return [json.loads(line) for line in blob.splitlines() if line.strip()]
 
 
-def fold_away(repo: Repo, older_than_days: float, now: float | None = None) -> Folded:
-    """Archive every plan done longer ago than `older_than_days`, with its jobs, then remove their refs at once;
-    and fold each inbox's messages older than that."""
+def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most: int | None = None) -> Folded:
+    """Archive every plan done longer ago than `older_than_days` (the `most` oldest, when given), with its jobs,
+    then remove their refs at once; and fold each inbox's messages older than that."""
     cutoff = (time.time() if now is None else now) - older_than_days * DAY
     report = Folded()
     doomed: dict[str, str] = {}
     with repo.listing_once():
         found = candidates(repo, cutoff)
-    for pid, (plan_tip, job_tips) in sorted(found.items()):
+    report.left = max(0, len(found) - most) if most is not None else 0
+    for pid, (plan_tip, job_tips) in sorted(found.items())[:most]:
         try:
             _, wrote = _write(repo, pid, plan_tip, job_tips)
         except _Lost:
@@ -256,41 +258,46 @@ def as_events(lines: list[dict[str, Any]]) -> list[Event]:
                         sha=row.get("sha", "")) for row in lines]
 
 
-def gc(lead: Lead, older_than_days: float | None = None) -> dict[str, Any]:
+def gc(lead: Lead, older_than_days: float | None = None, most: int | None = None) -> dict[str, Any]:
     """`git balanced gc`: fold away what was done more than `older_than_days` ago (default: the setting
     `[balanced] archive_after_days`), as a JSON-ready dict."""
     if older_than_days is None:
         older_than_days = settings_at(lead.repo, lead.branch).balanced.archive_after_days
     if not 0 <= older_than_days <= 36500:
         raise BalancedError(f"--older-than {older_than_days:g} is not a number of days from 0 to 36,500.",
-                         hint="`git balanced gc --older-than 30` folds away what was done more than 30 days ago.")
-    done = fold_away(lead.repo, older_than_days)
-    return {"older_than_days": older_than_days, "jobs": done.jobs(), "refs_removed": done.removed,
+                            hint="`git balanced gc --older-than 30` folds away what was done more than 30 days ago.")
+    done = fold_away(lead.repo, older_than_days, most=most)
+    return {"older_than_days": older_than_days, "jobs": done.jobs(), "refs_removed": done.removed, "left": done.left,
             "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs} for pid, jobs in done.plans.items()],
             "kept": done.kept, "inbox": [{"inbox": name, "folded_to": sha} for name, sha in done.inbox.items()]}
 
 
 IDLE_EVERY = 6 * 3600.0  # an idle engine folds at most this often: what it finds grows by the day, not the pass
+IDLE_MOST = 20  # plans an idle engine folds at once (a second or so), so that work stored meanwhile never waits long
 
 
 def when_idle(lead: Lead) -> None:
-    """The engine's idle fold (at most every IDLE_EVERY seconds, as `.git/balanced/gc-idle` says): `gc` with the
-    setting, said on stderr (engine.log) when it archived anything or could not run."""
+    """The engine's idle fold: `gc` with the setting, IDLE_MOST plans at a time, again at each idle pass while
+    some are left, then not before IDLE_EVERY seconds (`.git/balanced/gc-idle`); said on stderr (engine.log) when
+    it archived anything or could not run."""
     stamp = lead.repo.state_dir / "gc-idle"
     try:
         if time.time() - stamp.stat().st_mtime < IDLE_EVERY:
             return
     except FileNotFoundError:
         pass
-    stamp.write_text(f"{time.time():.0f}\n")
     try:
-        done = gc(lead)
+        done = gc(lead, most=IDLE_MOST)
     except (BalancedError, OSError) as exc:
+        stamp.write_text(f"{time.time():.0f}\n")
         print(f"[balanced] gc (engine idle) did not run: {exc}; `git balanced gc` runs it by hand.",
               file=sys.stderr, flush=True)
         return
+    if not done["left"]:
+        stamp.write_text(f"{time.time():.0f}\n")
     if done["jobs"] or done["refs_removed"] or done["inbox"]:
         print(f"[balanced] gc (engine idle): archived {done['jobs']} jobs of {len(done['plans'])} plans done more "
               f"than {done['older_than_days']:g} days ago into {ARCHIVE}, removed {done['refs_removed']} refs"
-              f"{', folded ' + str(len(done['inbox'])) + ' inbox(es)' if done['inbox'] else ''}.",
+              f"{', folded ' + str(len(done['inbox'])) + ' inbox(es)' if done['inbox'] else ''}"
+              f"{'; ' + str(done['left']) + ' plans left for the next idle pass' if done['left'] else ''}.",
               file=sys.stderr, flush=True)

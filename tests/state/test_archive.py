@@ -194,3 +194,21 @@ def test_the_board_reads_done_jobs_as_briefs_and_prints_what_it_printed(history)
         os.chdir(root)
     printed = balanced(repo.root, "board").out
     assert "8 landed · 1 failed" in printed and "p9: it died" in printed, printed
+
+
+def test_an_idle_engine_folds_a_few_plans_at_a_time_then_rests(history, monkeypatch, capsys) -> None:
+    from git_balanced.lead import Lead
+
+    repo, plans, _ = history
+    monkeypatch.setattr(archive, "DAY", 0.0)  # whatever is done is older than `archive_after_days`
+    monkeypatch.setattr(archive, "IDLE_MOST", 1)
+    lead = Lead(repo, "main")
+    archive.when_idle(lead)
+    assert repo.read_ref(f"refs/balanced/archive/{plans['old'][0]}") and not (repo.state_dir / "gc-idle").exists()
+    assert "gc (engine idle): archived 2 jobs of 1 plans" in capsys.readouterr().err, "said in engine.log"
+    archive.when_idle(lead)
+    assert repo.read_ref(f"refs/balanced/archive/{plans['new'][0]}"), "the next idle pass goes on"
+    assert (repo.state_dir / "gc-idle").exists(), "all folded: it rests"
+    _plan(repo, 1, done=True)
+    archive.when_idle(lead)
+    assert len(repo.list_refs("refs/balanced/archive/")) == 3, "not again before IDLE_EVERY (the two and the inbox)"
