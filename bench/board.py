@@ -7,12 +7,13 @@ it writes jobs the way the engine does (`jobs.place`, then `started`, `finished`
 plans, one inbox message and one landing commit with its note per job, growing the same repository to each
 size in turn. At each size it times, through `git` as a user runs it, medians of R rounds after one warm-up:
 
-  board               against python -c pass + git for-each-ref refs/balanced/jobs/ refs/balanced/plans/
-  board --json --all  the same floor
-  inbox               against python -c pass + git log of the inbox's chain (the messages are its answer)
+  board               against python -c pass + git for-each-ref of the live jobs' and plans' refs
+  board --json --all  against python -c pass + git for-each-ref refs/balanced/jobs/ refs/balanced/plans/
+  inbox               against python -c pass + git log of the inbox's messages since its fold (its answer)
   log                 against python -c pass + the git log of the lead's branch with its notes
 
-Goals: each within 3x of its floor at 1,000 jobs and 5x at 10,000. Start-up (in the smallest repository):
+With --archive, `git balanced gc --older-than 0` folds every done plan and job into the archive first.
+Goals: each within 3x of its floor at 1,000 jobs and at 10,000. Start-up (in the smallest repository):
 `git balanced --version` against python -c pass + `git --version`, `board` and `inbox` against their floors,
 each within 2x, with the package's modules byte-compiled and without (a copy of the package with no .pyc,
 run with PYTHONDONTWRITEBYTECODE=1; the dependencies stay as pip compiled them).
