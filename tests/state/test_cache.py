@@ -8,7 +8,7 @@ import pytest
 
 from git_balanced import process
 from git_balanced.git import Repo
-from git_balanced.state import cache, refs
+from git_balanced.state import cache, cachefile, refs
 from tests.support.builders import git, make_repo
 
 
@@ -46,8 +46,8 @@ def test_a_long_journal_becomes_a_new_snapshot(tmp_path: Path, monkeypatch: pyte
     cache.read_all(repo, "jobs")
     snapshot = repo.state_dir / "cache" / "jobs.json"
     first = snapshot.stat().st_ino
-    monkeypatch.setattr(cache, "JOURNAL_FLOOR", 0)  # every append outgrows it
-    monkeypatch.setattr(cache, "JOURNAL_SHARE", 0.0)
+    monkeypatch.setattr(cachefile, "JOURNAL_FLOOR", 0)  # every append outgrows it
+    monkeypatch.setattr(cachefile, "JOURNAL_SHARE", 0.0)
     refs.append(repo, "refs/balanced/jobs/a", "started", "a started", state="running")
     assert cache.read_all(repo, "jobs")["a"]["state"] == "running"
     assert snapshot.stat().st_ino != first, "written whole again"
