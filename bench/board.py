@@ -176,7 +176,7 @@ def live_refs(lead: Lead) -> list[str]:
 
     settled = {"jobs": DONE, "plans": {"done", "cancelled"}}
     found = [f"refs/balanced/{kind}/{name}" for kind in ("jobs", "plans")
-             for name, st in cache.read_all(lead.repo, kind, use_cache=False).items()
+             for name, st in cache.read_all(lead.repo, kind).items()
              if st["state"] not in settled[kind]]
     return found or ["refs/balanced/jobs/none-live"]
 
