@@ -91,7 +91,7 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     states = {jid: st for jid, st in read(lead.repo, "jobs").items() if st["fields"].get("plan", "") in plans}
     jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
     briefs = {jid: st for jid, st in states.items() if st.get("brief")}
-    latest = _latest(jobs, briefs)
+    latest = _latest(jobs, briefs, {pid for pid, p in plans.items() if p.state in ("created", "started")})
     if briefs:
         whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after or 0))
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
@@ -124,12 +124,18 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
-def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """The id of the newest attempt of each (plan, piece), among jobs and briefs alike (latest_by_piece's order)."""
+def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str]
+            ) -> dict[tuple[str, str], str]:
+    """The id of the newest attempt of each (plan, piece), among jobs and briefs alike (latest_by_piece's order):
+    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks)."""
     best: dict[tuple[str, str], tuple[int, float, str]] = {}
     ranks = [((j.plan, j.piece), (j.attempt, j.created, j.id)) for j in jobs.values()]
-    ranks += [((st["fields"].get("plan", ""), st["fields"].get("piece", "")),
-               (int(st["fields"].get("attempt", 1)), float(st["created"] or 0.0), jid)) for jid, st in briefs.items()]
+    asked = {key for key, _ in ranks}
+    for jid, st in briefs.items():
+        f = st["fields"]
+        key = (f.get("plan", ""), f.get("piece", ""))
+        if key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
+            ranks.append((key, (int(f.get("attempt", 1)), float(st["created"] or 0.0), jid)))
     for key, rank in ranks:
         if key not in best or rank > best[key]:
             best[key] = rank
