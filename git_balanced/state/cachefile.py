@@ -39,6 +39,7 @@ class _Memo:
         self.snapshot = snapshot  # the snapshot file read
         self.entries = entries
         self.journal = journal  # (inode, bytes read) of its journal: (0, 0) when it has none
+        self.count = len(entries)  # the entries its snapshot holds
 
 
 class Kept:
@@ -145,7 +146,8 @@ def save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
     memo = kept.get(path)
     lines = b"".join(json.dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
                                 separators=(",", ":")).encode() + b"\n" for ref in changed)
-    if memo is not None and memo.journal[0] and _append(path, memo, lines, fresh):
+    # A snapshot most of whose entries are gone (what `gc` archived) is written again, not read and undone each time.
+    if memo is not None and memo.journal[0] and len(fresh) * 2 >= memo.count and _append(path, memo, lines, fresh):
         return
     write_json(path, fresh, separators=(",", ":"))
     stamp = _stamp(path)
