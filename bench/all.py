@@ -30,8 +30,8 @@ DOC = ROOT / "docs" / "performance.md"
 START, END = "<!-- figures now: written by `make bench` (bench/all.py) -->", "<!-- end of the figures now -->"
 
 # In the order `make bench` runs them: quick and independent first, the long fault suite last.
-BENCHES = ["state", "landing", "engine", "maintenance", "ssh_connect", "dispatch", "board", "startup", "listing", "door",
-           "fence", "scale", "faults", "handles"]
+BENCHES = ["state", "landing", "engine", "maintenance", "ssh_connect", "dispatch", "board", "startup", "listing",
+           "door", "fence", "scale", "faults", "handles"]
 VERDICT = re.compile(r"^\s*(PASS|MISS)\b[\s:]*(.*)$")
 
 

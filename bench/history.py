@@ -1,6 +1,6 @@
 """History for the engine benchmark: a repository that already holds many landed jobs.
 
-    python bench/history.py REPO JOBS    # in the repository's environment (its HOME and identity)
+    python bench/history.py REPO JOBS [DAYS]   # in the repository's environment (its HOME and identity)
 
 What a lead has after running plans for a while, written straight into the repository in one pack by
 `git fast-import`, rather than by running them (1,000 jobs would take minutes): plans of 20 pieces,
@@ -8,7 +8,8 @@ started and done; for each piece a job of the five events a landed shell piece h
 started, finished, landed, with the fields the engine writes), its branch `balanced/hNNNN` holding one
 commit, the landing note on that commit, and an inbox message. Main's tree is left as it is, so a run
 after it checks out and checks the same files as a run in a fresh repository; only the history differs.
-The caches are warmed, as any command would have.
+The caches are warmed, as any command would have. Its events and commits are dated DAYS ago (default 1): older
+than `[balanced] archive_after_days` (30), they are what `git balanced gc` folds into the archive.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ class Stream:
     """A `git fast-import` stream: the old jobs' commits and notes, and the event commits of their chains,
     exactly as `state.refs.append` writes them (`event.json` in the tree, the trailers), in one pack."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, age: float = 86400.0) -> None:
         self.repo = repo
+        self.age = age  # how long ago its events happened, in seconds
         self.parts: list[bytes] = []
         self.marks = 0
         self.tips: dict[str, tuple[str, int]] = {}  # ref -> (its tip's mark, its lamport)
@@ -59,7 +61,8 @@ class Stream:
     def event(self, ref: str, event: str, subject: str, data: dict[str, Any], state: str | None = None) -> None:
         """One event on a chain, after the ones already written to it."""
         parent, lamport = self.tips.get(ref, (None, 0))
-        ev = Event(event=event, data=data, state=state, lamport=lamport + 1, node=self.node, time=time.time())
+        ev = Event(event=event, data=data, state=state, lamport=lamport + 1, node=self.node,
+                   time=time.time() - self.age)
         self.tips[ref] = (self.commit(ref, message(ev, subject), {"event.json": ev.to_json()}, parent, ev.time),
                           lamport + 1)
 
@@ -75,11 +78,11 @@ class Stream:
         return by_mark
 
 
-def write(repo: Repo, jobs: int) -> None:
-    """The plans, jobs, branches, notes and inbox messages of `jobs` landed pieces."""
+def write(repo: Repo, jobs: int, days: float = 1.0) -> None:
+    """The plans, jobs, branches, notes and inbox messages of `jobs` landed pieces, `days` ago."""
     base = repo.rev_parse("main") or ""
-    first = Stream(repo)
-    when = time.time() - 86400
+    first = Stream(repo, days * 86400)
+    when = time.time() - days * 86400
     pieces = [first.commit(f"refs/heads/balanced/h{k:04d}", "old piece\n",
                            {f"history/h{k:04d}.txt": f"piece {k}\n".encode()}, base, when) for k in range(jobs)]
     notes = {}
@@ -93,7 +96,7 @@ def write(repo: Repo, jobs: int) -> None:
                        + b"\n")
     shas = first.run()
     landed = [shas[m] for m in pieces]
-    chains = Stream(repo)
+    chains = Stream(repo, days * 86400)
     me = chains.node
     inbox = "refs/balanced/inbox/main"
     for start in range(0, jobs, PER_PLAN):
@@ -141,7 +144,7 @@ def write(repo: Repo, jobs: int) -> None:
 def main(argv: list[str]) -> int:
     """Write the history into the repository named on the command line."""
     where, jobs = Path(argv[0]), int(argv[1])
-    write(Repo.discover(where), jobs)
+    write(Repo.discover(where), jobs, float(argv[2]) if len(argv) > 2 else 1.0)
     return 0
 
 

@@ -6,7 +6,8 @@
 Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
 two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
 ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of history into the second
-(bench/history.py), stores a plan of N pieces, and runs `git balanced engine --until-idle` as a process. It
+(bench/history.py, dated two months ago, then folded into the archive by `git balanced gc`, as an idle engine
+does), stores a plan of N pieces, and runs `git balanced engine --until-idle` as a process. It
 measures, for that engine process and every process it waited for:
 
   - CPU seconds per piece (user + system, from wait4), and the whole computer's busy CPU per piece
@@ -40,6 +41,7 @@ from bench.sandbox import cpu_busy, private_env  # noqa: E402
 from tests.support.sshd import sshd_machines  # noqa: E402
 
 HISTORY = ROOT / "bench" / "history.py"
+HISTORY_DAYS = 60  # older than `[balanced] archive_after_days` (30): `git balanced gc` folds it
 ME = [sys.executable, "-m", "git_balanced.cli"]
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'
 GOAL_RSS_MB, GOAL_CPU_RATIO, GOAL_BYTES_PER_JOB = 100.0, 1.2, 2048
@@ -80,8 +82,9 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
     run([*ME, "allow", "--yes"], repo, env)
     run([*ME, "tick", "local", *machines], repo, env)
     run([*ME, "ready", "--yes"], repo, env)
-    if history:
-        run([sys.executable, str(HISTORY), str(repo), str(history)], repo, env)
+    if history:  # two months old, and folded into the archive, as an idle engine would have by now
+        run([sys.executable, str(HISTORY), str(repo), str(history), str(HISTORY_DAYS)], repo, env)
+        print(f"history: {run([*ME, 'gc'], repo, env).splitlines()[0]}", flush=True)
     plan = {"task": "Scale", "pieces": [{"id": f"s{i}", "task": f"Write s{i}.txt", "agent": "shell",
                                          "run": f"echo {i} > s{i}.txt"} for i in range(pieces)]}
     (top / f"{name}.json").write_text(json.dumps(plan))
@@ -101,7 +104,7 @@ def engine(repo: Path, env: dict[str, str], pieces: int) -> Run:
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"engine --until-idle exited {p.returncode} in {repo}:\n{out.decode(errors='replace')}")
-    board = json.loads(run([*ME, "board", "--json"], repo, env))
+    board = json.loads(run([*ME, "board", "--all", "--json"], repo, env))
     landed = sum(1 for j in board.get("jobs", []) if j.get("state") == "landed")
     if landed < pieces:
         raise SystemExit(f"only {landed} of {pieces} pieces landed in {repo}")

@@ -128,6 +128,8 @@ class BalancedSettings(_Table):
             raise ValueError(f'it is read only with placement = "single", and placement is '
                              f'"{info.data["placement"]}"')
         return value
+    archive_after_days: Annotated[StrictInt, Field(ge=1, le=36500)] = Field(
+        default=30, description="a whole number of days from 1 to 36,500")
 
     @model_validator(mode="before")
     @classmethod

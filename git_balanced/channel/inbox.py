@@ -6,7 +6,7 @@ from typing import Any
 
 from git_balanced import process, ui
 from git_balanced.git import Repo
-from git_balanced.state import health, refs
+from git_balanced.state import archive, health, refs
 from git_balanced.state.events import read_event
 
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
@@ -118,8 +118,13 @@ def entries(repo: Repo, branch: str, since: float | None = None,
     if tip is None or (known is not None and tip in known):
         return []
     out = []
+    # What `gc` folded away (state/archive.py) is not read: only what came after its mark, which is few.
+    folded = archive.inbox_mark(repo, ref)
     try:
-        events = refs.read_chain(repo, tip, known) if known else refs.read_chain_whole(repo, tip)
+        if folded:
+            events = refs.read_chain(repo, tip, (known or set()) | {folded})
+        else:
+            events = refs.read_chain(repo, tip, known) if known else refs.read_chain_whole(repo, tip)
     except health.UNREADABLE as exc:
         health.found(repo, inbox_ref(branch), tip, health.why_unreadable(repo, tip, exc))
         return []

@@ -102,19 +102,20 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
     if as_json:
         ui.emit_json(collect_shown(lead))
         return 0
+    folded = None if show_all else FOLD_AFTER  # done workers folded into one line: read as briefs
     if not watch:
-        ui.say(render(collect_shown(lead), show_all))
+        ui.say(render(collect_shown(lead, folded), show_all))
         return 0
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
 
     console = Console()
-    with Live(Text(render(collect_shown(lead), show_all)), console=console, refresh_per_second=2) as screen:
+    with Live(Text(render(collect_shown(lead, folded), show_all)), console=console, refresh_per_second=2) as screen:
         try:
             while True:
                 time.sleep(1.0)
-                screen.update(Text(render(collect_shown(lead), show_all)))
+                screen.update(Text(render(collect_shown(lead, folded), show_all)))
         except KeyboardInterrupt:
             pass
     return 0

@@ -26,6 +26,8 @@ def render(d: dict[str, Any]) -> str:
              + " · ".join(b for b in (d["agent"], d["model"]) if b),
              f"  {ui.plain(d['reason'], lines=False)}"]
     lines.append(f"  task: {ui.plain(d['task'].splitlines()[0] if d['task'] else '', lines=False)}")
+    if d.get("archived"):  # folded away by `git balanced gc`: its refs are gone, its events kept there
+        lines.append(f"  archived: {d['archived']} (`git log {d['archived']}`)")
     if d["run"]:
         lines.append(f"  run: {ui.plain(d['run'], lines=False)}")
     bits = [f"{did['commits']} commit(s)"]

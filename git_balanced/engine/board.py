@@ -10,8 +10,8 @@ from typing import Any
 from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
-from git_balanced.state.views import Job, PlanView, latest_by_piece
-from git_balanced.vocab import ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
+from git_balanced.state.views import Job, PlanView
+from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
 
 
 def _reason(j: Job) -> str:
@@ -72,26 +72,37 @@ def job_row(j: Job) -> dict[str, Any]:
             "tail": check_tail(j)}
 
 
-def collect(lead: Lead) -> dict[str, Any]:
+def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
     """The board as data: the five kinds of refs it reads (jobs, plans, questions, schedules, corrections) listed
-    once (Repo.listing_once)."""
+    once (Repo.listing_once). With `fold_after` (the board as it prints, done workers folded into one line when
+    there are more of them than that), the done jobs and plans are read as briefs (state/cache.read_live), and
+    each done job is a row of its id, plan, piece, state and time, except those shown whole: what waits on you
+    under Now, or all of them when there are no more than `fold_after`."""
     with lead.repo.listing_once():
-        return _collect(lead)
+        return _collect(lead, fold_after)
 
 
-def _collect(lead: Lead) -> dict[str, Any]:
+def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
     # through light views, whose pieces are read only for the plans still live (see docs/performance.md).
-    plans = {pid: p for pid, st in cache.read_all(lead.repo, "plans").items()
+    read = cache.read_all if fold_after is None else cache.read_live
+    plans = {pid: p for pid, st in read(lead.repo, "plans").items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    jobs = {jid: j for jid, st in cache.read_all(lead.repo, "jobs").items() if (j := Job.of(jid, st)).plan in plans}
-    latest = latest_by_piece(jobs)
-    rows = sorted((job_row(j) for j in jobs.values() if not j.dismissed), key=itemgetter("updated", "id"))
+    states = {jid: st for jid, st in read(lead.repo, "jobs").items() if st["fields"].get("plan", "") in plans}
+    jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
+    briefs = {jid: st for jid, st in states.items() if st.get("brief")}
+    latest = _latest(jobs, briefs, {pid for pid, p in plans.items() if p.state in ("created", "started")})
+    if briefs:
+        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after or 0))
+        jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
+        briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
+    rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed]
+                  + [_brief_row(jid, st) for jid, st in briefs.items() if not st["fields"].get("dismissed")],
+                  key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
     _landed_elsewhere(lead, rows)
     now = [r for r in rows if r["state"] == JobState.HELD or (r["state"] == JobState.FINISHED and r["in_the_way"])]
-    now += [r for r in rows if r["state"] in ENDED_BADLY
-            and (r["plan"], r["piece"]) in latest and latest[(r["plan"], r["piece"])].id == r["id"]]
+    now += [r for r in rows if r["state"] in ENDED_BADLY and latest.get((r["plan"], r["piece"])) == r["id"]]
     nxt = []
     for pid, p in sorted(plans.items()):
         if p.state not in ("created", "started"):
@@ -106,9 +117,52 @@ def _collect(lead: Lead) -> dict[str, Any]:
     nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
              "job": r["id"]} for r in rows if r["state"] == JobState.QUEUED and r["reason"].startswith("waits")]
     extra = _extras(lead)
+    spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
+    spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, jobs), "lead_agent": _lead_agent(lead),
+            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
+
+
+def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str]
+            ) -> dict[tuple[str, str], str]:
+    """The id of the newest attempt of each (plan, piece), among jobs and briefs alike (latest_by_piece's order):
+    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks)."""
+    best: dict[tuple[str, str], tuple[int, float, str]] = {}
+    ranks = [((j.plan, j.piece), (j.attempt, j.created, j.id)) for j in jobs.values()]
+    asked = {key for key, _ in ranks}
+    for jid, st in briefs.items():
+        f = st["fields"]
+        key = (f.get("plan", ""), f.get("piece", ""))
+        if key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
+            ranks.append((key, (int(f.get("attempt", 1)), float(st["created"] or 0.0), jid)))
+    for key, rank in ranks:
+        if key not in best or rank > best[key]:
+            best[key] = rank
+    return {key: rank[2] for key, rank in best.items()}
+
+
+def _shown_whole(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], latest: dict[tuple[str, str], str],
+                 fold_after: int) -> list[str]:
+    """The briefs the board shows whole: every done row when there are no more than `fold_after` of them, else
+    those that wait on you under Now (the newest attempt of a piece that ended badly)."""
+    shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
+    done = len(shown) + sum(1 for j in jobs.values() if j.state in DONE and not j.dismissed)
+    if done <= fold_after:
+        return shown
+    return [jid for jid in shown if briefs[jid]["state"] in ENDED_BADLY
+            and latest.get((briefs[jid]["fields"].get("plan", ""), briefs[jid]["fields"].get("piece", ""))) == jid]
+
+
+def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
+    """A done job's row as a folded board counts it: what it is, where it ended, and when."""
+    return {"id": jid, "plan": st["fields"].get("plan", ""), "piece": st["fields"].get("piece", ""),
+            "state": st["state"], "updated": float(st["updated"] or 0.0), "reason": "", "brief": True}
+
+
+def _brief_cost(st: dict[str, Any]) -> float:
+    cost = st["fields"].get("cost_usd")
+    return float(cost if cost is not None else st["fields"].get("spent_before", 0.0))
 
 
 def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
@@ -148,15 +202,18 @@ def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
                            reason=f"landed in {lead.branch} as {landing.commit[:7]}")
 
 
-def _spend(lead: Lead, plans: dict[str, PlanView], jobs: dict[str, Job]) -> list[dict[str, Any]]:
-    """Each plan with what it spent against its budget: its workers' runs and its headless lead's turns."""
+def _spend(lead: Lead, plans: dict[str, PlanView], spent: list[tuple[str, float]]) -> list[dict[str, Any]]:
+    """Each plan with what it spent against its budget: its workers' runs (`spent`: each job's plan and cost) and
+    its headless lead's turns."""
     from git_balanced.channel.presence import headless_record
 
     by_plan = (headless_record(lead.repo, lead.branch) or {}).get("plan_cost") or {}
+    workers_of: dict[str, list[float]] = {}
+    for pid, cost in spent:
+        workers_of.setdefault(pid, []).append(float(cost))
     out = []
     for pid, p in plans.items():
-        workers = round(sum(float(j.cost_usd if j.cost_usd is not None else j.spent_before)
-                            for j in jobs.values() if j.plan == pid), 6)
+        workers = round(sum(workers_of.get(pid, ())), 6)
         own = round(float(by_plan.get(pid) or 0), 6)
         out.append({"id": pid, "task": p.task, "state": p.state, "budget_usd": p.budget_usd, "workers_usd": workers,
                     "lead_usd": own, "spent_usd": round(workers + own, 6)})
@@ -226,9 +283,3 @@ def _numbered(lead: Lead) -> list[dict[str, Any]]:
             out.append({"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)})
     return out
 
-
-def collect_shown(lead: Lead) -> dict[str, Any]:
-    """The board as `board --json` prints it: `collect`, with each worker's handle (`e3`) in its row."""
-    from git_balanced import handles
-
-    return handles.add_to_board(lead.repo, collect(lead))

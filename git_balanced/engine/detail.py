@@ -9,10 +9,11 @@ from typing import Any
 from git_balanced import handles
 from git_balanced import jobs as J
 from git_balanced.engine.board import check_tail, job_row
+from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.landing import checks
 from git_balanced.lead import Lead
-from git_balanced.state import refs
+from git_balanced.state import archive, refs
 
 EVENTS_SHOWN = 200  # a job's chain is short; a very long one (many questions) shows its newest
 
@@ -20,14 +21,25 @@ EVENTS_SHOWN = 200  # a job's chain is short; a very long one (many questions) s
 def detail(lead: Lead, name: str) -> dict[str, Any]:
     """JOB (an id, a unique prefix of one, or its branch) in full."""
     repo = lead.repo
+    more: dict[str, Any] = {}
     everyone = J.all_jobs(repo)
-    job = J.resolve(everyone, name, repo, lead.branch)
-    handle = handles.handles(repo, everyone, lead.branch)
-    return {**job_row(job), "handle": handle.get(job.id), "task": job.task, "run": job.run,
-            "paths": list(job.paths), "why": job.why,
+    try:
+        job = J.resolve(everyone, name, repo, lead.branch)
+        events = _events(lead, job)
+        handle = handles.handles(repo, everyone, lead.branch).get(job.id)
+    except BalancedError:
+        found = archive.find_job(repo, name)  # a job of a plan folded away by `gc`: its archive has it whole
+        if found is None:
+            raise
+        job = Job.of(found[0], found[1])
+        events = [{k: row.get(k) for k in ("time", "event", "state", "subject")} for row in found[2][-EVENTS_SHOWN:]]
+        handle = None  # a handle lives as long as its plan; an archived plan's are gone
+        more = {"archived": archive.archive_ref(job.plan)}
+    return {**job_row(job), "handle": handle, "task": job.task, "run": job.run, "paths": list(job.paths),
+            "why": job.why,
             "previous": job.previous, "next": job.next, "retry_reason": job.retry_reason,
             "failure": job.failure, "final": job.final, "did": _did(job), "branch_at": _branch_at(lead, job),
-            "events": _events(lead, job), "check_output": _check_output(lead, job)}
+            "events": events, "check_output": _check_output(lead, job), **more}
 
 
 def _did(j: Job) -> dict[str, Any]:

@@ -15,11 +15,11 @@ START = "git balanced engine --detach"
 PID_FILE = "engine.pid"  # EngineLock.pid_path's name
 
 
-def collect_shown(lead: Lead) -> dict[str, Any]:
-    """`collect(lead)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and how many
-    pieces wait for one."""
+def collect_shown(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
+    """`collect(lead, fold_after)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and
+    how many pieces wait for one."""
     with lead.repo.listing_once():  # the refs listed once for the board and its handles
-        data = handles.add_to_board(lead.repo, collect(lead))
+        data = handles.add_to_board(lead.repo, collect(lead, fold_after))
     data["engine"] = engine_state(lead, data)
     return data
 

@@ -245,6 +245,19 @@ class NowRow(TypedDict):
     check: Annotated[Row | None, Field(description="The check run again on the branch (its state), or null.")]
 
 
+@with_config(_CLOSED)
+class GcResult(TypedDict):
+    """What `gc` folded into the archive: plans done long enough ago, with their jobs, and each inbox's old part."""
+
+    older_than_days: Annotated[float, Field(description="What was done more than this many days ago was folded.")]
+    jobs: Annotated[int, Field(description="How many jobs were archived.")]
+    refs_removed: Annotated[int, Field(description="How many refs (jobs' and plans') were removed.")]
+    plans: Annotated[list[Row], Field(description="Each plan archived: its id, its archive ref, its jobs' ids.")]
+    kept: Annotated[list[str], Field(description="Refs that moved while archiving, left for the next run.")]
+    left: Annotated[int, Field(description="Plans to fold that a bounded run left for the next (0 for gc).")]
+    inbox: Annotated[list[Row], Field(description="Each inbox folded: its name, the newest message folded away.")]
+
+
 RESULTS: dict[str, type] = {t.__name__: t for t in (
     PlanResult, StartResult, WorkerResult, BoardResult, InboxResult, Answered, Passed, LandResult, Stopped,
-    Retried, ShowResult, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow, LogsResult, Told)}
+    Retried, ShowResult, MachinesResult, ScheduleAdded, Schedules, ScheduleRemoved, NowRow, LogsResult, Told, GcResult)}

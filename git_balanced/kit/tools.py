@@ -18,6 +18,7 @@ from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.kit.results import (
     Answered,
     BoardResult,
+    GcResult,
     InboxResult,
     LandResult,
     LogsResult,
@@ -247,6 +248,13 @@ def tell(job: str, text: str) -> Told:
 
     j = reach.tell(_lead(), job, text)
     return {"job": j.id, "piece": j.piece, "told": " ".join(text.split())}
+
+
+def gc(older_than: float | None = None) -> GcResult:
+    """Fold plans done long ago, with their jobs, into the archive, and remove their refs."""
+    from git_balanced.state.archive import gc as fold
+
+    return cast(GcResult, fold(_lead(), older_than))
 
 
 def machines() -> MachinesResult:

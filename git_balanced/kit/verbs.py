@@ -208,6 +208,16 @@ VERBS: tuple[Verb, ...] = (
          args=(_JOB, Arg("text", str, "The line the worker reads.")),
          cli=Face(("tell",), "logs:tell_command", options=(JSON,),
                   help="Leave TEXT for JOB's agent, which reads it at its next tool call.")),
+    Verb("gc", "Fold plans done long ago, with their jobs, into the archive.",
+         "Fold every plan done more than DAYS ago (default: the setting [balanced] archive_after_days, 30), with "
+         "its jobs, into one commit per plan under refs/balanced/archive/, and remove their refs: `log` still lists "
+         "their landings and `show` still finds their jobs. The engine does it when idle.",
+         does="gc", returns="GcResult", idempotent=True,
+         args=(Arg("older_than", float | None, "Days since a plan was done (default: the setting).", default=None,
+                   flags=("--older-than",), metavar="DAYS"),),
+         cli=Face(("gc",), "gc:gc_command", options=(JSON,),
+                  help="Fold plans done more than DAYS ago, with their jobs, into refs/balanced/archive/ and remove "
+                       "their refs.")),
     Verb("machines", "The machines: local, added ones, and SSH hosts not added yet.",
          "The machines: local, added ones and SSH hosts; ticked, ready (and why not), running, preference.",
          does="machines", returns="MachinesResult", read_only=True, idempotent=True,

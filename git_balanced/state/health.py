@@ -28,8 +28,9 @@ BROKEN = "refs/balanced/broken/"
 GONE = "(removed)"  # what `set_aside` says of a ref to a missing object, removed outright
 
 # What lives under refs/balanced/ and is not a chain of events: heartbeats (one commit rewritten in place), the
-# lead's base as a machine's copy holds it, and what was set aside. Everything else there is read as a chain.
-NOT_CHAINS = ("nodes", "base", "bases", "broken")
+# lead's base as a machine's copy holds it, what was set aside, and the archive (state/archive.py). Everything else
+# there is read as a chain.
+NOT_CHAINS = ("nodes", "base", "bases", "broken", "archive")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from tests.support.cli import Ran, balanced
 from tests.support.wait import wait_until
 
 TOOLS = {"plan", "start", "worker", "board", "inbox", "answer", "allow", "deny", "pass", "land", "stop", "retry",
-         "show", "logs", "tell", "machines", "schedule_add", "schedule_list", "schedule_rm", "put_to_you", "idea"}
+         "show", "gc", "logs", "tell", "machines", "schedule_add", "schedule_list", "schedule_rm", "put_to_you", "idea"}
 
 
 HINTS = {"read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"}
@@ -241,6 +241,7 @@ def test_schedules_machines_stop_retry_and_worker(mcp: Session) -> None:
     ("land", {"names": ["no-such-branch"]}, ["land", "no-such-branch"]),
     ("schedule_add", {"when": "sometimes", "text": "x"}, ["schedule", "add", "sometimes", "x"]),
     ("schedule_rm", {"name": "s9"}, ["schedule", "rm", "s9"]),
+    ("gc", {"older_than": -1}, ["gc", "--older-than", "-1"]),
 ])
 def test_a_refusal_is_the_clis_message_and_hint(mcp: Session, tool: str, args: dict[str, Any],
                                                 cli: list[str]) -> None:

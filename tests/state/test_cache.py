@@ -8,7 +8,7 @@ import pytest
 
 from git_balanced import process
 from git_balanced.git import Repo
-from git_balanced.state import cache, refs
+from git_balanced.state import cache, cachefile, refs
 from tests.support.builders import git, make_repo
 
 
@@ -46,8 +46,8 @@ def test_a_long_journal_becomes_a_new_snapshot(tmp_path: Path, monkeypatch: pyte
     cache.read_all(repo, "jobs")
     snapshot = repo.state_dir / "cache" / "jobs.json"
     first = snapshot.stat().st_ino
-    monkeypatch.setattr(cache, "JOURNAL_FLOOR", 0)  # every append outgrows it
-    monkeypatch.setattr(cache, "JOURNAL_SHARE", 0.0)
+    monkeypatch.setattr(cachefile, "JOURNAL_FLOOR", 0)  # every append outgrows it
+    monkeypatch.setattr(cachefile, "JOURNAL_SHARE", 0.0)
     refs.append(repo, "refs/balanced/jobs/a", "started", "a started", state="running")
     assert cache.read_all(repo, "jobs")["a"]["state"] == "running"
     assert snapshot.stat().st_ino != first, "written whole again"
@@ -80,3 +80,19 @@ def test_read_written_reads_only_the_refs_named(tmp_path: Path) -> None:
     assert {n: (s or {}).get("state") for n, s in got.items()} == {"a": "running"}
     git(repo.root, "update-ref", "-d", "refs/balanced/jobs/a")
     assert cache.read_written(repo, "jobs", ["a"]) == {"a": None}, "a ref gone reads as None"
+
+
+def test_a_snapshot_most_of_whose_entries_are_gone_is_written_again(tmp_path: Path) -> None:
+    """After `gc` removed most refs, the cache is not a big snapshot undone by its journal at every read."""
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    for name in ("a", "b", "c", "d"):
+        refs.append(repo, f"refs/balanced/jobs/{name}", "placed", f"{name} placed", state="queued")
+    cache.read_all(repo, "jobs")
+    snapshot = repo.state_dir / "cache" / "jobs.json"
+    first = snapshot.stat().st_ino
+    for name in ("a", "b", "c"):
+        git(repo.root, "update-ref", "-d", f"refs/balanced/jobs/{name}")
+    assert list(cache.read_all(repo, "jobs")) == ["d"]
+    assert snapshot.stat().st_ino != first, "written whole again"
+    process.forget()
+    assert list(cache.read_all(repo, "jobs")) == ["d"]

@@ -1,0 +1,303 @@
+"""The archive of done work: plans whose jobs are all done, and older than a setting, folded into one commit per
+plan under `refs/balanced/archive/<plan>`, and their refs removed, so neither the refs nor the cost of reading
+them grows with history.
+
+An archive commit's tree holds `plan.jsonl` (the plan's events, when its ref was archived) and
+`jobs/<job>.jsonl` (each job's events), one event a line with its commit's id and subject; its parent is the
+plan's archive before, so `git log refs/balanced/archive/<plan>` reads what was archived when. The refs are
+removed only after the archive holding every one of their events was written and read back, in one transaction,
+each only while it still points where it did: a kill between the two leaves both (readers take the ref), and the
+next run finishes. The inbox is folded the same way: `refs/balanced/archive/inbox/<branch>` names its newest
+message older than the setting, and a reader of the inbox reads only what came after it (`git log` reads all).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
+from git_balanced.git.ref_deletes import delete_refs
+from git_balanced.lead import Lead, settings_at
+from git_balanced.state import cache
+from git_balanced.state.events import MODE_FILE, MODE_TREE, Event, parse_event
+from git_balanced.state.fold import JOB_RANK, fold
+from git_balanced.state.refs import read_chain
+from git_balanced.vocab import DONE
+
+ARCHIVE = "refs/balanced/archive/"
+INBOX_MARKS = ARCHIVE + "inbox/"
+PLAN_FILE = "plan.jsonl"
+JOBS_DIR = "jobs"
+FINAL_PLAN = ("done", "cancelled")
+DAY = 86400.0
+
+
+@dataclass
+class Folded:
+    """What one run of `gc` folded away: by plan, the jobs archived; the refs removed; what was left, and why."""
+
+    plans: dict[str, list[str]] = field(default_factory=dict)
+    removed: int = 0
+    kept: list[str] = field(default_factory=list)  # refs that moved while archiving: the next run takes them
+    inbox: dict[str, str] = field(default_factory=dict)  # lead branch -> its newest message folded away
+    left: int = 0  # plans to fold that a bounded run (`most`) left for the next
+
+    def jobs(self) -> int:
+        return sum(len(v) for v in self.plans.values())
+
+
+def archive_ref(plan_id: str) -> str:
+    return ARCHIVE + plan_id
+
+
+def candidates(repo: Repo, cutoff: float) -> dict[str, tuple[str | None, dict[str, str]]]:
+    """The plans to fold, each with its ref's tip (None when it has no ref any more) and its jobs' tips: a plan
+    done (or cancelled) before `cutoff` whose jobs all ended before it (a job whose plan is gone counts alone)."""
+    plan_tips = repo.list_refs("refs/balanced/plans/")
+    job_tips = repo.list_refs("refs/balanced/jobs/")
+    plans = cache.read_all(repo, "plans")
+    jobs = cache.read_all(repo, "jobs")
+    by_plan: dict[str, dict[str, str]] = {}
+    ready: dict[str, bool] = {}
+    for jid, st in jobs.items():
+        pid = str(st["fields"].get("plan") or "")
+        tip = job_tips.get(f"refs/balanced/jobs/{jid}")
+        if not pid or tip is None:
+            continue
+        by_plan.setdefault(pid, {})[jid] = tip
+        old = st["state"] in DONE and float(st["updated"] or 0) < cutoff
+        ready[pid] = ready.get(pid, True) and old
+    out: dict[str, tuple[str | None, dict[str, str]]] = {}
+    for pid in set(by_plan) | set(plans):
+        plan = plans.get(pid)
+        if plan is not None and not (plan["state"] in FINAL_PLAN and float(plan["updated"] or 0) < cutoff):
+            continue
+        if not ready.get(pid, True):
+            continue
+        tip = plan_tips.get(f"refs/balanced/plans/{pid}") if plan is not None else None
+        out[pid] = (tip, by_plan.get(pid, {}))
+    return out
+
+
+def _lines(repo: Repo, tip: str) -> tuple[bytes, set[str]]:
+    """A chain's events, one JSON a line (its commit, subject and event), oldest first; and their commits."""
+    events = read_chain(repo, tip)
+    rows = []
+    for ev in events:
+        message = repo.store[ev.sha.encode()].message.decode("utf-8", "replace")
+        subject = " ".join(message.strip().split("\n\n", 1)[0].splitlines())
+        body = json.loads(ev.to_json())
+        rows.append(json.dumps({"sha": ev.sha, "subject": subject, **body}, sort_keys=True, ensure_ascii=False))
+    return ("\n".join(rows) + "\n").encode(), {ev.sha for ev in events}
+
+
+def _tree_entries(repo: Repo, tree_id: str | None) -> dict[bytes, tuple[int, bytes]]:
+    if not tree_id:
+        return {}
+    return {e.path: (e.mode, e.sha) for e in repo.store[tree_id.encode()].items()}
+
+
+def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str]) -> tuple[str, dict[str, set[str]]]:
+    """The plan's archive commit holding these chains on top of what it held; and each chain's event commits."""
+    ref = archive_ref(pid)
+    before = repo.read_ref(ref)
+    top = _tree_entries(repo, repo.store[before.encode()].tree.decode() if before else None)
+    held = _tree_entries(repo, top[JOBS_DIR.encode()][1].decode() if JOBS_DIR.encode() in top else None)
+    wrote: dict[str, set[str]] = {}
+    lines = []
+    for jid, tip in sorted(job_tips.items()):
+        data, shas = _lines(repo, tip)
+        held[f"{jid}.jsonl".encode()] = (MODE_FILE, repo.write_blob(data).encode())
+        wrote[f"refs/balanced/jobs/{jid}"] = shas
+        last = json.loads(data.splitlines()[-1]) if data.strip() else {}
+        lines.append(f"{jid}  {last.get('subject', '')}")
+    if plan_tip:
+        data, shas = _lines(repo, plan_tip)
+        top[PLAN_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
+        wrote[f"refs/balanced/plans/{pid}"] = shas
+    jobs_tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(held.items())])
+    top[JOBS_DIR.encode()] = (MODE_TREE, jobs_tree.encode())
+    tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(top.items())])
+    if before and repo.store[before.encode()].tree.decode() == tree:
+        return before, wrote  # archived already, by a run killed before it removed the refs
+    subject = f"Archived {len(job_tips)} jobs of plan {pid}" + (" and the plan" if plan_tip else "")
+    commit = repo.write_commit(tree, [before] if before else [], subject + "\n\n" + "\n".join(lines) + "\n")
+    if not repo.cas_ref(ref, commit, before, message="balanced: archived"):
+        raise _Lost(ref)
+    return commit, wrote
+
+
+class _Lost(Exception):
+    """Another writer moved an archive ref first: this plan waits for the next run."""
+
+
+def _verified(repo: Repo, pid: str, wrote: dict[str, set[str]]) -> bool:
+    """Whether the plan's archive, read back from its ref, holds every event of every chain written."""
+    for ref, shas in wrote.items():
+        kind, name = ref.split("/")[2], ref.rsplit("/", 1)[1]
+        found = archived_lines(repo, pid, name if kind == "jobs" else None)
+        if found is None or {row.get("sha") for row in found} != shas:
+            return False
+    return True
+
+
+def archived_lines(repo: Repo, pid: str, job_id: str | None) -> list[dict[str, Any]] | None:
+    """The archived lines of one job of plan `pid` (or, with None, of the plan itself), or None when not there."""
+    tip = repo.read_ref(archive_ref(pid))
+    if tip is None:
+        return None
+    entries = _tree_entries(repo, repo.store[tip.encode()].tree.decode())
+    if job_id is not None:
+        if JOBS_DIR.encode() not in entries:
+            return None
+        entries = _tree_entries(repo, entries[JOBS_DIR.encode()][1].decode())
+    name = f"{job_id}.jsonl" if job_id is not None else PLAN_FILE
+    if name.encode() not in entries:
+        return None
+    blob = repo.store[entries[name.encode()][1]].data
+    return [json.loads(line) for line in blob.splitlines() if line.strip()]
+
+
+def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most: int | None = None) -> Folded:
+    """Archive every plan done longer ago than `older_than_days` (the `most` oldest, when given), with its jobs,
+    then remove their refs at once; and fold each inbox's messages older than that."""
+    cutoff = (time.time() if now is None else now) - older_than_days * DAY
+    report = Folded()
+    doomed: dict[str, str] = {}
+    with repo.listing_once():
+        found = candidates(repo, cutoff)
+    report.left = max(0, len(found) - most) if most is not None else 0
+    for pid, (plan_tip, job_tips) in sorted(found.items())[:most]:
+        try:
+            _, wrote = _write(repo, pid, plan_tip, job_tips)
+        except _Lost:
+            continue
+        if not _verified(repo, pid, wrote):
+            continue
+        report.plans[pid] = sorted(job_tips)
+        doomed.update({f"refs/balanced/jobs/{j}": t for j, t in job_tips.items()})
+        if plan_tip:
+            doomed[f"refs/balanced/plans/{pid}"] = plan_tip
+    if doomed and not delete_refs(repo, doomed):
+        # One of them moved meanwhile (a sync, a dismiss): the others go now, that one at the next run.
+        still = {ref: tip for ref, tip in doomed.items() if repo.read_ref(ref) == tip}
+        report.kept = sorted(set(doomed) - set(still))
+        doomed = still if delete_refs(repo, still) else {}
+    report.removed = len(doomed)
+    report.inbox = _fold_inboxes(repo, cutoff)
+    return report
+
+
+def _fold_inboxes(repo: Repo, cutoff: float) -> dict[str, str]:
+    """Move each inbox's mark to its newest message older than `cutoff` (first parents, from the tip)."""
+    out = {}
+    for ref, tip in repo.list_refs("refs/balanced/inbox/").items():
+        name = ref.rsplit("/", 1)[1]
+        mark_ref = INBOX_MARKS + name
+        mark = repo.read_ref(mark_ref)
+        found = _newest_before(repo, tip, cutoff, mark)
+        if found and found != mark and repo.cas_ref(mark_ref, found, mark, message="balanced: inbox folded"):
+            out[name] = found
+    return out
+
+
+def _newest_before(repo: Repo, tip: str, cutoff: float, stop: str | None) -> str | None:
+    for sha in _first_parents(repo, tip, stop):
+        if repo.store[sha.encode()].commit_time < cutoff:
+            return sha
+    return None
+
+
+def _first_parents(repo: Repo, tip: str, stop: str | None) -> Iterator[str]:
+    sha: str | None = tip
+    while sha and sha != stop:
+        yield sha
+        parents = repo.store[sha.encode()].parents
+        sha = parents[0].decode() if parents else None
+
+
+def inbox_mark(repo: Repo, inbox_ref: str) -> str | None:
+    """The newest message of the inbox at `inbox_ref` that was folded away (its readers read what came after)."""
+    return repo.read_ref(INBOX_MARKS + inbox_ref.rsplit("/", 1)[1])
+
+
+def find_job(repo: Repo, name: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
+    """An archived job by its id or a unique start of it: (its id, its folded state, its archived lines)."""
+    hits = []
+    for ref, tip in repo.list_refs(ARCHIVE).items():
+        if ref.startswith(INBOX_MARKS):
+            continue
+        top = _tree_entries(repo, repo.store[tip.encode()].tree.decode())
+        if JOBS_DIR.encode() not in top:
+            continue
+        for entry in _tree_entries(repo, top[JOBS_DIR.encode()][1].decode()):
+            jid = entry.decode().removesuffix(".jsonl")
+            if jid == name or jid.startswith(name.lower()):
+                hits.append((jid, ref[len(ARCHIVE):]))
+    exact = [h for h in hits if h[0] == name]
+    if not exact and len(hits) > 1:
+        shown = ", ".join(sorted(h[0] for h in hits)[:10])
+        raise BalancedError(f"{name!r} is the start of {len(hits)} archived job ids: {shown}.",
+                            hint="give more of the id, enough to name one job.")
+    if not exact and not hits:
+        return None
+    jid, pid = (exact or hits)[0]
+    lines = archived_lines(repo, pid, jid) or []
+    return jid, fold(as_events(lines), JOB_RANK, owners=True), lines
+
+
+def as_events(lines: list[dict[str, Any]]) -> list[Event]:
+    """The events of archived lines."""
+    return [parse_event(json.dumps({k: v for k, v in row.items() if k not in ("sha", "subject")}).encode(),
+                        sha=row.get("sha", "")) for row in lines]
+
+
+def gc(lead: Lead, older_than_days: float | None = None, most: int | None = None) -> dict[str, Any]:
+    """`git balanced gc`: fold away what was done more than `older_than_days` ago (default: the setting
+    `[balanced] archive_after_days`), as a JSON-ready dict."""
+    if older_than_days is None:
+        older_than_days = settings_at(lead.repo, lead.branch).balanced.archive_after_days
+    if not 0 <= older_than_days <= 36500:
+        raise BalancedError(f"--older-than {older_than_days:g} is not a number of days from 0 to 36,500.",
+                            hint="`git balanced gc --older-than 30` folds away what was done more than 30 days ago.")
+    done = fold_away(lead.repo, older_than_days, most=most)
+    return {"older_than_days": older_than_days, "jobs": done.jobs(), "refs_removed": done.removed, "left": done.left,
+            "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs} for pid, jobs in done.plans.items()],
+            "kept": done.kept, "inbox": [{"inbox": name, "folded_to": sha} for name, sha in done.inbox.items()]}
+
+
+IDLE_EVERY = 6 * 3600.0  # an idle engine folds at most this often: what it finds grows by the day, not the pass
+IDLE_MOST = 20  # plans an idle engine folds at once (a second or so), so that work stored meanwhile never waits long
+
+
+def when_idle(lead: Lead) -> None:
+    """The engine's idle fold: `gc` with the setting, IDLE_MOST plans at a time, again at each idle pass while
+    some are left, then not before IDLE_EVERY seconds (`.git/balanced/gc-idle`); said on stderr (engine.log) when
+    it archived anything or could not run."""
+    stamp = lead.repo.state_dir / "gc-idle"
+    try:
+        if time.time() - stamp.stat().st_mtime < IDLE_EVERY:
+            return
+    except FileNotFoundError:
+        pass
+    try:
+        done = gc(lead, most=IDLE_MOST)
+    except (BalancedError, OSError) as exc:
+        stamp.write_text(f"{time.time():.0f}\n")
+        print(f"[balanced] gc (engine idle) did not run: {exc}; `git balanced gc` runs it by hand.",
+              file=sys.stderr, flush=True)
+        return
+    if not done["left"]:
+        stamp.write_text(f"{time.time():.0f}\n")
+    if done["jobs"] or done["refs_removed"] or done["inbox"]:
+        print(f"[balanced] gc (engine idle): archived {done['jobs']} jobs of {len(done['plans'])} plans done more "
+              f"than {done['older_than_days']:g} days ago into {ARCHIVE}, removed {done['refs_removed']} refs"
+              f"{', folded ' + str(len(done['inbox'])) + ' inbox(es)' if done['inbox'] else ''}"
+              f"{'; ' + str(done['left']) + ' plans left for the next idle pass' if done['left'] else ''}.",
+              file=sys.stderr, flush=True)
