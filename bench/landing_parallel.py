@@ -23,7 +23,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.landing import MARKER, Run, Sandbox, expect, fresh, label, queue, verdict
+from bench.landing_repos import MARKER, Run, Sandbox, expect, fresh, label, queue, verdict
 from git_balanced import proc
 
 PLACED = ((), (5,))
