@@ -25,7 +25,7 @@ from git_balanced.git import Repo
 from git_balanced.git.ref_deletes import delete_refs
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import cache
-from git_balanced.state.events import MODE_FILE, MODE_TREE, Event, parse_event
+from git_balanced.state.events import MODE_FILE, MODE_TREE, Event, parse_event, read_event
 from git_balanced.state.fold import JOB_RANK, fold
 from git_balanced.state.refs import read_chain
 from git_balanced.vocab import DONE
@@ -208,8 +208,11 @@ def _fold_inboxes(repo: Repo, cutoff: float) -> dict[str, str]:
 
 
 def _newest_before(repo: Repo, tip: str, cutoff: float, stop: str | None) -> str | None:
+    """The newest message on the first parents from `tip` said before `cutoff`, by the time its event records
+    (a commit's own date is whatever its writer's environment gave it, GIT_COMMITTER_DATE included)."""
     for sha in _first_parents(repo, tip, stop):
-        if repo.store[sha.encode()].commit_time < cutoff:
+        ev, _ = read_event(repo, sha)
+        if ev is not None and ev.time < cutoff:
             return sha
     return None
 

@@ -94,6 +94,7 @@ def test_log_and_show_read_an_archived_job(history) -> None:
     assert shown.code == 0, shown.err
     was, now = json.loads(shown_before.out), json.loads(shown.out)
     assert now.pop("archived") == f"refs/balanced/archive/{old_pid}"
+    assert was.pop("handle") and now.pop("handle") is None, "a handle lives as long as its plan's refs"
     assert now == was, "an archived job shows as it did"
 
 
@@ -212,3 +213,13 @@ def test_an_idle_engine_folds_a_few_plans_at_a_time_then_rests(history, monkeypa
     _plan(repo, 1, done=True)
     archive.when_idle(lead)
     assert len(repo.list_refs("refs/balanced/archive/")) == 3, "not again before IDLE_EVERY (the two and the inbox)"
+
+
+def test_the_inbox_is_folded_by_when_its_messages_were_said_not_by_their_commits_dates(tmp_path: Path) -> None:
+    """A commit's date is what its writer's environment said (this suite's is in January): a message said now is
+    never folded as old, whatever its commit says."""
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    inbox.post(repo, "main", "said just now")
+    archive.fold_away(repo, 30)
+    assert archive.inbox_mark(repo, "refs/balanced/inbox/main") is None, "nothing of it is old"
+    assert [e["text"] for e in inbox.entries(repo, "main")] == ["said just now"]
