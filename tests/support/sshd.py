@@ -207,6 +207,26 @@ def sshd_machines(tmp_path: Path, names: list[str], env: dict[str, dict[str, str
         machines.stop()
 
 
+@contextmanager
+def module_machine(base: Path, name: str) -> Iterator[tuple[Machine, Path]]:
+    """One sshd machine for a whole test module: (the machine, its SSH client config), with
+    GIT_BALANCED_SSH_CONFIG naming that config meanwhile. A test's own HOME learns it with `known_in`."""
+    import pytest
+
+    config = base / "ssh_config"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_BALANCED_SSH_CONFIG", str(config))
+        with sshd_machines(base, [name]) as ms:
+            yield ms[0], config
+
+
+def known_in(config: Path, home: Path) -> None:
+    """The module machine's SSH config copied into `home`'s own, as a person's ~/.ssh/config names a host."""
+    mine = home / ".ssh" / "config"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(config.read_text())
+
+
 def _start_one(base: Path, name: str, client_key: Path, known_hosts: Path, root: bool,
                env: dict[str, str] | None = None) -> Machine:
     folder = base / name

@@ -13,28 +13,22 @@ from git_balanced.git import Repo
 from git_balanced.machines.inventory.records import set_readiness
 from tests.support.builders import commit, make_repo
 from tests.support.cli import balanced
-from tests.support.sshd import Machine, sshd_machines
+from tests.support.sshd import Machine, known_in, module_machine
 
 WORDS = 'placement = "{}" in .magnum/settings.toml'
 
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, Path]]:
-    base = tmp_path_factory.mktemp("modes")
-    config = base / "ssh_config"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_BALANCED_SSH_CONFIG", str(config))
-        with sshd_machines(base, ["alpha"]) as ms:
-            yield ms[0], config
+    with module_machine(tmp_path_factory.mktemp("modes"), "alpha") as found:
+        yield found
 
 
 @pytest.fixture
 def alpha(box: tuple[Machine, Path], sealed: Path) -> Machine:
     """The module's machine, added in this test's private HOME, and ready."""
     m, config = box
-    mine = sealed / ".ssh" / "config"
-    mine.parent.mkdir(parents=True, exist_ok=True)
-    mine.write_text(config.read_text())
+    known_in(config, sealed)
     assert balanced(sealed, "machines", "add", "alpha").code == 0
     return m
 

@@ -18,7 +18,7 @@ from git_balanced.machines.reach import probe
 from git_balanced.machines.reach.transport import Transport
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced, forget_process_state
-from tests.support.sshd import Machine, sshd_machines, wire_lead
+from tests.support.sshd import Machine, known_in, module_machine, wire_lead
 
 pytestmark = pytest.mark.sshd
 
@@ -27,21 +27,15 @@ SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\nlost_afte
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, Path]]:
-    base = tmp_path_factory.mktemp("auth")
-    config = base / "ssh_config"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_BALANCED_SSH_CONFIG", str(config))
-        with sshd_machines(base, ["alpha"]) as ms:
-            yield ms[0], config
+    with module_machine(tmp_path_factory.mktemp("auth"), "alpha") as found:
+        yield found
 
 
 @pytest.fixture
 def alpha(box: tuple[Machine, Path], sealed: Path) -> Machine:
     """The module's machine, known to this test's private HOME through its own copy of the SSH config."""
     m, config = box
-    mine = Path(sealed / ".ssh" / "config")
-    mine.parent.mkdir(parents=True, exist_ok=True)
-    mine.write_text(config.read_text())
+    known_in(config, sealed)
     (m.home / "go").unlink(missing_ok=True)
     return m
 
