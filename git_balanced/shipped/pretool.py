@@ -144,6 +144,10 @@ def only_asks(command: str, asking: str) -> bool:
 # these two, as a chain of `&&`, in its worktree, are run by its hook (inside the fence, outside Codex's sandbox,
 # hooks and guard and all, as the worker would), and Codex is told what git said. Anything else is left as it was.
 OWN_GIT = ("add", "commit")
+# The GIT_* variables its git keeps, as the runner's own (runfiles.KEEP_GIT; this module is read on its own).
+COMMITTER_ENV = {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+                 "GIT_COMMITTER_DATE", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_TEMPLATE_DIR", "GIT_SSH",
+                 "GIT_SSH_COMMAND", "GIT_TERMINAL_PROMPT"}
 CHAIN = "&&"
 
 
@@ -170,22 +174,58 @@ def own_commit(data: dict, tool_input: dict, command: str, worktree: str) -> lis
             return None
         else:
             parts[-1].append(tok)
-    if not all(len(p) >= 2 and p[0] == "git" and p[1] in OWN_GIT for p in parts):
+    if not all(len(p) >= 2 and p[0] == "git" and p[1] in OWN_GIT and _plain(p[1], p[2:]) for p in parts):
         return None
     return [p[1:] for p in parts]
+
+
+# The options its own add and commit may take: nothing that skips the guard's hook (`-n`, `--no-verify`), rewrites
+# a commit it did not make (`--amend`), or reads a file for git (`-F`, `--template`, `--pathspec-from-file`).
+ADD_FLAGS = {"-A", "--all", "-u", "--update", "-v", "--verbose"}
+COMMIT_FLAGS = {"-a", "--all", "-q", "--quiet", "-v", "--verbose", "-s", "--signoff", "--allow-empty"}
+COMMIT_LETTERS = set("aqvs")  # short flags that may be joined (`-aq`), `m` last with its message
+
+
+def _plain(sub: str, args: list[str]) -> bool:
+    """Whether `git SUB ARGS` takes only the flags above, a message and paths."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return True  # paths only from here
+        if not arg.startswith("-") or arg == "-":
+            i += 1
+            continue
+        if sub == "add":
+            if arg not in ADD_FLAGS:
+                return False
+        elif arg in COMMIT_FLAGS or arg.startswith("--message="):
+            pass
+        elif arg in ("-m", "--message"):
+            i += 1  # its message
+        elif arg.startswith("-") and not arg.startswith("--") and arg[1] in COMMIT_LETTERS | {"m"}:
+            head, _, message = arg[1:].partition("m")
+            if not set(head) <= COMMIT_LETTERS or ("m" not in arg[1:] and not head):
+                return False
+            if "m" in arg[1:] and not message:
+                i += 1  # `-am MSG`: the message is the next word
+        else:
+            return False
+        i += 1
+    return True
 
 
 def commit_for_codex(steps: list[list[str]], worktree: str) -> dict:
     """Run the worker's own `git add` and `git commit` in its worktree, in turn, stopping at the first that
     fails; Codex reads what git said as the call's answer."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")}
+    # No other GIT_*: none names another repository, object store, namespace or config for this git.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in COMMITTER_ENV}
     env["GIT_EDITOR"] = env["GIT_SEQUENCE_EDITOR"] = "false"  # a commit without -m fails rather than waits
     said, code = [], 0
     for args in steps:
         try:
-            cp = subprocess.run(["git", "-c", "maintenance.auto=false", *args], cwd=worktree, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cp = subprocess.run(["git", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args], cwd=worktree,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 timeout=600)
             code, out = cp.returncode, cp.stdout.decode("utf-8", "replace").strip()
         except (OSError, subprocess.TimeoutExpired) as exc:

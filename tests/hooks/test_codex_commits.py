@@ -79,6 +79,15 @@ def codex_bash(cwd: Path, command: str, workdir: Path | None = None) -> dict:
     "git add -A && rm -rf src",
     "git config core.hooksPath /tmp/h",
     "sh -c 'git commit -m x'",
+    "git add -A && git commit -n -m x",
+    "git commit --no-verify -am x",
+    "git commit -anm x",
+    "git commit --amend -m x",
+    "git commit -F /etc/passwd",
+    "git commit --template=/etc/passwd",
+    "git add --pathspec-from-file=/etc/hosts",
+    "git add -f secret.txt",
+    "git commit -c HEAD",
 ])
 def test_nothing_wider_than_its_own_add_and_commit_is_run_by_its_hook(command: str, tmp_path: Path) -> None:
     wt = make_repo(tmp_path / "wt", {"a.txt": "a\n"})
