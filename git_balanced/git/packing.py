@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from git_balanced.git.core import RepoCore
 
+TIMED_OUT = 124  # proc.run's code for a process it ended at its timeout
+
 
 @dataclass(frozen=True)
 class Loose:
@@ -49,10 +51,10 @@ def pack_refs(repo: RepoCore, timeout: float) -> bool:
     it removes the loose file, so a writer holding one keeps its ref loose. True when git finished in time;
     when it was ended, what it left is removed (left_behind)."""
     start = time.time()
-    ok = repo._run("pack-refs", "--all", "--prune", timeout=timeout).ok
-    if not ok:
-        left_behind(repo, start)
-    return ok
+    res = repo._run("pack-refs", "--all", "--prune", timeout=timeout)
+    if res.code == TIMED_OUT:  # ended by us: what it held is ours to remove (a git that failed, say on another
+        left_behind(repo, start)  # writer's packed-refs.lock, leaves nothing, and that lock is not ours)
+    return res.ok
 
 
 def pack_objects(repo: RepoCore, timeout: float) -> bool:
@@ -60,10 +62,10 @@ def pack_objects(repo: RepoCore, timeout: float) -> bool:
     large packs are left as they are, so the work grows with what came since, not with the history). True when
     git finished in time; when it was ended, its half-written pack is removed (left_behind)."""
     start = time.time()
-    ok = repo._run("repack", "-d", "-l", "-q", "--geometric=2", timeout=timeout).ok
-    if not ok:
-        left_behind(repo, start)
-    return ok
+    res = repo._run("repack", "-d", "-l", "-q", "--geometric=2", timeout=timeout)
+    if res.code == TIMED_OUT:  # ended by us: what it held is ours to remove (a git that failed, say on another
+        left_behind(repo, start)  # writer's packed-refs.lock, leaves nothing, and that lock is not ours)
+    return res.ok
 
 
 def left_behind(repo: RepoCore, since: float) -> list[str]:

@@ -88,6 +88,15 @@ def test_the_idle_engine_packs_the_refs_and_says_so_in_its_log(tmp_path: Path) -
     assert git(root, "rev-parse", "refs/remotes/old/b0000") == head
 
 
+def test_a_packing_that_fails_on_another_writers_lock_leaves_that_lock_alone(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    repo = Repo.discover(root)
+    lock = root / ".git" / "packed-refs.lock"
+    lock.write_text("")  # another git writing packed-refs right now
+    assert not packing.pack_refs(repo, 60.0), "git cannot pack while another writer holds packed-refs"
+    assert lock.exists(), "and the writer's lock is still its own"
+
+
 def test_what_a_packing_ended_at_its_timeout_left_is_removed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r")
     repo = Repo.discover(root)
