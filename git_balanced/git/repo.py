@@ -251,6 +251,14 @@ class Repo(RepoCore):
         it does not, or git could not."""
         return self._run("update-ref", "-d", ref, *([old] if old else [])).ok
 
+    def delete_refs(self, refs: Mapping[str, str]) -> bool:
+        """Remove every ref of `refs` ({ref: the id it must still point at}) in one transaction, packed-refs
+        rewritten once; False, with nothing removed, when any of them moved (or git could not)."""
+        if not refs:
+            return True
+        self._listed = None  # a listing taken before is not what is there after
+        return self._run("update-ref", "--stdin", input="".join(f"delete {r} {old}\n" for r, old in refs.items())).ok
+
     def fetch(self, remote: str, specs: list[str], *, fetch_head: bool = True, upload_pack: str | None = None,
               env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
         """Fetch the refspecs `specs` from `remote` (a name, a path, a URL), without tags; without writing

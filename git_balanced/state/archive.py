@@ -22,7 +22,6 @@ from typing import Any
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.git.ref_deletes import delete_refs
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import cache
 from git_balanced.state.events import MODE_FILE, MODE_TREE, Event, parse_event, read_event
@@ -184,11 +183,11 @@ def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most
         doomed.update({f"refs/balanced/jobs/{j}": t for j, t in job_tips.items()})
         if plan_tip:
             doomed[f"refs/balanced/plans/{pid}"] = plan_tip
-    if doomed and not delete_refs(repo, doomed):
+    if doomed and not repo.delete_refs(doomed):
         # One of them moved meanwhile (a sync, a dismiss): the others go now, that one at the next run.
         still = {ref: tip for ref, tip in doomed.items() if repo.read_ref(ref) == tip}
         report.kept = sorted(set(doomed) - set(still))
-        doomed = still if delete_refs(repo, still) else {}
+        doomed = still if repo.delete_refs(still) else {}
     report.removed = len(doomed)
     report.inbox = _fold_inboxes(repo, cutoff)
     return report

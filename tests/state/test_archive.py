@@ -107,7 +107,7 @@ def test_a_gc_killed_before_the_refs_go_loses_nothing_and_the_next_finishes(hist
     def killed(*_: object) -> bool:
         raise KeyboardInterrupt  # as a kill between the archive and the refs' removal
 
-    monkeypatch.setattr(archive, "delete_refs", killed)
+    monkeypatch.setattr(Repo, "delete_refs", killed)
     with pytest.raises(KeyboardInterrupt):
         archive.fold_away(repo, 0, now=between)
     monkeypatch.undo()
