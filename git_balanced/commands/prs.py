@@ -9,6 +9,7 @@ from git_balanced import trust, ui
 from git_balanced.channel import inbox, now
 from git_balanced.errors import BalancedError
 from git_balanced.forge import opening, prs, watch, where
+from git_balanced.landing.review import push_said
 from git_balanced.lead import Lead, open_lead, settings_at
 from git_balanced.vocab import CheckState
 
@@ -64,9 +65,8 @@ def ship_pr_command(*, yes: bool, name: str | None, base: str | None, draft: boo
             return 1
     res = lead.repo.push_as_user(sh.remote, sh.spec)
     if res.code != 0:
-        lines = (res.out.rstrip() + "\n" + res.err.rstrip()).strip("\n").splitlines()[-40:]
-        said = "\n".join("    " + x for x in lines)
-        raise BalancedError(f"The push to {sh.remote} failed; no pull request was opened:\n{said}",
+        raise BalancedError(f"The push to {sh.remote} failed; no pull request was opened:\n"
+                            f"{push_said(res.out, res.err)}",
                             hint="see what the hooks or the remote said above, then `git balanced ship --pr` again.")
     title, body = opening.title_and_body(lead, sh, waiting if waiting and waiting["kind"] == "review" else None)
     pr, reused = opening.open_or_reuse(lead, sh, forge, draft=draft, title=title, body=body)

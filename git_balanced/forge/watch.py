@@ -62,9 +62,12 @@ def refresh(lead: Lead) -> None:
     """Look at the lead's open pull requests now, recording what changed but sending nothing (`review`); a
     forge out of reach is said, and what the chains hold is shown."""
     settings = settings_at(lead.repo, lead.branch)
+    forges: dict[str, Forge] = {}  # one a remote, as the engine's look: its token is read once
     for p in of_lead(lead, open_only=True):
+        remote = str(p.fields.get("remote") or "origin")
         try:
-            look(lead, settings, open_forge(lead, str(p.fields.get("remote") or "origin")), p, act=False)
+            forge = forges.get(remote) or forges.setdefault(remote, open_forge(lead, remote))
+            look(lead, settings, forge, p, act=False)
         except BalancedError as exc:
             ui.note(f"Pull request #{p.number} was not looked at: {exc.message} (what it had is shown)")
 

@@ -155,7 +155,7 @@ def push_reviewed(lead: Lead, r: Review, waiting: dict[str, Any] | None) -> str:
     refuse_to_ship(r)
     res = lead.repo.push_as_user(r.remote, push_step(r)[-1])
     if res.code != 0:
-        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{_said(res.out, res.err)}",
+        raise BalancedError(f"The push to {r.remote} failed; nothing was shipped:\n{push_said(res.out, res.err)}",
                             hint=f"see what the hooks or {r.remote} said above, then `git balanced ship` again.")
     if waiting:
         now.ship(lead, waiting["id"], pushed=f"pushed {r.branch} to {r.upstream}, {r.summary}")
@@ -165,7 +165,7 @@ def push_reviewed(lead: Lead, r: Review, waiting: dict[str, Any] | None) -> str:
         f" Answered {waiting['id']}: shipped; the lead hears it in its inbox." if waiting else "")
 
 
-def _said(out: str, err: str, most: int = 40) -> str:
+def push_said(out: str, err: str, most: int = 40) -> str:
     """What a refused push printed: a pre-push hook's own words (pre-commit prints them on stdout) before
     git's, every line of both up to `most`, so the reason is never cut off by git's last lines."""
     lines = (out.rstrip() + "\n" + err.rstrip()).strip("\n").splitlines()

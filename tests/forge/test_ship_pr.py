@@ -69,3 +69,15 @@ def test_ship_pr_refuses_clearly_without_a_token_or_a_repository(project: Projec
     git(repo, "switch", "-q", "main")
     ran = balanced(repo, "ship", "--pr", "--yes")
     assert ran.code == 1 and "main would be its own base" in ran.err and "git switch -c feature" in ran.err
+
+
+def test_a_push_the_remote_refuses_opens_no_pull_request_and_says_the_remotes_words(project: Project) -> None:
+    hook = project.bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'feature is frozen until Monday'\nexit 1\n")
+    hook.chmod(0o755)
+    ran = balanced(project.repo, "ship", "--pr", "--yes")
+    assert ran.code == 1 and "The push to origin failed; no pull request was opened:" in ran.err, ran.err
+    assert "feature is frozen until Monday" in ran.err and "git balanced ship --pr" in ran.err
+    assert project.forge.pulls == {}, "no pull request was opened"
+    assert git(project.repo, "for-each-ref", "refs/balanced/prs/") == ""
