@@ -160,6 +160,16 @@ def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None) 
     return handles(repo, jobs, lead)
 
 
+def add_to_entries(repo: Repo, lead: str, items: list[dict[str, Any]],
+                   named: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Inbox lines with the handle of the job each speaks of (`handle`); `named`, when given, keeps the handles
+    found, so a follower names them again only when a line speaks of a job it has not named."""
+    named = {} if named is None else named
+    if any(e.get("job") and e["job"] not in named for e in items):
+        named.update(of_repo(repo, lead))  # every job: a handle is qualified when two live plans share it
+    return [{**e, "handle": named[e["job"]]} if e.get("job") in named else e for e in items]
+
+
 def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     """The board's data with each job's `handle` added to its rows (its jobs, and the jobs under Now)."""
     with repo.listing_once():  # the jobs and plans listed once

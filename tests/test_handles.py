@@ -51,6 +51,10 @@ def test_handles_follow_the_plan_not_the_order_jobs_came_in(tmp_path: Path) -> N
     assert stopped.code == 0 and f"Stopped docs ({docs})" in stopped.out
     heard = balanced(repo, "inbox").out
     assert "[e3] docs: you stopped it" in heard, heard
+    said = [e for e in json.loads(balanced(repo, "inbox", "--json").out) if e.get("job") == docs]
+    assert said and all(e["handle"] == "e3" for e in said), "and in the inbox's JSON"
+    told = json.loads(balanced(repo, "mcp", "--call", "inbox").out)["messages"]
+    assert [m["handle"] for m in told if m.get("job") == docs] == ["e3"] * len(said), "and to an agent lead"
 
     second = _stored(repo, ["fix"], "Second")
     fix = _job(repo, second, "fix")

@@ -20,15 +20,12 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     seen: set[str] = set()
     me = node_id(lead.repo)
 
+    named: dict[str, str] = {}  # the handles found, kept while it follows
+
     def show(items: list[dict[str, Any]]) -> None:
-        named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
         lines = []  # written in one go: an inbox of 10,000 messages is not 10,000 writes
-        for e in items:
-            if e["sha"] in seen:
-                continue
+        for e in handles.add_to_entries(lead.repo, lead.branch, [e for e in items if e["sha"] not in seen], named):
             seen.add(e["sha"])
-            if e.get("job") in named:
-                e["handle"] = named[e["job"]]
             if as_json:
                 import json
 
@@ -46,8 +43,7 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     known: set[str] = set()
     items = entries(lead.repo, lead.branch, known=known)
     if as_json and not follow:
-        named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
-        ui.emit_json([{**e, "handle": named[e["job"]]} if e.get("job") in named else e for e in items])
+        ui.emit_json(handles.add_to_entries(lead.repo, lead.branch, items))
         return 0
     if not items and not follow:
         ui.say("Nothing yet.")

@@ -137,12 +137,10 @@ def inbox() -> InboxResult:
         mark_read(lead.repo, lead.branch, newest)
     from git_balanced import handles
 
-    named = handles.of_repo(lead.repo, lead.branch) if any(e.get("job") for e in items) else {}
-    keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer")
+    keep = ("id", "time", "kind", "text", "job", "qid", "plan", "row", "answer", "handle")
     return {"lead": lead.branch, "count": len(items),
-            "messages": [cast(Message, {k: e[k] for k in keep if k in e}
-                                       | ({"handle": named[e["job"]]} if e.get("job") in named else {}))
-                         for e in items]}
+            "messages": [cast(Message, {k: e[k] for k in keep if k in e})
+                         for e in handles.add_to_entries(lead.repo, lead.branch, items)]}
 
 
 def _answered(qid: str, f: dict[str, Any]) -> Answered:
