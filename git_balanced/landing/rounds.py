@@ -93,7 +93,7 @@ class Checker:
             cur = self.repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
             merges.append((cur, m.tree))
         self.built[(base, tuple(link.cand.tip for link in chain[culprit:]))] = merges
-        if cur == tip or checks.for_landing(self.repo, self.repo.tree_of(cur), self.check) is not None:
+        if not merges or checks.for_landing(self.repo, merges[-1][1], self.check) is not None:
             return False
         self._run(cur, slot)
         return True

@@ -23,11 +23,10 @@ from git_balanced.landing.bisect import Search, next_probes
 Probe = Callable[[list[int], list[int]], dict[int, bool]]
 
 
-def culprits(s: Search, probes: list[int], spare: int) -> list[int]:
+def culprits(s: Search, spare: int) -> list[int]:
     """The possible culprits whose next chain is worth checking now, with `spare` free slots: each branch
     between the longest prefix known to pass and the shortest known to fail (any, when none failed yet),
-    earliest first. A culprit with nothing after it has no next chain, and one a prefix of this round
-    answers already (prefix c - 1 is the next tip when c is the culprit; nothing follows the last) is left out."""
+    earliest first. A culprit with nothing after it has no next chain, and is left out."""
     if spare <= 0:
         return []
     last = min(s.hi, s.n)
@@ -43,6 +42,6 @@ def search(n: int, probe: Probe, slots: int = 1, known: dict[int, bool] | None =
         todo = [i for i in next_probes(s, slots) if i not in s.passed]
         if not todo:
             break
-        s.passed.update(probe(todo, culprits(s, todo, slots - len(todo))))
+        s.passed.update(probe(todo, culprits(s, slots - len(todo))))
         s.rounds += 1
     return s

@@ -47,11 +47,11 @@ def _outcome(repo: Path, data: dict[str, object]) -> tuple[list[tuple[str, str]]
 
 def test_culprits_to_speculate_on_are_the_failing_range_earliest_first() -> None:
     s = Search(16, {4: True, 8: False, 12: False, 16: False})
-    assert speculate.culprits(s, [5, 6, 7], 1) == [5], "one free slot: the first branch of the failing range"
-    assert speculate.culprits(s, [6], 3) == [5, 6, 7]
-    assert speculate.culprits(Search(3, {}), [1, 2, 3], 1) == [1], "none failed yet: any may, the earliest first"
-    assert speculate.culprits(Search(2, {1: True, 2: False}), [], 4) == [], "the last has nothing after it"
-    assert speculate.culprits(s, [5, 6, 7], 0) == []
+    assert speculate.culprits(s, 1) == [5], "one free slot: the first branch of the failing range"
+    assert speculate.culprits(s, 3) == [5, 6, 7]
+    assert speculate.culprits(Search(3, {}), 1) == [1], "none failed yet: any may, the earliest first"
+    assert speculate.culprits(Search(2, {1: True, 2: False}), 4) == [], "the last has nothing after it"
+    assert speculate.culprits(s, 0) == []
 
 
 def test_the_search_finds_what_it_finds_without_speculating() -> None:
