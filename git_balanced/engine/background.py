@@ -20,6 +20,7 @@ from git_balanced.shipped.runfiles import RUNS_DIR
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
 END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each
 
+STOP_DRAIN = 5.0  # seconds a stopped engine waits for the cleanup of what landed
 IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
 
 
@@ -221,7 +222,9 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 if eng.end_landing() and stop[0]:  # its checks end at once, asked to stop
                     print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
                           file=sys.stderr, flush=True)
-                eng.sweeper.drain()  # what landed is cleaned up before the engine ends
+                # What landed is cleaned up before the engine ends; asked to stop, it waits a moment only (a
+                # machine out of reach must not hold the stop and the lock; what is left goes with its machine later).
+                eng.sweeper.drain(STOP_DRAIN if stop[0] else None)
         finally:  # a Ctrl-C while it waits lets go of the lock all the same
             signal.signal(signal.SIGTERM, old)
             if old_int is not signal.SIG_IGN:

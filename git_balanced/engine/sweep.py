@@ -32,10 +32,10 @@ class Sweeper:
             self._busy = True
         threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
 
-    def drain(self) -> None:
-        """Wait until every job handed over was cleaned up."""
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every job handed over was cleaned up (at most `timeout` seconds); True when it was."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._busy)
+            return self._cond.wait_for(lambda: not self._busy, timeout)
 
     def _run(self) -> None:
         while True:
