@@ -8,18 +8,10 @@ from typing import Any
 
 from rich.text import Text
 
+from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER
 from git_balanced.vocab import DONE, JobState
 
-FOLD_AFTER = 5
 FOLD_KEY = "fold"
-# The dot of each state and its colour: a ring for finished and not landed, filled green for landed, red for
-# what failed. Without colour (NO_COLOR, a plain terminal) the dots alone tell them apart.
-DOTS: dict[str, tuple[str, str]] = {
-    JobState.QUEUED: ("◌", "grey62"), JobState.RUNNING: ("◐", "yellow"), JobState.PAUSED: ("‖", "cyan"),
-    JobState.FINISHED: ("○", "green"), JobState.LANDED: ("●", "green"), JobState.FAILED: ("✗", "red"),
-    JobState.STOPPED: ("■", "red"), JobState.HELD: ("!", "magenta"), JobState.RETRIED: ("↻", "grey62"),
-    JobState.LOST: ("?", "red")}
-FOLD_ORDER = (JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST)
 
 
 @dataclass

@@ -7,16 +7,16 @@ from typing import Any
 
 from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row
-from git_balanced.engine.shown import collect_shown, engine_line
+from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
 
 __all__ = ["collect", "job_row", "render", "board_command"]
 
-DOTS = {JobState.QUEUED: "◌", JobState.RUNNING: "◐", JobState.PAUSED: "‖", JobState.FINISHED: "○",
-        JobState.LANDED: "●", JobState.FAILED: "✗", JobState.STOPPED: "■", JobState.HELD: "!", JobState.RETRIED: "↻",
-        JobState.LOST: "?"}
-FOLD_AFTER = 5
+
+
+def _dot(state: str) -> str:
+    return DOTS.get(state, ("?", ""))[0]
 
 
 def render(data: dict[str, Any], show_all: bool = False) -> str:
@@ -28,7 +28,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                 lines.append(f"  {r['text']}")
             else:
                 handle = f"{r['handle']}, " if r.get("handle") else ""
-                lines.append(f"  {DOTS.get(r['state'], '?')} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
+                lines.append(f"  {_dot(r['state'])} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
                              f"({handle}{r['id']})")
                 if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
                     lines.append(ui.tail(r["tail"], indent="      "))
@@ -45,8 +45,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             counts: dict[str, int] = {}
             for r in done:
                 counts[r["state"]] = counts.get(r["state"], 0) + 1
-            order = [JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST]
-            lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in order if s in counts))
+            lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in FOLD_ORDER if s in counts))
         width = max((len(r["piece"]) for r in rows), default=0)
         hwidth = max((len(r.get("handle") or "") for r in shown + live), default=0)
         for r in shown + live:
@@ -54,7 +53,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             if r["cost_usd"]:
                 bits.append(f"${r['cost_usd']:.2f}" + (f" of ${r['budget_usd']:.2f}" if r["budget_usd"] else ""))
             reason = ui.plain(r["reason"], lines=False)
-            lines.append(f"  {DOTS.get(r['state'], '?')} {_named(r, hwidth)}{r['piece']:<{width}}  {reason} · "
+            lines.append(f"  {_dot(r['state'])} {_named(r, hwidth)}{r['piece']:<{width}}  {reason} · "
                          + " · ".join(b for b in bits if b))
     if data["next"]:
         lines.append("Next")

@@ -9,9 +9,19 @@ from git_balanced import handles
 from git_balanced.channel.presence import pid_alive
 from git_balanced.engine.board import collect
 from git_balanced.lead import Lead
-from git_balanced.vocab import LIVE
+from git_balanced.vocab import LIVE, JobState
 
 START = "git balanced engine --detach"
+# How the board and its app show workers: past FOLD_AFTER, the done ones fold into one line of counts, in this
+# order; each state's dot and its colour (a ring for finished and not landed, filled green for landed, red for
+# what failed). Without colour (NO_COLOR, a plain terminal, `board`'s text) the dots alone tell them apart.
+FOLD_AFTER = 5
+FOLD_ORDER = (JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST)
+DOTS: dict[str, tuple[str, str]] = {
+    JobState.QUEUED: ("◌", "grey62"), JobState.RUNNING: ("◐", "yellow"), JobState.PAUSED: ("‖", "cyan"),
+    JobState.FINISHED: ("○", "green"), JobState.LANDED: ("●", "green"), JobState.FAILED: ("✗", "red"),
+    JobState.STOPPED: ("■", "red"), JobState.HELD: ("!", "magenta"), JobState.RETRIED: ("↻", "grey62"),
+    JobState.LOST: ("?", "red")}
 PID_FILE = "engine.pid"  # EngineLock.pid_path's name
 
 
