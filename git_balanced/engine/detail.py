@@ -25,8 +25,6 @@ def detail(lead: Lead, name: str) -> dict[str, Any]:
     everyone = J.all_jobs(repo)
     try:
         job = J.resolve(everyone, name, repo, lead.branch)
-        events = _events(lead, job)
-        handle = handles.handles(repo, everyone, lead.branch).get(job.id)
     except BalancedError:
         found = archive.find_job(repo, name)  # a job of a plan folded away by `gc`: its archive has it whole
         if found is None:
@@ -35,6 +33,9 @@ def detail(lead: Lead, name: str) -> dict[str, Any]:
         events = [{k: row.get(k) for k in ("time", "event", "state", "subject")} for row in found[2][-EVENTS_SHOWN:]]
         handle = None  # a handle lives as long as its plan; an archived plan's are gone
         more = {"archived": archive.archive_ref(job.plan)}
+    else:
+        events = _events(lead, job)
+        handle = handles.handles(repo, everyone, lead.branch).get(job.id)
     return {**job_row(job), "handle": handle, "task": job.task, "run": job.run, "paths": list(job.paths),
             "why": job.why,
             "previous": job.previous, "next": job.next, "retry_reason": job.retry_reason,
