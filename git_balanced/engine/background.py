@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable
 
 from git_balanced import fence, proc, ui
+from git_balanced.engine import shown
 from git_balanced.engine.loop import Engine
 from git_balanced.engine.upkeep import Upkeep
 from git_balanced.errors import BalancedError
@@ -34,8 +35,9 @@ class EngineLock:
     work (its last pass, a stop) says so in `engine.exiting` first, so no one says it runs what it won't."""
 
     def __init__(self, lead: Lead) -> None:
+        self.lead = lead
         self.path = lead.repo.state_dir / "engine.lock"
-        self.pid_path = lead.repo.state_dir / "engine.pid"
+        self.pid_path = lead.repo.state_dir / shown.PID_FILE
         self.exiting_path = lead.repo.state_dir / "engine.exiting"
         self.lock = Flock(self.path)
 
@@ -86,10 +88,7 @@ class EngineLock:
 
     def holder_pid(self) -> int | None:
         """The pid in the lock's pid file (a running engine's, or one killed before it could take it away)."""
-        try:
-            return int(self.pid_path.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        return shown.engine_pid(self.lead)
 
     def holder(self) -> int | None:
         """The pid of the running engine, or None when none runs."""

@@ -22,7 +22,7 @@ DOTS: dict[str, tuple[str, str]] = {
     JobState.FINISHED: ("○", "green"), JobState.LANDED: ("●", "green"), JobState.FAILED: ("✗", "red"),
     JobState.STOPPED: ("■", "red"), JobState.HELD: ("!", "magenta"), JobState.RETRIED: ("↻", "grey62"),
     JobState.LOST: ("?", "red")}
-PID_FILE = "engine.pid"  # EngineLock.pid_path's name
+PID_FILE = "engine.pid"  # written by engine/background.EngineLock, read here and there
 
 
 def collect_shown(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
