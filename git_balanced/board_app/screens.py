@@ -11,8 +11,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, RichLog, Static
 
+from git_balanced import jobs as J
 from git_balanced.agents.transcript import render
-from git_balanced.engine.reach import job_named, read_log
+from git_balanced.engine.reach import read_log
 from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
@@ -126,7 +127,7 @@ class Worker(Screen[None]):
             return
         if not chunk.found and not self.log_at:
             if self.job.state == JobState.QUEUED:  # it may have started since the pane opened
-                self.job = job_named(self.lead, self.job.id)
+                self.job = J.one(self.lead.repo, self.job.id) or self.job  # that job's ref only
             return
         whole, newline, self.log_held = (self.log_held + chunk.text).rpartition("\n")
         self.log_at = chunk.next_offset

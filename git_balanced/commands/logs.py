@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from git_balanced import jobs as J
 from git_balanced import ui
 from git_balanced.agents.transcript import render
 from git_balanced.engine import reach
@@ -30,7 +31,12 @@ def logs_command(job: str, *, follow: bool, raw: bool) -> int:
     try:
         while follow:
             time.sleep(FOLLOW_EVERY)
-            j = reach.job_named(lead, j.id)
+            now = J.one(lead.repo, j.id)  # that one job's ref, not every job (it was resolved once, above)
+            if now is None:
+                ui.say(f"── {j.piece} ({j.id}) is no longer among the jobs: `git balanced show {j.id}` says "
+                       "what it did.")
+                break
+            j = now
             chunk = reach.read_log(lead, j, offset)
             held, offset = _show(held + chunk.text, raw), chunk.next_offset
             if j.state not in LIVE and not chunk.text:

@@ -191,7 +191,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     try:
         eng = Engine(lead, land_aside=not once)  # one pass only: its landing ends within it
         eng.says_full = not until_idle
-        upkeep = Upkeep(lead.repo)
+        upkeep = Upkeep(lead)
         _say_unfenced(lead)
         if once:
             lock.mark_exiting()  # its one pass is its last: work stored meanwhile needs another engine

@@ -26,7 +26,7 @@ from git_balanced.job_events import Failed, GaveUp, Noted, Retried, WaitsForLand
 from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.reach.transport import MachineUnreachable
-from git_balanced.state import archive, refs
+from git_balanced.state import refs
 from git_balanced.vocab import ENDED_BADLY, LIVE, Failure, JobState
 
 if TYPE_CHECKING:
@@ -152,8 +152,6 @@ class Engine:
                    and not (j.state == JobState.FINISHED and self.waits_for_you(ctx, j)) for j in jobs.values())
         # What runs now, as the starts left it: how long the loop sleeps, and what it waits on meanwhile.
         self.running = [j for j in self._read(plans)[0].values() if j.state == JobState.RUNNING]
-        if not (live or movable):
-            archive.when_idle(self.lead)  # folds what was done long ago; says so in engine.log
         return live or movable
 
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:

@@ -3,9 +3,9 @@ started, finished, landed, failed and why: the line `git log` shows of it), a li
 when it ends with its time, and on a terminal a status line of counts under them.
 
 It watches the job refs from a thread of its own, with a Repo of its own, listing their tips (one
-`for-each-ref`) a few times a second and reading only the commits a tip moved by; so it says what any writer
-recorded (this engine, `stop` from another terminal, another clone's engine through sync), and the engine's
-loop is not touched."""
+`for-each-ref`) a few times a second and reading in-process only the commits a tip moved by (no git process per
+job that moved); so it says what any writer recorded (this engine, `stop` from another terminal, another clone's
+engine through sync), and the engine's loop is not touched."""
 
 from __future__ import annotations
 
@@ -22,13 +22,14 @@ from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, TakenOver
 from git_balanced.landing.checks import marks_of
 from git_balanced.state import cache
+from git_balanced.state.events import Malformed
+from git_balanced.state.refs import read_chain
 from git_balanced.vocab import JobState
 
 PREFIX = "refs/balanced/jobs/"
 EVERY = 0.25  # seconds between two listings of the tips
 CHECKS_EVERY = 1.0  # seconds between two looks for running checks (a walk of /proc)
 QUIET = {Claimed.name, TakenOver.name}  # which engine took a job: not news to the person watching it
-_TRAILER = "%(trailers:key=Balanced-{},valueonly,separator=)"
 COUNTED = (JobState.QUEUED, JobState.RUNNING, JobState.FINISHED, JobState.LANDED, JobState.FAILED)
 
 
@@ -74,20 +75,27 @@ class Narrator:
         lines = []
         for ref, tip in sorted(tips.items(), key=lambda kv: kv[1]):
             old = self.tips.get(ref)
-            if old == tip:
-                continue
-            jid = ref[len(PREFIX):]
-            log = repo.first_parent_log(f"{old}..{tip}" if old else tip, "%ct%x09" + _TRAILER.format("State")
-                                        + "%x09" + _TRAILER.format("Event") + "%x09%s", oldest_first=True)
-            for line in log.splitlines():
-                when, state, event, subject = (line.split("\t", 3) + ["", "", ""])[:4]
-                if state:
-                    self.states[jid] = state
-                if event not in QUIET:
-                    lines.append((float(when or 0), subject))
+            if old != tip:
+                lines += self._moved(repo, ref[len(PREFIX):], tip, old)
         self.tips = tips
         lines += self._checks()
         self._say(sorted(lines, key=lambda x: x[0]))
+
+    def _moved(self, repo: Repo, jid: str, tip: str, old: str | None) -> list[tuple[float, str]]:
+        """The lines of the events a job's tip moved by since `old` (every event of a new job), read in-process
+        (state/refs.read_chain stops at `old`); a malformed chain says nothing, the board names it."""
+        try:
+            events = read_chain(repo, tip, {old} if old else None)
+        except Malformed:
+            return []
+        lines = []
+        for ev in events:
+            if ev.state:
+                self.states[jid] = ev.state
+            if ev.event not in QUIET:
+                lines.append((ev.time, repo.store[ev.sha.encode()].message.decode("utf-8", "replace")
+                              .split("\n", 1)[0]))
+        return lines
 
     def _checks(self) -> list[tuple[float, str]]:
         """A line when a check starts running, and one when none runs any more, with how long it took."""

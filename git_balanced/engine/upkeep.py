@@ -1,6 +1,7 @@
-"""The engine's own packing of the lead's repository, while it is idle: git's automatic maintenance is off in
-every git command of ours (git/run.py), so the loose refs and objects the passes write are packed here, between
-passes when nothing is due, bounded in time, and said in one line on stderr (the engine's log)."""
+"""The engine's one idle hook: between passes when nothing is due, it folds what was done long ago into the
+archive (state/archive.when_idle) and packs the lead's repository: git's automatic maintenance is off in every
+git command of ours (git/run.py), so the loose refs and objects the passes write are packed here, bounded in
+time, and said in one line on stderr (the engine's log)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import time
 
 from git_balanced.files import Flock
 from git_balanced.git import Repo, packing
+from git_balanced.lead import Lead
+from git_balanced.state import archive
 
 LOOSE_REFS = 500  # loose refs above which they are packed (every listing of them opens each file)
 LOOSE_OBJECTS = 2000  # loose objects above which they are packed (git's own gc.auto is 6,700)
@@ -22,19 +25,23 @@ EVERY = 300.0  # seconds between two looks while the engine stays idle
 
 
 class Upkeep:
-    """When the engine last looked, and what it packed."""
+    """When the engine last looked, and whether the archive's fold left plans for the next look."""
 
-    def __init__(self, repo: Repo) -> None:
-        self.repo = repo
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+        self.repo = lead.repo
         self.looked = float("-inf")  # time.monotonic() of the last look
+        self.left = False  # the last fold left plans: the next idle look folds more, without waiting EVERY
 
     def idle(self, *, now: float | None = None) -> str | None:
-        """Pack what lies loose beyond the limits, at most once every EVERY seconds; the line said, or None
-        when nothing was packed."""
+        """Fold what was done long ago (archive.when_idle, its own throttle), then pack what lies loose beyond
+        the limits, at most once every EVERY seconds (sooner while the fold left plans); the packing's line said,
+        or None when nothing was packed."""
         now = time.monotonic() if now is None else now
-        if now - self.looked < EVERY:
+        if now - self.looked < EVERY and not self.left:
             return None
         self.looked = now
+        self.left = archive.when_idle(self.lead)
         line = pack_if_loose(self.repo)
         if line:
             print(f"[balanced] {line}", file=sys.stderr, flush=True)

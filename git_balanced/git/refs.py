@@ -179,9 +179,16 @@ def write_loose(common_dir: Path, ref: str, new: str, old: str | None, packed: P
 
 
 def _log(common_dir: Path, ref: str, old: str | None, new: str, who: str, message: str) -> None:
-    """Append the swap to the ref's reflog, as git writes a line of it."""
+    """Append the swap to the ref's reflog, as git writes a line of it. Its folder is made again when it is gone
+    (git removes a reflog folder left empty by a delete, as `gc` folding every plan away does)."""
     line = f"{old or ZERO} {new} {who} {int(time.time())} +0000\t{' '.join(message.split())}\n"
-    with open(f"{common_dir}/logs/{ref}", "a", encoding="utf-8") as fh:
+    path = f"{common_dir}/logs/{ref}"
+    try:
+        fh = open(path, "a", encoding="utf-8")
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fh = open(path, "a", encoding="utf-8")
+    with fh:
         fh.write(line)
 
 

@@ -18,6 +18,7 @@ from git_balanced import trust
 from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
+from git_balanced.git import Repo
 from git_balanced.landing import checkout, checks, protect
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
@@ -181,8 +182,9 @@ class Queue:
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
     def _preflight(self, c: Candidate, lead_tip: str) -> Verdict | None:
-        """Why `c` cannot go into a chain, settled without a check (None when it can)."""
-        repo = self.repo
+        """Why `c` cannot go into a chain, settled without a check (None when it can). It runs in a thread of the
+        preflights, with that thread's own Repo."""
+        repo = self.checker.own.get()
         if c.info.get("dirty"):
             return Verdict(c.branch, "refused", c.job,
                            reason="its worktree has uncommitted changes, which would not land")
@@ -192,7 +194,7 @@ class Queue:
                            reason=f"everything on it is in {self.lead.branch} already")
         touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
-            bad = self._bad_settings(c.tip)
+            bad = self._bad_settings(repo, c.tip)
             if bad:
                 return Verdict(c.branch, "refused", c.job, paths=[SETTINGS_PATH],
                                reason=f"its {SETTINGS_PATH} is invalid: {bad}")
@@ -207,13 +209,13 @@ class Queue:
                            reason=f"it conflicts with {self.lead.branch} in " + ", ".join(m.conflicts))
         return None
 
-    def _bad_settings(self, rev: str) -> str | None:
+    def _bad_settings(self, repo: Repo, rev: str) -> str | None:
         """Why the settings a branch brings are invalid (landing them would stop every later landing)."""
         from git_balanced.errors import SettingsError
         from git_balanced.lead import settings_at
 
         try:
-            settings_at(self.repo, rev)
+            settings_at(repo, rev)
         except SettingsError as exc:
             return exc.message.splitlines()[0]
         return None

@@ -4,6 +4,7 @@ of the same round. Every check runs in its own scratch worktree of the checks' c
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -12,6 +13,25 @@ from typing import Protocol
 from git_balanced.git import Repo
 from git_balanced.landing import checks, speculate
 from git_balanced.landing.bisect import Search
+
+
+class PerThread:
+    """A Repo of its own for each thread on one repository: dulwich's object and pack reads are not thread-safe,
+    so the landing's threads (preflights, checks, the next chains built ahead) never share one."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self._local = threading.local()
+        self._local.repo = repo
+
+    def get(self) -> Repo:
+        """This thread's Repo (the one given, in the thread that made this)."""
+        own: Repo | None = getattr(self._local, "repo", None)
+        if own is None:
+            r = self.repo
+            own = Repo(r.root, r.git_dir, r.common_dir, r.bare)
+            self._local.repo = own
+        return own
 
 
 class Branch(Protocol):
@@ -51,6 +71,10 @@ class Checker:
     # The next chains built ahead, by the commit they are built on and their branches' tips: each merge's
     # commit and tree, for the queue to take rather than merge them all again (`built_on`).
     built: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = field(default_factory=dict)
+    own: PerThread = field(init=False)  # the Repo of each thread the checks run in
+
+    def __post_init__(self) -> None:
+        self.own = PerThread(self.repo)
 
     def search(self, tip: str, chain: Sequence[Link]) -> Search:
         """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
@@ -77,23 +101,24 @@ class Checker:
         return speculate.search(len(chain), probe, self.slots, known=known)
 
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
-        return checks.check_rev(self.repo, commit, self.check, self.setup, scratch=slot)
+        return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot)
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
         after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
         when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
         and the guess would not be what it checks)."""
+        repo = self.own.get()
         base = cur = chain[culprit - 2].commit if culprit > 1 else tip
         merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
-            m = self.repo.merge_tree(cur, link.cand.tip)
+            m = repo.merge_tree(cur, link.cand.tip)
             if not m.clean:
                 return False
-            cur = self.repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
+            cur = repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
             merges.append((cur, m.tree))
         self.built[(base, tuple(link.cand.tip for link in chain[culprit:]))] = merges
-        if not merges or checks.for_landing(self.repo, merges[-1][1], self.check) is not None:
+        if not merges or checks.for_landing(repo, merges[-1][1], self.check) is not None:
             return False
         self._run(cur, slot)
         return True

@@ -278,14 +278,14 @@ IDLE_EVERY = 6 * 3600.0  # an idle engine folds at most this often: what it find
 IDLE_MOST = 20  # plans an idle engine folds at once (a second or so), so that work stored meanwhile never waits long
 
 
-def when_idle(lead: Lead) -> None:
-    """The engine's idle fold: `gc` with the setting, IDLE_MOST plans at a time, again at each idle pass while
-    some are left, then not before IDLE_EVERY seconds (`.git/balanced/gc-idle`); said on stderr (engine.log) when
-    it archived anything or could not run."""
+def when_idle(lead: Lead) -> bool:
+    """The engine's idle fold (engine/upkeep.Upkeep.idle): `gc` with the setting, IDLE_MOST plans at a time, again
+    at each idle look while some are left, then not before IDLE_EVERY seconds (`.git/balanced/gc-idle`); said on
+    stderr (engine.log) when it archived anything or could not run. Whether plans were left for the next look."""
     stamp = lead.repo.state_dir / "gc-idle"
     try:
         if time.time() - stamp.stat().st_mtime < IDLE_EVERY:
-            return
+            return False
     except FileNotFoundError:
         pass
     try:
@@ -294,7 +294,7 @@ def when_idle(lead: Lead) -> None:
         stamp.write_text(f"{time.time():.0f}\n")
         print(f"[balanced] gc (engine idle) did not run: {exc}; `git balanced gc` runs it by hand.",
               file=sys.stderr, flush=True)
-        return
+        return False
     if not done["left"]:
         stamp.write_text(f"{time.time():.0f}\n")
     if done["jobs"] or done["refs_removed"] or done["inbox"]:
@@ -303,3 +303,4 @@ def when_idle(lead: Lead) -> None:
               f"{', folded ' + str(len(done['inbox'])) + ' inbox(es)' if done['inbox'] else ''}"
               f"{'; ' + str(done['left']) + ' plans left for the next idle pass' if done['left'] else ''}.",
               file=sys.stderr, flush=True)
+    return bool(done["left"])

@@ -78,35 +78,49 @@ def _brief(kind: str, state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cached(path: str, kind: str) -> Entries:
-    """Every entry the cache of `kind` holds, live and settled."""
+    """Every entry the cache of `kind` holds, live and settled: the two files' entries merged once, and again only
+    when either file's entries changed (cachefile.load hands back the same dict while a file is unchanged)."""
     if kind not in SETTLED:
         return _load(path)
-    return {**_load(path), **_load(_apart(path, "done"))}
+    live, done = _load(path), _load(_apart(path, "done"))
+    merged = process.part(Kept).merged
+    held = merged.get(path)
+    if held is not None and held[0] is live and held[1] is done:
+        return held[2]
+    both = {**live, **done}
+    merged[path] = (live, done, both)
+    return both
 
 
 def _store(path: str, kind: str, fresh: Entries, changed: list[str]) -> None:
     """Save `fresh` (every entry), the live and the settled ones each in their file (a ref that moved from one
-    to the other is written as gone from the first), with the settled ones' briefs."""
+    to the other is written as gone from the first), with the settled ones' briefs. A file none of whose entries
+    changed is not written (a running job's new event touches the live file alone)."""
     if kind not in SETTLED:
         _save(path, fresh, changed)
         return
     settled = SETTLED[kind]
-    live, done = dict(_load(path)), dict(_load(_apart(path, "done")))
-    briefs = dict(_load(_apart(path, "brief")))
+    files = [path, _apart(path, "done"), _apart(path, "brief")]
+    live, done, briefs = (dict(_load(f)) for f in files)
+    touched: tuple[list[str], list[str], list[str]] = ([], [], [])
     for ref in changed:  # only these differ from what the files hold
         entry = fresh.get(ref)
-        for held in (live, done, briefs):
-            held.pop(ref, None)
+        for held, hit in zip((live, done, briefs), touched, strict=True):
+            if held.pop(ref, None) is not None:
+                hit.append(ref)
         if entry is None:
             continue
         if entry[1]["state"] in settled:
             done[ref] = entry
             briefs[ref] = [entry[0], _brief(kind, entry[1])]
+            touched[1].append(ref)
+            touched[2].append(ref)
         else:
             live[ref] = entry
-    _save(path, live, changed)
-    _save(_apart(path, "done"), done, changed)
-    _save(_apart(path, "brief"), briefs, changed)
+            touched[0].append(ref)
+    for f, held, hit in zip(files, (live, done, briefs), touched, strict=True):
+        if hit:
+            _save(f, held, list(dict.fromkeys(hit)))
 
 
 def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, Any] | None:

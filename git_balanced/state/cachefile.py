@@ -50,6 +50,8 @@ class Kept:
         self.memo: dict[str, _Memo] = {}  # a cache file's path -> as last read or written
         # Malformed refs this process met, by (ref, tip), with why: read once, not on every pass.
         self.broken: dict[tuple[str, str], str] = {}
+        # A kind's live and settled entries merged (state/cache.py), with the two dicts it was made of.
+        self.merged: dict[str, tuple[Entries, Entries, Entries]] = {}
 
 
 def _stamp(path: str) -> Stamp | None:
