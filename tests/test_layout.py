@@ -4,11 +4,14 @@ other, directly or round a circle; nothing imports commands/; only cli.py import
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support import source
 
 PACKAGE = Path(__file__).resolve().parents[1] / "git_balanced"
 
@@ -21,7 +24,7 @@ RANK = {name: i for i, names in enumerate(LAYERS) for name in names.split()}
 
 def modules() -> dict[str, Path]:
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in source.files():
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
@@ -29,7 +32,7 @@ def modules() -> dict[str, Path]:
 
 def imports(path: Path, known: dict[str, Path]) -> Iterator[tuple[int, str]]:
     """(line, module) for every import of this package in the file, at any depth."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in source.nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "git_balanced":
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
@@ -45,7 +48,9 @@ def layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
+@functools.cache
 def edges() -> dict[str, set[str]]:
+    """Each module's imports of other modules of the package (made once; callers only read it)."""
     known = modules()
     out: dict[str, set[str]] = {m: set() for m in known}
     for module, path in known.items():
@@ -128,7 +133,7 @@ def test_nothing_imports_commands_and_only_cli_imports_click() -> None:
                          if any(isinstance(n, (ast.Import, ast.ImportFrom))
                                 and any((getattr(n, "module", None) or a.name).split(".")[0] == "click"
                                         for a in n.names)
-                                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+                                for n in source.nodes(path)))
     assert click_users == ["git_balanced.cli"], click_users
 
 
@@ -142,12 +147,12 @@ def _unless_sent(node: ast.AST) -> bool:
 @pytest.mark.parametrize("path", sorted((PACKAGE / "shipped").glob("*.py")), ids=lambda p: p.name)
 def test_shipped_code_is_stdlib_only(path: Path) -> None:
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source.tree(path)
     # The runner may try the installed package first and fall back to meter.py beside it: only inside a try. Or
     # only where the one script sent to a machine (runner.source()) defined the names already: `if "x" not in
     # globals():`.
     guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) or _unless_sent(t) for n in ast.walk(t)}
-    for node in ast.walk(tree):
+    for node in source.nodes(path):
         names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                  else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
         for name in names:

@@ -4,7 +4,10 @@ object, `git_balanced/process.py`, so a test forgets them all at once and no mod
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+from tests.support import source
 
 PACKAGE = Path(__file__).resolve().parents[1] / "git_balanced"
 
@@ -29,7 +32,7 @@ def _called(node: ast.expr) -> str | None:
 def _kept(path: Path) -> list[str]:
     """The module's names that hold state across calls: a container it changes, a lock, a cached function,
     a name a function rebinds with `global`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source.tree(path)
     containers: dict[str, int] = {}
     found: set[str] = set()
     for node in tree.body:
@@ -58,7 +61,7 @@ def _kept(path: Path) -> list[str]:
                                       else None)
                 if name in _CACHES:
                     found.add(node.name)
-    for node in ast.walk(tree):
+    for node in source.nodes(path):
         if isinstance(node, ast.Global):
             found.update(node.names)
         target = None
@@ -73,14 +76,16 @@ def _kept(path: Path) -> list[str]:
     return sorted(found)
 
 
-def kept_state() -> set[str]:
+@functools.cache
+def kept_state() -> frozenset[str]:
+    """Every module's kept state, as `module:name` (found once; both tests below read it)."""
     out = set()
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in source.files():
         rel = path.relative_to(PACKAGE.parent).with_suffix("").as_posix().replace("/", ".")
         if rel == "git_balanced.process":
             continue
         out.update(f"{rel}:{name}" for name in _kept(path))
-    return out
+    return frozenset(out)
 
 
 def test_no_module_keeps_state_of_its_own() -> None:

@@ -19,6 +19,7 @@ from git_balanced.vocab import (
     JobState,
     RunState,
 )
+from tests.support import source
 
 PACKAGE = Path(__file__).resolve().parents[1] / "git_balanced"
 # The states' words, of a job, of a run and of a lead's session; shipped/ is stdlib-only code sent to a machine.
@@ -82,13 +83,12 @@ def raw_states(tree: ast.AST) -> Iterator[int]:
 
 def found() -> list[str]:
     out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in source.files():
         rel = path.relative_to(PACKAGE)
         if rel.parts[0] in SKIPPED:
             continue
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        for line in sorted(set(raw_states(ast.parse(text)))):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for line in sorted(set(raw_states(source.tree(path)))):
             out.append(f"git_balanced/{rel}:{line}: {lines[line - 1].strip()}")
     return out
 
