@@ -127,7 +127,7 @@ class Worker(Screen[None]):
             return
         if not chunk.found and not self.log_at:
             if self.job.state == JobState.QUEUED:  # it may have started since the pane opened
-                self.job = J.one(self.lead.repo, self.job.id) or self.job  # that job's ref only
+                self.job = J.again(self.lead.repo, self.job.id) or self.job  # that job's ref only
             return
         whole, newline, self.log_held = (self.log_held + chunk.text).rpartition("\n")
         self.log_at = chunk.next_offset

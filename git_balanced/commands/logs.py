@@ -31,7 +31,7 @@ def logs_command(job: str, *, follow: bool, raw: bool) -> int:
     try:
         while follow:
             time.sleep(FOLLOW_EVERY)
-            now = J.one(lead.repo, j.id)  # that one job's ref, not every job (it was resolved once, above)
+            now = J.again(lead.repo, j.id)  # that one job's ref, not every job (it was resolved once, above)
             if now is None:
                 ui.say(f"── {j.piece} ({j.id}) is no longer among the jobs: `git balanced show {j.id}` says "
                        "what it did.")

@@ -2,10 +2,10 @@
 started, finished, landed, failed and why: the line `git log` shows of it), a line when a check starts and
 when it ends with its time, and on a terminal a status line of counts under them.
 
-It watches the job refs from a thread of its own, with a Repo of its own, listing their tips (one
-`for-each-ref`) a few times a second and reading in-process only the commits a tip moved by (no git process per
-job that moved); so it says what any writer recorded (this engine, `stop` from another terminal, another clone's
-engine through sync), and the engine's loop is not touched."""
+It watches the job refs from a thread of its own, with a Repo of its own, listing their tips a few times a
+second and reading in-process only the commits a tip moved by, each once for its subject and trailers (no git
+process per job that moved); so it says what any writer recorded (this engine, `stop` from another terminal,
+another clone's engine through sync), and the engine's loop is not touched."""
 
 from __future__ import annotations
 
@@ -15,15 +15,13 @@ import os
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from git_balanced import proc, ui
 from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, TakenOver
 from git_balanced.landing.checks import marks_of
 from git_balanced.state import cache
-from git_balanced.state.events import Malformed
-from git_balanced.state.refs import read_chain
 from git_balanced.vocab import JobState
 
 PREFIX = "refs/balanced/jobs/"
@@ -82,19 +80,27 @@ class Narrator:
         self._say(sorted(lines, key=lambda x: x[0]))
 
     def _moved(self, repo: Repo, jid: str, tip: str, old: str | None) -> list[tuple[float, str]]:
-        """The lines of the events a job's tip moved by since `old` (every event of a new job), read in-process
-        (state/refs.read_chain stops at `old`); a malformed chain says nothing, the board names it."""
-        try:
-            events = read_chain(repo, tip, {old} if old else None)
-        except Malformed:
-            return []
+        """The lines of the events a job's tip moved by since `old` (every event of a new job), in their order:
+        each commit read once, in-process, for its subject and trailers (what `git log` showed of it)."""
+        found = []
+        seen, todo = {old} if old else set(), [tip]
+        while todo:
+            sha = todo.pop()
+            if sha in seen:
+                continue
+            seen.add(sha)
+            ev = _event_of(repo, sha)
+            if ev is None:  # missing, or not a commit: the board names a malformed ref
+                continue
+            todo.extend(ev.parents)
+            if ev.event and ev.event != "merged":
+                found.append(ev)
         lines = []
-        for ev in events:
+        for ev in sorted(found, key=lambda e: (e.lamport, e.node)):
             if ev.state:
                 self.states[jid] = ev.state
             if ev.event not in QUIET:
-                lines.append((ev.time, repo.store[ev.sha.encode()].message.decode("utf-8", "replace")
-                              .split("\n", 1)[0]))
+                lines.append((ev.when, ev.subject))
         return lines
 
     def _checks(self) -> list[tuple[float, str]]:
@@ -144,6 +150,33 @@ class Narrator:
             self.status.write("\r\x1b[K")
             self.status.flush()
             self._drawn = False
+
+
+class Said(NamedTuple):
+    """What the narrator reads of one event commit: its subject, time, trailers and parents."""
+
+    subject: str
+    when: float
+    event: str
+    state: str
+    lamport: int
+    node: str
+    parents: list[str]
+
+
+def _event_of(repo: Repo, sha: str) -> Said | None:
+    """The commit `sha` as the narrator says it; None when it cannot be read as a commit."""
+    try:
+        commit = repo.store[sha.encode()]
+        parents, when, message = commit.parents, float(commit.commit_time), commit.message
+    except Exception:  # noqa: BLE001  (a missing object, a blob or tree where a commit was)
+        return None
+    subject, _, body = message.decode("utf-8", "replace").partition("\n")
+    said = dict(line[len("Balanced-"):].split(": ", 1) for line in body.splitlines()
+                if line.startswith("Balanced-") and ": " in line)
+    lamport = said.get("Lamport", "")
+    return Said(subject, when, said.get("Event", ""), said.get("State", ""), int(lamport) if lamport.isdigit() else 0,
+                said.get("Node", ""), [p.decode() for p in parents])
 
 
 class Above(io.TextIOBase):

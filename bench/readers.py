@@ -1,0 +1,186 @@
+"""Readers that follow one thing: what the narrator, `logs --follow` and the cache cost at a large history.
+
+    python bench/readers.py [--jobs 10000] [--live 20] [--rounds 15]
+
+A throwaway lead gets JOBS landed jobs of history (bench/history.py) and LIVE running ones. Then, each a median
+of ROUNDS, in CPU seconds of this process and every process it started (the machine is shared):
+
+- the foreground engine's narrator, after each live job moved by one event: `Narrator.look` (the events read
+  in-process) against a `git log` of each moved job (what it ran before);
+- a second of `logs --follow` / the app's worker pane: reading the followed job again (`jobs.again`: its tip,
+  and its fold from the cache) against resolving its name through every job (`reach.job_named`, what they did
+  each second);
+- a read of every job when nothing moved (`cache.read_all`): the live and settled entries merged once and kept,
+  against merging them on every read (what it did before);
+- a running job's new event read and saved: the cache files written (the live part's journal only; before, the
+  journals of all three parts, live, done and brief).
+
+Goals: the narrator at least 3x cheaper than a git log per moved job; a follow step at least 10x cheaper than a
+resolve through every job; the unchanged read no dearer than merging each time; one file written per save.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+
+import history  # noqa: E402
+
+from git_balanced import jobs, proc, process  # noqa: E402
+from git_balanced.engine import reach  # noqa: E402
+from git_balanced.engine.narrate import PREFIX, Narrator  # noqa: E402
+from git_balanced.git import Repo  # noqa: E402
+from git_balanced.lead import Lead  # noqa: E402
+from git_balanced.state import cache, refs  # noqa: E402
+from git_balanced.state.cachefile import Kept  # noqa: E402
+
+LOG_FORMAT = "%ct%x09%(trailers:key=Balanced-State,valueonly,separator=)%x09%s"  # what the narrator ran
+
+
+def cpu() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = cpu()
+    fn()
+    return cpu() - start
+
+
+def make_lead(where: Path, count: int, live: int) -> tuple[Repo, list[str]]:
+    """A lead on main with `count` landed jobs of history and `live` running ones (their ids)."""
+    os.environ.update(HOME=str(where), GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
+                      GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost", GIT_CONFIG_NOSYSTEM="1")
+    root = where / "lead"
+    for args in (["init", "-q", "-b", "main", str(root)],
+                 ["-C", str(root), "commit", "-q", "--allow-empty", "-m", "a"]):
+        res = proc.run(["git", *args])
+        if res.code != 0:
+            sys.exit(f"git {' '.join(args)} failed: {res.err.strip()}")
+    repo = Repo.discover(root)
+    history.write(repo, count)
+    running = []
+    for k in range(live):
+        jid = jobs.place(repo, {"plan": "live", "piece": f"live{k}", "task": "t", "agent": "shell", "run": "true",
+                                "machine": "local", "branch": f"balanced/live{k}", "lead": "main"})
+        refs.append(repo, refs.ref_for("jobs", jid), "started", f"live{k}: started", {"started_at": time.time()},
+                    state="running")
+        running.append(jid)
+    cache.read_all(repo, "jobs")
+    return repo, running
+
+
+def narrator(repo: Repo, live: list[str], rounds: int) -> tuple[float, float]:
+    """Medians: (a git log per moved job, Narrator.look), each live job moved by one event a round."""
+    told = Narrator(repo, out=open(os.devnull, "w"), status=open(os.devnull, "w"))  # noqa: SIM115
+    told._checks_looked = float("inf")  # only what the refs say
+    naive, ours = [], []
+    for r in range(rounds):
+        old = dict(told.tips)
+        for jid in live:
+            refs.append(repo, refs.ref_for("jobs", jid), "noted", f"round {r}", {"round": r})
+        naive.append(timed(lambda old=old: by_git(repo, old)))
+        ours.append(timed(lambda: told.look(repo)))
+    return statistics.median(naive), statistics.median(ours)
+
+
+def by_git(repo: Repo, old: dict[str, str]) -> None:
+    """What a look cost before: the listing of the tips, then a `git log` of each job that moved."""
+    for ref, tip in repo.list_refs(PREFIX).items():
+        if old.get(ref) != tip:
+            repo.first_parent_log(f"{old[ref]}..{tip}" if ref in old else tip, LOG_FORMAT, oldest_first=True)
+
+
+def follow(repo: Repo, jid: str, rounds: int) -> tuple[float, float]:
+    """Medians: (resolving the name through every job, reading that one job again), as a follower does each
+    second while the job has not moved."""
+    lead = Lead(repo, "main")
+    reach.job_named(lead, jid)  # warm, as a follower is after its first second
+    every = [timed(lambda: reach.job_named(lead, jid)) for _ in range(rounds)]
+    one = [timed(lambda: jobs.again(repo, jid)) for _ in range(rounds)]
+    return statistics.median(every), statistics.median(one)
+
+
+def unchanged_read(repo: Repo, rounds: int) -> tuple[float, float]:
+    """Medians of `cache.read_all` of the jobs when nothing moved: (merging on every read, the merge kept)."""
+    kept = process.part(Kept)
+    cache.read_all(repo, "jobs")
+
+    def merged_each_time() -> None:
+        kept.merged.clear()  # as before: the live and done entries merged again on this read
+        cache.read_all(repo, "jobs")
+
+    again = [timed(merged_each_time) for _ in range(rounds)]
+    once = [timed(lambda: cache.read_all(repo, "jobs")) for _ in range(rounds)]
+    return statistics.median(again), statistics.median(once)
+
+
+def files_written(repo: Repo, jid: str) -> list[str]:
+    """The cache files a running job's new event, read and saved, writes."""
+    folder = repo.state_dir / "cache"
+
+    def stamps() -> dict[str, tuple[int, int, int]]:
+        return {p.name: (p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.glob("jobs*")}
+
+    cache.read_all(repo, "jobs")
+    before = stamps()
+    refs.append(repo, refs.ref_for("jobs", jid), "noted", "one more", {})
+    cache.read_all(repo, "jobs")
+    after = stamps()
+    return sorted(n for n in after if after[n] != before.get(n))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=10000, help="landed jobs of history (default 10000)")
+    ap.add_argument("--live", type=int, default=20, help="running jobs (default 20)")
+    ap.add_argument("--rounds", type=int, default=15, help="rounds of each measure (default 15)")
+    args = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-readers-"))
+    try:
+        print(f"load {os.getloadavg()[0]:.2f}; building {args.jobs:,} jobs of history and {args.live} live", flush=True)
+        repo, live = make_lead(tmp, args.jobs, args.live)
+        print(f"load {os.getloadavg()[0]:.2f}; {args.rounds} rounds each, CPU medians", flush=True)
+        n_git, n_ours = narrator(repo, live, args.rounds)
+        f_all, f_one = follow(repo, live[0], args.rounds)
+        r_again, r_once = unchanged_read(repo, args.rounds)
+        written = files_written(repo, live[1])
+        load = os.getloadavg()[0]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"narrator, {args.live} jobs moved: a git log each {n_git * 1000:.1f} ms, in-process {n_ours * 1000:.1f} ms "
+          f"({n_git / max(n_ours, 1e-9):.1f}x cheaper)")
+    print(f"follow step at {args.jobs:,} jobs: through every job {f_all * 1000:.1f} ms, that job {f_one * 1000:.2f} ms "
+          f"({f_all / max(f_one, 1e-9):.0f}x cheaper)")
+    print(f"read of every job, nothing moved: merged each time {r_again * 1000:.1f} ms, merge kept "
+          f"{r_once * 1000:.1f} ms")
+    print(f"a running job's event saved: wrote {', '.join(written) or 'nothing'} (before: jobs.log, jobs.done.log, "
+          f"jobs.brief.log)")
+    print(f"load {load:.2f}")
+    goals = [(n_git >= 3 * n_ours, f"narrator {n_git / max(n_ours, 1e-9):.1f}x cheaper than a git log per moved "
+                                   "job (goal >= 3x)"),
+             (f_all >= 10 * f_one, f"follow step {f_all / max(f_one, 1e-9):.0f}x cheaper than a resolve through "
+                                   "every job (goal >= 10x)"),
+             (r_once <= r_again, f"unchanged read {r_once * 1000:.1f} ms with the merge kept, "
+                                 f"{r_again * 1000:.1f} ms merging each time (goal: no dearer)"),
+             (len([n for n in written if n.endswith(".log") or n.endswith(".json")]) == 1
+              and written[0].startswith("jobs."), f"one cache file written per save of a running job: "
+                                                  f"{len(written)} (goal 1)")]
+    for ok, words in goals:
+        print(f"{'PASS' if ok else 'MISS'}  {words}")
+    return 0 if all(ok for ok, _ in goals) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
