@@ -125,7 +125,7 @@ def again(repo: Repo, job_id: str) -> Job | None:
     """One job read again, as a follower of it does each second: its ref's tip, and its fold from the cache while
     that tip is the one the cache holds (folded, and the cache saved, once it moved); None when it is gone."""
     st = cache.read_written(repo, "jobs", [job_id])[job_id]
-    return None if st is None else _typed("job", job_id, st)
+    return None if st is None else _job(job_id, st)
 
 
 def _plan(plan_id: str, folded: dict[str, Any]) -> StoredPlan:

@@ -102,3 +102,18 @@ def test_each_landing_thread_gets_its_own_repo(lead) -> None:
     assert got[0] is got[1] and got[2] is got[3], "one a thread, kept"
     assert len({id(got[0]), id(got[2]), id(lead.repo)}) == 3, "never shared"
     assert got[0].common_dir == lead.repo.common_dir and os.path.samefile(got[2].root, lead.repo.root)
+
+
+def test_a_follower_reads_its_one_job_through_the_cache(lead) -> None:
+    from git_balanced import jobs
+
+    repo = lead.repo
+    _, (job,) = _plan(repo, 1, done=False)
+    jobs.all_jobs(repo)  # the follower's first resolve of the name, through every job
+    first = jobs.again(repo, job)
+    assert first is not None and first.state == "running"
+    assert jobs.again(repo, job) is first, "its tip did not move: the cached fold, not a new one"
+    refs.append(repo, refs.ref_for("jobs", job), "finished", "p0: finished", {}, state="finished")
+    assert jobs.again(repo, job).state == "finished"
+    assert repo.delete_ref(refs.ref_for("jobs", job), None)
+    assert jobs.again(repo, job) is None, "gone: the follower says so and stops"
