@@ -83,6 +83,8 @@ def _cached(path: str, kind: str) -> Entries:
     if kind not in SETTLED:
         return _load(path)
     live, done = _load(path), _load(_apart(path, "done"))
+    if not done:  # nothing settled yet (its file not written): the live entries are all of them
+        return live
     merged = process.part(Kept).merged
     held = merged.get(path)
     if held is not None and held[0] is live and held[1] is done:
