@@ -30,6 +30,7 @@ class PerThread:
         if own is None:
             r = self.repo
             own = Repo(r.root, r.git_dir, r.common_dir, r.bare)
+            own.cleared = r.cleared  # the stale locks it removes are told as the given Repo's are
             self._local.repo = own
         return own
 

@@ -102,6 +102,7 @@ def test_each_landing_thread_gets_its_own_repo(lead) -> None:
     assert got[0] is got[1] and got[2] is got[3], "one a thread, kept"
     assert len({id(got[0]), id(got[2]), id(lead.repo)}) == 3, "never shared"
     assert got[0].common_dir == lead.repo.common_dir and os.path.samefile(got[2].root, lead.repo.root)
+    assert got[0].cleared is lead.repo.cleared, "the stale locks a thread removes are told with the others"
 
 
 def test_a_follower_reads_its_one_job_through_the_cache(lead) -> None:
