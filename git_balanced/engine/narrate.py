@@ -26,6 +26,7 @@ from git_balanced.vocab import JobState
 
 PREFIX = "refs/balanced/jobs/"
 EVERY = 0.25  # seconds between two listings of the tips
+STAMP_SETTLED = 1_000_000_000  # ns: a stamp younger than this may hide a write in the same clock tick
 CHECKS_EVERY = 1.0  # seconds between two looks for running checks (a walk of /proc)
 QUIET = {Claimed.name, TakenOver.name}  # which engine took a job: not news to the person watching it
 COUNTED = (JobState.QUEUED, JobState.RUNNING, JobState.FINISHED, JobState.LANDED, JobState.FAILED)
@@ -40,6 +41,7 @@ class Narrator:
         self.out = out or sys.stdout
         self.status = status or sys.stderr
         self.live = self.status.isatty() and os.environ.get("TERM") != "dumb"
+        self._stamp = repo.refs_stamp(PREFIX)  # what the job refs' files were as they were listed
         self.tips = repo.list_refs(PREFIX)
         self.states = {jid: str(st["state"]) for jid, st in cache.read_all(repo, "jobs").items()}
         self.check_since: float | None = None
@@ -69,6 +71,17 @@ class Narrator:
 
     def look(self, repo: Repo) -> None:
         """Say what changed since the last look."""
+        lines = self._moves(repo)
+        lines += self._checks()
+        self._say(sorted(lines, key=lambda x: x[0]))
+
+    def _moves(self, repo: Repo) -> list[tuple[float, str]]:
+        """The lines of every job that moved since the last look; none, without listing the jobs, while their
+        folder and packed-refs are as they were more than a second ago (a listing of 10,000 refs is 0.1 s)."""
+        stamp = repo.refs_stamp(PREFIX)
+        if stamp is not None and stamp == self._stamp and time.time_ns() - stamp[0] > STAMP_SETTLED:
+            return []
+        self._stamp = stamp
         tips = repo.list_refs(PREFIX)
         lines = []
         for ref, tip in sorted(tips.items(), key=lambda kv: kv[1]):
@@ -76,8 +89,7 @@ class Narrator:
             if old != tip:
                 lines += self._moved(repo, ref[len(PREFIX):], tip, old)
         self.tips = tips
-        lines += self._checks()
-        self._say(sorted(lines, key=lambda x: x[0]))
+        return lines
 
     def _moved(self, repo: Repo, jid: str, tip: str, old: str | None) -> list[tuple[float, str]]:
         """The lines of the events a job's tip moved by since `old` (every event of a new job), in their order:

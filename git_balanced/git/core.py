@@ -318,6 +318,24 @@ class RepoCore:
         return {ref: tip for refs in self._listed.values() for ref, tip in refs.items()
                 if ref == whole or ref.startswith(whole + "/")}
 
+    def refs_stamp(self, folder: str) -> tuple[int, ...] | None:
+        """What changes whenever a ref directly in `folder` (as "refs/balanced/jobs/") is written, made or removed
+        in git's files: the folder's time and packed-refs' identity; None where that cannot be told (a reftable,
+        no such folder). A writer in the same clock tick as a look may leave it unchanged: a caller lists again
+        while the stamp is newer than a second."""
+        if self._reftable:
+            return None
+        try:
+            st = os.stat(self.common_dir / folder)
+        except OSError:
+            return None
+        try:
+            packed = os.stat(self.common_dir / "packed-refs")
+            packs: tuple[int, ...] = (packed.st_ino, packed.st_mtime_ns, packed.st_size)
+        except FileNotFoundError:
+            packs = ()
+        return (st.st_mtime_ns, *packs)
+
     def _for_each_ref(self, prefix: str) -> dict[str, str]:
         """The refs under `prefix` as `git for-each-ref PREFIX` lists them: read from git's files in-process
         where that is plain (refs_from_files), else from git."""

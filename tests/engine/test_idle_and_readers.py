@@ -118,3 +118,24 @@ def test_a_follower_reads_its_one_job_through_the_cache(lead) -> None:
     assert jobs.again(repo, job).state == "finished"
     assert repo.delete_ref(refs.ref_for("jobs", job), None)
     assert jobs.again(repo, job) is None, "gone: the follower says so and stops"
+
+
+def test_the_narrator_says_each_event_of_quick_writes_and_lists_nothing_while_the_refs_rest(lead) -> None:
+    repo = lead.repo
+    _, (job,) = _plan(repo, 1, done=False)
+    out = io.StringIO()
+    told = Narrator(repo, out=out, status=io.StringIO())
+    told._checks_looked = float("inf")
+    chain = refs.ref_for("jobs", job)
+    for k in range(5):  # writes in quick succession, each looked at at once: none is missed
+        before = repo.refs_stamp("refs/balanced/jobs/")
+        repo.list_refs("refs/balanced/jobs/")
+        assert repo.refs_stamp("refs/balanced/jobs/") == before, "a listing changes nothing"
+        refs.append(repo, chain, "noted", f"p0: note {k}", {})  # within the clock's tick, the stamp may stay
+        told.look(repo)
+    assert [line.split("  ", 1)[1] for line in out.getvalue().splitlines()] == [f"p0: note {k}" for k in range(5)]
+    told.tips = {}  # were the jobs listed again, every job would be said as new
+    os.utime(repo.common_dir / "refs" / "balanced" / "jobs", ns=(1, 1))  # long settled
+    told._stamp = repo.refs_stamp("refs/balanced/jobs/")
+    told.look(repo)
+    assert len(out.getvalue().splitlines()) == 5, "a settled stamp: the jobs are not listed again"
