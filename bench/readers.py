@@ -6,7 +6,8 @@ A throwaway lead gets JOBS landed jobs of history (bench/history.py) and LIVE ru
 of ROUNDS, in CPU seconds of this process and every process it started (the machine is shared):
 
 - the foreground engine's narrator, after each live job moved by one event: `Narrator.look` (the events read
-  in-process) against a `git log` of each moved job (what it ran before);
+  in-process) against a `git log` of each moved job (what it ran before); and, once the refs rest, its look
+  (their folder's and packed-refs' stat) against listing every job, which it did four times a second;
 - a second of `logs --follow` / the app's worker pane: reading the followed job again (`jobs.again`: its tip,
   and its fold from the cache) against resolving its name through every job (`reach.job_named`, what they did
   each second);
@@ -15,7 +16,8 @@ of ROUNDS, in CPU seconds of this process and every process it started (the mach
 - a running job's new event read and saved: the cache files written (the live part's journal only; before, the
   journals of all three parts, live, done and brief).
 
-Goals: the narrator at least 3x cheaper than a git log per moved job; a follow step at least 10x cheaper than a
+Goals: the narrator at least 3x cheaper than a git log per moved job, and 10x cheaper than a listing when
+nothing moved; a follow step at least 10x cheaper than a
 resolve through every job; the unchanged read no dearer than merging each time; one file written per save.
 """
 
@@ -81,8 +83,9 @@ def make_lead(where: Path, count: int, live: int) -> tuple[Repo, list[str]]:
     return repo, running
 
 
-def narrator(repo: Repo, live: list[str], rounds: int) -> tuple[float, float]:
-    """Medians: (a git log per moved job, Narrator.look), each live job moved by one event a round."""
+def narrator(repo: Repo, live: list[str], rounds: int) -> tuple[float, float, float, float]:
+    """Medians: (a git log per moved job, Narrator.look), each live job moved by one event a round; then, once
+    the refs rest (a second after the last write), (listing every job, Narrator.look) when nothing moved."""
     told = Narrator(repo, out=open(os.devnull, "w"), status=open(os.devnull, "w"))  # noqa: SIM115
     told._checks_looked = float("inf")  # only what the refs say
     naive, ours = [], []
@@ -92,7 +95,10 @@ def narrator(repo: Repo, live: list[str], rounds: int) -> tuple[float, float]:
             refs.append(repo, refs.ref_for("jobs", jid), "noted", f"round {r}", {"round": r})
         naive.append(timed(lambda old=old: by_git(repo, old)))
         ours.append(timed(lambda: told.look(repo)))
-    return statistics.median(naive), statistics.median(ours)
+    time.sleep(1.1)
+    listing = [timed(lambda: repo.list_refs(PREFIX)) for _ in range(rounds)]
+    resting = [timed(lambda: told.look(repo)) for _ in range(rounds)]
+    return statistics.median(naive), statistics.median(ours), statistics.median(listing), statistics.median(resting)
 
 
 def by_git(repo: Repo, old: dict[str, str]) -> None:
@@ -152,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load {os.getloadavg()[0]:.2f}; building {args.jobs:,} jobs of history and {args.live} live", flush=True)
         repo, live = make_lead(tmp, args.jobs, args.live)
         print(f"load {os.getloadavg()[0]:.2f}; {args.rounds} rounds each, CPU medians", flush=True)
-        n_git, n_ours = narrator(repo, live, args.rounds)
+        n_git, n_ours, n_list, n_rest = narrator(repo, live, args.rounds)
         f_all, f_one = follow(repo, live[0], args.rounds)
         r_again, r_once = unchanged_read(repo, args.rounds)
         written = files_written(repo, live[1])
@@ -161,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"narrator, {args.live} jobs moved: a git log each {n_git * 1000:.1f} ms, in-process {n_ours * 1000:.1f} ms "
           f"({n_git / max(n_ours, 1e-9):.1f}x cheaper)")
+    print(f"narrator, nothing moved: listing every job {n_list * 1000:.1f} ms, in-process {n_rest * 1000:.2f} ms "
+          f"({n_list / max(n_rest, 1e-9):.0f}x cheaper)")
     print(f"follow step at {args.jobs:,} jobs: through every job {f_all * 1000:.1f} ms, that job {f_one * 1000:.2f} ms "
           f"({f_all / max(f_one, 1e-9):.0f}x cheaper)")
     print(f"read of every job, nothing moved: merged each time {r_again * 1000:.1f} ms, merge kept "
@@ -170,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load {load:.2f}")
     goals = [(n_git >= 3 * n_ours, f"narrator {n_git / max(n_ours, 1e-9):.1f}x cheaper than a git log per moved "
                                    "job (goal >= 3x)"),
+             (n_list >= 10 * n_rest, f"narrator's look when nothing moved {n_list / max(n_rest, 1e-9):.0f}x "
+                                     "cheaper than listing every job (goal >= 10x)"),
              (f_all >= 10 * f_one, f"follow step {f_all / max(f_one, 1e-9):.0f}x cheaper than a resolve through "
                                    "every job (goal >= 10x)"),
              (r_once <= r_again, f"unchanged read {r_once * 1000:.1f} ms with the merge kept, "
