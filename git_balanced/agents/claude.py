@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from git_balanced.agents import modes
+from git_balanced.agents import extra_usage, modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.subagents import BACKGROUND_WAIT, subagents
 from git_balanced.files import json_objects
@@ -113,7 +113,8 @@ class ClaudeAdapter:
 
 
 def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:
-    """Usage windows from `rate_limit_event`s, and the reset time when one said the plan refused."""
+    """Usage windows from `rate_limit_event`s (extra usage as one more: agents/extra_usage.py), and the reset
+    time when one said the plan refused."""
     seen: dict[str, dict] = {}
     rejected: float | None = None
     for e in evs:
@@ -129,7 +130,10 @@ def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:
             seen[name] = {"type": name,
                           "used_percent": round(float(used) * 100, 1) if used is not None else None,
                           "resets_at": w.get("resetsAt")}
-        if info.get("status") == "rejected" and info.get("resetsAt"):
+        extra = extra_usage.from_claude(info)
+        if extra is not None:  # the plan's window is spent, and extra usage (paid) served the request
+            seen[extra_usage.EXTRA] = extra
+        elif info.get("status") == "rejected" and info.get("resetsAt"):
             rejected = float(info["resetsAt"])
     return list(seen.values()), rejected
 

@@ -107,10 +107,12 @@ class ModelServer:
     """Start with `with ModelServer([turns]) as server:`; `server.url` is the base URL (no /v1)."""
 
     def __init__(self, turns: list[Turn] | None = None, *, final: str = "Done.",
-                 plan_used_percent: float | None = None) -> None:
+                 plan_used_percent: float | None = None, extra_usage: bool = False) -> None:
         self._turns: deque[Turn] = deque(turns or [])
         # When set, successful answers carry the usage-window headers of a plan nearing its limit.
         self.plan_used_percent = plan_used_percent
+        # When set, successful answers say the plan's window is spent and the account pays for extra usage.
+        self.extra_usage = extra_usage
         self._final = final
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -260,6 +262,28 @@ def _searched_namespace(body: dict, name: str) -> str | None:
     return None
 
 
+EXTRA_USAGE_RESET = 3 * 3600  # seconds from now: when the spent window of a plan on extra usage resets
+
+
+def _extra_usage_headers(wire: str) -> dict[str, str]:
+    """A served answer's headers for a plan whose 5-hour window is spent, its extra usage (paid) paying."""
+    reset = str(int(time.time()) + EXTRA_USAGE_RESET)
+    if wire == "anthropic":
+        return {"anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-reset": reset,
+                "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                "anthropic-ratelimit-unified-5h-status": "rejected",
+                "anthropic-ratelimit-unified-5h-utilization": "1.00",
+                "anthropic-ratelimit-unified-5h-reset": reset,
+                "anthropic-ratelimit-unified-overage-status": "allowed",
+                "anthropic-ratelimit-unified-overage-reset": str(int(time.time()) + 30 * 86400)}
+    if wire == "responses":
+        return {"x-codex-primary-used-percent": "100.0", "x-codex-primary-window-minutes": "300",
+                "x-codex-primary-reset-at": reset, "x-codex-credits-has-credits": "true",
+                "x-codex-credits-unlimited": "false", "x-codex-credits-balance": "12.50"}
+    return {}
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ModelServer
     protocol_version = "HTTP/1.1"
@@ -328,6 +352,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _window_headers(self, wire: str) -> dict[str, str]:
+        if self.owner.extra_usage:
+            return _extra_usage_headers(wire)
         used = self.owner.plan_used_percent
         if used is None:
             return {}
