@@ -13,6 +13,7 @@ from git_balanced.agents import extra_usage, get
 from git_balanced.git import Repo
 from git_balanced.machines.placing import accounts
 from git_balanced.ui import clock
+from tests.support.cli import balanced
 from tests.support.model_server import EXTRA_USAGE_RESET, say
 from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, plan
 from tests.support.real_agents import agent_piece, commit_turn, real_agents
@@ -35,11 +36,14 @@ def test_an_account_on_extra_usage_lands_its_work_and_takes_no_new_workers(
             assert extra is not None and extra["resets_at"] == pytest.approx(reset, abs=30), (a, extra)
         assert plan(repo, [agent_piece("more", "claude")], "--start").code == 0
         assert engine(repo, "--once").code == 0
+        ready = balanced(repo, "ready")
     text = inbox_text(repo)
     said = f"more waits: Claude on local takes no new workers, as it is on extra usage, paid beyond its plan, " \
            f"until its plan's window resets at {clock(reset)}"
     assert said in text or said.replace(clock(reset), clock(reset - 60)) in text, text
     assert [j["state"] for j in jobs_of(repo, "more")] == ["queued"], "not started on paid usage"
+    for a in ("Claude", "Codex"):
+        assert f"{a} takes no new workers here, as it is on extra usage, paid beyond its plan" in ready.out, ready
 
 
 def test_extra_usage_is_one_more_window_of_each_agents_report() -> None:
