@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,9 +17,10 @@ from git_balanced.engine.context import Context
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead, settings_at
 from tests.hooks.test_agent import run_claude
+from tests.support import agent_home
 from tests.support.cli import balanced
 from tests.support.hook_inputs import claude_prompt, claude_stop, codex_stop
-from tests.support.model_server import say
+from tests.support.model_server import ModelServer, say
 from tests.support.plans import engine, jobs_of, lead_repo, plan
 from tests.support.real_agents import agent_piece, commit_turn, real_agents
 
@@ -83,3 +85,20 @@ def test_the_leads_model_is_read_from_each_agents_hook_input(tmp_path: Path) -> 
     _hook(repo, "stop", {**codex_stop(repo), "model": "--yolo\nrm -rf /"})
     rec = modes.recorded(open_lead(str(repo)).repo, "main")
     assert rec is not None and "model" not in rec, "a name unfit for a command line is not kept"
+
+
+def test_a_real_pi_leads_extension_names_its_model(tmp_path: Path, agent_bin: str) -> None:
+    repo = lead_repo(tmp_path)
+    extension = tmp_path / "balanced.ts"
+    extension.write_text(agent_hooks.render("pi-balanced.ts"))
+    with ModelServer([say("Ready.")]) as server:
+        env = agent_home.pi_env(Path(os.environ["HOME"]), server.url)
+        env["PATH"] = agent_bin + os.pathsep + env["PATH"]
+        argv = ["pi", "--mode", "json", "--provider", agent_home.PI_PROVIDER, "--model", agent_home.PI_MODEL,
+                "--no-session", "-e", str(extension), "Hello."]
+        cp = subprocess.run(argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=180)
+    rec = modes.recorded(open_lead(str(repo)).repo, "main")
+    assert rec is not None and rec["model"] == f"{agent_home.PI_PROVIDER}/{agent_home.PI_MODEL}", \
+        f"{rec}\n{cp.stdout[-2000:]}{cp.stderr[-2000:]}"
+    assert _context(repo).default_model("pi") == "scripted/scripted-coder", "its Pi workers start on it"
