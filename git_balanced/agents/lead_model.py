@@ -3,7 +3,9 @@ start on it (a piece's own `model` still wins; engine/context.py).
 
 - Codex puts `model` in every hook's input; Claude Code only in SessionStart's; Pi's extension
   (templates/pi-balanced.ts) adds `provider/id` of the session's model.
-- Claude Code's other hooks name the session's transcript: its newest reply there carries its `model`."""
+- Claude Code's other hooks name the session's transcript: its newest reply there carries its `model`.
+- A headless lead (`git balanced lead start`, its tools through MCP) has no hooks: its `--model`, else what its
+  turn's event stream names (kit/headless.py keeps it with `modes.remember_model`)."""
 
 from __future__ import annotations
 
@@ -54,3 +56,27 @@ def _newest_reply_model(path: str) -> str | None:
 def _fit(name: str) -> bool:
     """Whether `name` can go on a worker's command line as its model: one short line of plain text."""
     return bool(name) and not name.startswith("-") and text_problem(name, most=NAME_MOST, lines=False) is None
+
+
+def of_stream(agent: str, log_text: str) -> str | None:
+    """The model a headless lead's turn ran on, from its event stream: Claude Code's `system/init` names it,
+    Pi's replies their `provider` and `model`; Codex's `exec --json` does not say."""
+    for line in log_text.splitlines():
+        if not line.startswith("{") or '"model"' not in line:
+            continue
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(e, dict):
+            continue
+        if agent == "claude" and e.get("type") == "system" and e.get("subtype") == "init":
+            said = e.get("model")
+        elif agent == "pi" and e.get("type") == "message_end" and isinstance(e.get("message"), dict):
+            m = e["message"]
+            said = f"{m.get('provider')}/{m.get('model')}" if m.get("provider") and m.get("model") else None
+        else:
+            continue
+        if isinstance(said, str) and _fit(said):
+            return said
+    return None

@@ -159,7 +159,9 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
     input shows it: agents/lead_model.py); None when the input names no mode (then what was recorded before
     stands)."""
     mode = str(data.get("permission_mode") or "")
-    if not mode:
+    if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
+        agent = agent_of(data)
+        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"))
         return None
     agent = agent_of(data)
     sandbox = sandbox_of(data) if agent == "codex" else None
@@ -192,11 +194,32 @@ def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) and rec.get("mode") else None
 
 
+def _read(repo: Repo, branch: str) -> dict[str, Any]:
+    try:
+        rec = json.loads(_path(repo, branch).read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
+    """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
+    mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""
+    if not model:
+        return
+    old = _read(repo, branch)
+    if old.get("agent") == agent and old.get("model") == model:
+        return
+    rec = {**old, "model": model} if old.get("agent") == agent else \
+        {"agent": agent, "model": model, "session": session, "at": time.time()}
+    write_atomic(_path(repo, branch), json.dumps(rec, sort_keys=True) + "\n")
+
+
 def model_for(repo: Repo, branch: str, agent: str) -> str | None:
     """The model the lead of `branch` runs on when it is an agent of the kind `agent`, else None: a worker of
     the same agent starts on it."""
-    rec = recorded(repo, branch)
-    model = rec.get("model") if rec and rec.get("agent") == agent else None
+    rec = _read(repo, branch)
+    model = rec.get("model") if rec.get("agent") == agent else None
     return model if isinstance(model, str) and model else None
 
 

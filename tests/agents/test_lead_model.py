@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.agents import modes
+from git_balanced.agents import lead_model, modes
 from git_balanced.engine.context import Context
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead, settings_at
@@ -23,6 +23,7 @@ from tests.support.hook_inputs import claude_prompt, claude_stop, codex_stop
 from tests.support.model_server import ModelServer, say
 from tests.support.plans import engine, jobs_of, lead_repo, plan
 from tests.support.real_agents import agent_piece, commit_turn, real_agents
+from tests.support.streams import STREAMS
 
 
 def _hook(repo: Path, name: str, payload: dict) -> None:
@@ -102,3 +103,20 @@ def test_a_real_pi_leads_extension_names_its_model(tmp_path: Path, agent_bin: st
     assert rec is not None and rec["model"] == f"{agent_home.PI_PROVIDER}/{agent_home.PI_MODEL}", \
         f"{rec}\n{cp.stdout[-2000:]}{cp.stderr[-2000:]}"
     assert _context(repo).default_model("pi") == "scripted/scripted-coder", "its Pi workers start on it"
+
+
+def test_a_lead_without_a_mode_and_a_headless_lead_keep_their_model(tmp_path: Path) -> None:
+    """Pi's lead extension names no mode, and a headless lead has no hooks: its turn's stream names the model."""
+    repo = lead_repo(tmp_path)
+    lead = open_lead(str(repo))
+    _hook(repo, "stop", {"agent": "pi", "hook_event_name": "Stop", "model": "scripted/scripted-coder",
+                         "cwd": str(repo)})
+    assert modes.recorded(lead.repo, "main") is None, "no mode, so no level for its workers"
+    assert _context(repo).default_model("pi") == "scripted/scripted-coder"
+    claude_turn = (STREAMS / "claude-success.jsonl").read_text()
+    assert lead_model.of_stream("claude", claude_turn) == "claude-sonnet-5-5"
+    assert lead_model.of_stream("pi", (STREAMS / "pi-success.jsonl").read_text()) == "scripted/scripted-coder"
+    assert lead_model.of_stream("codex", (STREAMS / "codex-success.jsonl").read_text()) is None
+    modes.remember_model(lead.repo, "main", "claude", lead_model.of_stream("claude", claude_turn))
+    assert (_context(repo).default_model("claude"), _context(repo).default_model("pi")) == \
+        ("claude-sonnet-5-5", None), "the lead is Claude Code now"
