@@ -5,13 +5,15 @@ for."""
 from __future__ import annotations
 
 import json
+import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from git_balanced.agents import get
 from git_balanced.agents.subagents import subagents, waited_words
-from tests.support.model_server import call_tool, say
+from tests.support.model_server import ModelServer, call_tool, say
 from tests.support.plans import engine, inbox_text, jobs_of, lead_repo, plan
 from tests.support.real_agents import agent_piece, commit_turn, real_agents
 
@@ -84,3 +86,27 @@ def test_the_reports_waited_for_are_counted_as_the_cli_writes_them() -> None:
     run = get("claude").build(task="t", rules="", model=None, budget_usd=None, worktree="/w", run_dir="/r")
     assert run.env["CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS"] == "0", "the CLI waits for the subagents' reports"
     assert "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS" not in run.env
+
+
+def test_the_scripted_server_routes_a_subagents_requests_by_its_prompt() -> None:
+    def ask(url: str, first: str, *later: str) -> str:
+        messages = [{"role": "user", "content": text} for text in (first, *later)]
+        body = {"model": "m", "tools": [{"name": "Write"}], "messages": messages}
+        req = urllib.request.Request(f"{url}/v1/messages", json.dumps(body).encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as answer:
+            return answer.read().decode()
+
+    with ModelServer([say("main one"), say("main two")]) as server:
+        server.route(HELPER, [say("helper one")], after=1)
+        helper = threading.Thread(target=lambda: got.append(ask(server.url, f"{HELPER} please")))
+        got: list[str] = []
+        helper.start()
+        helper.join(0.3)
+        assert helper.is_alive(), "the helper waits for the main script's first turn"
+        assert "main one" in ask(server.url, "the task")
+        helper.join(30)
+        assert "helper one" in got[0]
+        assert "main two" in ask(server.url, "the task", f"Agent: {HELPER}"), "only the first message counts"
+        assert "Done." in ask(server.url, f"{HELPER} again"), "past its turns a route is done"
+    assert [r.route for r in server.requests] == ["", HELPER, "", HELPER]
