@@ -14,11 +14,11 @@ from git_balanced.channel import inbox, now, presence
 from git_balanced.forge.base import PullRequest
 from git_balanced.forge.events import Fixed, ToYou, record
 from git_balanced.forge.prs import Pr
-from git_balanced.jobs import all_jobs, one_plan, place, unused_branch, used_branches
+from git_balanced.jobs import one_plan, place, unused_branch, used_branches
 from git_balanced.landing.review import run_check
 from git_balanced.lead import Lead
 from git_balanced.settings import Settings
-from git_balanced.state import refs
+from git_balanced.state import cache, refs
 from git_balanced.state.events import new_id, node_id
 from git_balanced.vocab import ENDED_BADLY, JobState, LeadState, Trouble
 
@@ -133,11 +133,11 @@ def follow(lead: Lead, p: Pr) -> None:
             return
     else:
         job = plan_job(lead, to.removeprefix("plan "))
-        if job is None or job.state not in (JobState.LANDED, *ENDED_BADLY):
+        if job is None or job[1] not in (JobState.LANDED, *ENDED_BADLY):
             return
-        if job.state != JobState.LANDED:
+        if job[1] != JobState.LANDED:
             record(lead.repo, p.number, ToYou(trouble=Trouble(sent.data["trouble"]), head_sha=head,
-                                              why=f"its session ended without a fix (job {job.id}: {job.state})"),
+                                              why=f"its session ended without a fix (job {job[0]}: {job[1]})"),
                    f"Pull request #{p.number}: its session ended without a fix")
             return
     tip = lead.repo.rev_parse(lead.ref) or ""
@@ -161,8 +161,9 @@ def _ready(lead: Lead, p: Pr, sent: dict[str, Any], head: str, tip: str) -> None
            f"Pull request #{p.number}: fixed by its session, ready to push ({row['id']})")
 
 
-def plan_job(lead: Lead, plan_id: str) -> Any:
-    """The newest job of the fix plan `plan_id`, or None while none was placed."""
-    found = [j for j in all_jobs(lead.repo).values() if j.plan == plan_id]
-    return max(found, key=lambda j: (j.attempt, j.placed_at or 0)) if found else None
-
+def plan_job(lead: Lead, plan_id: str) -> tuple[str, str] | None:
+    """The newest job of the fix plan `plan_id` (its id and state), or None while none was placed: read as the
+    board reads jobs (state/cache.read_live), the done ones as their briefs, no chain read in full."""
+    found = [(int(st["fields"].get("attempt") or 1), name, str(st["state"]))
+             for name, st in cache.read_live(lead.repo, "jobs").items() if st["fields"].get("plan") == plan_id]
+    return max(found)[1:] if found else None
