@@ -64,8 +64,10 @@ def test_a_person_opens_a_worker_stops_it_and_folds(lead: Lead) -> None:
             assert isinstance(app.screen, Worker)
             about = app.screen.about
             assert "e7 api · queued" in about and "task: Do api." in about and "attempt 1" in about, about
-            await pilot.press("escape", "x")
+            await pilot.press("x")  # on its pane: the board behind it is redrawn, the pane stays
             await pilot.pause()
+            assert isinstance(app.screen, Worker) and "Stopped api" in list(app._notifications)[-1].message
+            await pilot.press("escape")
             await pilot.press("v")
             assert isinstance(app.screen, Timeline)
             lanes = app.screen.text.plain.splitlines()

@@ -22,7 +22,9 @@ from tests.support.wait import wait_until
 
 def test_t_in_the_app_tells_a_running_agent_worker_a_line_its_model_reads(tmp_path: Path, agent_bin: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    turns = {"claude": [run_shell("sleep 4"), run_shell("true"), commit_turn("src/w.txt", "v2"),
+    told = tmp_path / "told"  # the first command waits for it (at most a minute): told while it runs, however slow
+    wait = f"for i in $(seq 300); do [ -e {told} ] && break; sleep 0.2; done"
+    turns = {"claude": [run_shell(wait), run_shell("true"), commit_turn("src/w.txt", "v2"),
                         say("I used the v2 API, as my lead said.")]}
     with real_agents(monkeypatch, agent_bin, turns) as servers:
         repo = lead_repo(tmp_path)
@@ -44,6 +46,7 @@ def test_t_in_the_app_tells_a_running_agent_worker_a_line_its_model_reads(tmp_pa
                     return [n.message for n in app._notifications]
 
             said = asyncio.run(drive())
+            told.touch()
             assert said == ["Told w: its agent reads it at its next tool call."], said
             wait_until(lambda: rows(repo)["w"]["state"] == "landed", 180, "the worker to land",
                        said=lambda: json.dumps(rows(repo)))
