@@ -40,7 +40,8 @@ def test_a_base_the_remote_lacks_and_nothing_to_ship_are_refused(project: Projec
 def test_a_fixing_session_that_ends_without_a_fix_hands_the_trouble_to_you(project: Project) -> None:
     repo, forge = project.repo, project.forge
     settings = repo / ".magnum/settings.toml"
-    settings.write_text(settings.read_text() + 'fix = true\nrun = "echo cannot fix it; exit 3"\n')
+    settings.write_text(settings.read_text().replace('agent = "shell"\n', 'agent = "shell"\nattempts = 1\n')
+                        + 'fix = true\nrun = "echo cannot fix it; exit 3"\n')
     git(repo, "commit", "-qam", "a fixer that gives up")
     forge.ci = lambda forge, sha: [Run("tests", "failure", "FAILED test_two")]
     assert balanced(repo, "ship", "--pr", "--yes").code == 0
