@@ -2,7 +2,8 @@
 ask their lead with `git balanced ask` (the path a worker's question takes), nobody answers within the lead's
 `ask_timeout`, so the four come to you under Now while the app is open; a person opens one worker's live log,
 tries to tell it a line (a shell worker cannot hear), marks the four with Space and allows them with Enter, and
-each worker goes on with the app's answer and lands."""
+each worker goes on with the app's answer and lands; the six done workers fold into one line, which `f`
+opens."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, RichLog
 
+from git_balanced.board_app import prefs
 from git_balanced.board_app.app import BoardApp
 from git_balanced.board_app.screens import Prompt, Worker
 from git_balanced.channel import questions
@@ -22,6 +24,7 @@ from tests.support.plans import background_engine, board, lead_repo, piece, plan
 from tests.support.wait import wait_until
 
 PIECES = ["api", "ui", "docs", "db"]
+QUIET = ["lint", "fmt"]  # two more that land at once, so that the six done workers fold
 
 
 def _ask(p: str) -> str:
@@ -48,7 +51,8 @@ def _said(app: BoardApp) -> list[str]:
 
 def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path, extra="ask_timeout = 1\n")
-    assert plan(repo, [piece(p, _ask(p)) for p in PIECES], "--start").code == 0
+    pieces = [piece(p, _ask(p)) for p in PIECES] + [piece(p, f"echo ok > src/{p}.txt") for p in QUIET]
+    assert plan(repo, pieces, "--start").code == 0
     lead = open_lead(str(repo))
     log = tmp_path / "engine.log"
     with background_engine(repo, log):
@@ -64,7 +68,9 @@ def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(
                 running = app.query_one("#running", DataTable)
                 running.focus()  # the pane a person tabs to
                 await pilot.pause()
-                assert [str(r.cells[2]) for r in app.rows["running"]] == PIECES
+                shown_pieces = [str(r.cells[2]) for r in app.rows["running"]]
+                assert set(PIECES) <= set(shown_pieces), shown_pieces
+                running.move_cursor(row=shown_pieces.index("api"))
                 await pilot.press("l")
                 assert isinstance(app.screen, Worker)
                 assert "e1 api · running" in app.screen.about and "asks: May I add the api package?" in \
@@ -86,14 +92,18 @@ def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(
                 await pilot.press("enter")
                 assert _said(app)[-1].startswith("Allowed 4: "), _said(app)
                 assert _keys(app, "now") == [], "answered, nothing waits on you"
-                await _until(pilot, lambda: [str(r.cells[3]).split()[0] for r in app.rows["running"]]
-                             == ["landed"] * 4, 90, "the four workers to land")
+                await _until(pilot, lambda: [r.key for r in app.rows["running"]] == ["fold"], 90,
+                             "the six workers to land and fold")
+                assert str(running.get_row("fold")[3]) == "6 landed  (f opens)"
+                await pilot.press("f")
+                assert sorted(str(r.cells[2]) for r in app.rows["running"]) == sorted([*PIECES, *QUIET])
 
         asyncio.run(drive())
         wait_until(lambda: all(j["state"] == "landed" for j in board(repo)["jobs"]), 30,  # type: ignore[index]
                    "the workers to land", said=log.read_text)
     for p in PIECES:
         assert git(repo, "show", f"main:src/{p}.txt") == "allowed", "each worker went on with the app's answer"
+    assert prefs.folded(lead) is False, "opened, and kept so for this lead"
     asked = list(questions.all_questions(lead.repo).values())
     assert sorted(q["fields"]["decision"] for q in asked) == ["allow"] * 4
     assert {q["fields"]["answered_by"] for q in asked} == {"you"}
