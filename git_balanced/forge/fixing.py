@@ -14,7 +14,8 @@ from git_balanced.channel import inbox, now, presence
 from git_balanced.forge.base import PullRequest
 from git_balanced.forge.events import Fixed, ToYou, record
 from git_balanced.forge.prs import Pr
-from git_balanced.jobs import one_plan, place, unused_branch, used_branches
+from git_balanced.jobs import one_plan, unused_branch, used_branches
+from git_balanced.jobs import place as place_job
 from git_balanced.landing.review import run_check
 from git_balanced.lead import Lead
 from git_balanced.settings import Settings
@@ -113,10 +114,10 @@ def _place_at(lead: Lead, plan_id: str, start: str) -> None:
     plan = one_plan(lead.repo, plan_id)
     assert plan is not None and len(plan.pieces) == 1
     piece = plan.pieces[0]
-    place(lead.repo, {"plan": plan_id, "plan_task": plan.task, "piece": piece.id, "task": piece.task,
-                      "title": piece.task.splitlines()[0][:80], **piece.options(), "machine": piece.placed,
-                      "why": piece.why, "branch": piece.branch, "base": start, "attempt": 1, "lead": lead.branch,
-                      "after": []})
+    place_job(lead.repo, {"plan": plan_id, "plan_task": plan.task, "piece": piece.id, "task": piece.task,
+                          "title": piece.task.splitlines()[0][:80], **piece.options(), "machine": piece.placed,
+                          "why": piece.why, "branch": piece.branch, "base": start, "attempt": 1,
+                          "lead": lead.branch, "after": []})
 
 
 def follow(lead: Lead, p: Pr) -> None:
