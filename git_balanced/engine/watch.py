@@ -17,7 +17,7 @@ from git_balanced.engine import limits, relay, workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
-from git_balanced.job_events import Failed, Finished
+from git_balanced.job_events import Failed, Finished, Reported
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import held
@@ -181,6 +181,10 @@ class Watcher:
                 fail(Failure.BUDGET, f"stopped at its budget{cost_words}", state=JobState.STOPPED)
         elif how in (Reason.GUARD, Reason.FAILED):  # the commit of what it left was refused
             fail(Failure(how), f"its commit was refused: {result.commit_error}")
+        elif outcome.kind == Reason.SUCCESS and workers.reads_only(j):  # its report is its result: nothing lands
+            ctx.record(j.id, Reported(ran=data), f"{j.piece}: reported{cost_words}",
+                       say=f"{j.piece} finished and reported ({j.id}){cost_words}: "
+                           f"{outcome.summary or 'its report is empty'}", job=j.id)
         elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
             ctx.record(j.id, Finished(ran=data),
