@@ -120,6 +120,7 @@ class Engine:
             everyone, jobs = self._read(plans)
         mine = {jid: j for jid, j in jobs.items() if self.owners.mine(j)}
         wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == JobState.RUNNING])
+        self.sweeper.mark(self.watcher.take_reported())  # a reader's shared checkout is let go, off the pass
         wrote = limits.resume(ctx, [j for j in mine.values() if j.state == JobState.PAUSED], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)

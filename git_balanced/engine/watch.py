@@ -40,6 +40,12 @@ class Watcher:
         self._since_path = self.repo.state_dir / "out-of-reach.json"
         self.unreachable_since: dict[str, float] = self._load_since()
         self._fetched: dict[str, str | None] = {}  # by job id: the branches _prefetch brought back this pass
+        self.reported: list[Job] = []  # workers that reported (`writes: none`): their checkouts are let go
+
+    def take_reported(self) -> list[Job]:
+        """The jobs that reported since the last ask, for their cleanup: nothing of theirs lands."""
+        out, self.reported = self.reported, []
+        return out
 
     def watch(self, ctx: Context, running: list[Job]) -> bool:
         """Look at the running workers once; True when one of them ended (and its job says so now)."""
@@ -185,6 +191,7 @@ class Watcher:
             ctx.record(j.id, Reported(ran=data), f"{j.piece}: reported{cost_words}",
                        say=f"{j.piece} finished and reported ({j.id}){cost_words}: "
                            f"{outcome.summary or 'its report is empty'}", job=j.id)
+            self.reported.append(j)
         elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
             ctx.record(j.id, Finished(ran=data),
