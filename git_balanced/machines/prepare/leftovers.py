@@ -19,6 +19,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
+from git_balanced.shipped.readonly import READONLY_DIR
 from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.vocab import RunState
 
@@ -61,8 +62,8 @@ def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
     home = repo.worktrees_home()
     out = []
     for path in sorted(home.iterdir()):
-        if not path.is_dir() or path.name.startswith("scratch-"):
-            continue  # the landing's scratch worktrees are reused, not left over
+        if not path.is_dir() or path.name.startswith("scratch-") or path.name == READONLY_DIR:
+            continue  # the landing's scratch worktrees are reused; a shared read-only checkout goes with its last job
         live, whose = _about(jobs, path.name)
         if live or _running(path.name):
             continue
