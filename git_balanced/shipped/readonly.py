@@ -2,7 +2,7 @@
 Stdlib only, Python 3.9+: part of the runner's source (runner.py).
 
 One checkout per base commit per machine, made once by the first such worker and shared by every one after it:
-the base's files as `git archive` gives them (no `.git`, no index, no worktree registration, no branch, no copy
+the base's files as git checks them out (no `.git`, no index, no worktree registration, no branch, no copy
 of the repository), each file and folder read-only on disk. Each worker using it leaves a mark beside it
 (`<checkout>.users/<job>`); the cleanup of a job removes its mark, and the checkout with the last one. A mark
 whose job has no run folder any more (its cleanup never came) does not hold it. Sent to another machine, these
@@ -16,7 +16,6 @@ import os
 import shutil
 import stat
 import subprocess
-import tarfile
 
 if "_git" not in globals():  # sent to another machine, runfiles.py's source comes first and defines these
     from git_balanced.shipped.runfiles import RunError, _base_env
@@ -85,36 +84,39 @@ def _ro_lock(checkout: str) -> int:
 
 def _ro_make(repo: str, checkout: str, base: str) -> None:
     """The base's files in a folder beside `checkout`, made read-only, then renamed to it: a checkout is whole or
-    absent. git runs as in any folder a worker could have written (untrusted.py): nothing of the copy's runs."""
-    tmp = f"{checkout}.tmp{os.getpid()}"
+    absent. git reads the tree into an index of the checkout's own (beside it, removed after) and writes its
+    files there, as in any folder a worker could have written (untrusted.py): nothing of the copy's runs."""
+    tmp, index = f"{checkout}.tmp{os.getpid()}", f"{checkout}.index{os.getpid()}"
     _ro_remove(tmp)
     os.makedirs(tmp)
-    env = safe_env(_base_env())
-    argv = safe_argv(["archive", "--format=tar", base], repo, lambda a, c: safe_listing(a, c, env))
+    env = {**safe_env(_base_env()), "GIT_INDEX_FILE": index}
     try:
-        proc = subprocess.Popen(argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise RunError(f"could not run git to make the read-only checkout of {base}: {exc}") from exc
-    assert proc.stdout is not None
-    try:
-        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-            for member in tar:
-                name = os.path.normpath(member.name)
-                if name.startswith(("/", "..")) or member.isdev():
-                    continue
-                tar.extract(member, tmp, set_attrs=False)
-    except tarfile.TarError as exc:
-        proc.kill()
-        proc.wait()
-        _ro_remove(tmp)
-        raise RunError(f"the read-only checkout of {base} could not be made: {exc}") from exc
-    err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
-    if proc.wait() != 0:
-        _ro_remove(tmp)
-        raise RunError(f"`git archive {base}` failed in {repo}: {err}")
+        code, git_dir = _ro_git(["rev-parse", "--absolute-git-dir"], repo, repo, env)
+        if code == 0:
+            code, out = _ro_git(["read-tree", base], repo, repo, env)
+        if code == 0:  # the git folder named: a bare machine copy has no working tree to be in
+            code, out = _ro_git([f"--git-dir={git_dir}", f"--work-tree={tmp}", "checkout-index", "-a"], repo, tmp,
+                                env)
+        if code != 0:
+            _ro_remove(tmp)
+            raise RunError(f"the read-only checkout of {base} could not be made from {repo}: "
+                           f"{out if code else git_dir}")
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
     _ro_set_readonly(tmp)
     os.rename(tmp, checkout)
+
+
+def _ro_git(args: list[str], repo: str, cwd: str, env: dict) -> tuple[int, str]:
+    """git `args` with the door's overrides for `repo` (its drivers emptied, its hooks off), run in `cwd`."""
+    argv = safe_argv(args, repo, lambda a, c: safe_listing(a, c, env))
+    try:
+        cp = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    except OSError as exc:
+        return 127, f"git: {exc}"
+    return cp.returncode, cp.stdout.decode("utf-8", "replace").strip()
 
 
 def _ro_set_readonly(top: str) -> None:
