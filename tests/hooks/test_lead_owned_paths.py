@@ -5,6 +5,7 @@ as Claude Code and Codex call it, and the real Claude Code lead against the scri
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from git_balanced.lead import open_lead
 from tests.hooks.test_agent import run_claude, tool_results
 from tests.hooks.test_modes import hook
 from tests.support.builders import commit, make_repo
+from tests.support.cli import balanced
 from tests.support.model_server import say, write_file
+from tests.support.real_agents import bodies, real_agents
 
 OFF = '[balanced]\nlead_keeps_off_workers_paths = false\n'
 
@@ -81,3 +84,22 @@ def test_a_real_claude_lead_is_refused_the_edit(lead_repo: Path, tmp_path: Path,
     results = tool_results(server)
     assert any(f"belongs to piece orders-api (its `paths` has src/api/**), whose job {job_id(lead_repo)}" in r
                for r in results), results
+
+
+@pytest.mark.parametrize("agent", ["codex", "pi"])
+def test_a_real_codex_or_pi_lead_is_refused_the_edit(agent: str, lead_repo: Path, agent_bin: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    target = lead_repo / "src/api/new.py"
+    path = "src/api/new.py" if agent == "codex" else str(target)  # Codex's patch names it from its folder
+    with real_agents(monkeypatch, agent_bin, {agent: [write_file(path, "y = 2\n"), say("Done.")]}) as servers:
+        assert balanced(lead_repo, "lead", "on", "--agent", agent).code == 0
+        # What a person's first start here answers to its trust questions, so it loads the project's hooks (Codex
+        # runs project hooks once someone reviewed them: `--dangerously-bypass-hook-trust` says they were).
+        argv = ["codex", "exec", "--json", "--trust", "--dangerously-bypass-hook-trust", "-s", "workspace-write",
+                "Do it."] if agent == "codex" else \
+            ["pi", "--mode", "json", "--no-session", "--approve", "Do it."]
+        ran = subprocess.run(argv, cwd=lead_repo, capture_output=True, text=True, timeout=240,
+                             stdin=subprocess.DEVNULL)
+        sent = json.dumps(bodies(servers[agent]))
+    assert not target.exists(), f"the lead's edit went through:\n{ran.stdout[-3000:]}{ran.stderr[-2000:]}"
+    assert f"whose job {job_id(lead_repo)} is at work" in sent, f"{agent} was told why:\n{ran.stdout[-3000:]}"
