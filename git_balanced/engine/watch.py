@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from git_balanced import jobs as J
+from git_balanced.agents.subagents import waited_words
 from git_balanced.channel.inbox import post
 from git_balanced.channel.told import key_of
 from git_balanced.engine import limits, relay, workers
@@ -155,8 +156,8 @@ class Watcher:
             # Told before the event that records how the run ended, keyed by the job's tip: a pass run again
             # after a crash between the two tells it once.
             post(self.repo, self.lead.branch, f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
-                 + (f", {bad} of which failed" if bad else ", none failed"), key=key_of(self.repo, j.id, "subagents"),
-                 again=True, job=j.id)
+                 + (f", {bad} of which failed" if bad else ", none failed") + waited_words(outcome.subagents),
+                 key=key_of(self.repo, j.id, "subagents"), again=True, job=j.id)
 
         def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:
             ctx.record(j.id, Failed(failure=failure, reason=reason, ended=state, ran=data), f"{j.piece}: {reason}",
