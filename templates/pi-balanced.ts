@@ -58,6 +58,18 @@ export default function (pi: any) {
     });
     return;
   }
+  // A lead's edit of a path one of its running pieces owns is refused (`git balanced hook lead-pre-tool-use`).
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const out = await hook("lead-pre-tool-use", {
+      hook_event_name: "PreToolUse",
+      tool_name: event.toolName,
+      tool_input: event.input,
+      cwd: ctx?.cwd ?? process.cwd(),
+    });
+    const spec = out?.hookSpecificOutput ?? {};
+    if (spec.permissionDecision === "deny") return { block: true, reason: spec.permissionDecisionReason };
+    return undefined;
+  });
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const out = await hook("user-prompt-submit", {
       hook_event_name: "UserPromptSubmit",

@@ -53,6 +53,14 @@ export default function (pi: any) {
       },
     });
   }
+  // An edit of a path one of its running pieces owns is refused (`git balanced hook lead-pre-tool-use`).
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const cwd = ctx?.cwd ?? process.cwd();
+    const out = await hook("lead-pre-tool-use", { hook_event_name: "PreToolUse", tool_name: event.toolName, tool_input: event.input, cwd }, cwd);
+    const spec = out?.hookSpecificOutput ?? {};
+    if (spec.permissionDecision === "deny") return { block: true, reason: spec.permissionDecisionReason };
+    return undefined;
+  });
   // A headless lead (`git balanced lead start`) is handed its news as turns: no hooks then.
   if (process.env.GIT_BALANCED_HEADLESS_LEAD) return;
   pi.on("before_agent_start", async (event: any, ctx: any) => {
