@@ -516,6 +516,40 @@ def lead_run() -> int:
     return lead_cmd.run_command()
 
 
+# -- the chief's projects and one Now over them --------------------------------------------------------------
+@cli.group(cls=Group, invoke_without_command=True, short_help="The projects the chief works over (list, add, rm).")
+@_json_opt
+@click.pass_context
+def projects(ctx: click.Context, as_json: bool) -> int | None:
+    """List the repositories this person works with, on this machine and on SSH machines; kept in the chief's
+    folder ($XDG_DATA_HOME/git-balanced/chief/), a git repository whose refs hold the list."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.list_command(as_json=as_json)
+
+
+@projects.command(name="add", short_help="Add the repository at PATH or MACHINE:PATH.")
+@click.argument("where", metavar="PATH|MACHINE:PATH")
+@click.option("--name", metavar="N", help="The project's name (default: its folder's name).")
+def projects_add(where: str, name: str | None) -> int:
+    """Add a repository on this machine (PATH), or on a machine you added (MACHINE:PATH, a path there,
+    relative to its home), where git balanced must be installed: it is read there once before it is added."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.add_command(where, name)
+
+
+@projects.command(name="rm", short_help="Take project NAME off the list.")
+@click.argument("name")
+def projects_rm(name: str) -> int:
+    """Take project NAME off the list; the repository itself is untouched."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.rm_command(name)
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
     f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
     "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))

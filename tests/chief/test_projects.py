@@ -1,0 +1,57 @@
+"""The chief's projects: its folder made on first use, each change a commit on its ref, bad input refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_balanced.chief import home
+from git_balanced.chief.projects import REF, Project, add_project, list_projects, remove_project
+from git_balanced.errors import BalancedError
+from tests.support.builders import make_repo
+
+
+def test_projects_are_added_listed_and_removed_as_commits_in_the_chiefs_repository(tmp_path: Path,
+                                                                                   sealed: Path) -> None:
+    shop = make_repo(tmp_path / "shop")
+    (shop / "sub").mkdir()
+    app = make_repo(tmp_path / "Mobile App")
+    assert list_projects() == []
+    assert home.folder() == sealed / ".local" / "share" / "git-balanced" / "chief"
+    assert (home.folder() / ".git").is_dir(), "the chief's folder is a repository, made on first use"
+
+    assert add_project(str(shop / "sub")) == Project("shop", None, str(shop))
+    assert add_project(str(app), name="ios") == Project("ios", None, str(app))
+    assert [p.name for p in list_projects()] == ["ios", "shop"]
+
+    remove_project("ios")
+    assert list_projects() == [Project("shop", None, str(shop))]
+    repo = home.repo()
+    tip = repo.read_ref(REF)
+    assert tip and repo.subject(tip) == f"Removed project ios ({app})"
+    assert len(repo.commits(tip)) == 3, "one commit a change"
+
+
+def test_bad_input_is_one_clear_refusal(tmp_path: Path) -> None:
+    shop = make_repo(tmp_path / "shop")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    add_project(str(shop))
+    cases = {
+        str(plain): "is not a git repository",
+        str(tmp_path / "missing"): "is not a folder",
+        str(shop): "is a project already, named 'shop'",
+        f"local:{shop}": "is a project already, named 'shop'",
+        "nowhere:src/app": "There is no machine named 'nowhere'",
+    }
+    for where, said in cases.items():
+        with pytest.raises(BalancedError, match=said):
+            add_project(where, name="other")
+    with pytest.raises(BalancedError, match="There is a project named 'shop' already"):
+        add_project(str(make_repo(tmp_path / "b" / "shop")))
+    with pytest.raises(BalancedError, match="is not a project name"):
+        add_project(str(shop), name="a.b")
+    with pytest.raises(BalancedError, match="There is no project named 'web'"):
+        remove_project("web")
+    assert [p.name for p in list_projects()] == ["shop"], "nothing was lost"
