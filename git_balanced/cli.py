@@ -550,6 +550,34 @@ def projects_rm(name: str) -> int:
     return projects_cmd.rm_command(name)
 
 
+@cli.group(cls=Group, invoke_without_command=True, short_help="What waits on you: here, or in every project.")
+@click.option("--all", "every", is_flag=True, help="Every project's rows in one list (`git balanced projects`).")
+@_json_opt
+@click.pass_context
+def now(ctx: click.Context, every: bool, as_json: bool) -> int | None:
+    """What waits on your answer, as the board's Now shows it. With --all, every project's rows in one list,
+    each named PROJECT.N (its number in its project, which no answer moves): `git balanced answer --allow web.3
+    ios.1` answers across projects."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.now_command(as_json=as_json, every=every)
+
+
+@now.command(name="note", short_help="Put a line under a row of Now.")
+@click.argument("name", metavar="ID")
+@click.argument("text")
+@click.option("--by", default="Chief", show_default=True, metavar="WHO", help="Who says it, shown before the line.")
+@_json_opt
+def now_note(name: str, text: str, by: str, as_json: bool) -> int:
+    """Put TEXT under the row ID names (its number or id here, or PROJECT.N across projects), shown under it by
+    `now`, `now --all` and `board`: "Chief: ship this one first"."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.note_command(name, text, by=by, as_json=as_json)
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
     f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
     "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
