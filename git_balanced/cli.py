@@ -106,13 +106,15 @@ def place(name: str) -> click.Command:
 @click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
 @click.option("--hooks", type=click.Choice(["pre-commit", "git"]), default="pre-commit", show_default=True,
               help="Through pre-commit's config, or as plain git hooks in the hooks folder.")
-def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str) -> int:
+@click.option("--project", is_flag=True, help="Add this repository to the chief's projects too.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str, project: bool) -> int:
     """Write .magnum/settings.toml (never over an existing one; a Python, Node.js or Go project gets its
     stack's setup and check unless --check is given), add the balanced hooks to .pre-commit-config.yaml
-    and install them, or with --hooks git install plain git hooks instead."""
+    and install them, or with --hooks git install plain git hooks instead. With --project, add the repository
+    to the chief's projects; without, when you keep projects and it is not one, say how to add it."""
     from git_balanced.commands import init
 
-    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks, project=project)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")
