@@ -102,8 +102,8 @@ def answer_many(names: list[str], decision: str, reason: str = "") -> tuple[list
     for name, rows in by_project.items():
         try:
             done, lost = _answer_in(found[name], rows, decision, reason)
-        except BalancedError as exc:
-            done, lost = [], [f"{name}.{r}: {exc.message}" for r in rows]
+        except BalancedError as exc:  # nothing of this project was answered: one line for its rows
+            done, lost = [], [f"{', '.join(f'{name}.{r}' for r in rows)}: {exc.message}"]
         said += done
         missed += lost
     return said, missed
