@@ -41,7 +41,7 @@ def test_one_now_over_two_projects_with_notes_and_answers_across_them(tmp_path: 
     every = balanced(tmp_path, "now", "--all")
     assert every.code == 0, every.err
     lines = every.out.splitlines()
-    assert lines[0] == "Now, over 2 projects · several at once: `git balanced answer --allow ios.1 ios.2 web.1 web.2`"
+    assert lines[0] == "Now, over 2 projects · allow several at once: `git balanced answer --allow ios.1 web.1 web.2`"
     assert f"  web.1 ? api asks to run: npm install · git balanced answer {w1} --allow|--deny [REASON]" in lines
     assert any(line.startswith(f"  ios.2 ▸ review {review['id']}: Added the cart screen") for line in lines)
     assert "          Chief: ship this one first: web builds on it" in lines, every.out
