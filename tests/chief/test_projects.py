@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced.chief import home
-from git_balanced.chief.projects import REF, Project, add_project, list_projects, remove_project
+from git_balanced.chief.projects import REF, Project, add_project, list_projects, parse_where, remove_project
 from git_balanced.errors import BalancedError
 from tests.support.builders import make_repo
 
@@ -82,3 +82,12 @@ def test_projects_commands_and_the_offer_of_init(tmp_path: Path) -> None:
     assert gone.out == f"Removed project app ({app}); the repository itself is untouched.\n"
     assert [p["name"] for p in json.loads(balanced(tmp_path, "projects", "--json").out)["projects"]] \
         == ["shop"]
+
+
+def test_where_a_project_is_read_from_path_or_machine_and_path() -> None:
+    assert parse_where("~/src/app") == (None, "~/src/app")
+    assert parse_where("local:/srv/app") == (None, "/srv/app")
+    assert parse_where("box:~/src/app") == ("box", "src/app"), "a path there starts from the home folder"
+    assert parse_where("box:/srv/app") == ("box", "/srv/app")
+    assert parse_where("./a:b/c") == (None, "./a:b/c"), "a colon after a slash is part of the path"
+
