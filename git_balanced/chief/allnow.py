@@ -51,13 +51,15 @@ def _read(p: Project) -> Read:
         board = board_of(p)
     except BalancedError as exc:
         return Read(p, error=exc.message)
-    return Read(p, board, now=[named(p, item) for item in board["now"]])
+    return Read(p, board, now=[named(p, item) for item in board["now"] if isinstance(item, dict)])
 
 
 def named(p: Project, item: dict[str, Any]) -> dict[str, Any]:
     """A row of the project's Now, with its project and, when it is numbered, its name across projects
     (`web.3`), which its text then starts with."""
     out = {**item, "project": p.name}
+    if "text" not in item and not all(k in item for k in ("state", "piece", "reason", "id")):
+        out["text"] = str(item.get("piece") or item.get("id") or "a row of an unknown shape")  # a newer version there
     n = item.get("n")
     if isinstance(n, int):
         out["name"] = f"{p.name}.{n}"
