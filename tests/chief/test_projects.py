@@ -91,3 +91,16 @@ def test_where_a_project_is_read_from_path_or_machine_and_path() -> None:
     assert parse_where("box:/srv/app") == ("box", "/srv/app")
     assert parse_where("./a:b/c") == (None, "./a:b/c"), "a colon after a slash is part of the path"
 
+
+
+def test_a_tip_without_the_whole_list_is_read_by_folding_the_chain(tmp_path: Path) -> None:
+    from git_balanced.chief.projects import ADDED
+    from git_balanced.state.refs import append
+
+    shop, app, web = (make_repo(tmp_path / n) for n in ("shop", "app", "web"))
+    add_project(str(shop))
+    # a change written without the list after it (as a merge of two clones' chains has none)
+    append(home.repo(), REF, ADDED, "Added project app", {"name": "app", "machine": None, "path": str(app)})
+    assert [p.name for p in list_projects()] == ["app", "shop"]
+    add_project(str(web))
+    assert [p.name for p in list_projects()] == ["app", "shop", "web"], "the next change keeps the whole list again"
