@@ -78,6 +78,9 @@ def test_projects_commands_and_the_offer_of_init(tmp_path: Path) -> None:
     assert (dup.code, dup.out) == (1, "") and dup.err == (
         f"error: {app} is a project already, named 'app'.\n"
         "hint: `git balanced projects rm app` first to add it under another name.\n"), dup.err
+    from git_balanced.cli import completions
+
+    assert completions(["projects", "rm", ""]) == ["app", "shop"], "`projects rm <TAB>` offers the projects"
     gone = balanced(tmp_path, "projects", "rm", "app")
     assert gone.out == f"Removed project app ({app}); the repository itself is untouched.\n"
     assert [p["name"] for p in json.loads(balanced(tmp_path, "projects", "--json").out)["projects"]] \
