@@ -106,13 +106,15 @@ def place(name: str) -> click.Command:
 @click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
 @click.option("--hooks", type=click.Choice(["pre-commit", "git"]), default="pre-commit", show_default=True,
               help="Through pre-commit's config, or as plain git hooks in the hooks folder.")
-def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str) -> int:
+@click.option("--project", is_flag=True, help="Add this repository to the chief's projects too.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str, project: bool) -> int:
     """Write .magnum/settings.toml (never over an existing one; a Python, Node.js or Go project gets its
     stack's setup and check unless --check is given), add the balanced hooks to .pre-commit-config.yaml
-    and install them, or with --hooks git install plain git hooks instead."""
+    and install them, or with --hooks git install plain git hooks instead. With --project, add the repository
+    to the chief's projects; without, when you keep projects and it is not one, say how to add it."""
     from git_balanced.commands import init
 
-    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks, project=project)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")
@@ -318,7 +320,8 @@ def ask(text: str) -> int:
 @click.option("--deny", is_flag=True, help="Deny what was asked (each ID named).")
 def answer(args: tuple[str, ...], allow: bool, deny: bool) -> int:
     """Answer question ID with TEXT, --allow or --deny; the first answer counts. With --allow or --deny,
-    name several questions at once, by id or by their numbers under Now on the board."""
+    name several questions at once, by id or by their numbers under Now on the board, or across the chief's
+    projects as PROJECT.N (as `now --all` names them)."""
     from git_balanced.commands import ask
 
     return ask.answer_command(list(args), allow=allow, deny=deny)
@@ -516,6 +519,68 @@ def lead_run() -> int:
     return lead_cmd.run_command()
 
 
+# -- the chief's projects and one Now over them --------------------------------------------------------------
+@cli.group(cls=Group, invoke_without_command=True, short_help="The projects the chief works over (list, add, rm).")
+@_json_opt
+@click.pass_context
+def projects(ctx: click.Context, as_json: bool) -> int | None:
+    """List the repositories this person works with, on this machine and on SSH machines; kept in the chief's
+    folder ($XDG_DATA_HOME/git-balanced/chief/), a git repository whose refs hold the list."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.list_command(as_json=as_json)
+
+
+@projects.command(name="add", short_help="Add the repository at PATH or MACHINE:PATH.")
+@click.argument("where", metavar="PATH|MACHINE:PATH")
+@click.option("--name", metavar="N", help="The project's name (default: its folder's name).")
+def projects_add(where: str, name: str | None) -> int:
+    """Add a repository on this machine (PATH), or on a machine you added (MACHINE:PATH, a path there,
+    relative to its home), where git balanced must be installed: it is read there once before it is added."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.add_command(where, name)
+
+
+@projects.command(name="rm", short_help="Take project NAME off the list.")
+@click.argument("name")
+def projects_rm(name: str) -> int:
+    """Take project NAME off the list; the repository itself is untouched."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.rm_command(name)
+
+
+@cli.group(cls=Group, invoke_without_command=True, short_help="What waits on you: here, or in every project.")
+@click.option("--all", "every", is_flag=True, help="Every project's rows in one list (`git balanced projects`).")
+@_json_opt
+@click.pass_context
+def now(ctx: click.Context, every: bool, as_json: bool) -> int | None:
+    """What waits on your answer, as the board's Now shows it. With --all, every project's rows in one list,
+    each named PROJECT.N (its number in its project, which no answer moves): `git balanced answer --allow web.3
+    ios.1` answers across projects."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.now_command(as_json=as_json, every=every)
+
+
+@now.command(name="note", short_help="Put a line under a row of Now.")
+@click.argument("name", metavar="ID")
+@click.argument("text")
+@click.option("--by", default="Chief", show_default=True, metavar="WHO", help="Who says it, shown before the line.")
+@_json_opt
+def now_note(name: str, text: str, by: str, as_json: bool) -> int:
+    """Put TEXT under the row ID names (its number or id here, or PROJECT.N across projects), shown under it by
+    `now`, `now --all` and `board`: "Chief: ship this one first"."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.note_command(name, text, by=by, as_json=as_json)
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
     f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
     "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
@@ -563,7 +628,7 @@ def complete_words(words: tuple[str, ...]) -> int:
 # option's, by its flag.
 _ARG_KINDS = {("check", "rev"): "revs", ("machines", "rm", "name"): "machines", ("tick", "names"): "machines",
               ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
-              ("start", "plan"): "plans"}
+              ("start", "plan"): "plans", ("projects", "rm", "name"): "projects"}
 _OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
 
 
