@@ -163,11 +163,29 @@ assert isinstance(machines, click.Group)
 @click.option("--host", metavar="H", help="The SSH host (default: NAME).")
 @click.option("--preference", default="normal", show_default=True,
               type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
-def machines_add(name: str, host: str | None, preference: str) -> int:
-    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference)."""
+@click.option("--container", metavar="IMAGE", help="A fresh container of IMAGE per job (see `image build`).")
+@click.option("--kubernetes", metavar="IMAGE", help="A bare Kubernetes pod of IMAGE per job, through kubectl.")
+@click.option("--engine", type=click.Choice(["podman", "docker"]), default="podman", show_default=True,
+              help="With --container: the container engine.")
+@click.option("--on", "on", metavar="MACHINE", help="With --container: run the containers on this added SSH "
+                                                    "machine's engine.")
+@click.option("--network", is_flag=True, help="Give each box the network (off by default).")
+@click.option("--cpus", metavar="N", help="Each box's CPU limit.")
+@click.option("--memory", metavar="M", help="Each box's memory limit (e.g. 2g).")
+@click.option("--engine-arg", "engine_args", multiple=True, metavar="ARG",
+              help="A word put after the engine's name in every command (e.g. --runtime=runc); repeatable.")
+@click.option("--engine-env", "engine_env", multiple=True, metavar="K=V",
+              help="An environment variable set for the engine (e.g. CONTAINERS_CONF=...); repeatable.")
+@click.option("--namespace", metavar="NS", help="With --kubernetes: the namespace of the pods.")
+@click.option("--context", metavar="C", help="With --kubernetes: kubectl's context.")
+def machines_add(name: str, host: str | None, preference: str, **box: Any) -> int:
+    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference);
+    or, with --container or --kubernetes, a machine that makes a fresh box of an image per job."""
     from git_balanced.commands import machines as machines_cmd
 
-    return machines_cmd.add_command(name, host=host, preference=preference)
+    if box["container"] or box["kubernetes"]:
+        return machines_cmd.add_box_command(name, host=host, preference=preference, **box)
+    return machines_cmd.add_command(name, host=host, preference=preference, **box)
 
 
 @machines.command(name="rm", short_help="Remove an added machine.")
