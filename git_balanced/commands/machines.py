@@ -92,8 +92,8 @@ def _yes(value: bool | None) -> str:
     return "yes" if value else "no"
 
 
-_BOX_ONLY = {"engine": "podman", "on": None, "network": False, "cpus": None, "memory": None, "engine_args": (),
-             "engine_env": (), "namespace": None, "context": None}
+_BOX_ONLY = {"engine": "podman", "on": None, "network": "none", "pass_env": (), "cpus": None, "memory": None,
+             "engine_args": (), "engine_env": (), "namespace": None, "context": None}
 
 
 def add_command(name: str, *, host: str | None, preference: str, **box: Any) -> int:
@@ -118,8 +118,9 @@ def add_command(name: str, *, host: str | None, preference: str, **box: Any) -> 
 
 
 def add_box_command(name: str, *, host: str | None, preference: str, container: str | None,
-                    kubernetes: str | None, engine: str, on: str | None, network: bool, cpus: str | None,
+                    kubernetes: str | None, engine: str, on: str | None, network: str, cpus: str | None,
                     memory: str | None, engine_args: tuple[str, ...], engine_env: tuple[str, ...],
+                    pass_env: tuple[str, ...],
                     namespace: str | None, context: str | None) -> int:
     """Add a machine that makes a fresh container (or pod) of an image for each job."""
     if container and kubernetes:
@@ -142,7 +143,7 @@ def add_box_command(name: str, *, host: str | None, preference: str, container: 
         env[key] = value
     spec = boxes.BoxSpec(kind=kind, image=str(container or kubernetes), engine=engine, on=on, network=network,
                          cpus=cpus, memory=memory, engine_args=tuple(engine_args), engine_env=env,
-                         namespace=namespace, context=context)
+                         pass_env=tuple(pass_env), namespace=namespace, context=context)
     inventory.add_box(name, spec, preference)
     ui.say(f"Added {name}: {spec.words()}, {preference}.")
     ui.say(f"Tick it for a repository with `git balanced tick {name}`, then `git balanced ready {name}`.")

@@ -18,6 +18,8 @@ CONTAINER = "container"
 KUBERNETES = "kubernetes"
 KINDS = (CONTAINER, KUBERNETES)
 ENGINES = ("podman", "docker")
+NETWORKS = ("none", "on", "host")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # An image reference: registry/name:tag or @digest; nothing an engine would read as an option.
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
 _LIMIT = re.compile(r"[0-9]+(\.[0-9]+)?[a-zA-Z]{0,2}")
@@ -27,20 +29,22 @@ _KUBE_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
 @dataclass(frozen=True)
 class BoxSpec:
     """A box machine: `kind` (container or kubernetes), the `image` each job's box starts from, and for a
-    container its `engine` and the SSH machine `on` whose engine runs it (None: this machine); `network` on or
-    off (off by default), `cpus` and `memory` limits; `engine_args` put after the engine's name and
-    `engine_env` set for it (what a host needs of its engine, e.g. `--runtime`); for a pod, its `namespace`
-    and kubectl `context`."""
+    container its `engine` and the SSH machine `on` whose engine runs it (None: this machine). Its `network`:
+    `none` (the default), `on` (the engine's own) or `host` (this machine's); `cpus` and `memory` limits;
+    `pass_env`, names of variables each box gets from the engine's environment (an API key: its value is never
+    written); `engine_args` put after the engine's name and `engine_env` set for it (what a host needs of its
+    engine, e.g. `--runtime`); for a pod, its `namespace` and kubectl `context`."""
 
     kind: str
     image: str
     engine: str = "podman"
     on: str | None = None
-    network: bool = False
+    network: str = "none"
     cpus: str | None = None
     memory: str | None = None
     engine_args: tuple[str, ...] = ()
     engine_env: dict[str, str] = field(default_factory=dict)
+    pass_env: tuple[str, ...] = ()
     namespace: str | None = None
     context: str | None = None
 
@@ -48,6 +52,9 @@ class BoxSpec:
         """The machines file's entry (without the preference)."""
         data = asdict(self)
         data["engine_args"] = list(self.engine_args)
+        data["pass_env"] = list(self.pass_env)
+        if self.network == "none":
+            del data["network"]
         return {k: v for k, v in data.items() if v not in (None, (), [], {})}
 
     def words(self) -> str:
@@ -56,7 +63,8 @@ class BoxSpec:
         engine = "kubectl" + (f", namespace {self.namespace}" if self.namespace else "") \
             if self.kind == KUBERNETES else self.engine + where
         limits = "".join(f", {k} {v}" for k, v in (("cpus", self.cpus), ("memory", self.memory)) if v)
-        return f"{self.kind} {self.image} ({engine}, network {'on' if self.network else 'off'}{limits})"
+        net = "off" if self.network == "none" else self.network
+        return f"{self.kind} {self.image} ({engine}, network {net}{limits})"
 
 
 def check(spec: BoxSpec, where: str = "") -> BoxSpec:
@@ -73,6 +81,11 @@ def check(spec: BoxSpec, where: str = "") -> BoxSpec:
         raise bad("--engine", spec.engine, f"use one of {', '.join(ENGINES)}.")
     if spec.on is not None:
         MachineName.of(spec.on)
+    if spec.network not in NETWORKS:
+        raise bad("--network", spec.network, f"use one of {', '.join(NETWORKS)} (none: no network, the default).")
+    for name in spec.pass_env:
+        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+            raise bad("--pass-env", name, "give the name of an environment variable, e.g. ANTHROPIC_API_KEY.")
     for name, value in (("--cpus", spec.cpus), ("--memory", spec.memory)):
         if value is not None and not _LIMIT.fullmatch(str(value)):
             raise bad(name, value, f"give {name} a number, e.g. --cpus 2 or --memory 2g.")
@@ -93,10 +106,11 @@ def spec_from(entry: dict[str, Any], machine: str, where: str = "") -> BoxSpec |
         return None
     try:
         spec = BoxSpec(kind=str(kind), image=entry.get("image", ""), engine=str(entry.get("engine", "podman")),
-                       on=entry.get("on"), network=bool(entry.get("network", False)),
+                       on=entry.get("on"), network=str(entry.get("network", "none")),
                        cpus=_text(entry.get("cpus")), memory=_text(entry.get("memory")),
                        engine_args=tuple(entry.get("engine_args") or ()),
                        engine_env=dict(entry.get("engine_env") or {}),
+                       pass_env=tuple(entry.get("pass_env") or ()),
                        namespace=entry.get("namespace"), context=entry.get("context"))
     except (TypeError, ValueError):
         raise BalancedError(f"Machine {machine}{where} is not a box this version reads: {entry!r}.",

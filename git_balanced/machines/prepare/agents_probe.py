@@ -25,6 +25,7 @@ from git_balanced import proc
 from git_balanced.files import Flock, write_json
 
 if TYPE_CHECKING:
+    from git_balanced.machines.reach.boxdoor import Shell
     from git_balanced.machines.reach.transport import Transport
     from git_balanced.settings import Settings
 
@@ -185,7 +186,7 @@ def shape(raw: dict[str, Any], agents: Sequence[str], host: str | None) -> dict[
     return {"git": raw.get("git"), "node": node, "python": raw.get("python"), "agents": out, "at": time.time()}
 
 
-def probe(transport: Transport | None, agents: Sequence[str] = AGENTS, *, path: Sequence[str] = (),
+def probe(transport: Transport | Shell | None, agents: Sequence[str] = AGENTS, *, path: Sequence[str] = (),
           timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """The facts of the agents on a machine (`transport`), or on this one (None).
 
@@ -285,7 +286,9 @@ def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] 
     reached, is no longer added or whose host is refused is left out of the answer (placement skips it for
     that already). {machine: {agent: facts}}."""
     from git_balanced.errors import BalancedError
-    from git_balanced.machines.inventory.records import LOCAL, host_alias
+    from git_balanced.machines.inventory.records import LOCAL, box_of, host_alias
+    from git_balanced.machines.reach.boxdoor import Shell
+    from git_balanced.machines.reach.boxhost import door_for
     from git_balanced.machines.reach.remote import transport_for
     from git_balanced.machines.reach.transport import MachineUnreachable
 
@@ -297,7 +300,8 @@ def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] 
 
     def ask(m: str) -> None:
         try:
-            t = None if m == LOCAL else transport_for(host_alias(m))
+            spec = None if m == LOCAL else box_of(m)
+            t = None if m == LOCAL else Shell(door_for(m, spec)) if spec else transport_for(host_alias(m))
         except BalancedError:
             return
         try:

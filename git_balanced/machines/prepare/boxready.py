@@ -36,7 +36,7 @@ def check(lead: Lead, machine: str, spec: BoxSpec, agents: list[str]) -> dict[st
                    else f"check `{' '.join(argv)}`")
             raise BoxNotReady(f"{what} is not so: {(res.err or res.out).strip()[-200:] or f'exit {res.code}'}",
                               hint=f"{fix}; then `git balanced ready {machine}`.")
-    facts = agents_probe.probe(Shell(door), agents, timeout=120)  # type: ignore[arg-type]
+    facts = agents_probe.probe(Shell(door), agents, timeout=120)
     if facts.get("error"):
         raise BoxNotReady(f"a box of {spec.image} could not run python3: {facts['error']}",
                           hint=f"`git balanced image build` makes an image with git and python3; "

@@ -66,7 +66,8 @@ class Container:
         self.engine = [spec.engine, *spec.engine_args]
 
     def _limits(self) -> list[str]:
-        out = [] if self.spec.network else ["--network", "none"]
+        out = [] if self.spec.network == "on" else ["--network", self.spec.network]
+        out += [w for name in self.spec.pass_env for w in ("--env", name)]  # the value from the engine's env
         out += ["--cpus", self.spec.cpus] if self.spec.cpus else []
         return out + (["--memory", self.spec.memory] if self.spec.memory else [])
 
