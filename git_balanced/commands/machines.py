@@ -131,9 +131,14 @@ def add_box_command(name: str, *, host: str | None, preference: str, container: 
                             hint=f"`git balanced machines add {name} --container IMAGE --on MACHINE`.")
     kind = boxes.KUBERNETES if kubernetes else boxes.CONTAINER
     wrong = [f for f, v in (("--namespace", namespace), ("--context", context)) if v and kind == boxes.CONTAINER]
-    wrong += [f for f, v in (("--on", on), ("--engine-arg", engine_args)) if v and kind == boxes.KUBERNETES]
+    wrong += [f for f, v in (("--on", on), ("--engine-arg", engine_args), ("--engine-env", engine_env),
+                             ("--pass-env", pass_env), ("--network", network != "none"))
+              if v and kind == boxes.KUBERNETES]
     if wrong:
-        raise BalancedError(f"{wrong[0]} does not go with --{kind}.", hint="see `git balanced machines add --help`.")
+        raise BalancedError(f"{wrong[0]} does not go with --{kind}.",
+                            hint="a pod's network and secrets are the cluster's (a NetworkPolicy, a Secret); see "
+                                 "docs/machines.md." if kind == boxes.KUBERNETES else
+                            "see `git balanced machines add --help`.")
     env = {}
     for item in engine_env:
         key, eq, value = item.partition("=")

@@ -128,11 +128,12 @@ class Pod:
     def create(self, name: str, labels: dict[str, str]) -> list[str]:
         marks = ",".join(f"{k}={v}" for k, v in labels.items())
         limits = {k: v for k, v in (("cpu", self.spec.cpus), ("memory", self.spec.memory)) if v}
-        over = {"spec": {"containers": [{"name": name, "image": self.spec.image, "workingDir": "/root",
-                                         "command": ["python3", "-c", REAPER],
-                                         **({"resources": {"limits": limits}} if limits else {})}]}}
+        over = {"apiVersion": "v1", "spec": {"containers": [
+            {"name": name, "image": self.spec.image, "workingDir": "/root", "stdin": True,
+             "command": ["python3", "-c", REAPER], **({"resources": {"limits": limits}} if limits else {})}]}}
         return [*self.kubectl, "run", name, f"--image={self.spec.image}", "--restart=Never", f"--labels={marks}",
-                "--env=HOME=/root", "--overrides", json.dumps(over), "--", "python3", "-c", REAPER]
+                "--env=HOME=/root", f"--overrides={json.dumps(over, sort_keys=True)}", "--command", "--",
+                "python3", "-c", REAPER]
 
     def ready(self, name: str) -> list[str] | None:
         return [*self.kubectl, "wait", "--for=condition=Ready", f"pod/{name}", "--timeout=300s"]
@@ -152,8 +153,8 @@ class Pod:
                       dict(i["metadata"].get("labels") or {})) for i in items]
 
     def once(self, image: str) -> list[str]:
-        return [*self.kubectl, "run", "balanced-probe", f"--image={image}", "--restart=Never", "--rm", "-i",
-                "--quiet", "--"]
+        return [*self.kubectl, "run", f"balanced-probe-{os.getpid()}", f"--image={image}", "--restart=Never",
+                "--rm", "-i", "--quiet", "--env=HOME=/root", "--command", "--"]
 
     def tools(self) -> list[str]:
         return ["kubectl"]
