@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,10 +29,16 @@ SANDBOX_CONF = '[containers]\ndefault_ulimits = []\n\n[engine]\ncgroup_manager =
 AGENT = "claude"
 
 
-def image_tag() -> str:
-    """The tests' image, named by what goes into it: the recipe's source and the pinned agent."""
-    recipe = (Path(image.__file__).read_text() + pins.spec(AGENT)).encode()
+def image_tag(agent: str | None = AGENT) -> str:
+    """The tests' image, named by what goes into it: the recipe's source and the pinned agent (None: git and
+    python3 only, the small image an SSH machine's engine loads)."""
+    recipe = (Path(image.__file__).read_text() + (pins.spec(agent) if agent else "")).encode()
     return f"balanced-test:{hashlib.sha256(recipe).hexdigest()[:12]}"
+
+
+def kept_image(tag: str) -> Path:
+    """Where the image is kept, as `podman save` writes it."""
+    return IMAGES / f"{tag.replace(':', '-')}.tar"
 
 
 def _podman(*args: str, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -39,11 +46,11 @@ def _podman(*args: str, env: dict[str, str], timeout: float = 900) -> subprocess
                           timeout=timeout)
 
 
-def _ensure_image(tag: str, env: dict[str, str]) -> None:
+def _ensure_image(tag: str, agent: str | None, env: dict[str, str]) -> None:
     """The image in podman: there already, loaded from .cache/images, or built (once, for every clone that
     shares the cache) and saved there."""
     IMAGES.mkdir(parents=True, exist_ok=True)
-    kept = IMAGES / f"{tag.replace(':', '-')}.tar"
+    kept = kept_image(tag)
     with Flock(IMAGES / "build.lock"):  # the test processes build it once between them
         if _podman("image", "exists", tag, env=env).returncode == 0:
             return
@@ -51,8 +58,9 @@ def _ensure_image(tag: str, env: dict[str, str]) -> None:
             done = _podman("load", "-q", "-i", str(kept), env=env)
             assert done.returncode == 0, f"podman could not load {kept}: {done.stderr}"
             return
-        built = subprocess.run(["git-balanced", "image", "build", "--agent", AGENT, "--tag", tag],
-                               env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
+        build = [sys.executable, "-m", "git_balanced.cli", "image", "build", "--tag", tag,
+                 *(["--agent", agent] if agent else [])]
+        built = subprocess.run(build, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
         assert built.returncode == 0, f"`git balanced image build` failed:\n{built.stdout}\n{built.stderr}"
         part = kept.with_suffix(".part")
         saved = _podman("save", "-q", "-o", str(part), tag, env=env)
@@ -70,7 +78,7 @@ def engine_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     conf = tmp_path_factory.mktemp("podman") / "containers.conf"
     conf.write_text(SANDBOX_CONF)
     env = {"CONTAINERS_CONF": str(conf)}
-    _ensure_image(image_tag(), env)
+    _ensure_image(image_tag(), AGENT, env)
     return env
 
 
@@ -79,4 +87,15 @@ def podman(engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Itera
     """The tests' image, with this test's environment (and so its engine and runners) set to run podman here."""
     for key, value in engine_env.items():
         monkeypatch.setenv(key, value)
+    ssh = Path(os.environ["HOME"]) / ".ssh"  # the sealed HOME's SSH config: no hosts, only the box machine
+    ssh.mkdir(exist_ok=True)
+    (ssh / "config").touch()
     yield image_tag()
+
+
+@pytest.fixture(scope="session")
+def small_image(engine_env: dict[str, str]) -> Path:
+    """The image without an agent, kept in .cache/images: the tar an SSH machine's own engine loads."""
+    tag = image_tag(None)
+    _ensure_image(tag, None, engine_env)
+    return kept_image(tag)

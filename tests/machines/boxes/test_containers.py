@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
 from git_balanced.machines.reach import copies
@@ -17,7 +19,9 @@ from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.wait import wait_until
 
-SETTINGS = '[worktree]\ncheck = "test -s f1.txt"\n\n[balanced]\nagent = "shell"\n'
+pytestmark = pytest.mark.boxes  # every test here starts containers
+
+SETTINGS = '[worktree]\ncheck = "test ! -e broken.txt"\n\n[balanced]\nagent = "shell"\n'
 
 
 def lead_with_box(tmp_path: Path, image: str, *extra: str) -> Path:
@@ -76,19 +80,19 @@ def test_pieces_land_from_fresh_boxes_that_reach_nothing_of_the_lead(podman: str
 def test_a_killed_box_runs_its_piece_again_in_a_new_one(podman: str, tmp_path: Path) -> None:
     repo = lead_with_box(tmp_path, podman)
     start(repo, tmp_path, [{"id": "slow", "task": "Write f1 slowly",
-                            "run": "touch /root/started; sleep 3; echo 1 > f1.txt"}])
+                            "run": "touch started; sleep 3; rm started; echo 1 > f1.txt"}])
     engine = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine", "--until-idle"], cwd=repo,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         first = wait_until(lambda: boxes_of(repo), 60, "the first box")[0]
-        wait_until(lambda: subprocess.run(["podman", "exec", first, "test", "-e", "/root/started"]).returncode == 0,
-                   60, "its worker to start")
+        started = ["podman", "exec", first, "sh", "-c", "test -e /root/.balanced/worktrees/*/started"]
+        wait_until(lambda: subprocess.run(started, capture_output=True).returncode == 0, 60, "its worker to start")
         subprocess.run(["podman", "kill", first], capture_output=True, check=True)
         out, _ = engine.communicate(timeout=120)
     finally:
         engine.kill()
     assert engine.returncode == 0, out
     jobs = sorted(all_jobs(Repo.discover(repo)).values(), key=lambda j: j.attempt)
-    assert [(j.attempt, j.state, j.failure) for j in jobs] == [(1, "retried", "crashed"), (2, "landed", None)], out
+    assert [(j.attempt, j.state, j.failure or None) for j in jobs] == [(1, "retried", "crashed"), (2, "landed", None)], out
     assert git(repo, "show", "main:f1.txt") == "1"
     assert boxes_of(repo) == [], "the killed box and the second one are both gone"
