@@ -93,6 +93,7 @@ def test_a_killed_box_runs_its_piece_again_in_a_new_one(podman: str, tmp_path: P
         engine.kill()
     assert engine.returncode == 0, out
     jobs = sorted(all_jobs(Repo.discover(repo)).values(), key=lambda j: j.attempt)
-    assert [(j.attempt, j.state, j.failure or None) for j in jobs] == [(1, "retried", "crashed"), (2, "landed", None)], out
+    assert [(j.attempt, j.state, j.failure or None) for j in jobs] == [(1, "retried", "crashed"),
+                                                                       (2, "landed", None)], out
     assert git(repo, "show", "main:f1.txt") == "1"
     assert boxes_of(repo) == [], "the killed box and the second one are both gone"
