@@ -4,7 +4,6 @@ SSH, `podman exec -i` there; the piece lands through the check here and its cont
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,7 +27,7 @@ STORAGE_CONF = '[storage]\ndriver = "overlay"\n'
 def as_machine_user(m: Machine, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     """A command as the machine's user, with its HOME and the engine's settings."""
     run_as = ["runuser", "-u", m.user, "--"] if m.own_user else []
-    full = {**os.environ, "HOME": str(m.home), **env}
+    full = {"HOME": str(m.home), "USER": m.user, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}  # as sshd's
     return subprocess.run([*run_as, "env", *[f"{k}={v}" for k, v in env.items()], *argv], env=full,
                           capture_output=True, text=True, cwd=m.home, timeout=600)
 
