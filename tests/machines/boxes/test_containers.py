@@ -14,7 +14,10 @@ import pytest
 
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
+from git_balanced.machines.inventory.boxes import BoxSpec
 from git_balanced.machines.reach import copies
+from git_balanced.machines.reach.boxdoor import Container
+from git_balanced.machines.reach.boxhost import box_labels
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.wait import wait_until
@@ -97,3 +100,25 @@ def test_a_killed_box_runs_its_piece_again_in_a_new_one(podman: str, tmp_path: P
                                                                        (2, "landed", None)], out
     assert git(repo, "show", "main:f1.txt") == "1"
     assert boxes_of(repo) == [], "the killed box and the second one are both gone"
+
+
+def test_doctor_and_ready_remove_the_boxes_of_jobs_that_ended(podman: str, tmp_path: Path) -> None:
+    repo = lead_with_box(tmp_path, podman)
+    ident = copies.identity(Repo.discover(repo)).short
+    kind = Container(BoxSpec("container", podman))
+
+    def leave(job: str) -> str:  # a box an engine that died left behind, labelled as the engine labels them
+        name = f"balanced-{ident}-{job}"
+        subprocess.run(kind.create(name, box_labels(ident, job, "balanced/gone")), capture_output=True, check=True)
+        return name
+
+    left = leave("1m9ended1")
+    ran = balanced(repo, "doctor")
+    assert ran.code == 1 and f"box:{left}: the box of job 1m9ended1, which ended" in ran.out, ran.out
+    assert f"remove: podman rm -f {left}" in ran.out, ran.out
+    ran = balanced(repo, "doctor", "--fix", "--yes")
+    assert ran.code == 0 and f"removed  box:{left}" in ran.out and boxes_of(repo) == [], ran.out
+    left = leave("1m9ended2")
+    ran = balanced(repo, "ready", "box")
+    assert ran.code == 0 and f"removed 1 boxes of jobs that ended: {left}" in ran.out, ran.out
+    assert boxes_of(repo) == []
