@@ -205,6 +205,11 @@ def probe(transport: Transport | Shell | None, agents: Sequence[str] = AGENTS, *
     except (ValueError, IndexError):
         raw = {"error": (res.err or res.out).strip()[-300:] or f"exit {res.code}"}
     facts = shape(raw if isinstance(raw, dict) else {}, agents, transport.name if transport else None)
+    boxed = getattr(transport, "sign_in_words", None)  # a box: signed in by the variables it is given
+    if boxed is not None:
+        for f in facts["agents"].values():
+            if f.get("sign_in_hint"):
+                f["sign_in_hint"] = boxed
     if "error" in raw:  # nothing is known of its agents: say so rather than "not installed"
         facts["error"] = raw["error"]
         for f in facts["agents"].values():

@@ -29,12 +29,13 @@ class BoxNotReady(BalancedError):
 def check(lead: Lead, machine: str, spec: BoxSpec, agents: list[str]) -> dict[str, Any]:
     """What `ready` records for a box machine: its facts when it is ready; BoxNotReady says what is missing."""
     door = door_for(machine, spec)
-    for what, argv in door.kind.checks():
+    for wrong, argv in door.kind.checks():
         res = door.run(argv, timeout=60)
         if not res.ok:
-            fix = (f"`git balanced image build` makes {spec.image}" if "image" in what
-                   else f"check `{' '.join(argv)}`")
-            raise BoxNotReady(f"{what} is not so: {(res.err or res.out).strip()[-200:] or f'exit {res.code}'}",
+            fix = (f"`git balanced image build --tag {spec.image}` makes one" if "image" in wrong
+                   else f"see what `{shlex.join(argv)}` says")
+            said = (res.err or res.out).strip()[-200:]
+            raise BoxNotReady(wrong + (f": {said}" if said else ""),
                               hint=f"{fix}; then `git balanced ready {machine}`.")
     facts = agents_probe.probe(Shell(door), agents, timeout=120)
     if facts.get("error"):

@@ -111,10 +111,10 @@ class Container:
         return [self.spec.engine]
 
     def checks(self) -> list[tuple[str, list[str]]]:
-        """(what is checked, its command): the engine answers, the image is there."""
+        """(what is wrong when it fails, its command): the engine answers, the image is there."""
         image = ["image", "exists"] if self.spec.engine == "podman" else ["image", "inspect"]
-        return [(f"{self.spec.engine} answers", [*self.engine, "version"]),
-                (f"the image {self.spec.image} is in {self.spec.engine}", [*self.engine, *image, self.spec.image])]
+        return [(f"{self.spec.engine} does not answer", [*self.engine, "version"]),
+                (f"{self.spec.engine} has no image {self.spec.image}", [*self.engine, *image, self.spec.image])]
 
 
 class Pod:
@@ -160,9 +160,9 @@ class Pod:
         return ["kubectl"]
 
     def checks(self) -> list[tuple[str, list[str]]]:
-        """(what is checked, its command): the cluster answers, and pods may be made there."""
-        return [("the cluster answers", [*self.kubectl, "version"]),
-                ("pods may be made there", [*self.kubectl, "auth", "can-i", "create", "pods"])]
+        """(what is wrong when it fails, its command): the cluster answers, and pods may be made there."""
+        return [("the cluster does not answer", [*self.kubectl, "version"]),
+                ("kubectl may not create pods there", [*self.kubectl, "auth", "can-i", "create", "pods"])]
 
 
 def kind_of(spec: BoxSpec) -> Kind:
@@ -235,6 +235,9 @@ class Shell:
         self.box = box
         self.name = door.machine
         self.multiplex = False
+        self.sign_in_words = (f"give its boxes the agent's key: `git balanced machines add {door.machine} "
+                              f"--container {door.spec.image} --pass-env ANTHROPIC_API_KEY` (or the agent's own "
+                              "variable), with the key set where the engine runs")
 
     def _prefix(self) -> list[str]:
         return self.door.kind.reach(self.box) if self.box else self.door.kind.once(self.door.spec.image)
