@@ -53,7 +53,8 @@ def boxes_of(repo: Path) -> list[str]:
     return out.split()
 
 
-def test_pieces_land_from_fresh_boxes_that_reach_nothing_of_the_lead(podman: str, tmp_path: Path) -> None:
+def test_pieces_land_from_fresh_boxes_that_reach_nothing_of_the_lead_and_none_is_left(
+        podman: str, tmp_path: Path) -> None:
     repo = lead_with_box(tmp_path, podman)
     listening = socket.create_server(("127.0.0.1", 0))  # on this machine's loopback: a box without network
     port = listening.getsockname()[1]
@@ -78,6 +79,7 @@ def test_pieces_land_from_fresh_boxes_that_reach_nothing_of_the_lead(podman: str
     assert boxes_of(repo) == [], "every box was removed once its branch was fetched"
     board = balanced(repo, "board").out
     assert "@box" in board, board
+    doctor_and_ready_remove_boxes_of_ended_jobs(repo, podman)
 
 
 def test_a_killed_box_runs_its_piece_again_in_a_new_one(podman: str, tmp_path: Path) -> None:
@@ -102,8 +104,8 @@ def test_a_killed_box_runs_its_piece_again_in_a_new_one(podman: str, tmp_path: P
     assert boxes_of(repo) == [], "the killed box and the second one are both gone"
 
 
-def test_doctor_and_ready_remove_the_boxes_of_jobs_that_ended(podman: str, tmp_path: Path) -> None:
-    repo = lead_with_box(tmp_path, podman)
+def doctor_and_ready_remove_boxes_of_ended_jobs(repo: Path, podman: str) -> None:
+    """A box an engine that died left behind is listed and removed by `doctor`, and removed by `ready`."""
     ident = copies.identity(Repo.discover(repo)).short
     kind = Container(BoxSpec("container", podman))
 
