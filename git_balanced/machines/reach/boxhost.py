@@ -144,7 +144,12 @@ class BoxHost:
         def one(job: str) -> dict[str, Any]:
             if job not in live:
                 return gone
-            answer = self._runner(self.box(job), "status", {**request, "jobs": [job]})
+            try:
+                answer = self._runner(self.box(job), "status", {**request, "jobs": [job]})
+            except MachineUnreachable:
+                raise
+            except BalancedError as exc:  # this box alone did not answer (it stopped meanwhile, say): next pass
+                return {"state": RunState.UNREACHABLE, "error": exc.message}
             return dict((answer.get("jobs") or {}).get(job) or {"state": RunState.MISSING})
 
         with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), 6))) as pool:
