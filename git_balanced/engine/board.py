@@ -18,6 +18,9 @@ def _reason(j: Job) -> str:
     if j.state == JobState.LANDED:
         budget = ", stopped at its budget" if j.budget_stopped else ""
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
+    if j.state == JobState.REPORTED:
+        first = (j.summary or "").strip().splitlines()[:1]
+        return f"reported: {first[0][:100] if first else 'an empty report'} (`git balanced show {j.id}`)"
     if j.state == JobState.PAUSED and j.reset_at:
         return (f"paused for its plan's usage limit until {ui.clock(j.reset_at)}; "
                 f"goes on at {ui.clock(j.resume_at or j.reset_at)}")
