@@ -165,11 +165,32 @@ assert isinstance(machines, click.Group)
 @click.option("--host", metavar="H", help="The SSH host (default: NAME).")
 @click.option("--preference", default="normal", show_default=True,
               type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
-def machines_add(name: str, host: str | None, preference: str) -> int:
-    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference)."""
+@click.option("--container", metavar="IMAGE", help="A fresh container of IMAGE per job (see `image build`).")
+@click.option("--kubernetes", metavar="IMAGE", help="A bare Kubernetes pod of IMAGE per job, through kubectl.")
+@click.option("--engine", type=click.Choice(["podman", "docker"]), default="podman", show_default=True,
+              help="With --container: the container engine.")
+@click.option("--on", "on", metavar="MACHINE", help="With --container: run the containers on this added SSH "
+                                                    "machine's engine.")
+@click.option("--network", type=click.Choice(["none", "on", "host"]), default="none", show_default=True,
+              help="Each box's network: none, the engine's own (on), or this machine's (host).")
+@click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+              help="Give each box this variable of the engine's environment (an API key); repeatable.")
+@click.option("--cpus", metavar="N", help="Each box's CPU limit.")
+@click.option("--memory", metavar="M", help="Each box's memory limit (e.g. 2g).")
+@click.option("--engine-arg", "engine_args", multiple=True, metavar="ARG",
+              help="A word put after the engine's name in every command (e.g. --runtime=runc); repeatable.")
+@click.option("--engine-env", "engine_env", multiple=True, metavar="K=V",
+              help="An environment variable set for the engine (e.g. CONTAINERS_CONF=...); repeatable.")
+@click.option("--namespace", metavar="NS", help="With --kubernetes: the namespace of the pods.")
+@click.option("--context", metavar="C", help="With --kubernetes: kubectl's context.")
+def machines_add(name: str, host: str | None, preference: str, **box: Any) -> int:
+    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference);
+    or, with --container or --kubernetes, a machine that makes a fresh box of an image per job."""
     from git_balanced.commands import machines as machines_cmd
 
-    return machines_cmd.add_command(name, host=host, preference=preference)
+    if box["container"] or box["kubernetes"]:
+        return machines_cmd.add_box_command(name, host=host, preference=preference, **box)
+    return machines_cmd.add_command(name, host=host, preference=preference, **box)
 
 
 @machines.command(name="rm", short_help="Remove an added machine.")
@@ -179,6 +200,25 @@ def machines_rm(name: str) -> int:
     from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.rm_command(name)
+
+
+@cli.group(short_help="Images for container machines.")
+def image() -> None:
+    """Images a container machine starts each job's box from."""
+
+
+@image.command(name="build", short_help="Build an image from Debian's packages and the pinned agent.")
+@click.option("--agent", type=click.Choice(["claude", "codex", "pi"]), default=None,
+              help="The agent to put in it, at its pinned version (default: none, git and python3 only).")
+@click.option("--tag", metavar="NAME", help="The image's name (default: balanced-box:<agent>-<version>).")
+@click.option("--engine", type=click.Choice(["podman", "docker"]), default="podman", show_default=True)
+@click.option("--suite", default="bookworm", show_default=True, metavar="SUITE", help="The Debian suite.")
+def image_build(agent: str | None, tag: str | None, engine: str, suite: str) -> int:
+    """Make a root filesystem of Debian's minbase with git, python3 and CA certificates (mmdebstrap), put the
+    pinned agent in it (npm), and import it into the engine."""
+    from git_balanced.commands import image as image_cmd
+
+    return image_cmd.build_command(agent=agent, tag=tag, engine=engine, suite=suite)
 
 
 @cli.command(short_help="Let machines take this repository's workers.")

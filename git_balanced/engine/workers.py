@@ -45,7 +45,14 @@ def host_for(lead: Lead, machine: str) -> Host:
     """The host a job's machine name stands for."""
     if machine == "local":
         return LocalHost(lead.repo)
+    from git_balanced.machines.inventory.records import box_of
     from git_balanced.machines.reach.remote import RemoteHost
+
+    spec = box_of(machine)
+    if spec is not None:
+        from git_balanced.machines.reach.boxhost import BoxHost
+
+        return BoxHost(lead, machine, spec)
 
     return RemoteHost(lead, machine)
 
