@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
+from git_balanced.shipped.readonly import READONLY_DIR
 from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.vocab import RunState
 
@@ -61,8 +63,8 @@ def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
     home = repo.worktrees_home()
     out = []
     for path in sorted(home.iterdir()):
-        if not path.is_dir() or path.name.startswith("scratch-"):
-            continue  # the landing's scratch worktrees are reused, not left over
+        if not path.is_dir() or path.name.startswith("scratch-") or path.name == READONLY_DIR:
+            continue  # the landing's scratch worktrees are reused; a shared read-only checkout goes with its last job
         live, whose = _about(jobs, path.name)
         if live or _running(path.name):
             continue
@@ -258,8 +260,13 @@ def processes(t: Transport | None, *, stop: bool) -> list[LeftProcess] | None:
     """The processes workers left running on the machine of `t` (this one when None), ended with `stop`;
     None when the machine could not say (nothing is stopped on a guess)."""
     req = json.dumps({"stop": stop})
-    res = t.run_python(processes_script(), [], input=req, timeout=120) if t is not None else \
-        proc.run([sys.executable, "-c", processes_script()], input=req, timeout=120)
+    if t is not None:
+        res = t.run_python(processes_script(), [], input=req, timeout=120)
+    else:  # from a file: the runner's source is larger than one argument may be (128 KiB on Linux)
+        with tempfile.TemporaryDirectory(prefix="balanced-left-") as folder:
+            script = Path(folder) / "left.py"
+            script.write_text(processes_script(), encoding="utf-8")
+            res = proc.run([sys.executable, str(script)], input=req, timeout=120)
     try:
         return read_processes(res.out)
     except (ValueError, IndexError, KeyError, TypeError):
