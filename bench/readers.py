@@ -12,14 +12,14 @@ of ROUNDS, in CPU seconds of this process and every process it started (the mach
 - a second of `logs --follow` / the app's worker pane: reading the followed job again (`jobs.again`: its tip,
   and its fold from the cache) against resolving its name through every job (`reach.job_named`, what they did
   each second);
-- a read of every job when nothing moved (`cache.read_all`): the live and settled entries merged once and kept,
-  against merging them on every read (what it did before);
+- when nothing moved, the merged view of the live and settled entries kept, against made again on each read (what
+  `cache.read_all` did before), and the whole read around it both ways;
 - a running job's new event read and saved: the cache files written (the live part's journal only; before, the
   journals of all three parts, live, done and brief).
 
 Goals: the narrator at least 3x cheaper than a git log per moved job, and 10x cheaper than a listing when
-nothing moved; a follow step at least 10x cheaper than a
-resolve through every job; the unchanged read no dearer than merging each time; one file written per save.
+nothing moved; a follow step at least 10x cheaper than a resolve through every job; the merged view kept at least
+10x cheaper than made again; one file written per save.
 """
 
 from __future__ import annotations
@@ -123,18 +123,26 @@ def follow(repo: Repo, jid: str, rounds: int) -> tuple[float, float]:
     return statistics.median(every), statistics.median(one)
 
 
-def unchanged_read(repo: Repo, rounds: int) -> tuple[float, float]:
-    """Medians of `cache.read_all` of the jobs when nothing moved: (merging on every read, the merge kept)."""
+def unchanged_read(repo: Repo, rounds: int) -> tuple[float, float, float, float]:
+    """Medians when nothing moved: the merged view of the live and settled entries (made again, against kept),
+    and the whole `cache.read_all` of the jobs around it (merging again, against the merge kept)."""
     kept = process.part(Kept)
+    path = cache._path(repo, "jobs")
     cache.read_all(repo, "jobs")
 
-    def merged_each_time() -> None:
+    def merged_again() -> None:
         kept.merged.clear()  # as before: the live and done entries merged again on this read
+        cache._cached(path, "jobs")
+
+    def read_merging() -> None:
+        kept.merged.clear()
         cache.read_all(repo, "jobs")
 
-    again = [timed(merged_each_time) for _ in range(rounds)]
-    once = [timed(lambda: cache.read_all(repo, "jobs")) for _ in range(rounds)]
-    return statistics.median(again), statistics.median(once)
+    view_again = [timed(merged_again) for _ in range(rounds)]
+    view_kept = [timed(lambda: cache._cached(path, "jobs")) for _ in range(rounds)]
+    read_again = [timed(read_merging) for _ in range(rounds)]
+    read_kept = [timed(lambda: cache.read_all(repo, "jobs")) for _ in range(rounds)]
+    return tuple(statistics.median(x) for x in (view_again, view_kept, read_again, read_kept))  # type: ignore[return-value]
 
 
 def files_written(repo: Repo, jid: str) -> list[str]:
@@ -165,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load {os.getloadavg()[0]:.2f}; {args.rounds} rounds each, CPU medians", flush=True)
         n_git, n_ours, n_list, n_rest = narrator(repo, live, args.rounds)
         f_all, f_one = follow(repo, live[0], args.rounds)
-        r_again, r_once = unchanged_read(repo, args.rounds)
+        v_again, v_kept, r_again, r_once = unchanged_read(repo, args.rounds)
         written = files_written(repo, live[1])
         load = os.getloadavg()[0]
     finally:
@@ -176,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({n_list / max(n_rest, 1e-9):.0f}x cheaper)")
     print(f"follow step at {args.jobs:,} jobs: through every job {f_all * 1000:.1f} ms, that job {f_one * 1000:.2f} ms "
           f"({f_all / max(f_one, 1e-9):.0f}x cheaper)")
-    print(f"read of every job, nothing moved: merged each time {r_again * 1000:.1f} ms, merge kept "
-          f"{r_once * 1000:.1f} ms")
+    print(f"the merged view of every job, nothing moved: made again {v_again * 1000:.2f} ms, kept "
+          f"{v_kept * 1000:.3f} ms; the whole read around it {r_again * 1000:.1f} ms and {r_once * 1000:.1f} ms")
     print(f"a running job's event saved: wrote {', '.join(written) or 'nothing'} (before: jobs.log, jobs.done.log, "
           f"jobs.brief.log)")
     print(f"load {load:.2f}")
@@ -187,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "cheaper than listing every job (goal >= 10x)"),
              (f_all >= 10 * f_one, f"follow step {f_all / max(f_one, 1e-9):.0f}x cheaper than a resolve through "
                                    "every job (goal >= 10x)"),
-             (r_once <= r_again, f"unchanged read {r_once * 1000:.1f} ms with the merge kept, "
-                                 f"{r_again * 1000:.1f} ms merging each time (goal: no dearer)"),
+             (v_kept * 10 <= v_again, f"the merged view kept {v_kept * 1000:.3f} ms against made again "
+                                      f"{v_again * 1000:.2f} ms on each read (goal: 10x cheaper)"),
              (len([n for n in written if n.endswith(".log") or n.endswith(".json")]) == 1
               and written[0].startswith("jobs."), f"one cache file written per save of a running job: "
                                                   f"{len(written)} (goal 1)")]
