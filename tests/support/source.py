@@ -23,12 +23,12 @@ def _files() -> tuple[Path, ...]:
 
 def tree(path: Path) -> ast.Module:
     """The file parsed (again only once it changed on disk). Readers must not change the tree."""
-    return _parsed(path, *_stamp(path))[0]
+    return _parsed(path, *_stamp(path))
 
 
 def nodes(path: Path) -> tuple[ast.AST, ...]:
     """Every node of the file's tree, in `ast.walk` order."""
-    return _parsed(path, *_stamp(path))[1]
+    return _walked(path, *_stamp(path))
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -37,6 +37,10 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, tuple[ast.AST, ...]]:
-    parsed = ast.parse(path.read_text(encoding="utf-8"))
-    return parsed, tuple(ast.walk(parsed))
+def _parsed(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _walked(path: Path, mtime_ns: int, size: int) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(_parsed(path, mtime_ns, size)))
