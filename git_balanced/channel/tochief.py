@@ -9,24 +9,32 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from git_balanced.channel import inbox, presence
+from git_balanced.channel import inbox, now, presence
 from git_balanced.channel.questions import all_questions, answer, known_question, pass_on, words_for
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.lead import Lead
 
 SAYS = "Your chief says: "
 
 
-def held(repo: Repo, pass_after: float) -> list[dict[str, Any]]:
-    """The questions waiting on the chief, oldest first; those it held `pass_after` seconds or more come to you
-    (the lead hears it) and are not listed. Marks the chief seen here."""
+def held(lead: Lead, pass_after: float) -> dict[str, Any]:
+    """What the chief looks at in this project: `questions`, those waiting on it, oldest first (those it held
+    `pass_after` seconds or more come to you, the lead hears it, and are not listed), and `reviews`, the work
+    the lead put to you, each with its number under Now (the chief may note one). Marks the chief seen here."""
+    return {"questions": _questions(lead.repo, pass_after),
+            "reviews": [{"row": str(i["n"]), "id": i["id"], "summary": i["row"].get("summary")}
+                        for i in now.numbered(lead) if i["kind"] == "review"]}
+
+
+def _questions(repo: Repo, pass_after: float) -> list[dict[str, Any]]:
     presence.mark_chief_seen(repo)
-    now, out = time.time(), []
+    at, out = time.time(), []
     for qid, q in sorted(all_questions(repo).items(), key=lambda kv: kv[1]["fields"].get("chief_at") or 0):
         f = q["fields"]
         if q["state"] != "open" or not f.get("chief_at"):
             continue
-        if now - float(f["chief_at"]) >= pass_after:
+        if at - float(f["chief_at"]) >= pass_after:
             if pass_on(repo, qid, f"unanswered by the chief for {words_for(pass_after)}"):
                 inbox.post(repo, str(f.get("lead")), f"{qid} from {f.get('piece')} was not answered by the chief for "
                            f"{words_for(pass_after)}, so it waits for you (the first answer counts): {f.get('text')}",

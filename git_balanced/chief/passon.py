@@ -18,29 +18,40 @@ from git_balanced.ui import clock
 INBOX = "chief"
 
 
-def held_in(project: Project, pass_after: float) -> list[dict[str, Any]]:
-    """The questions waiting on the chief in one project (an empty list when it is out of reach)."""
+def held_in(project: Project, pass_after: float) -> dict[str, Any]:
+    """What waits on the chief in one project, and its reviews (nothing when it is out of reach)."""
     try:
         found = there.data(project, ["chief", "held", "--json", "--pass-after", repr(float(pass_after))])
     except BalancedError:
-        return []
-    return list(found or [])
+        return {}
+    return dict(found or {})
+
+
+def _once(repo: Any, key: str, text: str, **data: Any) -> int:
+    if inbox.keyed(repo, INBOX, key) is not None:
+        return 0
+    inbox.post(repo, INBOX, text, key=key, **data)
+    return 1
 
 
 def gather(pass_after: float) -> int:
-    """Ask every project for what waits on the chief, and post each new question once; how many were new."""
+    """Ask every project for what waits on the chief, and post each new question and each new review once; how
+    many were new."""
     repo = home.repo()
     new = 0
-    for project in list_projects():
-        for q in held_in(project, pass_after):
-            key = f"{project.name}/{q['qid']}"
-            if inbox.keyed(repo, INBOX, key) is not None:
-                continue
-            inbox.post(repo, INBOX, f"{project.name}: {q.get('piece')} asks ({q['qid']}), passed on by its lead: "
-                       f"{q.get('text')} · answer(project={project.name!r}, question={q['qid']!r}, text=...) or "
-                       f"pass_on(project={project.name!r}, question={q['qid']!r})", kind="question",
-                       key=key, project=project.name, qid=q["qid"], question=q.get("text"))
-            new += 1
+    for p in list_projects():
+        found = held_in(p, pass_after)
+        for q in found.get("questions") or []:
+            new += _once(repo, f"{p.name}/{q['qid']}",
+                         f"{p.name}: {q.get('piece')} asks ({q['qid']}), passed on by its lead: {q.get('text')} · "
+                         f"answer(project={p.name!r}, question={q['qid']!r}, text=...) or "
+                         f"pass_on(project={p.name!r}, question={q['qid']!r})",
+                         kind="question", project=p.name, qid=q["qid"], question=q.get("text"))
+        for r in found.get("reviews") or []:
+            new += _once(repo, f"{p.name}/{r['id']}",
+                         f"{p.name}: its lead put work to the person, row {r['row']} ({r['id']}) of their Now: "
+                         f"{r.get('summary')} · note(project={p.name!r}, row={r['row']!r}, text=...) puts a line "
+                         "under it", kind="review", project=p.name, row=r["row"], review=r["id"])
     return new
 
 

@@ -174,7 +174,8 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
     stopping = [False]
     signal.signal(signal.SIGTERM, lambda *_: stopping.__setitem__(0, True))
     message: str | None = rec["task"]
-    looked = 0.0
+    passon.gather(float(rec.get("pass_after") or PASS_AFTER))  # seen in every project from its first turn
+    looked = time.monotonic()
     while not stopping[0]:
         if message is not None:
             rec = run_turn(rec, message)

@@ -106,13 +106,15 @@ def held_command(*, as_json: bool, pass_after: float) -> int:
     """The questions this project's lead passed on to the chief (marks the chief seen here)."""
     from git_balanced.channel.tochief import held
 
-    found = held(open_checkout(), pass_after)
+    found = held(open_lead(), pass_after)
     if as_json:
         ui.emit_json(found)
         return 0
-    for q in found:
-        ui.say(f"{q['qid']} {q['piece']}: {q['text']}")
-    if not found:
+    for q in found["questions"]:
+        ui.say(f"{q['qid']} {q['piece']} asks: {q['text']}")
+    for r in found["reviews"]:
+        ui.say(f"{r['row']} ({r['id']}) waits on you: {r['summary']}")
+    if not found["questions"] and not found["reviews"]:
         ui.say("Nothing waits on the chief here.")
     return 0
 

@@ -67,6 +67,10 @@ def start_command(agent: str, task: str, model: str | None, started_by: str | No
     from git_balanced.kit import headless
 
     lead = open_lead()
+    if started_by == "chief":  # the chief runs: what this lead passes on goes to it from the first
+        from git_balanced.channel.presence import mark_chief_seen
+
+        mark_chief_seen(lead.repo)
     rec = headless.start(lead, agent, task, model=model, started_by=started_by)
     pid, _ = start_detached(lead)
     ui.say(f"The lead ({NAMES[agent]}) runs in the background (pid {rec['pid']}) on {lead.branch}, with an engine "
