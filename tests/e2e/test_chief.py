@@ -141,10 +141,12 @@ def test_the_chief_runs_two_leads_answers_one_question_and_never_lands(
     make_repo(ios, {"README.md": "ios\n", ".magnum/settings.toml": SETTINGS})
     _own(box, ios)
     there(box, config, f"cd {ios.name} && git balanced allow --yes")
-    for args in (["machines", "add", "box"], ["projects", "add", str(shop), "--name", "shop"],
-                 ["projects", "add", f"box:{ios.name}", "--name", "ios"]):
+    for args in (["machines", "add", "box"], ["projects", "add", str(shop), "--name", "shop"]):
         ran = balanced(shop, *args)
         assert ran.code == 0, f"{args}: {ran.out}{ran.err}"
+    from git_balanced.chief.projects import add_project
+
+    add_project(f"box:{ios.name}", name="ios")
 
     started = balanced(shop, "chief", "start", "--agent", "claude", "Start a lead in shop and one in ios.")
     assert started.code == 0, started.err
