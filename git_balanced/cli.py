@@ -106,13 +106,15 @@ def place(name: str) -> click.Command:
 @click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
 @click.option("--hooks", type=click.Choice(["pre-commit", "git"]), default="pre-commit", show_default=True,
               help="Through pre-commit's config, or as plain git hooks in the hooks folder.")
-def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str) -> int:
+@click.option("--project", is_flag=True, help="Add this repository to the chief's projects too.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str, project: bool) -> int:
     """Write .magnum/settings.toml (never over an existing one; a Python, Node.js or Go project gets its
     stack's setup and check unless --check is given), add the balanced hooks to .pre-commit-config.yaml
-    and install them, or with --hooks git install plain git hooks instead."""
+    and install them, or with --hooks git install plain git hooks instead. With --project, add the repository
+    to the chief's projects; without, when you keep projects and it is not one, say how to add it."""
     from git_balanced.commands import init
 
-    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks, project=project)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")
@@ -549,6 +551,34 @@ def projects_rm(name: str) -> int:
     from git_balanced.commands import projects as projects_cmd
 
     return projects_cmd.rm_command(name)
+
+
+@cli.group(cls=Group, invoke_without_command=True, short_help="What waits on you: here, or in every project.")
+@click.option("--all", "every", is_flag=True, help="Every project's rows in one list (`git balanced projects`).")
+@_json_opt
+@click.pass_context
+def now(ctx: click.Context, every: bool, as_json: bool) -> int | None:
+    """What waits on your answer, as the board's Now shows it. With --all, every project's rows in one list,
+    each named PROJECT.N (its number in its project, which no answer moves): `git balanced answer --allow web.3
+    ios.1` answers across projects."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.now_command(as_json=as_json, every=every)
+
+
+@now.command(name="note", short_help="Put a line under a row of Now.")
+@click.argument("name", metavar="ID")
+@click.argument("text")
+@click.option("--by", default="Chief", show_default=True, metavar="WHO", help="Who says it, shown before the line.")
+@_json_opt
+def now_note(name: str, text: str, by: str, as_json: bool) -> int:
+    """Put TEXT under the row ID names (its number or id here, or PROJECT.N across projects), shown under it by
+    `now`, `now --all` and `board`: "Chief: ship this one first"."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.note_command(name, text, by=by, as_json=as_json)
 
 
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(

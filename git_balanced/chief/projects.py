@@ -147,13 +147,13 @@ def add_project(where: str, name: str | None = None, *, reached: Any = None) -> 
         reached(new)
 
     def check(now: dict[str, Project]) -> None:
-        if new.name in now:
-            raise BalancedError(f"There is a project named {new.name!r} already ({now[new.name].where}).",
-                                hint=f"give this one another name: `git balanced projects add {where} --name NAME`.")
         same = next((p for p in now.values() if (p.machine, p.path) == (new.machine, new.path)), None)
         if same:
             raise BalancedError(f"{new.where} is a project already, named {same.name!r}.",
                                 hint=f"`git balanced projects rm {same.name}` first to add it under another name.")
+        if new.name in now:
+            raise BalancedError(f"There is a project named {new.name!r} already ({now[new.name].where}).",
+                                hint=f"give this one another name: `git balanced projects add {where} --name NAME`.")
 
     _change(ADDED, new, check)
     return new

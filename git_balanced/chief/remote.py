@@ -30,7 +30,8 @@ def run_there(project: Project, args: list[str], *, timeout: float = TIMEOUT) ->
     said = (res.err.strip() or res.out.strip() or f"it exited {res.code}").splitlines()
     if res.code == 3 and "cd" in res.err:
         raise BalancedError(f"{project.where}: there is no folder {project.path} on {project.machine}.",
-                            hint=f"`git balanced projects rm {project.name}`, then add it with the right path.")
+                            hint="give the repository's folder there, from / or from the home folder of "
+                                 f"`ssh {project.machine}`.")
     if "is not a git command" in res.err or "not found" in res.err:
         raise BalancedError(f"{project.where}: git balanced is not installed on {project.machine}.",
                             hint=f"install it there (`pipx install git-balanced` or from a clone), in ~/.local/bin "

@@ -38,6 +38,8 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
     first = args[0] if args else "ID"
     if allow and deny:
         raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {first} --deny \"REASON\"")
+    if (allow or deny) and _across(args):
+        return _answer_across(args, "allow" if allow else "deny")
     lead = open_lead()
     if not (allow or deny):
         if len(args) > 2:
@@ -62,6 +64,34 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
     if missed:
         raise BalancedError(f"{len(missed)} of {len(done) + len(missed)} not answered:\n"
                             + "\n".join("  " + m for m in missed), hint="the first answer counts.")
+    return 0
+
+
+def _across(args: list[str]) -> bool:
+    """Whether the names are across projects (`web.3 ios.1`, as `now --all` shows them)."""
+    from git_balanced.chief.allnow import split
+
+    return any(split(a) for a in args)
+
+
+def _answer_across(args: list[str], decision: str) -> int:
+    """Allow or deny rows of several projects at once, each named PROJECT.N; a last word that names none is
+    the reason."""
+    from git_balanced.chief import allnow
+
+    names, reason = list(args), ""
+    if len(names) > 1 and allnow.split(names[-1]) is None and not names[-1].isdigit():
+        reason = names.pop()
+    plain = [n for n in names if allnow.split(n) is None]
+    if plain:
+        raise BalancedError(f"{', '.join(plain)} names no project: across projects, name every row as PROJECT.N.",
+                         hint="`git balanced now --all` shows each row's name (web.3).")
+    said, missed = allnow.answer_many(names, decision, reason)
+    for line in said:
+        ui.say(line)
+    if missed:
+        raise BalancedError(f"{len(missed)} of {len(names)} not answered:\n" + "\n".join("  " + m for m in missed),
+                            hint="the first answer counts; `git balanced now --all` shows what still waits.")
     return 0
 
 

@@ -24,7 +24,7 @@ def _reached(p: Project) -> None:
     """A project on a machine is read there once before it is added: a folder that is not a repository, or a
     machine without git balanced, is refused now rather than on every read."""
     if p.machine:
-        remote.read_json(p, ["now"])
+        remote.read_json(p, ["board"])
 
 
 def add_command(where: str, name: str | None) -> int:

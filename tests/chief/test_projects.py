@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,29 @@ def test_bad_input_is_one_clear_refusal(tmp_path: Path) -> None:
     with pytest.raises(BalancedError, match="There is no project named 'web'"):
         remove_project("web")
     assert [p.name for p in list_projects()] == ["shop"], "nothing was lost"
+
+
+def test_projects_commands_and_the_offer_of_init(tmp_path: Path) -> None:
+    from tests.support.cli import balanced
+
+    shop, app = make_repo(tmp_path / "shop"), make_repo(tmp_path / "app")
+    first = balanced(shop, "init", "--check", "true", "--hooks", "git")
+    assert first.code == 0 and "projects" not in first.out, "no chief's folder yet: nothing is offered"
+    added = balanced(app, "init", "--check", "true", "--hooks", "git", "--project")
+    assert added.out.splitlines()[-1] == "Added it to the chief's projects as app: `git balanced now --all` shows " \
+                                         "its rows with the others'.", added.out
+    again = balanced(shop, "init", "--check", "true", "--hooks", "git")
+    assert again.out.splitlines()[-1] == f"It is not among the chief's projects: `git balanced projects add {shop}` " \
+                                         "adds it (or `init --project`).", again.out
+    assert balanced(tmp_path, "projects", "add", str(shop), "--name", "shop").code == 0
+    listed = balanced(tmp_path, "projects")
+    assert listed.out.splitlines() == ["project  machine  path", f"app      local    {app}",
+                                       f"shop     local    {shop}"], listed.out
+    dup = balanced(tmp_path, "projects", "add", str(app))
+    assert (dup.code, dup.out) == (1, "") and dup.err == (
+        f"error: {app} is a project already, named 'app'.\n"
+        "hint: `git balanced projects rm app` first to add it under another name.\n"), dup.err
+    gone = balanced(tmp_path, "projects", "rm", "app")
+    assert gone.out == f"Removed project app ({app}); the repository itself is untouched.\n"
+    assert [p["name"] for p in json.loads(balanced(tmp_path, "projects", "--json").out)["projects"]] \
+        == ["shop"]
