@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from git_balanced.chief import there
+from git_balanced.chief import allnow, there
 from git_balanced.chief.projects import Project, list_projects
 from git_balanced.chief.projects import project as project_of
 from git_balanced.errors import BalancedError
@@ -23,7 +23,7 @@ def _state(project: Project) -> dict[str, Any]:
     spend against their budgets; `error` when it could not be read."""
     out: dict[str, Any] = {"name": project.name, "where": project.where}
     try:
-        board = there.data(project, ["board", "--json"]) or {}
+        board = allnow.board_of(project)
         lead = there.data(project, ["lead", "status", "--json"])
     except BalancedError as exc:
         return {**out, "error": exc.message}
@@ -89,10 +89,10 @@ def pass_on(project: str, question: str) -> dict[str, Any]:
 
 def note(project: str, row: str, text: str) -> dict[str, Any]:
     """A line under a row of the project's Now, for the person (`Chief: ship this one first`)."""
-    p = project_of(project)
-    said = there.said(p, ["now", "note", row, text])
-    return {"project": p.name, "row": row, "text": text, "said": said.strip(),
-            "next": "the person reads it under the row in `git balanced now --all`."}
+    from git_balanced.chief.notes import note as put
+
+    made = put(project_of(project).name, row, text, by="Chief")
+    return {**made, "next": "the person reads it under the row in `git balanced now --all`."}
 
 
 def _line(s: dict[str, Any]) -> str:

@@ -38,7 +38,7 @@ ASKS = r"asks \((?P<key>q[a-z0-9]{5})\)"
 PASSED = (r"(?P<project>shop|ios): (?P<piece>[a-z-]+) asks \((?P<key>q[a-z0-9]{5})\), passed on by its lead: "
           r"(?P<text>[^·]*)")
 REVIEW = r"shop: its lead put work to the person, row (?P<row>\d+) \((?P<key>r[a-z0-9]{5})\)"
-NOTE = "Chief: ship this one first: ios builds on it"
+NOTE = "ship this one first: ios builds on it"
 
 
 def asking(pid: str, question: str) -> dict[str, object]:
@@ -141,12 +141,10 @@ def test_the_chief_runs_two_leads_answers_one_question_and_never_lands(
     make_repo(ios, {"README.md": "ios\n", ".magnum/settings.toml": SETTINGS})
     _own(box, ios)
     there(box, config, f"cd {ios.name} && git balanced allow --yes")
-    for args in (["machines", "add", "box"], ["projects", "add", str(shop), "--name", "shop"]):
+    for args in (["machines", "add", "box"], ["projects", "add", str(shop), "--name", "shop"],
+                 ["projects", "add", f"box:{ios.name}", "--name", "ios"]):
         ran = balanced(shop, *args)
         assert ran.code == 0, f"{args}: {ran.out}{ran.err}"
-    from git_balanced.chief.projects import add_project
-
-    add_project(f"box:{ios.name}", name="ios")
 
     started = balanced(shop, "chief", "start", "--agent", "claude", "Start a lead in shop and one in ios.")
     assert started.code == 0, started.err
@@ -168,7 +166,7 @@ def test_the_chief_runs_two_leads_answers_one_question_and_never_lands(
         assert ran.code == 0, ran.out + ran.err
         wait_until(lambda: _reviews(shop) == 2, 300, "both leads' reviews", every=1,
                    said=lambda: balanced(shop, "now", "--all").out)
-        wait_until(lambda: NOTE in balanced(shop, "now", "--all").out, 300, "the chief's note", every=1,
+        wait_until(lambda: f"Chief: {NOTE}" in balanced(shop, "now", "--all").out, 300, "the chief's note", every=1,
                    said=lambda: balanced(shop, "now", "--all").out)
         assert git(shop, "show", "main:migrate.txt") == "allowed"
         assert there(box, config, f"cd {ios.name} && git show main:cache.txt").strip() == "allowed"
@@ -189,12 +187,11 @@ def _file(repo: Path, path: str) -> str | None:
 def _now_all(shop: Path) -> list[dict[str, object]]:
     ran = balanced(shop, "now", "--all", "--json")
     assert ran.code == 0, ran.err
-    data = json.loads(ran.out)
-    return list(data["rows"] if isinstance(data, dict) else data)
+    return list(json.loads(ran.out)["now"])
 
 
 def _person_questions(shop: Path) -> list[str] | None:
-    found = [str(r["id"]) for r in _now_all(shop) if r.get("kind") == "question"]
+    found = [str(r["name"]) for r in _now_all(shop) if r.get("kind") == "question"]
     return found if len(found) == 4 else None
 
 
