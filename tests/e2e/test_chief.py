@@ -26,7 +26,7 @@ from tests.support.routed import Each, Routed, Script
 from tests.support.sshd import Machine, known_in
 from tests.support.wait import wait_until
 
-pytestmark = [pytest.mark.sshd, pytest.mark.agents]
+pytestmark = [pytest.mark.sshd, pytest.mark.agents, pytest.mark.timeout(900)]  # three agent sessions at once
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
