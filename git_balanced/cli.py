@@ -320,7 +320,8 @@ def ask(text: str) -> int:
 @click.option("--deny", is_flag=True, help="Deny what was asked (each ID named).")
 def answer(args: tuple[str, ...], allow: bool, deny: bool) -> int:
     """Answer question ID with TEXT, --allow or --deny; the first answer counts. With --allow or --deny,
-    name several questions at once, by id or by their numbers under Now on the board."""
+    name several questions at once, by id or by their numbers under Now on the board, or across the chief's
+    projects as PROJECT.N (as `now --all` names them)."""
     from git_balanced.commands import ask
 
     return ask.answer_command(list(args), allow=allow, deny=deny)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_balanced.errors import UsageError
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state.refs import append, events_of
 
@@ -28,9 +28,9 @@ def add(repo: Repo, row_id: str, text: str, *, by: str = "Chief") -> dict[str, A
     """Put a note under the row `row_id` (a checked id of a row or question), said by `by`; the note as stored."""
     text = " ".join(text.split())
     if not text:
-        raise UsageError("A note needs some text.", hint='git balanced now note ID "ship this one first"')
+        raise BalancedError("A note needs some text.", hint='git balanced now note ID "ship this one first"')
     if len(text) > MAX_CHARS:
-        raise UsageError(f"A note holds {MAX_CHARS} characters at most; this one has {len(text)}.",
+        raise BalancedError(f"A note holds {MAX_CHARS} characters at most; this one has {len(text)}.",
                          hint="say it in a line; a longer word belongs in the lead's inbox (`git balanced tell`).")
     ev = append(repo, ref_of(row_id), NOTED, f"{by} on {row_id}: {text[:60]}", {"row": row_id, "by": by, "text": text})
     return {"row": row_id, "by": by, "text": text, "at": ev.time}

@@ -70,12 +70,16 @@ def named(p: Project, item: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_all(projects: list[Project] | None = None) -> list[Read]:
-    """Every project's board, read at once (a machine's read takes a round trip), in the projects' order."""
+    """Every project's board, in the projects' order: the ones on machines read at once, each in a thread of its
+    own (a read there is a round trip and a start of git balanced), while this thread reads the ones here."""
     found = list_projects() if projects is None else projects
-    if len(found) <= 1:
+    away = [p for p in found if p.machine]
+    if not away:
         return [_read(p) for p in found]
-    with ThreadPoolExecutor(max_workers=min(8, len(found))) as pool:
-        return list(pool.map(_read, found))
+    with ThreadPoolExecutor(max_workers=min(8, len(away))) as pool:
+        there = {p.name: pool.submit(_read, p) for p in away}
+        here = {p.name: _read(p) for p in found if not p.machine}
+        return [here[p.name] if p.name in here else there[p.name].result() for p in found]
 
 
 def split(name: str) -> tuple[str, str] | None:
@@ -102,8 +106,8 @@ def answer_many(names: list[str], decision: str, reason: str = "") -> tuple[list
     for name, rows in by_project.items():
         try:
             done, lost = _answer_in(found[name], rows, decision, reason)
-        except BalancedError as exc:
-            done, lost = [], [f"{name}.{r}: {exc.message}" for r in rows]
+        except BalancedError as exc:  # nothing of this project was answered: one line for its rows
+            done, lost = [], [f"{', '.join(f'{name}.{r}' for r in rows)}: {exc.message}"]
         said += done
         missed += lost
     return said, missed

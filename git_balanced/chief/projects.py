@@ -18,7 +18,7 @@ from git_balanced.chief import home
 from git_balanced.errors import BalancedError, NotARepository
 from git_balanced.git import Repo
 from git_balanced.machines.inventory import records
-from git_balanced.state.events import Event, node_id, write_event_commit
+from git_balanced.state.events import Event, node_id, read_event, write_event_commit
 from git_balanced.state.refs import lamport_of, read_chain, update_with_retry
 
 REF = home.ref("projects")
@@ -66,19 +66,29 @@ def parse_where(where: str) -> tuple[str | None, str]:
     return None, where
 
 
+def _of(d: dict[str, Any]) -> Project:
+    return Project(str(d["name"]), d.get("machine") or None, str(d["path"]))
+
+
 def _fold(events: list[Event]) -> dict[str, Project]:
     out: dict[str, Project] = {}
     for ev in events:
-        d = ev.data
         if ev.event == ADDED:
-            out[str(d["name"])] = Project(str(d["name"]), d.get("machine") or None, str(d["path"]))
+            out[str(ev.data["name"])] = _of(ev.data)
         elif ev.event == REMOVED:
-            out.pop(str(d["name"]), None)
+            out.pop(str(ev.data["name"]), None)
     return out
 
 
 def _projects_at(repo: Repo, tip: str | None) -> dict[str, Project]:
-    return _fold(read_chain(repo, tip)) if tip else {}
+    """The projects as of the commit `tip`: the list its event holds after its change (one commit read), or,
+    for a tip that holds none (a merge of two clones' chains), the fold of the whole chain."""
+    if not tip:
+        return {}
+    ev, _ = read_event(repo, tip)
+    if ev is not None and isinstance(ev.data.get("projects"), list):
+        return {str(d["name"]): _of(d) for d in ev.data["projects"]}
+    return _fold(read_chain(repo, tip))
 
 
 def list_projects() -> list[Project]:
@@ -122,9 +132,12 @@ def _change(event: str, project: Project, check: Any) -> None:
     node = node_id(repo)
 
     def build(tip: str | None) -> str:
-        check(_projects_at(repo, tip))
-        ev = Event(event=event, data=project.to_json(), lamport=lamport_of(repo, tip) + 1, node=node,
-                   time=time.time())
+        before = _projects_at(repo, tip)
+        check(before)
+        after = {**before, project.name: project} if event == ADDED else \
+            {n: p for n, p in before.items() if n != project.name}
+        data = {**project.to_json(), "projects": [after[n].to_json() for n in sorted(after)]}
+        ev = Event(event=event, data=data, lamport=lamport_of(repo, tip) + 1, node=node, time=time.time())
         verb = "Added" if event == ADDED else "Removed"
         return write_event_commit(repo, ev, f"{verb} project {project.name} ({project.where})", [tip] if tip else [])
 

@@ -36,6 +36,10 @@ def run_there(project: Project, args: list[str], *, timeout: float = TIMEOUT) ->
         raise BalancedError(f"{project.where}: git balanced is not installed on {project.machine}.",
                             hint=f"install it there (`pipx install git-balanced` or from a clone), in ~/.local/bin "
                                  f"or on the PATH of `ssh {project.machine}`.")
+    error = next((line[len("error: "):] for line in said if line.startswith("error: ")), None)
+    if error is not None:  # git balanced there refused it, and said why: its words, and its hint
+        hint = next((line[len("hint: "):] for line in said if line.startswith("hint: ")), None)
+        raise BalancedError(f"{project.where}: {error}", hint=f"(on {project.machine}) {hint}" if hint else None)
     raise BalancedError(f"{project.where}: `{shown}` failed on {project.machine}: " + " / ".join(said[:3]),
                         hint=f"run it there to see why: `ssh {project.machine} 'cd {project.path} && {shown}'`.")
 

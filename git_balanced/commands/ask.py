@@ -90,7 +90,8 @@ def _answer_across(args: list[str], decision: str) -> int:
     for line in said:
         ui.say(line)
     if missed:
-        raise BalancedError(f"{len(missed)} of {len(names)} not answered:\n" + "\n".join("  " + m for m in missed),
+        raise BalancedError(f"{len(names) - len(said)} of {len(names)} not answered:\n"
+                            + "\n".join("  " + m for m in missed),
                             hint="the first answer counts; `git balanced now --all` shows what still waits.")
     return 0
 

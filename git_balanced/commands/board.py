@@ -147,10 +147,10 @@ def all_lines(read: list[Any], *, running: bool = False) -> list[str]:
     """Every project's Now in one list, under a line per project (and, with `running`, what runs there)."""
     if not read:
         return ["No projects yet. Add one with `git balanced projects add PATH` (or MACHINE:PATH)."]
-    names = [i["name"] for r in read for i in r.now if i.get("name")]
+    names = [i["name"] for r in read for i in r.now if i.get("name") and i.get("kind") == "question"]
     head = f"Now, over {len(read)} project{'s' if len(read) != 1 else ''}"
     if len(names) > 1:
-        head += f" · several at once: `git balanced answer --allow {' '.join(names[:4])}`"
+        head += f" · allow several at once: `git balanced answer --allow {' '.join(names[:4])}`"
     lines = [head]
     for r in read:
         where = r.project.where

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from git_balanced import jobs as J
@@ -41,7 +42,7 @@ def test_one_now_over_two_projects_with_notes_and_answers_across_them(tmp_path: 
     every = balanced(tmp_path, "now", "--all")
     assert every.code == 0, every.err
     lines = every.out.splitlines()
-    assert lines[0] == "Now, over 2 projects · several at once: `git balanced answer --allow ios.1 ios.2 web.1 web.2`"
+    assert lines[0] == "Now, over 2 projects · allow several at once: `git balanced answer --allow ios.1 web.1 web.2`"
     assert f"  web.1 ? api asks to run: npm install · git balanced answer {w1} --allow|--deny [REASON]" in lines
     assert any(line.startswith(f"  ios.2 ▸ review {review['id']}: Added the cart screen") for line in lines)
     assert "          Chief: ship this one first: web builds on it" in lines, every.out
@@ -71,3 +72,8 @@ def test_one_now_over_two_projects_with_notes_and_answers_across_them(tmp_path: 
     assert unknown.code == 1 and "There is no project named 'tv' (projects: ios, web)." in unknown.err
     mixed = balanced(tmp_path, "answer", "--allow", "web.1", "3")
     assert mixed.code == 1 and "3 names no project" in mixed.err, mixed.err
+
+    shutil.rmtree(web.repo.root)  # a project that cannot be read is said, and the others are shown
+    gone = balanced(tmp_path, "now", "--all")
+    assert gone.code == 0 and f"web ({web.repo.root}): not read: {web.repo.root} is not inside a git repository." \
+        in gone.out.splitlines() and "ios (" in gone.out, gone.out

@@ -78,6 +78,10 @@ def test_a_project_on_a_machine_is_read_answered_and_noted_there(tmp_path: Path)
         assert any(line.startswith("  ios.1 ? build asks to run: xcodebuild") for line in lines), every.out
         assert "          Chief: ship this one first" in lines, every.out
 
+        wrong = balanced(tmp_path, "answer", "--allow", "ios.1", "ios.7")
+        assert wrong.code == 1 and wrong.err.splitlines()[:2] == [
+            "error: 2 of 2 not answered:", "  ios.1, ios.7: box:ios: Nothing under Now is numbered 7 (waiting: 1, 2)."
+        ], wrong.err
         ran = balanced(tmp_path, "answer", "--allow", "ios.1", "fine")
         assert ran.code == 0 and ran.out == f"ios: Answered {qid} (build): allowed: fine\n", ran.out + ran.err
         data = json.loads(balanced(tmp_path, "now", "--all", "--json").out)
