@@ -89,8 +89,9 @@ def stop_command() -> int:
     from git_balanced.chief import session
 
     rec = session.stop()
-    ui.say(f"Stopped the chief (pid {rec['pid']}) after {rec['turns']} turn{'s' if rec['turns'] != 1 else ''}. The leads go on; what they "
-           "pass on comes to you again.")
+    turns = f"{rec['turns']} turn{'s' if rec['turns'] != 1 else ''}"
+    ui.say(f"Stopped the chief (pid {rec['pid']}) after {turns}. The leads go on; what they pass on comes to you "
+           "again.")
     return 0
 
 
