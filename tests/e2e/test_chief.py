@@ -73,10 +73,8 @@ def chief_script() -> Script:
              call_tool("start_lead", {"project": "ios", "task": IOS_TASK, "agent": "claude"}),
              run_shell("git balanced land --all"), run_shell("git -C ../shop balanced ship --yes"),
              say("Both leads run.")]
-    return Script([(None, start),
-                   ("passed on by its lead", [Each(PASSED, settle), say("Settled what came.")]),  # type: ignore[arg-type]
-                   ("its lead put work", [Each(REVIEW, lambda m: call_tool(
-                       "note", {"project": "shop", "row": m["row"], "text": NOTE})), say("Noted.")])])
+    note = Each(REVIEW, lambda m: call_tool("note", {"project": "shop", "row": m["row"], "text": NOTE}))
+    return Script([(None, start), (None, [Each(PASSED, settle), note, say("Settled what came.")])])  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

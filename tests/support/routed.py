@@ -5,8 +5,9 @@ the same time never take each other's turns.
 A script is a list of blocks, each `(when, steps)`: a block starts on the first request whose conversation
 matches `when` (a regex; None matches any), and its steps answer that request and the ones after it. A step is a
 Turn, or `Each(pattern, make)`, which answers once for every match of `pattern` in the conversation not answered
-yet (the news of a turn may name several questions), then gives way to the next step. With no block running and
-none matching, a request is answered with a short text that ends the turn.
+yet (the news of a turn may name several questions), then gives way to the next step. A block of Turns runs
+once; a block with Each steps runs again whenever one of them has a new match (news comes in several turns).
+With no block running and none ready, a request is answered with a short text that ends the turn.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ class Each:
     make: Callable[[re.Match[str]], Turn]
     done: set[str] = field(default_factory=set)
 
+    def pending(self, text: str) -> re.Match[str] | None:
+        """The first match not answered yet."""
+        return next((m for m in re.finditer(self.pattern, text)
+                     if (m.groupdict().get("key") or m.group(1)) not in self.done), None)
+
     def next(self, text: str) -> Turn | None:
-        for m in re.finditer(self.pattern, text):
-            key = m.groupdict().get("key") or m.group(1)
-            if key not in self.done:
-                self.done.add(key)
-                return self.make(m)
-        return None
+        m = self.pending(text)
+        if m is None:
+            return None
+        self.done.add(m.groupdict().get("key") or m.group(1))
+        return self.make(m)
 
 
 Step = Turn | Each
@@ -50,13 +55,22 @@ class Script:
         self.blocks = list(blocks)
         self.running: deque[Step] | None = None
 
+    def _ready(self, block: tuple[str | None, list[Step]], text: str) -> bool:
+        """A block starts when its `when` matches; one with Each steps only while one has a match not answered
+        (it stays, for the next turn's news), one without them once (it is then taken away)."""
+        if block[0] is not None and not re.search(block[0], text):
+            return False
+        each = [s for s in block[1] if isinstance(s, Each)]
+        return not each or any(s.pending(text) for s in each)
+
     def take(self, text: str) -> Turn:
         while True:
             if not self.running:
-                found = next((b for b in self.blocks if b[0] is None or re.search(b[0], text)), None)
+                found = next((b for b in self.blocks if self._ready(b, text)), None)
                 if found is None:
                     return say("Noted.")
-                self.blocks.remove(found)
+                if not any(isinstance(s, Each) for s in found[1]):
+                    self.blocks.remove(found)
                 self.running = deque(found[1])
             step = self.running[0]
             if isinstance(step, Turn):
