@@ -742,7 +742,7 @@ def complete_words(words: tuple[str, ...]) -> int:
 # option's, by its flag.
 _ARG_KINDS = {("check", "rev"): "revs", ("machines", "rm", "name"): "machines", ("tick", "names"): "machines",
               ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
-              ("start", "plan"): "plans"}
+              ("start", "plan"): "plans", ("projects", "rm", "name"): "projects"}
 _OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
 
 

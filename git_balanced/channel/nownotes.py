@@ -26,7 +26,7 @@ def ref_of(row_id: str) -> str:
 
 def add(repo: Repo, row_id: str, text: str, *, by: str = "Chief") -> dict[str, Any]:
     """Put a note under the row `row_id` (a checked id of a row or question), said by `by`; the note as stored."""
-    text = " ".join(text.split())
+    text, by = " ".join(text.split()), " ".join(by.split())[:40] or "Chief"
     if not text:
         raise BalancedError("A note needs some text.", hint='git balanced now note ID "ship this one first"')
     if len(text) > MAX_CHARS:

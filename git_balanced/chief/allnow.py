@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_balanced.channel import now
-from git_balanced.channel.questions import shown_answer
+from git_balanced.channel.questions import answer, shown_answer
 from git_balanced.chief import remote
 from git_balanced.chief.projects import Project, list_projects, project
 from git_balanced.engine.shown import collect_shown
@@ -51,13 +51,15 @@ def _read(p: Project) -> Read:
         board = board_of(p)
     except BalancedError as exc:
         return Read(p, error=exc.message)
-    return Read(p, board, now=[named(p, item) for item in board["now"]])
+    return Read(p, board, now=[named(p, item) for item in board["now"] if isinstance(item, dict)])
 
 
 def named(p: Project, item: dict[str, Any]) -> dict[str, Any]:
     """A row of the project's Now, with its project and, when it is numbered, its name across projects
     (`web.3`), which its text then starts with."""
     out = {**item, "project": p.name}
+    if "text" not in item and not all(k in item for k in ("state", "piece", "reason", "id")):
+        out["text"] = str(item.get("piece") or item.get("id") or "a row of an unknown shape")  # a newer version there
     n = item.get("n")
     if isinstance(n, int):
         out["name"] = f"{p.name}.{n}"
@@ -111,6 +113,24 @@ def answer_many(names: list[str], decision: str, reason: str = "") -> tuple[list
         said += done
         missed += lost
     return said, missed
+
+
+def answer_words(name: str, text: str) -> str:
+    """Answer the question `name` (PROJECT.N) names in words, in its project; what was said of it."""
+    parts = split(name)
+    if parts is None:
+        raise BalancedError(f"{name!r} names no row across projects.",
+                            hint="name it as PROJECT.N, as `git balanced now --all` shows it (web.3).")
+    p = project(parts[0])
+    if p.machine:
+        return f"{p.name}: " + remote.run_there(p, ["answer", parts[1], text]).strip()
+    lead = open_lead(p.path)
+    item = now.resolve(lead, parts[1])
+    if item["kind"] != "question":
+        raise BalancedError(f"{name} is {'a review' if item['kind'] == 'review' else 'an idea'}, not a worker's "
+                            "question.", hint=f"answer it in {p.where} with ship, correct, not-now or go-ahead.")
+    f = answer(lead.repo, str(item["id"]), text, None)
+    return f"Answered {name} ({item['id']}, {f.get('piece')}): {shown_answer(f)}"
 
 
 def _answer_in(p: Project, rows: list[str], decision: str, reason: str) -> tuple[list[str], list[str]]:

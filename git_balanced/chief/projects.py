@@ -59,10 +59,13 @@ def _default_name(path: str) -> str:
 
 def parse_where(where: str) -> tuple[str | None, str]:
     """(machine, path) from `PATH` or `MACHINE:PATH`; `local:PATH` is this machine. A colon after a slash is
-    part of a path."""
+    part of a path. On a machine, `~/src/app` is kept as `src/app` (the home folder, where a command starts)."""
     head, colon, tail = where.partition(":")
     if colon and head and "/" not in head:
-        return (None if head == records.LOCAL else head), tail
+        if head == records.LOCAL:
+            return None, tail
+        # A path there is from / or from the SSH user's home, where a command there starts: `~/x` is `x`.
+        return head, ("." if tail in ("~", "~/") else tail[2:] if tail.startswith("~/") else tail)
     return None, where
 
 

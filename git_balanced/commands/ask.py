@@ -40,16 +40,22 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
         raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {first} --deny \"REASON\"")
     if (allow or deny) and _across(args):
         return _answer_across(args, "allow" if allow else "deny")
-    lead = open_lead()
     if not (allow or deny):
         if len(args) > 2:
             raise UsageError("One question takes one answer.", hint=f"quote it: git balanced answer {first} \"TEXT\"")
         text = args[1] if len(args) == 2 else None
         if not (text and text.strip()):
             raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {first} \"TEXT\"")
+        if _across([first]):  # PROJECT.N: in that project
+            from git_balanced.chief import allnow
+
+            ui.say(allnow.answer_words(first, text))
+            return 0
+        lead = open_lead()
         f = answer(lead.repo, _question(lead, first), text, None)
         ui.say(f"Answered {f['qid']} ({f.get('piece')}): {shown_answer(f)}")
         return 0
+    lead = open_lead()
     decision = "allow" if allow else "deny"
     names, reason = list(args), None
     if len(names) > 1 and not _names_one(lead, names[-1]):
@@ -80,7 +86,8 @@ def _answer_across(args: list[str], decision: str) -> int:
     from git_balanced.chief import allnow
 
     names, reason = list(args), ""
-    if len(names) > 1 and allnow.split(names[-1]) is None and not names[-1].isdigit():
+    if len(names) > 1 and allnow.split(names[-1]) is None and not names[-1].isdigit() \
+            and not ID_FORM.fullmatch(names[-1]):
         reason = names.pop()
     plain = [n for n in names if allnow.split(n) is None]
     if plain:

@@ -170,4 +170,4 @@ def _running(board: dict[str, Any]) -> str:
         counts[str(j.get("state"))] = counts.get(str(j.get("state")), 0) + 1
     words = " · ".join(f"{n} {s}" for s, n in counts.items()) or "no workers"
     agent = board.get("lead_agent")
-    return words + (f" · lead {agent['agent']}, {agent['state']}" if agent else "")
+    return words + (f" · lead {agent.get('agent')}, {agent.get('state')}" if isinstance(agent, dict) else "")

@@ -40,7 +40,7 @@ def now_command(*, as_json: bool, every: bool) -> int:
         ui.emit_json({"lead": lead.branch, "now": items})
         return 0
     if not items:
-        ui.say("Nothing waits on you here.")
+        ui.say("Nothing waits on you here. `git balanced now --all` shows every project's Now.")
         return 0
     ui.say("\n".join(["Now", *now_lines(items)]))
     return 0

@@ -53,6 +53,11 @@ def test_one_now_over_two_projects_with_notes_and_answers_across_them(tmp_path: 
     assert by_name["ios.2"]["project"] == "ios" and by_name["ios.2"]["notes"][0]["text"] == \
         "ship this one first: web builds on it"
 
+    review_in_words = balanced(tmp_path, "answer", "ios.2", "looks good")
+    assert review_in_words.code == 1 and "ios.2 is a review, not a worker's question." in review_in_words.err
+    w3 = asked(web, "docs", "make docs")
+    words = balanced(tmp_path, "answer", "web.3", "use the docs image instead")
+    assert words.out == f"Answered web.3 ({w3}, docs): use the docs image instead\n", words.out + words.err
     ran = balanced(tmp_path, "answer", "--allow", "web.1", "ios.1", "web.2", "go ahead")
     assert ran.code == 0, ran.err
     assert ran.out.splitlines() == [f"Answered web.1 ({w1}, api): allowed: go ahead",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced.chief import home
-from git_balanced.chief.projects import REF, Project, add_project, list_projects, remove_project
+from git_balanced.chief.projects import REF, Project, add_project, list_projects, parse_where, remove_project
 from git_balanced.errors import BalancedError
 from tests.support.builders import make_repo
 
@@ -78,7 +78,32 @@ def test_projects_commands_and_the_offer_of_init(tmp_path: Path) -> None:
     assert (dup.code, dup.out) == (1, "") and dup.err == (
         f"error: {app} is a project already, named 'app'.\n"
         "hint: `git balanced projects rm app` first to add it under another name.\n"), dup.err
+    from git_balanced.cli import completions
+
+    assert completions(["projects", "rm", ""]) == ["app", "shop"], "`projects rm <TAB>` offers the projects"
     gone = balanced(tmp_path, "projects", "rm", "app")
     assert gone.out == f"Removed project app ({app}); the repository itself is untouched.\n"
     assert [p["name"] for p in json.loads(balanced(tmp_path, "projects", "--json").out)["projects"]] \
         == ["shop"]
+
+
+def test_where_a_project_is_read_from_path_or_machine_and_path() -> None:
+    assert parse_where("~/src/app") == (None, "~/src/app")
+    assert parse_where("local:/srv/app") == (None, "/srv/app")
+    assert parse_where("box:~/src/app") == ("box", "src/app"), "a path there starts from the home folder"
+    assert parse_where("box:/srv/app") == ("box", "/srv/app")
+    assert parse_where("./a:b/c") == (None, "./a:b/c"), "a colon after a slash is part of the path"
+
+
+
+def test_a_tip_without_the_whole_list_is_read_by_folding_the_chain(tmp_path: Path) -> None:
+    from git_balanced.chief.projects import ADDED
+    from git_balanced.state.refs import append
+
+    shop, app, web = (make_repo(tmp_path / n) for n in ("shop", "app", "web"))
+    add_project(str(shop))
+    # a change written without the list after it (as a merge of two clones' chains has none)
+    append(home.repo(), REF, ADDED, "Added project app", {"name": "app", "machine": None, "path": str(app)})
+    assert [p.name for p in list_projects()] == ["app", "shop"]
+    add_project(str(web))
+    assert [p.name for p in list_projects()] == ["app", "shop", "web"], "the next change keeps the whole list again"
