@@ -525,13 +525,14 @@ def lead_plugin(dest: str) -> int:
 @lead.command(name="start", short_help="Run a headless lead on TASK, its turns driven by its inbox.")
 @click.option("--agent", required=True, type=click.Choice(["claude", "codex", "pi"]), help="The lead's agent.")
 @click.option("--model", metavar="M", help="The lead's model (default: the agent's own).")
+@click.option("--started-by", type=click.Choice(["chief"]), hidden=True, help="Who started it (the chief's tool).")
 @click.argument("task")
-def lead_start(agent: str, model: str | None, task: str) -> int:
+def lead_start(agent: str, model: str | None, started_by: str | None, task: str) -> int:
     """Start the lead agent itself in the background, with the lead's tools and an engine: its first turn
     is TASK, and each batch of new messages in its inbox is its next turn on the same session."""
     from git_balanced.commands import lead as lead_cmd
 
-    return lead_cmd.start_command(agent, task, model)
+    return lead_cmd.start_command(agent, task, model, started_by)
 
 
 @lead.command(name="status", short_help="The headless lead: session, turns, spend, what it waits on.")
@@ -623,13 +624,126 @@ def now_note(name: str, text: str, by: str, as_json: bool) -> int:
 
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
     f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
-    "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
+    "that leads. With --chief, the chief's tools (projects, start_lead, tell_lead, answer, pass_on, note, "
+    "how_are_they_doing). With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
 @click.option("--call", "call", metavar="TOOL", help="Make one call of TOOL and print its result as JSON.")
+@click.option("--chief", is_flag=True, help="The chief's tools, not the lead's.")
 @click.argument("arguments", default="", metavar="[JSON]")
-def mcp(call: str | None, arguments: str) -> int:
+def mcp(call: str | None, chief: bool, arguments: str) -> int:
     from git_balanced.commands import mcp as mcp_cmd
 
-    return mcp_cmd.mcp_command(call=call, arguments=arguments)
+    return mcp_cmd.mcp_command(call=call, arguments=arguments, chief=chief)
+
+
+# -- the chief ---------------------------------------------------------------------------------------------------
+_AGENTS = click.Choice(["claude", "codex", "pi"])
+
+
+@cli.group(short_help="The chief: one agent session over every project's lead.")
+def chief() -> None:
+    """Run the chief, one agent session over the leads of every project (`git balanced projects`): it starts
+    leads, tells them things, answers what they pass on or hands it to you, and notes your Now. It never
+    allows, lands, ships or starts a worker."""
+
+
+@chief.command(name="start", short_help="Run a headless chief, its turns driven by what the leads pass on.")
+@click.option("--agent", required=True, type=_AGENTS, help="The chief's agent.")
+@click.option("--model", metavar="M", help="The chief's model (default: the agent's own).")
+@click.option("--pass-after", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              metavar="SECONDS", help="A question the chief leaves unanswered this long comes to you.")
+@click.argument("text", default="")
+def chief_start(agent: str, model: str | None, pass_after: float, text: str) -> int:
+    """Start the chief agent in the background in the chief's folder, with the chief's tools: its first turn
+    is TEXT (or a look over the projects), and each batch of questions the leads pass on its next turn."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.start_command(agent, text, model, pass_after)
+
+
+@chief.command(name="on", short_help="Make the agent's sessions in the chief's folder chiefs.")
+@click.option("--agent", required=True, type=_AGENTS, help="The agent.")
+def chief_on(agent: str) -> int:
+    """Write the chief's MCP server, hook and instructions in the chief's folder, in the agent's own files."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.on_command(agent)
+
+
+@chief.command(name="off", short_help="Take away what `chief on` wrote.")
+@click.option("--agent", type=_AGENTS, help="The agent (default: all).")
+def chief_off(agent: str | None) -> int:
+    """Remove the files `chief on` wrote that are still as it wrote them."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.off_command(agent)
+
+
+@chief.command(name="status", short_help="The headless chief: session, turns, spend, what it waits on.")
+@_json_opt
+def chief_status(as_json: bool) -> int:
+    """Show the headless chief."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.status_command(as_json=as_json)
+
+
+@chief.command(name="stop", short_help="End the headless chief.")
+def chief_stop() -> int:
+    """End the headless chief; the leads go on, and what they pass on comes to you."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.stop_command()
+
+
+@chief.command(name="run", hidden=True)
+def chief_run() -> int:
+    """The headless chief's driver, which `chief start` runs in the background."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.run_command()
+
+
+@chief.command(name="held", short_help="In a project: the questions its lead passed on to the chief.")
+@_json_opt
+@click.option("--pass-after", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              metavar="SECONDS", help="Hand you those the chief held this long.")
+def chief_held(as_json: bool, pass_after: float) -> int:
+    """List the questions this project's lead passed on to the chief (the chief runs this every few seconds:
+    it marks the chief seen here, and hands you those it held PASS_AFTER seconds)."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.held_command(as_json=as_json, pass_after=pass_after)
+
+
+@chief.command(name="tell", short_help="In a project: a line from the chief into its lead's inbox.")
+@_json_opt
+@click.argument("text")
+def chief_tell(as_json: bool, text: str) -> int:
+    """Post `Your chief says: TEXT` to this branch's lead's inbox (the chief's tell_lead)."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.tell_command(text, as_json=as_json)
+
+
+@chief.command(name="reply", short_help="In a project: the chief answers a question passed on to it.")
+@_json_opt
+@click.argument("qid", metavar="ID")
+@click.argument("text")
+def chief_reply(as_json: bool, qid: str, text: str) -> int:
+    """Answer question ID, passed on to the chief, with TEXT; its worker reads `Your chief says: TEXT`."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.reply_command(qid, text, as_json=as_json)
+
+
+@chief.command(name="hand", short_help="In a project: the chief hands a question passed on to it to you.")
+@_json_opt
+@click.argument("qid", metavar="ID")
+def chief_hand(as_json: bool, qid: str) -> int:
+    """Hand question ID, passed on to the chief, to you: it shows under Now."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.hand_command(qid, as_json=as_json)
 
 
 @cli.command(short_help="A whole run on a sample repository in a temporary folder.")

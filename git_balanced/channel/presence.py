@@ -71,3 +71,21 @@ def cannot_answer(repo: Repo, branch: str, within: float) -> str | None:
     if seen is not None and time.time() - seen <= within:
         return None
     return "its lead is not running"
+
+
+# -- the chief ---------------------------------------------------------------------------------------------
+CHIEF_SEEN = "chief-seen"  # the file whose time says when the chief last looked at this repository
+CHIEF_GONE_AFTER = 120.0  # seconds without a look after which the chief is taken not to be running
+
+
+def mark_chief_seen(repo: Repo) -> None:
+    """Note that a running chief looks at this repository now (it does every few seconds)."""
+    (repo.state_dir / CHIEF_SEEN).write_text(f"{time.time()!r}\n")
+
+
+def chief_here(repo: Repo) -> bool:
+    """Whether a chief runs over this repository: it looked at it within CHIEF_GONE_AFTER seconds."""
+    try:
+        return time.time() - (repo.state_dir / CHIEF_SEEN).stat().st_mtime <= CHIEF_GONE_AFTER
+    except FileNotFoundError:
+        return False

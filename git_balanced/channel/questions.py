@@ -178,10 +178,11 @@ def shown_answer(f: dict[str, Any]) -> str:
     return text
 
 
-def answer(repo: Repo, qid: str, text: str | None, decision: str | None) -> dict[str, Any]:
-    """Settle a question with an answer; the first one counts, a later one raises `too late`."""
+def answer(repo: Repo, qid: str, text: str | None, decision: str | None, *, by: str | None = None) -> dict[str, Any]:
+    """Settle a question with an answer; the first one counts, a later one raises `too late`. `by` names who
+    answered when it is not the lead or you (the chief)."""
     q = known_question(repo, qid)
-    by = "you" if q["state"] == "passed" else "its lead"
+    by = by or ("you" if q["state"] == "passed" else "its lead")
     data = {"answer": (text or "").strip(), "decision": decision, "answered_by": by, "answered_at": time.time()}
     made, cur, why = append_if(repo, ref_of(qid), late_answer, "answered", f"{qid} answered", data, "answered")
     if not made:
@@ -258,8 +259,15 @@ def checked_answer(qid: str, text: str | None, allow: bool, deny: bool) -> str |
 
 
 def pass_to_you(repo: Repo, qid: str) -> dict[str, Any]:
-    """Hand an open question to you, or say why it was not (answered, closed, passed already); returns it."""
+    """Hand an open question to you, or say why it was not (answered, closed, passed already); returns it.
+    While a chief runs over this repository, it goes to the chief first (`to_chief` in its fields): the chief
+    answers it or hands it to you, and unanswered by the chief it comes to you (channel/tochief.py)."""
     q = known_question(repo, qid)
+    if q["state"] == "open" and "chief_at" not in q["fields"] and presence.chief_here(repo):
+        made, cur, _ = append_if(repo, ref_of(qid), lambda c: None if c and c["state"] == "open" else "not open",
+                                 "to the chief", f"{qid} passed on to the chief", {"chief_at": time.time()}, None)
+        if made:
+            return {**(cur or q), "fields": {**(cur or q)["fields"], "chief_at": time.time()}, "to_chief": True}
     if not pass_on(repo, qid, "passed on by the lead"):
         late = late_answer(find(repo, qid))
         state = q["state"] if late is None else "settled"

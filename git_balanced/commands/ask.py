@@ -128,5 +128,8 @@ def pass_command(qid: str) -> int:
     """Hand a question to you; it shows under Now on the board."""
     lead = open_lead()
     q = pass_to_you(lead.repo, qid)
+    if q.get("to_chief"):
+        ui.say(f"Passed {qid} ({q['fields'].get('piece')}) on to the chief: it answers it or hands it to you.")
+        return 0
     ui.say(f"Passed {qid} ({q['fields'].get('piece')}) to you: it shows under Now on `git balanced board`.")
     return 0

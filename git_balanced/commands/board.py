@@ -90,7 +90,8 @@ def _spend_lines(data: dict[str, Any]) -> list[str]:
     lines = []
     agent = data.get("lead_agent")
     if agent:
-        lines.append(f"  ◆ lead  {agent['agent']}, {agent['state']} · {agent['turns']} turns · "
+        by = "Lead, started by the chief: " if agent.get("started_by") == "chief" else ""
+        lines.append(f"  ◆ lead  {by}{agent['agent']}, {agent['state']} · {agent['turns']} turns · "
                      f"${agent['cost_usd']:.2f}")
     for p in data.get("plans", []):
         if p.get("budget_usd") and p.get("spent_usd") or p.get("lead_usd"):

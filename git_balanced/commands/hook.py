@@ -18,6 +18,7 @@ HOOKS: dict[str, str] = {
     "stop": "agent:stop_hook",                          # a lead's agent: the inbox's news before it stops
     "lead-settings": "agent:lead_settings_hook",        # prints a lead's hook settings for an agent
     "lead-pre-tool-use": "lead_paths:lead_pre_tool_use_hook",  # a lead's agent: keep off its running pieces' paths
+    "chief-pre-tool-use": "chief:chief_pre_tool_use_hook",  # the chief's agent: what it never runs
 }
 
 
@@ -29,6 +30,8 @@ def run_hook(name: str, args: list[str]) -> int:
                             hint="known hooks: " + ", ".join(sorted(HOOKS)) + ".")
     module, function = where.split(":")
     fn = getattr(_module(module), function)
+    if module == "chief":  # the chief's refusals read only the tool call: they hold in any folder
+        return int(fn(None, args))
     repo = Repo.discover(os.environ.get("GIT_WORK_TREE") or None)
     return int(fn(repo, args))
 
@@ -43,6 +46,10 @@ def _module(name: str) -> ModuleType:
         from git_balanced.hooks import lead_paths
 
         return lead_paths
+    if name == "chief":
+        from git_balanced.hooks import chief
+
+        return chief
     from git_balanced.hooks import agent
 
     return agent

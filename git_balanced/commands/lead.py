@@ -61,13 +61,17 @@ def plugin_command(dest: str) -> int:
     return 0
 
 
-def start_command(agent: str, task: str, model: str | None) -> int:
+def start_command(agent: str, task: str, model: str | None, started_by: str | None = None) -> int:
     """Start the headless lead of this branch, and an engine for its workers."""
     from git_balanced.engine.background import start_detached
     from git_balanced.kit import headless
 
     lead = open_lead()
-    rec = headless.start(lead, agent, task, model=model)
+    if started_by == "chief":  # the chief runs: what this lead passes on goes to it from the first
+        from git_balanced.channel.presence import mark_chief_seen
+
+        mark_chief_seen(lead.repo)
+    rec = headless.start(lead, agent, task, model=model, started_by=started_by)
     pid, _ = start_detached(lead)
     ui.say(f"The lead ({NAMES[agent]}) runs in the background (pid {rec['pid']}) on {lead.branch}, with an engine "
            f"(pid {pid}). Its first turn is the task; then each batch of news in its inbox is its next turn.")
@@ -107,7 +111,8 @@ def status_command(*, as_json: bool) -> int:
     if as_json:
         ui.emit_json(data)
         return 0
-    ui.say(f"Lead of {lead.branch}: {NAMES[rec['agent']]}, {data['state']}"
+    by = ", started by the chief" if rec.get("started_by") == "chief" else ""
+    ui.say(f"Lead of {lead.branch}{by}: {NAMES[rec['agent']]}, {data['state']}"
            + (f" (pid {rec['pid']})" if running else ""))
     ui.say(f"  task      {rec['task']}")
     ui.say(f"  session   {rec.get('session') or 'not yet'}")

@@ -233,7 +233,7 @@ def _lead_agent(lead: Lead) -> dict[str, Any] | None:
     running = pid_alive(rec.get("pid"))
     return {"agent": rec.get("agent"), "state": rec.get("state") if running or rec.get("state") == LeadState.STOPPED
             else "ended", "running": running, "turns": rec.get("turns", 0),
-            "cost_usd": round(float(rec.get("cost_usd") or 0), 6)}
+            "cost_usd": round(float(rec.get("cost_usd") or 0), 6), "started_by": rec.get("started_by") or "you"}
 
 
 def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:

@@ -75,10 +75,12 @@ def forward(repo: Repo, job_id: str, asked: list[dict[str, Any]]) -> list[int]:
 
 
 def engine_tick(lead: Lead, settings: Settings) -> None:
-    """Unanswered for ask_timeout, a question comes to you too; one whose worker ended is closed."""
+    """Unanswered for ask_timeout, a question comes to you too (one passed on to a chief that runs waits on the
+    chief's own time); one whose worker ended is closed."""
     timeout = float(settings.balanced.ask_timeout)
     now = time.time()
     jobs = None
+    chief_here: bool | None = None
     for qid, q in sorted(all_questions(lead.repo).items()):
         f = q["fields"]
         if f.get("lead") != lead.branch or q["state"] not in ("open", "passed"):
@@ -89,6 +91,12 @@ def engine_tick(lead: Lead, settings: Settings) -> None:
         if job is None or job.state not in AT_WORK:  # its worker may still hear an answer
             close(lead.repo, qid, f"its worker {job.state if job else 'is gone'}")
             continue
+        if f.get("chief_at") and chief_here is None:
+            from git_balanced.channel.presence import chief_here as here
+
+            chief_here = here(lead.repo)
+        if f.get("chief_at") and chief_here:
+            continue  # with a running chief: its own time runs (channel/tochief.py)
         if q["state"] == "open" and now - float(f.get("asked_at") or now) >= timeout:
             if pass_on(lead.repo, qid, f"unanswered for {words_for(timeout)}"):
                 inbox.post(lead.repo, lead.branch,

@@ -57,8 +57,10 @@ def alive(rec: dict[str, Any] | None) -> bool:
     return bool(rec) and presence.pid_alive((rec or {}).get("pid"))
 
 
-def start(lead: Lead, agent: str, task: str, *, model: str | None = None) -> dict[str, Any]:
-    """Start the headless lead of this branch on TASK; refuses while one runs."""
+def start(lead: Lead, agent: str, task: str, *, model: str | None = None,
+          started_by: str | None = None) -> dict[str, Any]:
+    """Start the headless lead of this branch on TASK; refuses while one runs. `started_by` is `chief` for a lead
+    the chief started (the board and Now say so)."""
     if agent not in AGENTS:
         raise BalancedError(f"There is no headless lead for the agent {agent!r}.", hint="one of: claude, codex, pi.")
     if not task.strip():
@@ -76,7 +78,7 @@ def start(lead: Lead, agent: str, task: str, *, model: str | None = None) -> dic
         write_atomic(d / "balanced-lead.ts", pi_extension())
     rec = {"agent": agent, "task": task, "model": model, "session": None, "pid": None, "state": "starting", "turns": 0,
            "cost_usd": 0.0, "started_at": time.time(), "last_turn_at": None, "last_words": "", "reset_at": None,
-           "waits_on": "its first turn"}
+           "waits_on": "its first turn", **({"started_by": started_by} if started_by else {})}
     _save(lead, rec)
     argv = [sys.executable, "-m", "git_balanced.cli", "lead", "run"]
     rec["pid"] = proc.spawn_detached(argv, cwd=lead.repo.root, log=d / "driver.log")
@@ -111,25 +113,29 @@ def _reap(pid: int) -> None:
 
 
 # -- the driver ---------------------------------------------------------------------------------------------
-def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str | None = None) -> list[str]:
-    """The agent's command line for one turn of the lead (resuming its session after the first)."""
+def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str | None = None,
+              server: tuple[str, ...] = ("mcp",)) -> list[str]:
+    """The agent's command line for one turn of the lead (resuming its session after the first); `server` is
+    what follows `git balanced` to start its MCP server (`mcp --chief` for the chief), and a `settings.json` in
+    `d` is Claude Code's hook settings."""
     rules = (d / "instructions.md").read_text()
     if agent == "claude":
         argv = ["claude", "-p", message, "--output-format", "stream-json", "--verbose",
                 "--mcp-config", str(d / "mcp.json"), "--strict-mcp-config", "--allowedTools", "mcp__balanced__*",
                 "--append-system-prompt", rules]
+        argv += ["--settings", str(d / "settings.json")] if (d / "settings.json").exists() else []
         return argv + (["--model", model] if model else []) + (["--resume", session] if session else [])
     if agent == "pi":
         argv = ["pi", "--mode", "json", "-e", str(d / "balanced-lead.ts"), "--append-system-prompt", rules]
         argv += (["--model", model] if model else []) + (["--session", session] if session else [])
         return argv + [" " + message if message.startswith(("@", "-")) else message]
-    server = [f'mcp_servers.balanced.command="{ARGV[0]}"', "-c",
-              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], "mcp"]), "-c",
+    table = [f'mcp_servers.balanced.command="{ARGV[0]}"', "-c",
+              "mcp_servers.balanced.args=" + json.dumps([*ARGV[1:], *server]), "-c",
               'mcp_servers.balanced.default_tools_approval_mode="approve"', "-c",  # as `lead on` writes it
               f'mcp_servers.balanced.env={{{HEADLESS_ENV}="1"}}']  # Codex hands its servers a few variables only
     # Approvals off, whatever the person's own Codex config says: no one is there to approve, and the server's
     # approval mode above lets the tools that change something through (Codex refuses them otherwise).
-    opts = ["--json", "--skip-git-repo-check", "-c", 'approval_policy="never"', "-c", *server]
+    opts = ["--json", "--skip-git-repo-check", "-c", 'approval_policy="never"', "-c", *table]
     opts += ["-m", model] if model else []
     if session:
         return ["codex", "exec", "resume", *opts, session, message]
@@ -144,6 +150,11 @@ def session_of(agent: str, log_text: str) -> str | None:
         if sid:
             return str(sid)
     return None
+
+
+def turn_env() -> dict[str, str]:
+    """The environment of a headless turn (the chief's too)."""
+    return _env()
 
 
 def _env() -> dict[str, str]:

@@ -126,7 +126,8 @@ class Passed(TypedDict):
 
     question: Annotated[str, Field(description="The question's id.")]
     piece: Annotated[str | None, Field(description="The piece whose worker asked.")]
-    state: Annotated[str, Field(description="passed: it shows under Now on the board.")]
+    state: Annotated[str, Field(description="passed: it shows under Now on the board; to the chief: a chief runs, "
+                                            "and it answers it or hands it to the person.")]
 
 
 @with_config(_CLOSED)

@@ -164,25 +164,30 @@ def hints(verb: Verb) -> ToolAnnotations:
                            idempotent_hint=verb.idempotent, open_world_hint=verb.open_world)
 
 
+CHIEF_INSTRUCTIONS = (
+    "The tools of the chief, over every project's lead: read the projects, start a lead, tell a lead a line, "
+    "answer or pass on what a lead passed on to you, note a row of Now. None allows, lands, ships or starts a worker.")
+
+
 def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
-    """The server with a tool for every verb of the lead (kit/verbs.py)."""
-    server: MCPServer = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__,
-                                    log_level="WARNING")
+    """The server with a tool for every verb given: the lead's (kit/verbs.py), or the chief's."""
+    said = INSTRUCTIONS if verbs is VERBS else CHIEF_INSTRUCTIONS
+    server: MCPServer = MCPServer(NAME, instructions=said, version=__version__, log_level="WARNING")
     for v in verbs:
         server.add_tool(_said(tool_of(v)), name=v.name, title=v.title, description=clean(v.doc), annotations=hints(v),
                         structured_output=True)
     return server
 
 
-def serve() -> int:
-    """Serve the lead's tools over stdin and stdout until the client goes away."""
+def serve(verbs: tuple[Verb, ...] = VERBS) -> int:
+    """Serve the verbs' tools (the lead's unless told) over stdin and stdout until the client goes away."""
     wire = os.fdopen(os.dup(0), "rb", buffering=0)
     # The server's children read nothing of the wire, as the SDK would arrange for its own stdin.
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     sys.stdin = io.TextIOWrapper(io.BufferedReader(_Mended(wire)), encoding="utf-8", errors="replace")
-    build().run()
+    build(verbs).run()
     return 0
 
 
@@ -246,16 +251,16 @@ def _marked(value: Any) -> Any:
     return value
 
 
-def tool_specs() -> list[dict[str, Any]]:
+def tool_specs(verbs: tuple[Verb, ...] = VERBS) -> list[dict[str, Any]]:
     """Each tool's name, description and input schema, as the server lists them (for Pi's extension)."""
     import asyncio
 
-    tools_listed = asyncio.run(build().list_tools())
+    tools_listed = asyncio.run(build(verbs).list_tools())
     return [{"name": t.name, "description": t.description or "", "parameters": t.input_schema}
             for t in tools_listed]
 
 
-def call(name: str, arguments: str) -> int:
+def call(name: str, arguments: str, verbs: tuple[Verb, ...] = VERBS) -> int:
     """One tool call through the server, in this process: its structured result as JSON on stdout, or its
     refusal on stderr and exit 1 (how Pi, which has no MCP, calls the same tools)."""
     import asyncio
@@ -278,7 +283,7 @@ def call(name: str, arguments: str) -> int:
         raise UsageError(f"The arguments of {name} must be a JSON object.", hint="{} when it takes none.")
 
     async def one() -> Any:
-        async with Client(build()) as client:
+        async with Client(build(verbs)) as client:
             return await client.call_tool(name, args)
 
     result = asyncio.run(one())

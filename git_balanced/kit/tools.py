@@ -178,7 +178,8 @@ def pass_(id: str) -> Passed:
     from git_balanced.channel.questions import pass_to_you
 
     q = pass_to_you(_lead().repo, id)
-    return {"question": id, "piece": q["fields"].get("piece"), "state": "passed"}
+    said = "to the chief" if q.get("to_chief") else "passed"
+    return {"question": id, "piece": q["fields"].get("piece"), "state": said}
 
 
 def land(names: list[str] | None = None, take_all: bool = False) -> LandResult:

@@ -160,7 +160,8 @@ VERBS: tuple[Verb, ...] = (
          does="deny", returns="Answered", idempotent=True, said=("answer", "--deny"),
          args=(_QID, Arg("reason", str, "Why not; the worker reads it."))),
     Verb("pass", "Pass a worker's question on to you.",
-         "Hand a worker's question to the person (what is not yours to decide): it shows under Now.",
+         "Hand a worker's question to the person (what is not yours to decide): it shows under Now. While a chief "
+         "runs over the projects, it goes to the chief first, which answers it or hands it to the person.",
          does="pass_", returns="Passed", args=(_QID,), idempotent=True,
          cli=Face(("pass",), "ask:pass_command",
                   help="Hand question ID to you: it shows under Now on the board.")),

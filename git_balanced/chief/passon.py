@@ -1,0 +1,70 @@
+"""What the leads pass on, with the chief running: the chief's driver asks each project for the questions its
+lead passed on to the chief (`git balanced chief held --json` there, which also marks the chief seen and hands
+you what the chief held too long), and posts each new one once to the chief's inbox. Its next turn is handed
+what came (`news`), as a headless lead is handed its inbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_balanced.channel import inbox
+from git_balanced.chief import home, there
+from git_balanced.chief.projects import Project, list_projects
+from git_balanced.errors import BalancedError
+from git_balanced.hooks.agent import mark_read, unread
+from git_balanced.ui import clock
+
+INBOX = "chief"
+
+
+def held_in(project: Project, pass_after: float) -> dict[str, Any]:
+    """What waits on the chief in one project, and its reviews (nothing when it is out of reach)."""
+    try:
+        found = there.data(project, ["chief", "held", "--json", "--pass-after", repr(float(pass_after))])
+    except BalancedError:
+        return {}
+    return dict(found or {})
+
+
+def _once(repo: Any, key: str, text: str, **data: Any) -> int:
+    if inbox.keyed(repo, INBOX, key) is not None:
+        return 0
+    inbox.post(repo, INBOX, text, key=key, **data)
+    return 1
+
+
+def gather(pass_after: float) -> int:
+    """Ask every project for what waits on the chief, and post each new question and each new review once; how
+    many were new."""
+    repo = home.repo()
+    new = 0
+    for p in list_projects():
+        found = held_in(p, pass_after)
+        for q in found.get("questions") or []:
+            new += _once(repo, f"{p.name}/{q['qid']}",
+                         f"{p.name}: {q.get('piece')} asks ({q['qid']}), passed on by its lead: {q.get('text')} · "
+                         f"answer(project={p.name!r}, question={q['qid']!r}, text=...) or "
+                         f"pass_on(project={p.name!r}, question={q['qid']!r})",
+                         kind="question", project=p.name, qid=q["qid"], question=q.get("text"))
+        for r in found.get("reviews") or []:
+            new += _once(repo, f"{p.name}/{r['id']}",
+                         f"{p.name}: its lead put work to the person, row {r['row']} ({r['id']}) of their Now: "
+                         f"{r.get('summary')} · note(project={p.name!r}, row={r['row']!r}, text=...) puts a line "
+                         "under it", kind="review", project=p.name, row=r["row"], review=r["id"])
+    return new
+
+
+def news() -> str | None:
+    """The chief's unread messages in words, marked as handed over; None when there are none."""
+    repo = home.repo()
+    items, newest = unread(repo, INBOX)
+    if newest is not None:
+        mark_read(repo, INBOX, newest)
+    if not items:
+        return None
+    lines = [f"git balanced: {len(items)} new message{'s' if len(items) != 1 else ''} for you, the chief:"]
+    lines += [f"- {clock(e['time'])} {e['text']}" for e in items]
+    lines.append("Answer from what the person told you with `answer`, or hand it to the person with `pass_on`; "
+                 "unanswered, it comes to the person on its own.")
+    return "\n".join(lines)

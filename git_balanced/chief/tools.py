@@ -1,0 +1,116 @@
+"""The chief's tools (`git balanced mcp --chief`, and Pi's extension for the chief): what the chief does, each in a
+project named by its name in `git balanced projects`, through `git balanced` run there (chief/there.py).
+
+None of them allows a command, lands, ships or starts a worker: the chief talks to leads, never to workers.
+Each result names the exact ids and the next tool or command.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from git_balanced.chief import allnow, there
+from git_balanced.chief.projects import Project, list_projects
+from git_balanced.chief.projects import project as project_of
+from git_balanced.errors import BalancedError
+
+AGENTS = ("claude", "codex", "pi")
+
+
+def _state(project: Project) -> dict[str, Any]:
+    """One project as the chief reads it: its lead, its workers by state, what waits on the person, its plans'
+    spend against their budgets; `error` when it could not be read."""
+    out: dict[str, Any] = {"name": project.name, "where": project.where}
+    try:
+        board = allnow.board_of(project)
+        lead = there.data(project, ["lead", "status", "--json"])
+    except BalancedError as exc:
+        return {**out, "error": exc.message}
+    jobs = board.get("jobs") or []
+    out["workers"] = dict(Counter(str(j.get("state")) for j in jobs))
+    out["now"] = [{"n": r.get("n"), "kind": r.get("kind"), "text": r.get("text"),
+                   **({"qid": r["qid"]} if r.get("qid") else {})} for r in board.get("now") or []]
+    out["plans"] = [{"id": p.get("id"), "task": p.get("task"), "state": p.get("state"),
+                     "spent_usd": p.get("spent_usd"), "budget_usd": p.get("budget_usd")}
+                    for p in board.get("plans") or []]
+    if lead:
+        out["lead"] = {"agent": lead.get("agent"), "headless": True, "state": lead.get("state"),
+                       "task": lead.get("task"), "turns": lead.get("turns"), "cost_usd": lead.get("cost_usd"),
+                       "started_by": lead.get("started_by") or "you", "waits_on": lead.get("waits_on")}
+    else:
+        out["lead"] = None
+    return out
+
+
+def projects() -> dict[str, Any]:
+    """Each project, its lead, its workers by state, what waits on the person, and its plans' spend."""
+    found = [_state(p) for p in list_projects()]
+    return {"projects": found,
+            "next": "start_lead(project, task, agent, budget) starts a lead where none runs; tell_lead(project, "
+                    "text) tells one a line; note(project, row, text) puts a line under a row of Now."
+            if found else "no projects yet: the person adds one with `git balanced projects add PATH`."}
+
+
+def start_lead(project: str, task: str, agent: str = "claude", budget: float | None = None) -> dict[str, Any]:
+    """Start a headless lead in the project, told its task; the board and Now say the chief started it."""
+    p = project_of(project)
+    if agent not in AGENTS:
+        raise BalancedError(f"There is no headless lead for the agent {agent!r}.", hint="one of: claude, codex, pi.")
+    told = task.strip()
+    if budget:
+        told += f"\n\nYour budget for this task is ${budget:.2f}: give it as the plan's budget."
+    said = there.said(p, ["lead", "start", "--agent", agent, "--started-by", "chief", told])
+    return {"project": p.name, "agent": agent, "task": task, "budget_usd": budget, "said": said.strip(),
+            "next": f"projects() shows how it goes; tell_lead(project={p.name!r}, text=...) tells it a line."}
+
+
+def tell_lead(project: str, text: str) -> dict[str, Any]:
+    """A line into the lead's inbox of the project: its next turn reads `Your chief says: TEXT`."""
+    p = project_of(project)
+    said = there.data(p, ["chief", "tell", "--json", text])
+    return {"project": p.name, **(said or {}), "next": "its lead reads it at its next turn; projects() shows it."}
+
+
+def answer(project: str, question: str, text: str) -> dict[str, Any]:
+    """Answer a question the project's lead passed on to the chief: its worker reads `Your chief says: TEXT`."""
+    p = project_of(project)
+    said = there.data(p, ["chief", "reply", "--json", question, text])
+    return {"project": p.name, **(said or {}), "next": "nothing: the worker has its answer."}
+
+
+def pass_on(project: str, question: str) -> dict[str, Any]:
+    """Hand a question the lead passed on to the chief to the person: it shows under their Now."""
+    p = project_of(project)
+    said = there.data(p, ["chief", "hand", "--json", question])
+    return {"project": p.name, **(said or {}),
+            "next": "the person answers it under Now (`git balanced now --all`)."}
+
+
+def note(project: str, row: str, text: str) -> dict[str, Any]:
+    """A line under a row of the project's Now, for the person (`Chief: ship this one first`)."""
+    from git_balanced.chief.notes import note as put
+
+    made = put(project_of(project).name, row, text, by="Chief")
+    return {**made, "next": "the person reads it under the row in `git balanced now --all`."}
+
+
+def _line(s: dict[str, Any]) -> str:
+    if s.get("error"):
+        return f"{s['name']}: could not be read ({s['error']})"
+    lead = s.get("lead")
+    who = f"its lead ({lead['agent']}, {lead['state']}, started by {lead['started_by']})" if lead else \
+        "no headless lead"
+    workers = ", ".join(f"{n} {state}" for state, n in sorted(s["workers"].items())) or "no workers"
+    spend = "; ".join(f"plan {p['id']} ${float(p['spent_usd'] or 0):.2f}" + (
+        f" of ${float(p['budget_usd']):.2f}" if p.get("budget_usd") else "") for p in s["plans"])
+    n = len(s["now"])
+    waits = f"{n} wait{'s' if n == 1 else ''} on the person" if n else "nothing waits on the person"
+    return f"{s['name']}: {who}; {workers}; {waits}" + (f"; {spend}" if spend else "")
+
+
+def how_are_they_doing() -> dict[str, Any]:
+    """One summary over every lead, in words a person reads, and each project's state."""
+    found = [_state(p) for p in list_projects()]
+    return {"summary": "\n".join(_line(s) for s in found) or "No projects yet.", "projects": found,
+            "next": "`git balanced now --all` shows what waits on the person, in every project."}
