@@ -6,10 +6,10 @@ import time
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.engine.board import collect, job_row
+from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
-from git_balanced.vocab import DONE, JobState
+from git_balanced.vocab import DONE
 
 __all__ = ["collect", "job_row", "render", "board_command"]
 
@@ -33,9 +33,9 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
                 if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
                     lines.append(ui.tail(r["tail"], indent="      "))
                     lines.append(f"      the whole of it: `git balanced show {r['id']}`")
-    rows = [r for r in data["jobs"] if not (r["state"] == JobState.QUEUED and r["reason"].startswith("waits"))]
+    rows = [r for r in data["jobs"] if not under_next(r)]
     spend = _spend_lines(data)
-    if rows or spend:  # a queued piece that waits is under Next
+    if rows or spend:  # a queued piece that waits, and a paused worker, are under Next
         lines.append("Running")
         lines += spend
         done = [r for r in rows if r["state"] in DONE]

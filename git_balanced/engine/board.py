@@ -34,7 +34,7 @@ def _reason(j: Job) -> str:
         if j.asked:
             return "asked its lead"
         if j.answered_by:
-            return f"answered by {j.answered_by}"
+            return answered_words(j)
         started = j.started_at or j.updated
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == JobState.FINISHED:
@@ -44,6 +44,22 @@ def _reason(j: Job) -> str:
     if j.state == JobState.QUEUED:
         return "queued" + (f" ({j.retry_reason})" if j.retry_reason else "")
     return j.state
+
+
+def answered_words(j: Job) -> str:
+    """What its lead (or you) answered a worker's last question, kept on its row while it runs on:
+    `allowed by its lead (q7k2m: npm install)`, `denied by you (...)`, `answered by its lead (...)`."""
+    from git_balanced.channel.questions import ANSWERED_WORD
+
+    word = ANSWERED_WORD.get(j.answered_decision or "", "answered")
+    what = f" ({j.answered}: {j.asked_text[:60]})" if j.answered and j.asked_text else ""
+    return f"{word} by {j.answered_by}{what}"
+
+
+def under_next(row: dict[str, Any]) -> bool:
+    """Whether a worker's row belongs under Next rather than Running: a queued piece that waits (for a machine,
+    for room in its plan), and a worker paused for its plan's usage limit (it goes on at its time)."""
+    return row["state"] == JobState.PAUSED or (row["state"] == JobState.QUEUED and row["reason"].startswith("waits"))
 
 
 TAIL_SHOWN = 10  # the lines of a failed check's output the board and the inbox show: the failing test is there
@@ -113,9 +129,10 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
                             "words": piece.after_words or ("waits for `git balanced start`"
                                                            if p.state == "created" else "about to start"),
                             "machine": piece.placed})
-    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
+    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs;
+    # so is a worker paused for its plan's usage limit, with the time it goes on (`resume_at`).
     nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
-             "job": r["id"]} for r in rows if r["state"] == JobState.QUEUED and r["reason"].startswith("waits")]
+             "job": r["id"], "state": r["state"], "resume_at": r["resume_at"]} for r in rows if under_next(r)]
     extra = _extras(lead)
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]

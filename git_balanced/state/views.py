@@ -230,6 +230,7 @@ class Job(PieceOptions, _Folded):
     asked_text: str = ""
     answered: str | None = None
     answered_by: str | None = None
+    answered_decision: str | None = None  # allow or deny: its row says `allowed by its lead` while it runs on
     dismissed: bool = False
 
     @property
