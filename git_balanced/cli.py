@@ -125,11 +125,14 @@ def allow(yes: bool) -> int:
 
 
 @cli.command(short_help="Refuse the setup and check commands.")
-def deny() -> int:
-    """Refuse this repository's setup and check commands; nothing runs them until `allow`."""
+@click.option("--for-now", "for_now", is_flag=True,
+              help="Not now: refuse them for this run of the engine only; the next run asks again.")
+def deny(for_now: bool) -> int:
+    """Refuse this repository's setup and check commands; nothing runs them until `allow` (with --for-now, until
+    the engine run going on, or the next one when none runs, has ended)."""
     from git_balanced.commands import trust as trust_cmd
 
-    return trust_cmd.deny_command()
+    return trust_cmd.deny_command(for_now=for_now)
 
 
 @cli.command(short_help="Show whether the setup and check commands are approved.")
