@@ -315,6 +315,19 @@ def ask(text: str) -> int:
     return ask.ask_command(text)
 
 
+@cli.command(short_help="Run a check in one of this machine's check seats, waiting for one.",
+             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def seat(command: tuple[str, ...]) -> int:
+    """Run COMMAND (one word: a shell line, `sh -c`; several: those words) once one of this machine's check seats is
+    free: at most
+    `[balanced] check_seats` checks (default: the machine's cores) run at once on a machine, every worker's and
+    the landing's. While all are taken it says who holds them, and waits. Exits with COMMAND's code."""
+    from git_balanced.commands import seat as seat_cmd
+
+    return seat_cmd.seat_command(list(command))
+
+
 @cli.command(short_help="Answer a worker's question (or allow several at once).")
 @click.argument("args", nargs=-1, required=True, metavar="ID [TEXT] | ID... [REASON]")
 @click.option("--allow", is_flag=True, help="Allow what was asked (each ID named).")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shlex
 import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -34,6 +35,7 @@ from git_balanced.shipped.messages import (
     StopRequest,
 )
 from git_balanced.shipped.runfiles import RUNS_DIR
+from git_balanced.shipped.seats import SEAT_ENV_BUDGET
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 
@@ -52,13 +54,27 @@ def host_for(lead: Lead, machine: str) -> Host:
 def rules_for(job: Job, check: str | None, budget: float | None) -> str:
     """The worker's instructions, from templates/worker.md; `budget` is what it starts with."""
     text = template_text("worker.md")
-    check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
-        if check else ""
+    check_line = check_words(job.check, check)
     paths = job.paths
     paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
     budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
     return text.format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                        branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
+
+
+def check_words(own: str | None, check: str | None) -> str:
+    """The instructions' line on checks: the piece's own check if it names one, else the repository's, each run
+    through `git balanced seat` (one of its machine's check seats); '' with neither."""
+    if own:
+        lands = f" Your branch lands only if the repository's check (`{check}`) passes on it." if check else ""
+        return (f"- Before you finish, run your piece's check in one of this machine's check seats: `git balanced "
+                f"seat {shlex.quote(own)}` (it waits for a free seat, and says who holds them). Say in your summary "
+                f"whether it passed.{lands}\n")
+    if check:
+        return (f"- Before you finish, run the check in one of this machine's check seats: `git balanced seat "
+                f"{shlex.quote(check)}` (it waits for a free seat, and says who holds them). Your branch lands only "
+                "if it passes.\n")
+    return ""
 
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
@@ -96,7 +112,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     asks = not local or job.plan_first
     return StartRequest(
         job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
-        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local)},
+        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local),
+                                         SEAT_ENV_BUDGET: str(lead_settings.balanced.check_seats)},
         files=run.files, meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
         runs_dir=RUNS_DIR,
         # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's

@@ -54,6 +54,8 @@ else:  # pen.py's functions are this script's own globals there
         **{n: globals()[n] for n in ("available", "wrap", "agent_state", "folders")})
 if "_reap" not in globals():
     from git_balanced.shipped.reap import _reap
+if "seat_prepare" not in globals():  # likewise seats.py
+    from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_DIR, seat_budget, seat_prepare
 
 ASK_MARGIN = 600.0  # seconds `ask` waits past ask_timeout: by then the question came to you as well
 # `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
@@ -62,7 +64,7 @@ ASK_MARGIN = 600.0  # seconds `ask` waits past ask_timeout: by then the question
 # and the guard the runner installed (hooks/pre-commit is guard.py, next to its guard.json), a command for the
 # lead going the way of `ask`. Anything else goes to a git balanced installed there, or is refused.
 ASK_SHIM_FILES = {"git-balanced": "worker_shim.py", "pretool.py": "pretool.py",  # in bin/: from shipped/
-                  "permit.py": "permit.py"}
+                  "permit.py": "permit.py", "seats.py": "seats.py"}
 # The file the guard leaves next to its guard.json when it refuses a commit (guard.py REFUSED_MARK): the runner
 # tells the guard's refusal of its commit from another failure by it, not by the words git printed.
 GUARD_REFUSED = "guard.refused"
@@ -270,6 +272,10 @@ def _agent(req: StartRequest, run_dir: str, wt: str, grace: float, res: Result, 
     prefix_bin = os.path.expanduser("~/.local/bin")  # where `ready` installs agents; a login's PATH has it first
     if os.path.isdir(prefix_bin) and prefix_bin not in env.get("PATH", "").split(os.pathsep):
         env["PATH"] = prefix_bin + os.pathsep + env.get("PATH", os.defpath)
+    # Its checks (`git balanced seat`) share this machine's check seats: their budget there, and the seats made
+    # beforehand (a fenced worker may open them, not make them).
+    seats = seat_budget((req.env or {}).get(SEAT_ENV_BUDGET))
+    env[SEAT_ENV_BUDGET], env[SEAT_ENV_DIR] = str(seats), seat_prepare(seats)
     if req.ask:  # a machine without git balanced: its `ask` comes first on the agent's PATH
         env["PATH"] = _write_ask_shim(run_dir, req.hook) + os.pathsep + env.get("PATH", os.defpath)
         if req.ask_timeout:

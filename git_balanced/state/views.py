@@ -35,6 +35,9 @@ class PieceOptions:
     plan_first: bool = field(default=False, metadata={
         "doc": "For agent claude only: it starts in plan mode and shows you its plan, as a question, before it "
                "changes anything."})
+    check: str | None = field(default=None, metadata={
+        "doc": "The piece's own check (the tests of what it changes), run by its worker in one of its machine's "
+               "check seats and reported; landing still runs the repository's check."})
     # The piece's share of its plan's budget in USD: worked out when the plan is stored, never read from a file.
     budget_usd: float | None = field(default=None, metadata={"from_file": False})
 
