@@ -9,7 +9,7 @@ from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
-from git_balanced.vocab import DONE
+from git_balanced.vocab import DONE, JobState
 
 __all__ = ["collect", "job_row", "render", "board_command"]
 
@@ -55,6 +55,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             reason = ui.plain(r["reason"], lines=False)
             lines.append(f"  {_dot(r['state'])} {_named(r, hwidth)}{r['piece']:<{width}}  {reason} · "
                          + " · ".join(b for b in bits if b))
+    lines += seat_lines(data)
     if data["next"]:
         lines.append("Next")
         for n in data["next"]:
@@ -68,6 +69,22 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     if words:
         lines.append(words)
     return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say
+
+
+def seat_lines(data: dict[str, Any]) -> list[str]:
+    """The machines' check seats in use of their budgets, while a check holds one or a worker runs: each holder
+    under its machine."""
+    from git_balanced.shipped.seats import seat_holder_words
+
+    found = data.get("check_seats") or {}
+    live = any(r["state"] == JobState.RUNNING for r in data["jobs"])
+    if not found or not (live or any(s.get("in_use") for s in found.values())):
+        return []
+    out = ["  ▤ check seats: " + " · ".join(f"{m} {s['in_use']}/{s['budget']}" + (
+        f" (asked {ui.clock(float(s['at']))})" if s.get("at") else "") for m, s in found.items())]
+    out += [f"      {m}, seat {int(h.get('seat', 0)) + 1}: {ui.plain(seat_holder_words(h), lines=False)}"
+            for m, s in found.items() for h in s.get("holders") or []]
+    return out
 
 
 def _named(r: dict[str, Any], width: int = 0) -> str:

@@ -8,6 +8,7 @@ from operator import itemgetter
 from typing import Any
 
 from git_balanced import fence, ui
+from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import Job, PlanView
@@ -38,7 +39,8 @@ def _reason(j: Job) -> str:
         started = j.started_at or j.updated
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == JobState.FINISHED:
-        return j.in_the_way_why or "finished, waiting for its check"
+        own = own_check_words(j)
+        return j.in_the_way_why or "finished, waiting for its check" + (f"; {own}" if own else "")
     if j.state == JobState.QUEUED and j.waits_for:
         return f"waits: {j.waits_for}"
     if j.state == JobState.QUEUED:
@@ -54,6 +56,20 @@ def answered_words(j: Job) -> str:
     word = ANSWERED_WORD.get(j.answered_decision or "", "answered")
     what = f" ({j.answered}: {j.asked_text[:60]})" if j.answered and j.asked_text else ""
     return f"{word} by {j.answered_by}{what}"
+
+
+def own_check_words(j: Job) -> str:
+    """What its worker's own check said (the piece's `check`, else the last it ran through `git balanced seat`):
+    `its own check `pytest -q tests/api` passed (2.1 s)`; that it did not run the piece's check; or ''."""
+    ran = [c for c in j.checks if not j.check or c.get("command") == j.check] or list(j.checks)
+    if not ran:
+        return f"it did not run its own check `{j.check}`" if j.check else ""
+    c = ran[-1]
+    code = int(c.get("exit_code", 1))
+    waited = f", after waiting {float(c.get('waited') or 0):.0f} s for a check seat" \
+        if float(c.get("waited") or 0) >= 1 else ""
+    return (f"its own check `{c.get('command')}` {'passed' if code == 0 else f'failed (exit {code})'} "
+            f"({float(c.get('seconds') or 0):.1f} s{waited})")
 
 
 def under_next(row: dict[str, Any]) -> bool:
@@ -85,7 +101,7 @@ def job_row(j: Job) -> dict[str, Any]:
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
             "resume_at": j.resume_at if j.state == JobState.PAUSED else None,
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node,
-            "tail": check_tail(j)}
+            "tail": check_tail(j), "check": j.check, "checks": list(j.checks)}
 
 
 def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
@@ -137,7 +153,7 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
+            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead), "check_seats": _check_seats(lead),
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
@@ -235,6 +251,18 @@ def _spend(lead: Lead, plans: dict[str, PlanView], spent: list[tuple[str, float]
         out.append({"id": pid, "task": p.task, "state": p.state, "budget_usd": p.budget_usd, "workers_usd": workers,
                     "lead_usd": own, "spent_usd": round(workers + own, 6)})
     return out
+
+
+def _check_seats(lead: Lead) -> dict[str, dict[str, Any]]:
+    """Each machine's check seats: this machine's read now, the others as `machines` last asked them (no machine
+    is asked here)."""
+    from git_balanced.machines.inventory.records import LOCAL
+    from git_balanced.machines.placing import check_seats
+
+    try:
+        return {LOCAL: check_seats.here(lead.repo), **check_seats.kept(lead.repo)}
+    except BalancedError:  # settings that do not read are said by the commands that need them
+        return {}
 
 
 def _lead_agent(lead: Lead) -> dict[str, Any] | None:

@@ -142,6 +142,8 @@ class Watcher:
                 "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
                 "seconds": result.seconds, "dirty": result.dirty, "tokens": outcome.tokens,
                 "windows": outcome.windows}
+        if result.checks:  # what its worker's own checks said, for its row and the lead
+            data["checks"] = result.checks
         cost_words = f", ${cost:.2f}" if cost else ""
         if outcome.subagents.get("ran"):  # the lead hears how its worker's own helpers went
             n, bad = outcome.subagents["ran"], outcome.subagents.get("failed", 0)

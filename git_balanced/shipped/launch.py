@@ -55,7 +55,7 @@ else:  # pen.py's functions are this script's own globals there
 if "_reap" not in globals():
     from git_balanced.shipped.reap import _reap
 if "seat_prepare" not in globals():  # likewise seats.py
-    from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_DIR, seat_budget, seat_prepare
+    from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_DIR, seat_budget, seat_checks, seat_prepare
 
 ASK_MARGIN = 600.0  # seconds `ask` waits past ask_timeout: by then the question came to you as well
 # `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
@@ -192,6 +192,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         if not clean:
             code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
             res.dirty = code != 0 or bool(status)
+    res.checks = seat_checks(run_dir) or None
     res.ended = round(time.time(), 3)
     res.seconds = round(res.ended - res.started, 3)
     try:

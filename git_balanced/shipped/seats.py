@@ -213,6 +213,29 @@ def seat_run(command: str, n: int, who: str, note: str | None = None, where: str
     return code
 
 
+SEAT_CHECKS_KEPT = 20  # the last checks of a run its result carries
+
+
+def seat_checks(run_dir: str) -> list:
+    """The checks a worker ran through `git balanced seat` (its run folder's checks.jsonl), the last few: each
+    `{"command", "exit_code", "seconds", "waited", "at"}` with the fields of the right kinds."""
+    out = []
+    try:
+        with open(os.path.join(run_dir, "checks.jsonl"), encoding="utf-8") as f:
+            lines = f.read().splitlines()[-SEAT_CHECKS_KEPT:]
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            c = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(c, dict) and isinstance(c.get("command"), str) and isinstance(c.get("exit_code"), int):
+            out.append({"command": c["command"][:500], "exit_code": c["exit_code"],
+                        "seconds": float(c.get("seconds") or 0), "waited": float(c.get("waited") or 0)})
+    return out
+
+
 def seat_main(args: list, budget_value: object = None) -> int:
     """`git balanced seat [--] CMD...` in a worker (or anywhere): CMD run in a seat, one word as a shell line, several
     as the words they are. The budget is `budget_value`, else the runner's (SEAT_ENV_BUDGET), else the cores."""

@@ -205,6 +205,7 @@ class Job(PieceOptions, _Folded):
     host_fetch: bool = False
     fetched_ref: str | None = None
     tail: str = ""
+    checks: tuple[dict[str, Any], ...] = ()  # what its worker ran through `git balanced seat`, as its run ended
     check_tree: str = ""  # the tree whose check failed its landing (its whole log is kept by that tree)
     verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
     in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there

@@ -1,0 +1,72 @@
+"""Each machine's check seats as `machines` and the board show them: how many of its budget are in use, and who
+holds them. This machine's are read here; another machine's are asked of its runner (the `seats` action), and
+kept in `.git/balanced/check-seats.json` with the time they were asked, for the board, which asks no machine."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from git_balanced.errors import BalancedError
+from git_balanced.files import write_json
+from git_balanced.git import Repo
+from git_balanced.machines.inventory.records import LOCAL
+from git_balanced.shipped import seats
+
+KEPT = "check-seats.json"
+
+
+def setting(repo: Repo) -> int:
+    """`[balanced] check_seats` as committed at HEAD (0: each machine's cores)."""
+    from git_balanced.lead import settings_at
+
+    return int(settings_at(repo, "HEAD" if repo.rev_parse("HEAD") else None).balanced.check_seats)
+
+
+def here(repo: Repo) -> dict[str, Any]:
+    """This machine's check seats, read now."""
+    return seats.seats_state(seats.seat_budget(setting(repo)))
+
+
+def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
+    """The check seats of each machine named (local read here, the others asked of their runners at once); a
+    machine that did not answer has `error`. Those asked are kept for the board."""
+    from git_balanced.lead import Lead
+    from git_balanced.machines.reach.remote import RemoteHost
+
+    n = setting(repo)
+    lead = Lead(repo, repo.current_branch() or "HEAD")
+
+    def one(name: str) -> dict[str, Any]:
+        if name == LOCAL:
+            return here(repo)
+        try:
+            answer = RemoteHost(lead, name).call("seats", {"budget": n})
+        except BalancedError as exc:
+            return {"error": exc.message}
+        return answer if "budget" in answer else {"error": str(answer.get("error") or answer)}
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(machines)))) as pool:
+        out = dict(zip(machines, pool.map(one, machines), strict=True))
+    now = time.time()
+    write_json(repo.state_dir / KEPT, {**kept(repo), **{m: {**s, "at": now} for m, s in out.items()
+                                                        if m != LOCAL and "error" not in s}})
+    return out
+
+
+def kept(repo: Repo) -> dict[str, dict[str, Any]]:
+    """The other machines' check seats as they were last asked (each with `at`)."""
+    try:
+        data = json.loads((repo.state_dir / KEPT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def words(s: dict[str, Any]) -> str:
+    """`1/2 in use` (or why it is not known)."""
+    if "error" in s:
+        return f"unknown ({s['error']})"
+    return f"{s['in_use']}/{s['budget']} in use"
