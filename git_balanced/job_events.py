@@ -237,7 +237,7 @@ class Answered(JobEvent):
     name: ClassVar[str] = "answered"
     answered: str
     answered_by: str
-    answered_decision: str | None = None  # allow or deny, for a command or an edit it asked; None for words
+    answered_decision: str | None = maybe()  # allow or deny, for a command or an edit it asked; None for words
     asked: None = None  # the question is no longer open
 
 
