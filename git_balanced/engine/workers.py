@@ -20,9 +20,11 @@ from git_balanced.errors import BalancedError
 from git_balanced.job_events import Started, record
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.machines.placing import check_seats
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.reach.transport import MachineUnreachable
+from git_balanced.shipped.launch import SEATS_FILE
 from git_balanced.shipped.messages import (
     AnswerRequest,
     CleanupRequest,
@@ -35,7 +37,7 @@ from git_balanced.shipped.messages import (
     StopRequest,
 )
 from git_balanced.shipped.runfiles import RUNS_DIR
-from git_balanced.shipped.seats import SEAT_ENV_BUDGET
+from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 
@@ -113,8 +115,10 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     return StartRequest(
         job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
         setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local),
-                                         SEAT_ENV_BUDGET: str(lead_settings.balanced.check_seats)},
-        files=run.files, meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
+                                         SEAT_ENV_BUDGET: str(lead_settings.balanced.check_seats),
+                                         SEAT_ENV_WHO: f"the worker of {job.piece} (job {job.id})"},
+        files={**(run.files or {}), SEATS_FILE: check_seats.source()},  # its checks' seats (shipped/seats.py)
+        meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
         runs_dir=RUNS_DIR,
         # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
         # environment only what its agent needs and the settings name (shipped/workenv.py).

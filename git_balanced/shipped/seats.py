@@ -3,8 +3,9 @@ own check, through `git balanced seat`, and the landing's check there). A seat i
 seats folder (`~/.balanced/seats/seat-N.lock`) held with flock while its check runs: the kernel lets it go when
 its holder ends, however it ends, so no seat is ever left taken. Who holds a seat is a note beside its holder
 (`seat.json` in a worker's run folder, which a fenced worker may write; `held-PID.json` in the seats folder for
-the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the runner sends it along, and the
-workers' `git-balanced` script loads it from beside itself."""
+the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its source with a
+worker's start (its run folder's `bin/seats.py`, which the workers' `git-balanced` script loads) and with the
+runner's `seats` action; the runner's own script does not carry it (that script is one argument long)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ SEATS_DIR = "~/.balanced/seats"
 SEAT_RUNS = "~/.balanced/runs"
 SEAT_ENV_DIR = "GIT_BALANCED_SEATS_DIR"  # where a worker's seats are: the runner sets it (a pen may move HOME)
 SEAT_ENV_BUDGET = "GIT_BALANCED_CHECK_SEATS"  # the budget a worker's checks go by: the runner sets it
+SEAT_ENV_WHO = "GIT_BALANCED_SEAT_WHO"  # who a worker's checks are, in words: the engine sets it
 SEAT_NOTE = "seat.json"
 SEAT_POLL = 0.5
 
@@ -170,11 +172,6 @@ def seats_state(n: int, where: str | None = None, runs: str | None = None) -> di
     return {"budget": n, "in_use": seats_in_use(where), "holders": seat_holders(where, runs)}
 
 
-def seats_answer(req: dict) -> dict:
-    """The runner's `seats` action: this machine's seats (`budget` in the request: the setting, 0 for its cores)."""
-    return seats_state(seat_budget(req.get("budget")))
-
-
 def seat_holder_words(h: dict) -> str:
     """One holder in words: `the worker on balanced/api (job 1m9x) runs `pytest -q` since 10:02:11 (pid 4242)`."""
     since = time.strftime("%H:%M:%S", time.localtime(float(h.get("since") or 0)))
@@ -249,8 +246,7 @@ def seat_main(args: list, budget_value: object = None) -> int:
               file=sys.stderr)
         return 2
     n = seat_budget(budget_value if budget_value not in (None, 0, "") else os.environ.get(SEAT_ENV_BUDGET))
-    job, branch = os.environ.get("GIT_BALANCED_JOB"), os.environ.get("GIT_BALANCED_BRANCH")
-    who = f"the worker on {branch or '?'} (job {job})" if job else f"pid {os.getpid()} in {os.getcwd()}"
+    who = os.environ.get(SEAT_ENV_WHO) or f"a check in {os.getcwd()}"
     run_dir = os.environ.get("BALANCED_RUN_DIR")
     note = os.path.join(run_dir, SEAT_NOTE) if run_dir and os.path.isdir(run_dir) else None
     return seat_run(command, n, who, note)

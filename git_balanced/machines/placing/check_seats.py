@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from git_balanced.errors import BalancedError
@@ -16,6 +17,11 @@ from git_balanced.machines.inventory.records import LOCAL
 from git_balanced.shipped import seats
 
 KEPT = "check-seats.json"
+
+
+def source() -> str:
+    """shipped/seats.py's source, as a worker's start and the runner's `seats` action carry it."""
+    return Path(seats.__file__).read_text(encoding="utf-8")
 
 
 def setting(repo: Repo) -> int:
@@ -43,7 +49,7 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
         if name == LOCAL:
             return here(repo)
         try:
-            answer = RemoteHost(lead, name).call("seats", {"budget": n})
+            answer = RemoteHost(lead, name).call("seats", {"budget": n, "source": source()})
         except BalancedError as exc:
             return {"error": exc.message}
         return answer if "budget" in answer else {"error": str(answer.get("error") or answer)}

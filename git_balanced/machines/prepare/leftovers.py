@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,8 +259,13 @@ def processes(t: Transport | None, *, stop: bool) -> list[LeftProcess] | None:
     """The processes workers left running on the machine of `t` (this one when None), ended with `stop`;
     None when the machine could not say (nothing is stopped on a guess)."""
     req = json.dumps({"stop": stop})
-    res = t.run_python(processes_script(), [], input=req, timeout=120) if t is not None else \
-        proc.run([sys.executable, "-c", processes_script()], input=req, timeout=120)
+    if t is not None:
+        res = t.run_python(processes_script(), [], input=req, timeout=120)
+    else:  # from a file: the script (the runner's whole source in it) is longer than one argument may be
+        with tempfile.TemporaryDirectory(prefix="balanced-left-") as d:
+            script = Path(d) / "left.py"
+            script.write_text(processes_script(), encoding="utf-8")
+            res = proc.run([sys.executable, str(script)], input=req, timeout=120)
     try:
         return read_processes(res.out)
     except (ValueError, IndexError, KeyError, TypeError):
