@@ -157,7 +157,7 @@ def ensure_allowed(repo: Repo, cmds: Commands) -> None:
                          hint="run `git balanced allow` to approve them after all.")
     if state == NOT_NOW:
         raise TrustError("You said not now to this repository's setup and check commands, for this run of the "
-                         "engine.", hint="they are asked for again when the next engine run starts; "
+                         "engine.", hint="once that run has ended they stand as they stood before; "
                                          "`git balanced allow` approves them now.")
     if interactive() and ask(repo, cmds):
         return

@@ -79,10 +79,12 @@ def _deny_for_now(repo: Repo, cmds: trust.Commands) -> int:
 
     pid = engine_pid(Lead(repo, repo.current_branch() or "HEAD"))
     pid = pid if pid is not None and pid_alive(pid) else None
+    before = state_of(repo, cmds)
     trust.deny_for_now(repo, cmds, pid)
     run = f"the engine run going on (pid {pid})" if pid else "the next engine run"
-    ui.say(f"Not now: nothing runs these for {run}; after it they are asked for again "
-           "(`git balanced allow` approves them now):\n" + "\n".join(cmds.lines()))
+    after = {"allowed": "they are allowed again", "denied": "they stay denied"}.get(before, "they are asked for again")
+    ui.say(f"Not now: nothing runs these for {run}; after it {after} (`git balanced allow` approves them now):\n"
+           + "\n".join(cmds.lines()))
     return 0
 
 

@@ -18,7 +18,8 @@ from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, 
 def _reason(j: Job) -> str:
     if j.state == JobState.LANDED:
         budget = ", stopped at its budget" if j.budget_stopped else ""
-        return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
+        own = own_check_words(j)
+        return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}" + (f"; {own}" if own else "")
     if j.state == JobState.PAUSED and j.reset_at:
         return (f"paused for its plan's usage limit until {ui.clock(j.reset_at)}; "
                 f"goes on at {ui.clock(j.resume_at or j.reset_at)}")

@@ -19,7 +19,8 @@ def _state(repo: Path) -> str:
 def test_not_now_lasts_for_one_engine_run(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)  # allowed
     said = balanced(repo, "deny", "--for-now")
-    assert said.code == 0 and "Not now: nothing runs these for the next engine run" in said.out, said
+    assert said.code == 0 and "Not now: nothing runs these for the next engine run; after it they are allowed " \
+        "again" in said.out, said
     assert _state(repo) == "not now"
     checked = balanced(repo, "check")
     assert checked.code == 1 and "You said not now" in checked.err and "git balanced allow" in checked.err, checked
