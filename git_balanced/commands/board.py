@@ -58,9 +58,15 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     lines += seat_lines(data)
     if data["next"]:
         lines.append("Next")
+        handles = {r["id"]: r.get("handle") for r in data["jobs"]}
         for n in data["next"]:
-            lines.append(f"  · {n['piece']}  {ui.plain(n['words'], lines=False)}" if "piece" in n
-                         else f"  {n['text']}")
+            if "piece" in n and n.get("job"):  # a worker waiting or paused: what names it, for `stop`, `show`...
+                named = ", ".join(b for b in (handles.get(n["job"]), n["job"]) if b)
+                lines.append(f"  {_dot(str(n.get('state') or JobState.QUEUED))} {n['piece']}  "
+                             f"{ui.plain(n['words'], lines=False)}  ({named})")
+            else:
+                lines.append(f"  · {n['piece']}  {ui.plain(n['words'], lines=False)}" if "piece" in n
+                             else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
     if engine_line(data):

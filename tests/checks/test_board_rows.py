@@ -42,8 +42,8 @@ def test_paused_under_next_and_allowed_kept_on_the_row(tmp_path: Path) -> None:
     text = render(data)
     running, _, nxt = text.partition("\nNext\n")
     assert "waits" not in running and "allowed by its lead" in running, text
-    assert f"· waits  paused for its plan's usage limit until {clock(resume - 60)}; goes on at {clock(resume)}" \
-        in nxt, text
+    assert f"‖ waits  paused for its plan's usage limit until {clock(resume - 60)}; goes on at {clock(resume)}  " \
+        f"(e2, {waits})" in nxt, text
     assert [r.target for r in worker_rows(data, folded=False)] == [asks], "the app's Running has no paused row"
     opened = [r for r in next_rows(data) if r.kind == "worker"]
     assert [r.target for r in opened] == [waits], "the paused row under Next opens as a worker"
