@@ -8,7 +8,6 @@ from operator import itemgetter
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.errors import BalancedError
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.views import Job, PlanView
@@ -257,13 +256,10 @@ def _spend(lead: Lead, plans: dict[str, PlanView], spent: list[tuple[str, float]
 def _check_seats(lead: Lead) -> dict[str, dict[str, Any]]:
     """Each machine's check seats: this machine's read now, the others as `machines` last asked them (no machine
     is asked here)."""
-    from git_balanced.machines.inventory.records import LOCAL
     from git_balanced.machines.placing import check_seats
 
-    try:
-        return {LOCAL: check_seats.here(lead.repo), **check_seats.kept(lead.repo)}
-    except BalancedError:  # settings that do not read are said by the commands that need them
-        return {}
+    others = {m: s for m, s in check_seats.kept(lead.repo).items() if m != check_seats.LOCAL and "in_use" in s}
+    return {check_seats.LOCAL: check_seats.here(lead.repo), **others}
 
 
 def _lead_agent(lead: Lead) -> dict[str, Any] | None:

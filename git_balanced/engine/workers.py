@@ -37,7 +37,7 @@ from git_balanced.shipped.messages import (
     StopRequest,
 )
 from git_balanced.shipped.runfiles import RUNS_DIR
-from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO
+from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO, seat_budget
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 
@@ -109,6 +109,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
                         **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
     remote = not isinstance(host, LocalHost)
+    if not remote:  # the budget this machine's checks go by, for the board (which reads no settings)
+        check_seats.remember(lead.repo, check_seats.LOCAL, seat_budget(lead_settings.balanced.check_seats))
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
     asks = not local or job.plan_first

@@ -13,10 +13,13 @@ from git_balanced.shipped import seats
 
 
 def budget_of(repo: Repo) -> int:
-    """`[balanced] check_seats` as committed at HEAD (the lead's own), or the machine's cores when it is 0."""
-    from git_balanced.lead import settings_at
+    """`[balanced] check_seats` as committed at HEAD (the lead's own), or the machine's cores when it is 0; kept
+    for the board."""
+    from git_balanced.machines.placing import check_seats
 
-    return seats.seat_budget(settings_at(repo, "HEAD" if repo.rev_parse("HEAD") else None).balanced.check_seats)
+    n = seats.seat_budget(check_seats.setting(repo))
+    check_seats.remember(repo, check_seats.LOCAL, n)
+    return n
 
 
 def waiting_words(n: int, holders: list[dict[str, Any]]) -> str:

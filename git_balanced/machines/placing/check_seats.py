@@ -13,10 +13,10 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
-from git_balanced.machines.inventory.records import LOCAL
 from git_balanced.shipped import seats
 
 KEPT = "check-seats.json"
+LOCAL = "local"  # inventory.records.LOCAL, not loaded here: the board reads this module and stays light
 
 
 def source() -> str:
@@ -31,9 +31,19 @@ def setting(repo: Repo) -> int:
     return int(settings_at(repo, "HEAD" if repo.rev_parse("HEAD") else None).balanced.check_seats)
 
 
-def here(repo: Repo) -> dict[str, Any]:
-    """This machine's check seats, read now."""
-    return seats.seats_state(seats.seat_budget(setting(repo)))
+def here(repo: Repo, budget: int | None = None) -> dict[str, Any]:
+    """This machine's check seats, read now: of `budget`, else of the budget last used here (kept by `machines`,
+    the landing and the engine's starts: the settings are not read), else of its cores."""
+    if budget is None:
+        budget = int((kept(repo).get(LOCAL) or {}).get("budget") or 0)
+    return seats.seats_state(seats.seat_budget(budget))
+
+
+def remember(repo: Repo, machine: str, budget: int) -> None:
+    """Keep the budget a machine's seats go by (the setting, its cores for 0), for the board."""
+    have = kept(repo)
+    if (have.get(machine) or {}).get("budget") != budget:
+        write_json(repo.state_dir / KEPT, {**have, machine: {**(have.get(machine) or {}), "budget": budget}})
 
 
 def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
@@ -47,7 +57,7 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
 
     def one(name: str) -> dict[str, Any]:
         if name == LOCAL:
-            return here(repo)
+            return here(repo, seats.seat_budget(n))
         try:
             answer = RemoteHost(lead, name).call("seats", {"budget": n, "source": source()})
         except BalancedError as exc:
@@ -57,8 +67,8 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(machines)))) as pool:
         out = dict(zip(machines, pool.map(one, machines), strict=True))
     now = time.time()
-    write_json(repo.state_dir / KEPT, {**kept(repo), **{m: {**s, "at": now} for m, s in out.items()
-                                                        if m != LOCAL and "error" not in s}})
+    write_json(repo.state_dir / KEPT, {**kept(repo), **{m: {**s, "at": now} if m != LOCAL else {"budget": s["budget"]}
+                                                        for m, s in out.items() if "error" not in s}})
     return out
 
 
