@@ -70,6 +70,14 @@ def worker_rows(data: dict[str, Any], folded: bool) -> list[Row]:
     return out
 
 
+def seats_words(data: dict[str, Any]) -> str:
+    """The machines' check seats for the app's top line, while any is in use: `check seats: local 1/2`; else ''."""
+    found = data.get("check_seats") or {}
+    if not any(s.get("in_use") for s in found.values()):
+        return ""
+    return "check seats: " + " · ".join(f"{m} {s.get('in_use', 0)}/{s.get('budget', '?')}" for m, s in found.items())
+
+
 def next_rows(data: dict[str, Any]) -> list[Row]:
     """What comes: pieces not started yet with why, and the next schedule."""
     out = []

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from git_balanced import jobs as J
-from git_balanced.board_app.rows import next_rows, worker_rows
+from git_balanced.board_app.rows import next_rows, seats_words, worker_rows
 from git_balanced.channel import questions
 from git_balanced.commands.board import render
 from git_balanced.git import Repo
@@ -47,3 +47,6 @@ def test_paused_under_next_and_allowed_kept_on_the_row(tmp_path: Path) -> None:
     assert [r.target for r in worker_rows(data, folded=False)] == [asks], "the app's Running has no paused row"
     opened = [r for r in next_rows(data) if r.kind == "worker"]
     assert [r.target for r in opened] == [waits], "the paused row under Next opens as a worker"
+    assert seats_words(data) == "", "no check holds a seat"
+    data["check_seats"]["local"]["in_use"] = 1
+    assert seats_words(data).startswith("check seats: local 1/"), "the app's top line says it"
