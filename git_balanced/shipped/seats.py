@@ -2,8 +2,8 @@
 own check, through `git balanced seat`, and the landing's check there). A seat is a lock file in the machine's
 seats folder (`~/.balanced/seats/seat-N.lock`) held with flock while its check runs: the kernel lets it go when
 its holder ends, however it ends, so no seat is ever left taken. Who holds a seat is a note beside its holder
-(`seat.json` in a worker's run folder, which a fenced worker may write; `held-PID.json` in the seats folder for
-the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its source with a
+(`seat.json` in a worker's run folder, which a fenced worker may write; `held-PID-SEAT.json` in the seats
+folder for the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its source with a
 worker's start (its run folder's `bin/seats.py`, which the workers' `git-balanced` script loads) and with the
 runner's `seats` action; the runner's own script does not carry it (that script is one argument long)."""
 
@@ -100,16 +100,16 @@ def seat_take(n: int, holder: dict, note: str | None = None, where: str | None =
          stop=None) -> Seat | None:
     """Take one of the machine's `n` seats, waiting for one: `on_wait(holders)` hears who holds them when all are
     taken (again each time that changes); `stop()` true ends the wait with None. `holder` says who asks (`who`,
-    `command`); its note goes to `note` (default: the seats folder's `held-PID.json`)."""
+    `command`); its note goes to `note` (default: the seats folder's `held-PID-SEAT.json`)."""
     d = seat_prepare(0, where)
-    note = note or os.path.join(d, f"held-{os.getpid()}.json")
     told = None
     while True:
         for i in range(n):
             fd = _seat_lock(d, i)
-            if fd is not None:
-                _seat_write_note(note, {**holder, "seat": i, "pid": os.getpid(), "since": time.time(), "budget": n})
-                return Seat(fd, i, note)
+            if fd is not None:  # one process may hold several seats (the landing's slots): a note for each
+                mine = note or os.path.join(d, f"held-{os.getpid()}-{i}.json")
+                _seat_write_note(mine, {**holder, "seat": i, "pid": os.getpid(), "since": time.time(), "budget": n})
+                return Seat(fd, i, mine)
         if stop is not None and stop():
             return None
         now = seat_holders(d)
