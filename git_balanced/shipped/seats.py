@@ -3,9 +3,9 @@ own check, through `git balanced seat`, and the landing's check there). A seat i
 seats folder (`~/.balanced/seats/seat-N.lock`) held with flock while its check runs: the kernel lets it go when
 its holder ends, however it ends, so no seat is ever left taken. Who holds a seat is a note beside its holder
 (`seat.json` in a worker's run folder, which a fenced worker may write; `held-PID-SEAT.json` in the seats
-folder for the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its source with a
-worker's start (its run folder's `bin/seats.py`, which the workers' `git-balanced` script loads) and with the
-runner's `seats` action; the runner's own script does not carry it (that script is one argument long)."""
+folder for the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its
+source with a worker's start (its run folder's `bin/seats.py`, which the workers' `git-balanced` script loads)
+and with the runner's `seats` action; the runner's own script does not carry it (it is one argument long)."""
 
 from __future__ import annotations
 
