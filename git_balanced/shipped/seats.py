@@ -90,10 +90,15 @@ class Seat:
 
 
 def _seat_write_note(path: str, data: dict) -> None:
+    """Write who holds a seat; where the holder may not write (an agent's own sandbox), the seat is held all the
+    same, only nameless."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def seat_take(n: int, holder: dict, note: str | None = None, where: str | None = None, on_wait=None,
@@ -203,8 +208,11 @@ def seat_run(command: str, n: int, who: str, note: str | None = None, where: str
     if run_dir and os.path.isdir(run_dir):
         line = {"command": command, "exit_code": code, "seconds": round(time.time() - began, 3),
                 "waited": round(began - start, 3), "at": time.time()}
-        with open(os.path.join(run_dir, "checks.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(line) + "\n")
+        try:
+            with open(os.path.join(run_dir, "checks.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
+        except OSError:  # an agent's own sandbox may keep it from its run folder: the check ran all the same
+            print("(its result could not be kept in the run folder, so its lead does not see it)", file=err)
     print(f"`{command}` {'passed' if code == 0 else f'failed (exit {code})'}; its seat is free again.", file=err,
           flush=True)
     return code
