@@ -28,12 +28,17 @@ def waiting_words(n: int, holders: list[dict[str, Any]]) -> str:
 
 
 @contextmanager
-def landing_seat(repo: Repo, command: str) -> Iterator[seats.Seat]:
+def landing_seat(repo: Repo, command: str) -> Iterator[seats.Seat | None]:
     """Hold a check seat while the landing's check runs; while all are taken, say who holds them (on stderr) and
     wait. An engine asked to stop stops waiting (proc.Stopped)."""
     n = budget_of(repo)
-    seat = seats.seat_take(n, {"who": f"the landing of {repo.root}", "command": command},
-                           on_wait=lambda now: ui.note(waiting_words(n, now)), stop=proc.stop_asked)
+    try:
+        seat = seats.seat_take(n, {"who": f"the landing of {repo.root}", "command": command},
+                               on_wait=lambda now: ui.note(waiting_words(n, now)), stop=proc.stop_asked)
+    except OSError as exc:  # no seats folder here that it may use: the check runs all the same, and says so
+        ui.note(f"This machine's check seats cannot be used ({exc}); the landing's check runs without one.")
+        yield None
+        return
     if seat is None:
         raise proc.Stopped
     with seat:

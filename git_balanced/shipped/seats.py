@@ -49,15 +49,13 @@ def seat_prepare(n: int, where: str | None = None) -> str:
 
 
 def _seat_lock(d: str, i: int) -> int | None:
-    """The descriptor of seat `i` locked by this process, or None while another holds it."""
+    """The descriptor of seat `i` locked by this process, or None while another holds it; OSError when the seat
+    cannot be opened at all (a seat the runner did not make, in a folder this process may not write)."""
     path = os.path.join(d, f"seat-{i}.lock")
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
-        except OSError:
-            return None  # a seat the runner did not make, in a folder this process may not write
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -197,25 +195,38 @@ def seat_run(command: str, n: int, who: str, note: str | None = None, where: str
         print(f"All {n} check seats of this machine are taken ({held}); waiting for one.", file=err, flush=True)
 
     start = time.time()
-    seat = seat_take(n, {"who": who, "command": command}, note, where, waiting)
-    assert seat is not None  # no `stop`: it waits until a seat is free
-    with seat:
-        print(f"Check seat {seat.number + 1} of {n} taken after {time.time() - start:.1f}s: running `{command}`.",
+    try:
+        seat = seat_take(n, {"who": who, "command": command}, note, where, waiting)
+    except OSError as exc:  # no seats folder it may use: the check still runs, and says so
+        print(f"This machine's check seats cannot be used here ({exc}); running `{command}` without one.",
               file=err, flush=True)
-        began = time.time()
+        seat = None
+    began = time.time()
+    if seat is None:
         code = subprocess.call(["sh", "-c", command])
-    run_dir = os.environ.get("BALANCED_RUN_DIR")
-    if run_dir and os.path.isdir(run_dir):
-        line = {"command": command, "exit_code": code, "seconds": round(time.time() - began, 3),
-                "waited": round(began - start, 3), "at": time.time()}
-        try:
-            with open(os.path.join(run_dir, "checks.jsonl"), "a", encoding="utf-8") as f:
-                f.write(json.dumps(line) + "\n")
-        except OSError:  # an agent's own sandbox may keep it from its run folder: the check ran all the same
-            print("(its result could not be kept in the run folder, so its lead does not see it)", file=err)
+    else:
+        with seat:
+            print(f"Check seat {seat.number + 1} of {n} taken after {began - start:.1f}s: running `{command}`.",
+                  file=err, flush=True)
+            began = time.time()
+            code = subprocess.call(["sh", "-c", command])
+    _seat_keep({"command": command, "exit_code": code, "seconds": round(time.time() - began, 3),
+                "waited": round(began - start, 3), "at": time.time()}, err)
     print(f"`{command}` {'passed' if code == 0 else f'failed (exit {code})'}; its seat is free again.", file=err,
           flush=True)
     return code
+
+
+def _seat_keep(line: dict, err) -> None:
+    """In a worker, keep a check's result in its run folder's checks.jsonl, which its runner reports."""
+    run_dir = os.environ.get("BALANCED_RUN_DIR")
+    if not run_dir or not os.path.isdir(run_dir):
+        return
+    try:
+        with open(os.path.join(run_dir, "checks.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+    except OSError:  # an agent's own sandbox may keep it from its run folder: the check ran all the same
+        print("(its result could not be kept in the run folder, so its lead does not see it)", file=err)
 
 
 SEAT_CHECKS_KEPT = 20  # the last checks of a run its result carries
