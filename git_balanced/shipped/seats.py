@@ -212,8 +212,8 @@ def seat_run(command: str, n: int, who: str, note: str | None = None, where: str
             code = subprocess.call(["sh", "-c", command])
     _seat_keep({"command": command, "exit_code": code, "seconds": round(time.time() - began, 3),
                 "waited": round(began - start, 3), "at": time.time()}, err)
-    print(f"`{command}` {'passed' if code == 0 else f'failed (exit {code})'}; its seat is free again.", file=err,
-          flush=True)
+    freed = "; its seat is free again" if seat is not None else ""
+    print(f"`{command}` {'passed' if code == 0 else f'failed (exit {code})'}{freed}.", file=err, flush=True)
     return code
 
 

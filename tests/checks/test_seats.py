@@ -101,3 +101,14 @@ def test_a_pieces_own_check_is_named_to_its_worker_run_in_a_seat_and_reported(tm
     assert row["check"] == own and f"its own check `{own}` passed" in row["reason"], row
     shown = balanced(repo, "board")
     assert f"its own check `{own}` passed" in shown.out, shown
+
+
+def test_a_check_runs_without_a_seat_where_no_seats_folder_may_be_used(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder\n")
+    log = tmp_path / "seat.err"
+    with started(["seat", "exit 3"], tmp_path, log, {SEAT_ENV_DIR: str(blocked / "seats")}) as p:
+        assert p.wait(60) == 3, log.read_text()
+    said = log.read_text()
+    assert "This machine's check seats cannot be used here" in said and "running `exit 3` without one" in said
+    assert "`exit 3` failed (exit 3)" in said, said
