@@ -89,15 +89,21 @@ def test_a_pieces_own_check_is_named_to_its_worker_run_in_a_seat_and_reported(tm
     repo = lead_repo(tmp_path, check=None, extra="check_seats = 2\n")
     own = "test -f src/a.txt && echo own check ran"
     run = f"echo a > src/a.txt && git add -A && git commit -qm a && git balanced seat '{own}'"
-    assert plan(repo, [piece("a", run, check=own)], "--start").code == 0
+    failing = "echo b > src/b.txt && git add -A && git commit -qm b && { git balanced seat 'exit 4' || true; }"
+    assert plan(repo, [piece("a", run, check=own), piece("b", failing, check="exit 4")], "--start").code == 0
     ran = engine(repo, "--until-idle")
     assert "waits for `git balanced land" in ran.out or "as no check is set" in ran.out, ran
-    [job] = J.all_jobs(Repo.discover(repo)).values()
+    jobs = {j.piece: j for j in J.all_jobs(Repo.discover(repo)).values()}
+    job = jobs["a"]
+    heard = balanced(repo, "inbox").out
+    assert f"b finished, but its own check `exit 4` failed (exit 4); its branch goes to the repository's check " \
+        f"(`git balanced show {jobs['b'].id}`)" in heard, heard
+    assert "a finished, but" not in heard, "a passing check is no news"
     assert job.check == own
     rules = rules_for(job, None, None)
     assert f"run your piece's check in one of this machine's check seats: `git balanced seat '{own}'`" in rules
     assert [(c["command"], c["exit_code"]) for c in job.checks] == [(own, 0)], job.checks
-    [row] = board(repo)["jobs"]
+    row = next(r for r in board(repo)["jobs"] if r["piece"] == "a")
     assert row["check"] == own and f"its own check `{own}` passed" in row["reason"], row
     shown = balanced(repo, "board")
     assert f"its own check `{own}` passed" in shown.out, shown
