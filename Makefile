@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure-sshd.sh
+	bash scripts/ensure-podman.sh
 	bash scripts/install-agents.sh
 	bash scripts/rewrite-tests.sh $(VENV)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
@@ -31,7 +32,7 @@ test: $(STAMP)
 # The edit-test loop: every test but those that start sshd machines or run the real agent CLIs.
 test-fast: $(STAMP)
 	bash scripts/rewrite-tests.sh $(VENV)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not sshd and not agents"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not sshd and not agents and not boxes"
 
 # The linters are installed only for `make lint`: `make test` on a clean clone does not wait for them.
 $(LINT_STAMP): $(STAMP)

@@ -106,13 +106,15 @@ def place(name: str) -> click.Command:
 @click.option("--agent", metavar="NAME", help="claude, codex, pi or shell.")
 @click.option("--hooks", type=click.Choice(["pre-commit", "git"]), default="pre-commit", show_default=True,
               help="Through pre-commit's config, or as plain git hooks in the hooks folder.")
-def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str) -> int:
+@click.option("--project", is_flag=True, help="Add this repository to the chief's projects too.")
+def init(check_cmd: str | None, setup_cmd: str | None, agent: str | None, hooks: str, project: bool) -> int:
     """Write .magnum/settings.toml (never over an existing one; a Python, Node.js or Go project gets its
     stack's setup and check unless --check is given), add the balanced hooks to .pre-commit-config.yaml
-    and install them, or with --hooks git install plain git hooks instead."""
+    and install them, or with --hooks git install plain git hooks instead. With --project, add the repository
+    to the chief's projects; without, when you keep projects and it is not one, say how to add it."""
     from git_balanced.commands import init
 
-    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks)
+    return init.init_command(check=check_cmd, setup=setup_cmd, agent=agent, hooks=hooks, project=project)
 
 
 @cli.command(short_help="Approve the setup and check commands (shows them first).")
@@ -166,11 +168,32 @@ assert isinstance(machines, click.Group)
 @click.option("--host", metavar="H", help="The SSH host (default: NAME).")
 @click.option("--preference", default="normal", show_default=True,
               type=click.Choice(["prefer", "normal", "less-often", "manual-only"]))
-def machines_add(name: str, host: str | None, preference: str) -> int:
-    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference)."""
+@click.option("--container", metavar="IMAGE", help="A fresh container of IMAGE per job (see `image build`).")
+@click.option("--kubernetes", metavar="IMAGE", help="A bare Kubernetes pod of IMAGE per job, through kubectl.")
+@click.option("--engine", type=click.Choice(["podman", "docker"]), default="podman", show_default=True,
+              help="With --container: the container engine.")
+@click.option("--on", "on", metavar="MACHINE", help="With --container: run the containers on this added SSH "
+                                                    "machine's engine.")
+@click.option("--network", type=click.Choice(["none", "on", "host"]), default="none", show_default=True,
+              help="Each box's network: none, the engine's own (on), or this machine's (host).")
+@click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+              help="Give each box this variable of the engine's environment (an API key); repeatable.")
+@click.option("--cpus", metavar="N", help="Each box's CPU limit.")
+@click.option("--memory", metavar="M", help="Each box's memory limit (e.g. 2g).")
+@click.option("--engine-arg", "engine_args", multiple=True, metavar="ARG",
+              help="A word put after the engine's name in every command (e.g. --runtime=runc); repeatable.")
+@click.option("--engine-env", "engine_env", multiple=True, metavar="K=V",
+              help="An environment variable set for the engine (e.g. CONTAINERS_CONF=...); repeatable.")
+@click.option("--namespace", metavar="NS", help="With --kubernetes: the namespace of the pods.")
+@click.option("--context", metavar="C", help="With --kubernetes: kubectl's context.")
+def machines_add(name: str, host: str | None, preference: str, **box: Any) -> int:
+    """Add NAME, reached over SSH as HOST, with a preference for placement (`local`: this machine's preference);
+    or, with --container or --kubernetes, a machine that makes a fresh box of an image per job."""
     from git_balanced.commands import machines as machines_cmd
 
-    return machines_cmd.add_command(name, host=host, preference=preference)
+    if box["container"] or box["kubernetes"]:
+        return machines_cmd.add_box_command(name, host=host, preference=preference, **box)
+    return machines_cmd.add_command(name, host=host, preference=preference, **box)
 
 
 @machines.command(name="rm", short_help="Remove an added machine.")
@@ -180,6 +203,25 @@ def machines_rm(name: str) -> int:
     from git_balanced.commands import machines as machines_cmd
 
     return machines_cmd.rm_command(name)
+
+
+@cli.group(short_help="Images for container machines.")
+def image() -> None:
+    """Images a container machine starts each job's box from."""
+
+
+@image.command(name="build", short_help="Build an image from Debian's packages and the pinned agent.")
+@click.option("--agent", type=click.Choice(["claude", "codex", "pi"]), default=None,
+              help="The agent to put in it, at its pinned version (default: none, git and python3 only).")
+@click.option("--tag", metavar="NAME", help="The image's name (default: balanced-box:<agent>-<version>).")
+@click.option("--engine", type=click.Choice(["podman", "docker"]), default="podman", show_default=True)
+@click.option("--suite", default="bookworm", show_default=True, metavar="SUITE", help="The Debian suite.")
+def image_build(agent: str | None, tag: str | None, engine: str, suite: str) -> int:
+    """Make a root filesystem of Debian's minbase with git, python3 and CA certificates (mmdebstrap), put the
+    pinned agent in it (npm), and import it into the engine."""
+    from git_balanced.commands import image as image_cmd
+
+    return image_cmd.build_command(agent=agent, tag=tag, engine=engine, suite=suite)
 
 
 @cli.command(short_help="Let machines take this repository's workers.")
@@ -334,7 +376,8 @@ def seat(command: tuple[str, ...]) -> int:
 @click.option("--deny", is_flag=True, help="Deny what was asked (each ID named).")
 def answer(args: tuple[str, ...], allow: bool, deny: bool) -> int:
     """Answer question ID with TEXT, --allow or --deny; the first answer counts. With --allow or --deny,
-    name several questions at once, by id or by their numbers under Now on the board."""
+    name several questions at once, by id or by their numbers under Now on the board, or across the chief's
+    projects as PROJECT.N (as `now --all` names them)."""
     from git_balanced.commands import ask
 
     return ask.answer_command(list(args), allow=allow, deny=deny)
@@ -532,6 +575,68 @@ def lead_run() -> int:
     return lead_cmd.run_command()
 
 
+# -- the chief's projects and one Now over them --------------------------------------------------------------
+@cli.group(cls=Group, invoke_without_command=True, short_help="The projects the chief works over (list, add, rm).")
+@_json_opt
+@click.pass_context
+def projects(ctx: click.Context, as_json: bool) -> int | None:
+    """List the repositories this person works with, on this machine and on SSH machines; kept in the chief's
+    folder ($XDG_DATA_HOME/git-balanced/chief/), a git repository whose refs hold the list."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.list_command(as_json=as_json)
+
+
+@projects.command(name="add", short_help="Add the repository at PATH or MACHINE:PATH.")
+@click.argument("where", metavar="PATH|MACHINE:PATH")
+@click.option("--name", metavar="N", help="The project's name (default: its folder's name).")
+def projects_add(where: str, name: str | None) -> int:
+    """Add a repository on this machine (PATH), or on a machine you added (MACHINE:PATH, a path there,
+    relative to its home), where git balanced must be installed: it is read there once before it is added."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.add_command(where, name)
+
+
+@projects.command(name="rm", short_help="Take project NAME off the list.")
+@click.argument("name")
+def projects_rm(name: str) -> int:
+    """Take project NAME off the list; the repository itself is untouched."""
+    from git_balanced.commands import projects as projects_cmd
+
+    return projects_cmd.rm_command(name)
+
+
+@cli.group(cls=Group, invoke_without_command=True, short_help="What waits on you: here, or in every project.")
+@click.option("--all", "every", is_flag=True, help="Every project's rows in one list (`git balanced projects`).")
+@_json_opt
+@click.pass_context
+def now(ctx: click.Context, every: bool, as_json: bool) -> int | None:
+    """What waits on your answer, as the board's Now shows it. With --all, every project's rows in one list,
+    each named PROJECT.N (its number in its project, which no answer moves): `git balanced answer --allow web.3
+    ios.1` answers across projects."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.now_command(as_json=as_json, every=every)
+
+
+@now.command(name="note", short_help="Put a line under a row of Now.")
+@click.argument("name", metavar="ID")
+@click.argument("text")
+@click.option("--by", default="Chief", show_default=True, metavar="WHO", help="Who says it, shown before the line.")
+@_json_opt
+def now_note(name: str, text: str, by: str, as_json: bool) -> int:
+    """Put TEXT under the row ID names (its number or id here, or PROJECT.N across projects), shown under it by
+    `now`, `now --all` and `board`: "Chief: ship this one first"."""
+    from git_balanced.commands import now as now_cmd
+
+    return now_cmd.note_command(name, text, by=by, as_json=as_json)
+
+
 @cli.command(short_help="The stdio MCP server with the lead's tools.", help=(
     f"Serve the lead's tools ({', '.join(v.name for v in VERBS)}) over stdin and stdout, for an agent session "
     "that leads. With --call TOOL '{...}', one call of one tool, its result as JSON on stdout."))
@@ -579,7 +684,7 @@ def complete_words(words: tuple[str, ...]) -> int:
 # option's, by its flag.
 _ARG_KINDS = {("check", "rev"): "revs", ("machines", "rm", "name"): "machines", ("tick", "names"): "machines",
               ("untick", "names"): "machines", ("ready", "names"): "machines", ("plan", "file"): "files",
-              ("start", "plan"): "plans"}
+              ("start", "plan"): "plans", ("projects", "rm", "name"): "projects"}
 _OPT_KINDS = {"--agent": "agents", "--machine": "machines", "--share-sign-in": "agents"}
 
 

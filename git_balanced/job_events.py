@@ -112,6 +112,18 @@ class Finished(JobEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Reported(JobEvent):
+    """A worker of a piece that writes nothing (`writes: none`) finished: its report is the result, nothing lands."""
+
+    name: ClassVar[str] = "reported"
+    state: ClassVar[JobState | None] = JobState.REPORTED
+    ran: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        _ran(self.ran)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Failed(JobEvent):
     """An attempt ended without landing. Its event is named after how it failed (`failure`) unless `event` says
     otherwise; its state is failed, stopped or lost."""

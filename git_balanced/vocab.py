@@ -21,6 +21,7 @@ class JobState(StrEnum):
     LOST = "lost"  # its machine, or its engine, went out of reach
     RETRIED = "retried"  # a newer attempt carries on its piece
     LANDED = "landed"
+    REPORTED = "reported"  # a piece that writes nothing (`writes: none`) finished: its report is its result
 
 
 # Not decided yet: the engine still has work to do on it (start it, watch it, resume it, land it).
@@ -36,7 +37,9 @@ LANDABLE = frozenset((JobState.FINISHED, JobState.HELD))
 # Ended without landing: the engine may try its piece again.
 ENDED_BADLY = frozenset((JobState.FAILED, JobState.STOPPED, JobState.LOST))
 # Nothing more happens to this attempt. A held job is not done: it waits for you and can still land.
-DONE = ENDED_BADLY | {JobState.RETRIED, JobState.LANDED}
+DONE = ENDED_BADLY | {JobState.RETRIED, JobState.LANDED, JobState.REPORTED}
+# Its piece is done and went well: it landed, or (a piece that writes nothing) its report came.
+ENDED_WELL = frozenset((JobState.LANDED, JobState.REPORTED))
 
 
 class Failure(StrEnum):

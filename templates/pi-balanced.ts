@@ -36,6 +36,12 @@ function mode(pi: any): string {
   return tools.includes("edit") || tools.includes("write") ? "acceptEdits" : "plan";
 }
 
+// The lead's model as a worker's `--model` takes it (provider/id), so that its Pi workers start on it.
+function model(ctx: any): string | undefined {
+  const m = ctx?.model;
+  return m?.id ? (m.provider ? `${m.provider}/${m.id}` : m.id) : undefined;
+}
+
 export default function (pi: any) {
   if (process.env.GIT_BALANCED_JOB) {
     pi.on("tool_call", async (event: any, ctx: any) => {
@@ -52,10 +58,23 @@ export default function (pi: any) {
     });
     return;
   }
+  // A lead's edit of a path one of its running pieces owns is refused (`git balanced hook lead-pre-tool-use`).
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const out = await hook("lead-pre-tool-use", {
+      hook_event_name: "PreToolUse",
+      tool_name: event.toolName,
+      tool_input: event.input,
+      cwd: ctx?.cwd ?? process.cwd(),
+    });
+    const spec = out?.hookSpecificOutput ?? {};
+    if (spec.permissionDecision === "deny") return { block: true, reason: spec.permissionDecisionReason };
+    return undefined;
+  });
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const out = await hook("user-prompt-submit", {
       hook_event_name: "UserPromptSubmit",
       permission_mode: mode(pi),
+      model: model(ctx),
       prompt: event.prompt,
       cwd: ctx?.cwd ?? process.cwd(),
     });
@@ -64,7 +83,10 @@ export default function (pi: any) {
     return undefined;
   });
   pi.on("agent_end", async (_event: any, ctx: any) => {
-    const out = await hook("stop", { hook_event_name: "Stop", permission_mode: mode(pi), stop_hook_active: false, cwd: ctx?.cwd ?? process.cwd() });
+    const out = await hook("stop", {
+      hook_event_name: "Stop", permission_mode: mode(pi), model: model(ctx), stop_hook_active: false,
+      cwd: ctx?.cwd ?? process.cwd(),
+    });
     if (out?.decision === "block" && out.reason) pi.sendUserMessage(out.reason, { deliverAs: "followUp" });
   });
 }

@@ -32,6 +32,12 @@ async function hook(name: string, input: Record<string, unknown>, cwd: string): 
   }
 }
 
+// The lead's model as a worker's `--model` takes it (provider/id), so that its Pi workers start on it.
+function model(ctx: any): string | undefined {
+  const m = ctx?.model;
+  return m?.id ? (m.provider ? `${m.provider}/${m.id}` : m.id) : undefined;
+}
+
 export default function (pi: any) {
   if (process.env.GIT_BALANCED_JOB) return;
   for (const tool of TOOLS) {
@@ -47,18 +53,27 @@ export default function (pi: any) {
       },
     });
   }
+  // An edit of a path one of its running pieces owns is refused (`git balanced hook lead-pre-tool-use`).
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const cwd = ctx?.cwd ?? process.cwd();
+    const out = await hook("lead-pre-tool-use", { hook_event_name: "PreToolUse", tool_name: event.toolName, tool_input: event.input, cwd }, cwd);
+    const spec = out?.hookSpecificOutput ?? {};
+    if (spec.permissionDecision === "deny") return { block: true, reason: spec.permissionDecisionReason };
+    return undefined;
+  });
   // A headless lead (`git balanced lead start`) is handed its news as turns: no hooks then.
   if (process.env.GIT_BALANCED_HEADLESS_LEAD) return;
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const cwd = ctx?.cwd ?? process.cwd();
-    const out = await hook("user-prompt-submit", { hook_event_name: "UserPromptSubmit", prompt: event.prompt, cwd }, cwd);
+    const input = { hook_event_name: "UserPromptSubmit", prompt: event.prompt, model: model(ctx), cwd };
+    const out = await hook("user-prompt-submit", input, cwd);
     const text = out?.hookSpecificOutput?.additionalContext;
     if (text) return { message: { customType: "git-balanced", content: text, display: true } };
     return undefined;
   });
   pi.on("agent_end", async (_event: any, ctx: any) => {
     const cwd = ctx?.cwd ?? process.cwd();
-    const out = await hook("stop", { hook_event_name: "Stop", stop_hook_active: false, cwd }, cwd);
+    const out = await hook("stop", { hook_event_name: "Stop", stop_hook_active: false, model: model(ctx), cwd }, cwd);
     if (out?.decision === "block" && out.reason) pi.sendUserMessage(out.reason, { deliverAs: "followUp" });
   });
 }

@@ -23,6 +23,7 @@ LONGEST_FIRST = (
     "tests/e2e/test_real_agents.py", "tests/hooks/test_modes.py", "tests/engine/test_nodes.py",
     "tests/e2e/test_agents_real.py", "tests/landing/test_safety.py", "tests/e2e/test_remote_workers.py",
     "tests/e2e/test_machine_lost.py", "tests/e2e/test_lead_agents.py",
+    "tests/machines/boxes/test_box_on_machine.py", "tests/machines/boxes/test_containers.py",
 )
 
 

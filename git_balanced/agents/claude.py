@@ -6,10 +6,12 @@ import datetime as dt
 import json
 import re
 import time
+from collections.abc import Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from git_balanced.agents import modes
+from git_balanced.agents import extra_usage, modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
+from git_balanced.agents.subagents import BACKGROUND_WAIT, subagents
 from git_balanced.files import json_objects
 from git_balanced.shipped.messages import Reason
 
@@ -19,8 +21,6 @@ SETTINGS_FILE = "claude-settings.json"
 PERMIT_TOOL = "mcp__balanced_worker__approve"
 PERMIT_SERVER = {"mcpServers": {"balanced_worker": {"command": "python3", "args": ["{run_dir}/bin/permit.py"]}}}
 
-AGENT_TOOLS = ("Agent", "Task")  # the tool that starts a subagent (`Task` before 2.1)
-FAILED_TASKS = ("failed", "stopped", "killed")
 SIGNIN_ERRORS = {"authentication_failed", "oauth_org_not_allowed", "billing_error"}
 SIGNIN_TEXTS = ("Not logged in", "Invalid API key")
 # The refusal of a plan's limit in words, "You've hit your 5-hour limit · resets 10:50am (UTC)": the CLI
@@ -45,7 +45,7 @@ class ClaudeAdapter:
         if plan_first:  # plan mode shows the plan first; the tools allowed after are still the level's
             flags[flags.index("--permission-mode") + 1] = "plan"
         argv += flags
-        env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}
+        env = {"DISABLE_AUTOUPDATER": "1", **BACKGROUND_WAIT}
         if plan_first:
             argv += ["--mcp-config", json.dumps(PERMIT_SERVER), "--permission-prompt-tool", PERMIT_TOOL]
             env["GIT_BALANCED_PLAN_BY_PERMIT"] = "1"  # the hook leaves the plan to the tool: asked once
@@ -57,8 +57,8 @@ class ClaudeAdapter:
         if settings_json is not None:
             files[SETTINGS_FILE] = settings_json
             argv += ["--settings", "{run_dir}/" + SETTINGS_FILE]
-        # A worker must not update the CLI under the feet of the workers beside it. Subagents run in the
-        # foreground: in `-p` the CLI ends at the turn's end and stops the subagents still running then.
+        # A worker must not update the CLI under the feet of the workers beside it. Its subagents run in the
+        # background, and the CLI waits for their reports before it ends (agents/subagents.py).
         return AgentRun(argv=argv, env=env, files=files, meter=None)
 
     def outcome(self, log_text: str, exit_code: int | None) -> Outcome:
@@ -72,7 +72,8 @@ class ClaudeAdapter:
             return crashed(log_text, exit_code)
         cost = result.get("total_cost_usd")
         cost = float(cost) if isinstance(cost, (int, float)) else None
-        tokens = _tokens(result.get("usage") or {})
+        # Each turn a subagent's report started ends in a `result` of its own: the tokens are their sum.
+        tokens = _summed(_tokens(e.get("usage") or {}) for e in evs if e.get("type") == "result")
         text = str(result.get("result") or "")
         errors = result.get("errors") or []
         summary = short(text or "; ".join(map(str, errors)) or result.get("subtype", ""))
@@ -111,39 +112,9 @@ class ClaudeAdapter:
         return done(Reason.FAILED)
 
 
-def subagents(evs: list[dict]) -> dict:
-    """How many subagents the worker itself started, how many failed or were stopped, and how many still ran
-    when its last turn ended (started, and not done before the final `result`); {} when it started none."""
-    calls: set[str] = set()  # the Agent tool's calls of the worker itself (a subagent's own have a parent)
-    failed_calls: set[str] = set()
-    tasks: dict[str, str] = {}  # task id -> its tool call
-    ended: dict[str, tuple[str, int]] = {}  # task id -> (status, where in the log)
-    last_result = max((i for i, e in enumerate(evs) if e.get("type") == "result"), default=len(evs))
-    for i, e in enumerate(evs):
-        kind, sub = e.get("type"), e.get("subtype")
-        content = (e.get("message") or {}).get("content") if isinstance(e.get("message"), dict) else None
-        if kind == "assistant" and not e.get("parent_tool_use_id") and isinstance(content, list):
-            calls |= {str(c.get("id")) for c in content if isinstance(c, dict) and c.get("type") == "tool_use"
-                      and c.get("name") in AGENT_TOOLS}
-        elif kind == "user" and isinstance(content, list):
-            failed_calls |= {str(c.get("tool_use_id")) for c in content if isinstance(c, dict)
-                             and c.get("type") == "tool_result" and c.get("is_error")}
-        elif kind == "system" and sub == "task_started" and not e.get("owned_by_subagent") \
-                and "agent" in str(e.get("task_type") or "local_agent"):
-            tasks[str(e.get("task_id"))] = str(e.get("tool_use_id") or e.get("task_id"))
-        elif kind == "system" and sub == "task_notification" and str(e.get("task_id")) in tasks:
-            ended[str(e.get("task_id"))] = (str(e.get("status") or ""), i)
-    ran = calls | set(tasks.values())
-    if not ran:
-        return {}
-    failed = {tasks[t] for t, (status, _) in ended.items() if status in FAILED_TASKS}
-    failed |= failed_calls & calls
-    unfinished = [t for t in tasks if t not in ended or ended[t][1] > last_result]
-    return {"ran": len(ran), "failed": len(failed), "unfinished": len(unfinished)}
-
-
 def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:
-    """Usage windows from `rate_limit_event`s, and the reset time when one said the plan refused."""
+    """Usage windows from `rate_limit_event`s (extra usage as one more: agents/extra_usage.py), and the reset
+    time when one said the plan refused."""
     seen: dict[str, dict] = {}
     rejected: float | None = None
     for e in evs:
@@ -159,7 +130,10 @@ def _windows(evs: list[dict]) -> tuple[list[dict], float | None]:
             seen[name] = {"type": name,
                           "used_percent": round(float(used) * 100, 1) if used is not None else None,
                           "resets_at": w.get("resetsAt")}
-        if info.get("status") == "rejected" and info.get("resetsAt"):
+        extra = extra_usage.from_claude(info)
+        if extra is not None:  # the plan's window is spent, and extra usage (paid) served the request
+            seen[extra_usage.EXTRA] = extra
+        elif info.get("status") == "rejected" and info.get("resetsAt"):
             rejected = float(info["resetsAt"])
     return list(seen.values()), rejected
 
@@ -211,6 +185,14 @@ def reset_time(text: str, now: float | None = None) -> float | None:
     if when <= current - dt.timedelta(minutes=1):
         when += dt.timedelta(days=1)
     return when.timestamp()
+
+
+def _summed(parts: Iterable[dict]) -> dict:
+    total: dict = {}
+    for part in parts:
+        for key, n in part.items():
+            total[key] = total.get(key, 0) + n
+    return total
 
 
 def _tokens(usage: dict) -> dict:

@@ -7,7 +7,7 @@ import json
 import re
 import time
 
-from git_balanced.agents import modes
+from git_balanced.agents import extra_usage, modes
 from git_balanced.agents.base import AgentRun, Outcome, crashed, short
 from git_balanced.agents.base import budget_words as _budget_words
 from git_balanced.agents.prices import meter_prices, price
@@ -97,13 +97,15 @@ WINDOW_KINDS = {300: "five_hour", 10080: "seven_day"}
 
 
 def _windows(meter: dict | None) -> list[dict]:
-    """The plan windows the meter read from Codex's session file, named as Claude names them."""
+    """The plan windows the meter read from Codex's session file, named as Claude names them, and extra usage
+    (agents/extra_usage.py) when a spent window goes on on the account's credits."""
     out = []
     for w in (meter or {}).get("windows") or []:
         minutes = w.get("window_minutes")
         kind = WINDOW_KINDS.get(int(minutes), f"{minutes}_minute") if minutes else str(w.get("type"))
         out.append({"type": kind, "used_percent": float(w["used_percent"]), "resets_at": w.get("resets_at")})
-    return out
+    extra = extra_usage.from_codex(out, (meter or {}).get("credits"))
+    return out + ([extra] if extra else [])
 
 
 def _tokens(evs: list[dict]) -> dict:

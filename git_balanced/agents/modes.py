@@ -18,6 +18,7 @@ import re
 import time
 from typing import Any
 
+from git_balanced.agents import lead_model
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
 
@@ -150,11 +151,17 @@ def _path(repo: Repo, branch: str) -> Any:
     return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
 
 
+KEPT = ("mode", "agent", "session", "level", "model")  # a change to any of them is written
+
+
 def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | None:
-    """Keep the mode a lead's hook was handed (its input `data`), with its agent and session; None when the
-    input names no mode (then what was recorded before stands)."""
+    """Keep the mode a lead's hook was handed (its input `data`), with its agent, session and model (where its
+    input shows it: agents/lead_model.py); None when the input names no mode (then what was recorded before
+    stands)."""
     mode = str(data.get("permission_mode") or "")
-    if not mode:
+    if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
+        agent = agent_of(data)
+        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"))
         return None
     agent = agent_of(data)
     sandbox = sandbox_of(data) if agent == "codex" else None
@@ -168,8 +175,12 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
         old = json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
         old = None
-    if not old or [old.get(k) for k in ("mode", "agent", "session", "level")] != \
-            [rec[k] for k in ("mode", "agent", "session", "level")]:
+    model = lead_model.model_of(data, agent)
+    if model is None and isinstance(old, dict) and old.get("session") == rec["session"]:
+        model = old.get("model")  # a hook that does not say keeps what the session said before
+    if model:
+        rec["model"] = model
+    if not old or [old.get(k) for k in KEPT] != [rec.get(k) for k in KEPT]:
         write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
     return rec
 
@@ -181,6 +192,35 @@ def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
     except (FileNotFoundError, ValueError):
         return None
     return rec if isinstance(rec, dict) and rec.get("mode") else None
+
+
+def _read(repo: Repo, branch: str) -> dict[str, Any]:
+    try:
+        rec = json.loads(_path(repo, branch).read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
+    """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
+    mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""
+    if not model:
+        return
+    old = _read(repo, branch)
+    if old.get("agent") == agent and old.get("model") == model:
+        return
+    rec = {**old, "model": model} if old.get("agent") == agent else \
+        {"agent": agent, "model": model, "session": session, "at": time.time()}
+    write_atomic(_path(repo, branch), json.dumps(rec, sort_keys=True) + "\n")
+
+
+def model_for(repo: Repo, branch: str, agent: str) -> str | None:
+    """The model the lead of `branch` runs on when it is an agent of the kind `agent`, else None: a worker of
+    the same agent starts on it."""
+    rec = _read(repo, branch)
+    model = rec.get("model") if rec.get("agent") == agent else None
+    return model if isinstance(model, str) and model else None
 
 
 def workers_level(repo: Repo, branch: str) -> str | None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static
 
 from git_balanced.board_app import prefs
@@ -77,11 +78,19 @@ class Panes(App[int]):
 
     def on_resize(self) -> None:
         if self.data:
-            self.reload()
+            self._reload_if_shown()
 
     def poll(self) -> None:
         if self.fingerprint() != self.seen:
+            self._reload_if_shown()
+
+    def _reload_if_shown(self) -> None:
+        """Reload, unless the app is closing: a timer or a resize can come after its panes are gone (they are
+        composed once and never removed while it runs)."""
+        try:
             self.reload()
+        except (NoMatches, ScreenStackError):
+            pass
 
     def reload(self) -> None:
         self.seen = self.fingerprint()
@@ -142,7 +151,7 @@ class Panes(App[int]):
         return rows[table.cursor_row] if 0 <= table.cursor_row < len(rows) else None
 
     def pane(self) -> str | None:
-        focused = self.focused
+        focused = self.focused if self.screen_stack else None  # none while the app closes
         return focused.id if isinstance(focused, DataTable) else None
 
     # -- which keys fit ------------------------------------------------------------------------------------

@@ -38,16 +38,24 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
     first = args[0] if args else "ID"
     if allow and deny:
         raise UsageError("Give --allow or --deny, not both.", hint=f"git balanced answer {first} --deny \"REASON\"")
-    lead = open_lead()
+    if (allow or deny) and _across(args):
+        return _answer_across(args, "allow" if allow else "deny")
     if not (allow or deny):
         if len(args) > 2:
             raise UsageError("One question takes one answer.", hint=f"quote it: git balanced answer {first} \"TEXT\"")
         text = args[1] if len(args) == 2 else None
         if not (text and text.strip()):
             raise UsageError("Give an answer: TEXT, --allow or --deny.", hint=f"git balanced answer {first} \"TEXT\"")
+        if _across([first]):  # PROJECT.N: in that project
+            from git_balanced.chief import allnow
+
+            ui.say(allnow.answer_words(first, text))
+            return 0
+        lead = open_lead()
         f = answer(lead.repo, _question(lead, first), text, None)
         ui.say(f"Answered {f['qid']} ({f.get('piece')}): {shown_answer(f)}")
         return 0
+    lead = open_lead()
     decision = "allow" if allow else "deny"
     names, reason = list(args), None
     if len(names) > 1 and not _names_one(lead, names[-1]):
@@ -62,6 +70,36 @@ def answer_command(args: list[str], *, allow: bool, deny: bool) -> int:
     if missed:
         raise BalancedError(f"{len(missed)} of {len(done) + len(missed)} not answered:\n"
                             + "\n".join("  " + m for m in missed), hint="the first answer counts.")
+    return 0
+
+
+def _across(args: list[str]) -> bool:
+    """Whether the names are across projects (`web.3 ios.1`, as `now --all` shows them)."""
+    from git_balanced.chief.allnow import split
+
+    return any(split(a) for a in args)
+
+
+def _answer_across(args: list[str], decision: str) -> int:
+    """Allow or deny rows of several projects at once, each named PROJECT.N; a last word that names none is
+    the reason."""
+    from git_balanced.chief import allnow
+
+    names, reason = list(args), ""
+    if len(names) > 1 and allnow.split(names[-1]) is None and not names[-1].isdigit() \
+            and not ID_FORM.fullmatch(names[-1]):
+        reason = names.pop()
+    plain = [n for n in names if allnow.split(n) is None]
+    if plain:
+        raise BalancedError(f"{', '.join(plain)} names no project: across projects, name every row as PROJECT.N.",
+                         hint="`git balanced now --all` shows each row's name (web.3).")
+    said, missed = allnow.answer_many(names, decision, reason)
+    for line in said:
+        ui.say(line)
+    if missed:
+        raise BalancedError(f"{len(names) - len(said)} of {len(names)} not answered:\n"
+                            + "\n".join("  " + m for m in missed),
+                            hint="the first answer counts; `git balanced now --all` shows what still waits.")
     return 0
 
 

@@ -23,16 +23,7 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     lines: list[str] = []
     if data["now"]:
         lines.append("Now")
-        for r in data["now"]:
-            if "text" in r:
-                lines.append(f"  {r['text']}")
-            else:
-                handle = f"{r['handle']}, " if r.get("handle") else ""
-                lines.append(f"  {_dot(r['state'])} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
-                             f"({handle}{r['id']})")
-                if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
-                    lines.append(ui.tail(r["tail"], indent="      "))
-                    lines.append(f"      the whole of it: `git balanced show {r['id']}`")
+        lines += now_lines(data["now"])
     rows = [r for r in data["jobs"] if not under_next(r)]
     spend = _spend_lines(data)
     if rows or spend:  # a queued piece that waits, and a paused worker, are under Next
@@ -93,6 +84,23 @@ def seat_lines(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def now_lines(items: list[dict[str, Any]], indent: str = "  ") -> list[str]:
+    """The rows under Now as the board shows them: a numbered row's text (its notes under it), a worker's dot,
+    piece, reason and handle."""
+    lines = []
+    for r in items:
+        if "text" in r:
+            lines.append(f"{indent}{r['text']}")  # the lines after the first carry their own indent
+        else:
+            handle = f"{r['handle']}, " if r.get("handle") else ""
+            lines.append(f"{indent}{_dot(r['state'])} {r['piece']}: {ui.plain(r['reason'], lines=False)}  "
+                         f"({handle}{r['id']})")
+            if r.get("tail"):  # the failing test; `git balanced show JOB` has the whole output
+                lines.append(ui.tail(r["tail"], indent=indent + "    "))
+                lines.append(f"{indent}    the whole of it: `git balanced show {r['id']}`")
+    return lines
+
+
 def _named(r: dict[str, Any], width: int = 0) -> str:
     """A row's handle (`e3`), padded to `width`, and a space; '' for a row without one."""
     handle = r.get("handle") or ""
@@ -115,7 +123,10 @@ def _spend_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = False) -> int:
+def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = False,
+                  all_projects: bool = False) -> int:
+    if all_projects:
+        return _all_projects(as_json=as_json)
     lead = open_lead()
     if live:
         from git_balanced import board_app
@@ -141,3 +152,44 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _all_projects(*, as_json: bool) -> int:
+    """Every project the chief knows: what waits on you in one list, and a line of what runs in each."""
+    from git_balanced.chief import allnow
+    read = allnow.read_all()
+    if as_json:
+        ui.emit_json({**allnow.as_json(read), "boards": {r.project.name: r.board for r in read if r.board}})
+        return 0
+    ui.say("\n".join(all_lines(read, running=True)))
+    return 0
+
+
+def all_lines(read: list[Any], *, running: bool = False) -> list[str]:
+    """Every project's Now in one list, under a line per project (and, with `running`, what runs there)."""
+    if not read:
+        return ["No projects yet. Add one with `git balanced projects add PATH` (or MACHINE:PATH)."]
+    names = [i["name"] for r in read for i in r.now if i.get("name") and i.get("kind") == "question"]
+    head = f"Now, over {len(read)} project{'s' if len(read) != 1 else ''}"
+    if len(names) > 1:
+        head += f" · allow several at once: `git balanced answer --allow {' '.join(names[:4])}`"
+    lines = [head]
+    for r in read:
+        where = r.project.where
+        if r.error:
+            lines.append(f"{r.project.name} ({where}): not read: {r.error}")
+            continue
+        extra = f" · {_running(r.board or {})}" if running else ""
+        lines.append(f"{r.project.name} ({where}){extra}" + ("" if r.now else ": nothing waits on you"))
+        lines += now_lines(r.now)
+    return lines
+
+
+def _running(board: dict[str, Any]) -> str:
+    """What runs in a project, in a few words: its workers by state, its headless lead."""
+    counts: dict[str, int] = {}
+    for j in board.get("jobs") or []:
+        counts[str(j.get("state"))] = counts.get(str(j.get("state")), 0) + 1
+    words = " · ".join(f"{n} {s}" for s, n in counts.items()) or "no workers"
+    agent = board.get("lead_agent")
+    return words + (f" · lead {agent.get('agent')}, {agent.get('state')}" if isinstance(agent, dict) else "")

@@ -151,5 +151,13 @@ def _files(prefix: str) -> list[str]:
     return out + (["-"] if not prefix else [])
 
 
+def _projects(prefix: str) -> list[str]:
+    """The chief's projects' names, when the chief's folder is there (completion never makes it)."""
+    from git_balanced.chief import home
+    from git_balanced.chief.projects import list_projects
+
+    return [p.name for p in list_projects()] if (home.folder() / ".git").is_dir() else []
+
+
 _VALUES = {"jobs": _jobs, "machines": _machines, "plans": _plans, "agents": _agents, "revs": _revs,
-           "files": _files}
+           "files": _files, "projects": _projects}

@@ -12,10 +12,12 @@ from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, remove_if_stale
 from git_balanced.jobs import Job, all_jobs
 from git_balanced.machines.inventory import records as inventory
+from git_balanced.machines.inventory.boxes import BoxSpec
 from git_balanced.machines.inventory.records import LOCAL, host_alias
-from git_balanced.machines.prepare import left_there, leftovers
+from git_balanced.machines.prepare import boxready, left_there, leftovers
 from git_balanced.machines.prepare.leftovers import Leftover, LeftProcess
 from git_balanced.machines.reach import copies
+from git_balanced.machines.reach.boxdoor import Found
 from git_balanced.machines.reach.remote import transport_for
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.state import health
@@ -73,7 +75,8 @@ def _look_there(repo: Repo, jobs: dict[str, Job], f: Findings) -> None:
     """Add what workers left on each ticked SSH machine; a machine that cannot be asked is named."""
     looked = _machines(repo)
     known = {name for name, _, _ in looked}
-    for name in sorted(set(inventory.readiness(repo)) & inventory.ticked(repo) - known - {LOCAL}):
+    boxes = _boxes(repo)
+    for name in sorted(set(inventory.readiness(repo)) & inventory.ticked(repo) - known - {LOCAL} - set(boxes)):
         f.unreached.append(f"{name}: no copy there is known to be this repository's; `git balanced ready {name}` "
                            "finds it")
     for name, t, record in looked:
@@ -86,6 +89,24 @@ def _look_there(repo: Repo, jobs: dict[str, Job], f: Findings) -> None:
         if procs is None:
             f.unreached.append(f"{name}: it did not say which processes its workers left running")
         f.procs += [(name, p) for p in procs or []]
+    if boxes:
+        left, unreached = boxready.as_leftovers(repo, list(boxes.items()))
+        f.left += left
+        f.unreached += unreached
+
+
+def _boxes(repo: Repo) -> dict[str, BoxSpec]:
+    """The ticked box machines (containers, pods) and what each is; one the machines file no longer reads is
+    left out."""
+    out = {}
+    for name in sorted(inventory.ticked(repo) - {LOCAL}):
+        try:
+            spec = inventory.box_of(name)
+        except BalancedError:
+            continue
+        if spec is not None:
+            out[name] = spec
+    return out
 
 
 def gather(repo: Repo) -> Findings:
@@ -152,6 +173,14 @@ def fix(repo: Repo, f: Findings) -> None:
     for x in f.left:
         if not x.kept and x.machine == LOCAL:
             _done(f, x.path, leftovers.remove(repo, x))
+    boxes = _boxes(repo)
+    for x in f.left:
+        if not x.kept and x.kind == "box" and x.machine in boxes:
+            try:
+                boxready.remove(x.machine, boxes[x.machine], [Found(x.path, False, {})])
+                _done(f, x.where, None)
+            except BalancedError as exc:
+                _done(f, x.where, exc.message)
     jobs = all_jobs(repo)
     for name, t, record in _machines(repo):
         there = [x for x in f.left if x.machine == name and not x.kept]

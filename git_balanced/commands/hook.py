@@ -17,6 +17,7 @@ HOOKS: dict[str, str] = {
     "user-prompt-submit": "agent:user_prompt_submit_hook",  # a lead's agent: the inbox's news
     "stop": "agent:stop_hook",                          # a lead's agent: the inbox's news before it stops
     "lead-settings": "agent:lead_settings_hook",        # prints a lead's hook settings for an agent
+    "lead-pre-tool-use": "lead_paths:lead_pre_tool_use_hook",  # a lead's agent: keep off its running pieces' paths
 }
 
 
@@ -38,6 +39,10 @@ def _module(name: str) -> ModuleType:
         from git_balanced.hooks import git_hooks
 
         return git_hooks
+    if name == "lead_paths":
+        from git_balanced.hooks import lead_paths
+
+        return lead_paths
     from git_balanced.hooks import agent
 
     return agent

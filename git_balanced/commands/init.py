@@ -25,9 +25,36 @@ STACKS = (
 )
 
 
-def init_command(*, check: str | None, setup: str | None, agent: str | None, hooks: str = "pre-commit") -> int:
+def init_command(*, check: str | None, setup: str | None, agent: str | None, hooks: str = "pre-commit",
+                 project: bool = False) -> int:
     """Write the settings (or set the keys given in existing ones), then install the hooks: through pre-commit
-    (add them to its config, install it) or, with `hooks="git"`, as plain scripts in the hooks folder."""
+    (add them to its config, install it) or, with `hooks="git"`, as plain scripts in the hooks folder. Then
+    add the repository to the chief's projects (`project`), or offer to when the person has a chief's folder."""
+    code = _init(check=check, setup=setup, agent=agent, hooks=hooks)
+    _project_offer(open_checkout().root, add=project)
+    return code
+
+
+def _project_offer(root: Path, *, add: bool) -> None:
+    """Add this repository to the chief's projects, or, when the person keeps projects and it is not one of
+    them, say the command that adds it."""
+    from git_balanced.chief import home
+    from git_balanced.chief.projects import add_project, list_projects
+
+    kept = (home.folder() / ".git").is_dir()  # without a chief's folder the person keeps no projects yet
+    known = next((p for p in list_projects() if not p.machine and p.path == str(root)), None) if kept else None
+    if add and known is None:
+        p = add_project(str(root))
+        ui.say(f"Added it to the chief's projects as {p.name}: `git balanced now --all` shows its rows with the "
+               "others'.")
+    elif add and known is not None:
+        ui.say(f"It is among the chief's projects already, as {known.name}.")
+    elif kept and known is None:
+        ui.say(f"It is not among the chief's projects: `git balanced projects add {root}` adds it "
+               "(or `init --project`).")
+
+
+def _init(*, check: str | None, setup: str | None, agent: str | None, hooks: str) -> int:
     repo = open_checkout()
     target = repo.root / SETTINGS_PATH
     if target.exists():

@@ -8,6 +8,7 @@ from git_balanced import ui
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.jobs import all_jobs
+from git_balanced.machines.inventory import boxes
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL
 from git_balanced.machines.placing import check_seats, seats
@@ -100,8 +101,17 @@ def _yes(value: bool | None) -> str:
     return "yes" if value else "no"
 
 
-def add_command(name: str, *, host: str | None, preference: str) -> int:
+_BOX_ONLY = {"engine": "podman", "on": None, "network": "none", "pass_env": (), "cpus": None, "memory": None,
+             "engine_args": (), "engine_env": (), "namespace": None, "context": None}
+
+
+def add_command(name: str, *, host: str | None, preference: str, **box: Any) -> int:
     """Add a machine (kept for you across repositories) and say where ssh would take it."""
+    given = [k for k, v in box.items() if k in _BOX_ONLY and v not in (_BOX_ONLY[k], None, ())]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise BalancedError(f"{flag} only goes with --container or --kubernetes.",
+                            hint=f"`git balanced machines add {name} --container IMAGE {flag} ...`.")
     if name == LOCAL:
         inventory.add(name, host, preference)
         ui.say(f"This machine (local) is now {preference}" + (": it only coordinates, and takes only the pieces "
@@ -112,6 +122,44 @@ def add_command(name: str, *, host: str | None, preference: str) -> int:
     address = sshconfig.resolve(where).address  # refuses a host ssh would misread, with a hint
     inventory.add(name, where, preference)
     ui.say(f"Added {name} ({address}, {preference}).")
+    ui.say(f"Tick it for a repository with `git balanced tick {name}`, then `git balanced ready {name}`.")
+    return 0
+
+
+def add_box_command(name: str, *, host: str | None, preference: str, container: str | None,
+                    kubernetes: str | None, engine: str, on: str | None, network: str, cpus: str | None,
+                    memory: str | None, engine_args: tuple[str, ...], engine_env: tuple[str, ...],
+                    pass_env: tuple[str, ...],
+                    namespace: str | None, context: str | None) -> int:
+    """Add a machine that makes a fresh container (or pod) of an image for each job."""
+    if container and kubernetes:
+        raise BalancedError("Give --container or --kubernetes, not both.",
+                            hint=f"`git balanced machines add {name} --container IMAGE`.")
+    if host:
+        raise BalancedError("--host is for SSH machines; a container's engine runs here or on --on MACHINE.",
+                            hint=f"`git balanced machines add {name} --container IMAGE --on MACHINE`.")
+    kind = boxes.KUBERNETES if kubernetes else boxes.CONTAINER
+    wrong = [f for f, v in (("--namespace", namespace), ("--context", context)) if v and kind == boxes.CONTAINER]
+    wrong += [f for f, v in (("--on", on), ("--engine-arg", engine_args), ("--engine-env", engine_env),
+                             ("--pass-env", pass_env), ("--network", network != "none"))
+              if v and kind == boxes.KUBERNETES]
+    if wrong:
+        raise BalancedError(f"{wrong[0]} does not go with --{kind}.",
+                            hint="a pod's network and secrets are the cluster's (a NetworkPolicy, a Secret); see "
+                                 "docs/machines.md." if kind == boxes.KUBERNETES else
+                            "see `git balanced machines add --help`.")
+    env = {}
+    for item in engine_env:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise BalancedError(f"--engine-env {item!r} is not KEY=VALUE.",
+                                hint="e.g. --engine-env CONTAINERS_CONF=/etc/balanced/containers.conf.")
+        env[key] = value
+    spec = boxes.BoxSpec(kind=kind, image=str(container or kubernetes), engine=engine, on=on, network=network,
+                         cpus=cpus, memory=memory, engine_args=tuple(engine_args), engine_env=env,
+                         pass_env=tuple(pass_env), namespace=namespace, context=context)
+    inventory.add_box(name, spec, preference)
+    ui.say(f"Added {name}: {spec.words()}, {preference}.")
     ui.say(f"Tick it for a repository with `git balanced tick {name}`, then `git balanced ready {name}`.")
     return 0
 

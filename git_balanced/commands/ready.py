@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from git_balanced import ui
 from git_balanced.errors import BalancedError
-from git_balanced.lead import open_lead, settings_at
+from git_balanced.lead import Lead, open_lead, settings_at
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL
-from git_balanced.machines.prepare.ready import Options, prepare
+from git_balanced.machines.placing import accounts
+from git_balanced.machines.prepare.ready import Options, prepare, wanted_agents
 from git_balanced.machines.prepare.signin import FILES
 
 
@@ -44,7 +45,7 @@ def ready_command(names: list[str], *, yes: bool, share: str | None = None, repl
             ui.say(f"{name:<{width}}  not ready: {found.why}{note}")
             if found.hint:
                 ui.say(f"{'':<{width}}  hint: {found.hint}")
-        for line in found.notes:
+        for line in found.notes + _no_room(lead, name):
             ui.say(f"{'':<{width}}  {line}")
     good = [f for f in results if f.ready]
     bad = [f for f in results if not f.ready]
@@ -53,3 +54,14 @@ def ready_command(names: list[str], *, yes: bool, share: str | None = None, repl
         line += "; not ready: " + "; ".join(f"{f.name} ({f.why})" for f in bad)
     ui.say(line)
     return 1 if bad else 0
+
+
+def _no_room(lead: Lead, machine: str) -> list[str]:
+    """The agents whose account there takes no new workers (past the reserve, or on extra usage), and why."""
+    reserve = settings_at(lead.repo, lead.branch).balanced.reserve
+    out = []
+    for agent in wanted_agents(lead):
+        r = accounts.refusal(lead.repo, agent, machine, reserve)
+        if r is not None:
+            out.append(f"{accounts.agent_name(agent)} takes no new workers here, as {r.words}")
+    return out

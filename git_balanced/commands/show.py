@@ -7,6 +7,7 @@ from typing import Any
 from git_balanced import ui
 from git_balanced.engine.detail import detail
 from git_balanced.lead import open_lead
+from git_balanced.vocab import JobState
 
 
 def show_command(job: str, *, as_json: bool) -> int:
@@ -39,7 +40,9 @@ def render(d: dict[str, Any]) -> str:
         bits.append(f"${did['cost_usd']:.2f}")
     lines.append("  did: " + ", ".join(bits) + (f": {ui.plain(did['summary'], lines=False)}" if did["summary"]
                                                  else ""))
-    if at["ref"]:
+    if d["state"] == JobState.REPORTED:  # a piece that writes nothing has no branch: its report is above
+        lines.append("  branch: none (`writes: none`: it only read, and its report is its result)")
+    elif at["ref"]:
         where = f"at {at['commit'][:7]}" if at["commit"] else "not here"
         lines.append(f"  branch: {d['branch']} ({at['ref']}) {where}" + (", in the lead's branch" if at["in_lead"]
                                                                           else ""))

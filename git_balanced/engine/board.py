@@ -19,6 +19,9 @@ def _reason(j: Job) -> str:
         budget = ", stopped at its budget" if j.budget_stopped else ""
         own = own_check_words(j)
         return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}" + (f"; {own}" if own else "")
+    if j.state == JobState.REPORTED:
+        first = (j.summary or "").strip().splitlines()[:1]
+        return f"reported: {first[0][:100] if first else 'an empty report'} (`git balanced show {j.id}`)"
     if j.state == JobState.PAUSED and j.reset_at:
         return (f"paused for its plan's usage limit until {ui.clock(j.reset_at)}; "
                 f"goes on at {ui.clock(j.resume_at or j.reset_at)}")
@@ -312,16 +315,22 @@ def _extras(lead: Lead) -> dict[str, list[dict[str, Any]]]:
 def _numbered(lead: Lead) -> list[dict[str, Any]]:
     """What waits on your answer, numbered as `answer`, `ship`, `correct`, `not-now` and `go-ahead` name them:
     questions passed to you, then what the lead put to you (reviews and ideas)."""
-    from git_balanced.channel import now, questions
+    from git_balanced.channel import now, nownotes, questions
 
     asked = {q["qid"]: q for q in questions.board_items(lead)["now"]}
+    noted = nownotes.noted(lead.repo) if lead.repo.list_refs(nownotes.PREFIX) else {}
     out = []
     for item in now.numbered(lead):
         n = item["n"]
         if item["kind"] == "question":
             q = asked.get(item["id"], {"text": f"? {item['id']}", "qid": item["id"], "kind": "question"})
-            out.append({**q, "n": n, "text": f"{n} {q['text']}"})
+            entry = {**q, "n": n, "text": f"{n} {q['text']}"}
         else:
-            out.append({"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)})
+            entry = {"n": n, "kind": item["kind"], "row": item["row"], "text": now.shown(item["row"], n)}
+        notes = noted.get(item["id"])
+        if notes:  # the chief's (or the person's) lines under the row
+            entry["notes"] = notes
+            entry["text"] += "\n" + "\n".join(nownotes.lines(notes, " " * (len(str(n)) + 5)))
+        out.append(entry)
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from git_balanced.agents import modes
 from git_balanced.channel.inbox import post
 from git_balanced.channel.told import tell_and_record
 from git_balanced.git import Repo
@@ -42,10 +43,14 @@ class Context:
         post(self.repo, self.lead.branch, text, **data)
 
     def default_model(self, agent: str) -> str | None:
-        """The model a new worker of `agent` starts on: the settings' own, else the first of its ladder; none
-        for a shell piece, which runs a command (a `model` left in settings made for another agent is not its)."""
+        """The model a new worker of `agent` starts on: its lead's, when the lead is an agent of the same kind
+        (agents/lead_model.py), else the settings' own, else the first of its ladder; none for a shell piece,
+        which runs a command (a `model` left in settings made for another agent is not its)."""
         if agent == "shell":
             return None
+        leads = modes.model_for(self.repo, self.lead.branch, agent)
+        if leads:
+            return leads
         if agent == self.settings.balanced.agent and self.settings.balanced.model:
             return self.settings.balanced.model
         ladder = self.settings.ladder(agent)

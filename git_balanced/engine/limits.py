@@ -126,10 +126,10 @@ def _lacks(j: Job) -> str:
         return "no machine could take it when it was placed"
     if j.agent not in agents_probe.AGENTS:
         return ""
-    from git_balanced.machines.inventory.records import host_alias
+    from git_balanced.machines.inventory.records import box_of, host_alias
 
     try:
-        if j.machine != "local":
+        if j.machine != "local" and box_of(j.machine) is None:
             host_alias(j.machine)
     except BalancedError:
         return f"{j.machine} is no longer added"

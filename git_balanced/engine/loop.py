@@ -28,7 +28,7 @@ from git_balanced.jobs import Job, StoredPlan
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.state import archive, refs
-from git_balanced.vocab import ENDED_BADLY, LIVE, Failure, JobState
+from git_balanced.vocab import ENDED_BADLY, ENDED_WELL, LIVE, Failure, JobState
 
 if TYPE_CHECKING:
     from git_balanced.landing.aside import Aside
@@ -122,6 +122,7 @@ class Engine:
             everyone, jobs = self._read(plans)
         mine = {jid: j for jid, j in jobs.items() if self.owners.mine(j)}
         wrote = self.watcher.watch(ctx, [j for j in mine.values() if j.state == JobState.RUNNING])
+        self.sweeper.mark(self.watcher.take_reported())  # a reader's shared checkout is let go, off the pass
         wrote = limits.resume(ctx, [j for j in mine.values() if j.state == JobState.PAUSED], jobs.values()) or wrote
         if wrote:
             everyone, jobs = self._read(plans)
@@ -346,7 +347,7 @@ class Engine:
         for plan_id, plan in sorted(plans.items()):
             if plan.state != "started" or not self._places(ctx, plan):
                 continue
-            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state == JobState.LANDED}
+            landed = {p for (pid, p), j in latest.items() if pid == plan_id and j.state in ENDED_WELL}
             dead = {p for (pid, p), j in latest.items() if pid == plan_id and j.decided and j.state != JobState.RETRIED}
             stuck = self._stuck(ctx, plan, latest)
             for piece in plan.pieces:
@@ -470,11 +471,13 @@ class Engine:
                 continue
             states = [latest.get((plan_id, p.id)) for p in plan.pieces]
             landed = sum(1 for j in states if j and j.state == JobState.LANDED)
-            ended = sum(1 for j in states if j and j.decided and j.state != JobState.RETRIED)
+            reported = sum(1 for j in states if j and j.state == JobState.REPORTED)
+            ended = sum(1 for j in states if j and j.decided and j.state not in (JobState.RETRIED, JobState.REPORTED))
             blocked = _blocked(plan, latest)
-            if landed + ended + blocked < len(plan.pieces):
+            if landed + reported + ended + blocked < len(plan.pieces):
                 continue
-            words = f"{landed} landed" + (f", {ended} failed" if ended else "") + \
+            words = f"{landed} landed" + (f", {reported} reported" if reported else "") + \
+                (f", {ended} failed" if ended else "") + \
                 (f", {blocked} never started" if blocked else "")
             refs.append(self.repo, refs.ref_for("plans", plan_id), "done", f"Plan done: {words}",
                         {"summary": words}, state="done")

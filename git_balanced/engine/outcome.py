@@ -31,7 +31,7 @@ def unlanded(eng: Engine) -> list[str]:
                 lines.append(f"{piece.id} never started: it comes after {', '.join(piece.after)}"
                              + (waits if yours else ", which did not land") if piece.after
                              else f"{piece.id} never started. {why}".strip())
-            elif j.state == JobState.LANDED:
+            elif j.state in (JobState.LANDED, JobState.REPORTED):
                 continue
             elif j.state == JobState.HELD:
                 lines.append(f"{piece.id} is held for you: {j.reason} ({j.id})")

@@ -16,12 +16,12 @@ START = "git balanced engine --detach"
 # order; each state's dot and its colour (a ring for finished and not landed, filled green for landed, red for
 # what failed). Without colour (NO_COLOR, a plain terminal, `board`'s text) the dots alone tell them apart.
 FOLD_AFTER = 5
-FOLD_ORDER = (JobState.LANDED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST)
+FOLD_ORDER = (JobState.LANDED, JobState.REPORTED, JobState.FAILED, JobState.STOPPED, JobState.RETRIED, JobState.LOST)
 DOTS: dict[str, tuple[str, str]] = {
     JobState.QUEUED: ("◌", "grey62"), JobState.RUNNING: ("◐", "yellow"), JobState.PAUSED: ("‖", "cyan"),
     JobState.FINISHED: ("○", "green"), JobState.LANDED: ("●", "green"), JobState.FAILED: ("✗", "red"),
     JobState.STOPPED: ("■", "red"), JobState.HELD: ("!", "magenta"), JobState.RETRIED: ("↻", "grey62"),
-    JobState.LOST: ("?", "red")}
+    JobState.LOST: ("?", "red"), JobState.REPORTED: ("◆", "green")}
 PID_FILE = "engine.pid"  # written by engine/background.EngineLock, read here and there
 
 

@@ -11,13 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from git_balanced import jobs as J
+from git_balanced.agents.subagents import waited_words
 from git_balanced.channel.inbox import post
 from git_balanced.channel.told import key_of
 from git_balanced.engine import limits, relay, workers
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
-from git_balanced.job_events import Failed, Finished
+from git_balanced.job_events import Failed, Finished, Reported
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import held
@@ -40,6 +41,12 @@ class Watcher:
         self._since_path = self.repo.state_dir / "out-of-reach.json"
         self.unreachable_since: dict[str, float] = self._load_since()
         self._fetched: dict[str, str | None] = {}  # by job id: the branches _prefetch brought back this pass
+        self.reported: list[Job] = []  # workers that reported (`writes: none`): their checkouts are let go
+
+    def take_reported(self) -> list[Job]:
+        """The jobs that reported since the last ask, for their cleanup: nothing of theirs lands."""
+        out, self.reported = self.reported, []
+        return out
 
     def watch(self, ctx: Context, running: list[Job]) -> bool:
         """Look at the running workers once; True when one of them ended (and its job says so now)."""
@@ -151,8 +158,8 @@ class Watcher:
             # Told before the event that records how the run ended, keyed by the job's tip: a pass run again
             # after a crash between the two tells it once.
             post(self.repo, self.lead.branch, f"{j.piece}: its worker ran {n} subagent{'s' if n != 1 else ''}"
-                 + (f", {bad} of which failed" if bad else ", none failed"), key=key_of(self.repo, j.id, "subagents"),
-                 again=True, job=j.id)
+                 + (f", {bad} of which failed" if bad else ", none failed") + waited_words(outcome.subagents),
+                 key=key_of(self.repo, j.id, "subagents"), again=True, job=j.id)
 
         def fail(failure: Failure, reason: str, state: JobState = JobState.FAILED) -> None:
             ctx.record(j.id, Failed(failure=failure, reason=reason, ended=state, ran=data), f"{j.piece}: {reason}",
@@ -183,6 +190,11 @@ class Watcher:
                 fail(Failure.BUDGET, f"stopped at its budget{cost_words}", state=JobState.STOPPED)
         elif how in (Reason.GUARD, Reason.FAILED):  # the commit of what it left was refused
             fail(Failure(how), f"its commit was refused: {result.commit_error}")
+        elif outcome.kind == Reason.SUCCESS and workers.reads_only(j):  # its report is its result: nothing lands
+            ctx.record(j.id, Reported(ran=data), f"{j.piece}: reported{cost_words}",
+                       say=f"{j.piece} finished and reported ({j.id}){cost_words}: "
+                           f"{outcome.summary or 'its report is empty'}", job=j.id)
+            self.reported.append(j)
         elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
             ctx.record(j.id, Finished(ran=data),

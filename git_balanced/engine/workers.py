@@ -36,6 +36,7 @@ from git_balanced.shipped.messages import (
     StatusRequest,
     StopRequest,
 )
+from git_balanced.shipped.readonly import readonly_path
 from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO, seat_budget
 from git_balanced.state.events import node_id
@@ -48,18 +49,29 @@ def host_for(lead: Lead, machine: str) -> Host:
     """The host a job's machine name stands for."""
     if machine == "local":
         return LocalHost(lead.repo)
+    from git_balanced.machines.inventory.records import box_of
     from git_balanced.machines.reach.remote import RemoteHost
+
+    spec = box_of(machine)
+    if spec is not None:
+        from git_balanced.machines.reach.boxhost import BoxHost
+
+        return BoxHost(lead, machine, spec)
 
     return RemoteHost(lead, machine)
 
 
 def rules_for(job: Job, check: str | None, budget: float | None) -> str:
-    """The worker's instructions, from templates/worker.md; `budget` is what it starts with."""
+    """The worker's instructions, from templates/worker.md (reader.md for a piece that writes nothing); `budget`
+    is what it starts with."""
+    budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
+    if reads_only(job):
+        return template_text("reader.md").format(plan_task=job.plan_task, piece=job.piece, task=job.task,
+                                                 base=str(job.base)[:12], budget_line=budget_line)
     text = template_text("worker.md")
     check_line = check_words(job.check, check)
     paths = job.paths
     paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
-    budget_line = f"- Your budget is ${budget:.2f}; you are stopped when it is spent.\n" if budget else ""
     return text.format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                        branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
 
@@ -79,6 +91,18 @@ def check_words(own: str | None, check: str | None) -> str:
     return ""
 
 
+def reads_only(job: Job) -> bool:
+    """Whether the job's piece writes nothing (`writes: none`): a shared read-only checkout, a report, no branch."""
+    return job.writes == "none"
+
+
+def work_path(host: Host, job: Job) -> str:
+    """Where the job's worker works on its machine: its own worktree, or for a piece that writes nothing the
+    shared read-only checkout of its base, beside the worktrees (shipped/readonly.py)."""
+    wt = host.worktree_path(job.id)
+    return readonly_path(wt.rsplit("/", 1)[0], str(job.base)) if reads_only(job) else wt
+
+
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
                   edit_without_asking: bool, others: Collection[Job]) -> StartRequest:
     """The runner's `start` request for a job; `others` are the jobs whose paths its guard names."""
@@ -88,7 +112,7 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
 
     adapter = agents.get(job.agent)
     lead_settings = settings_at(lead.repo, lead.branch)
-    wt = host.worktree_path(job.id)
+    wt = work_path(host, job)
     run_dir = f"{RUNS_DIR}/{job.runner_key}"
     # A worker on this machine sees the lead's repository read-only where the fence works (machines/reach/hosts.py):
     # then it asks, and its hooks decide, through its runner's files, relayed by the engine as from elsewhere.
@@ -103,10 +127,10 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     if job.resume_note:
         task = f"{task}\n\n{job.resume_note}"
     budget = start_budget(lead, job, others)  # what is left of its share, after its lead's spend too
+    level = "read-only" if reads_only(job) else modes.for_worker(lead.repo, lead.branch)
     run = adapter.build(task=task, rules=rules_for(job, check, budget), model=job.model,
                         budget_usd=budget, worktree=wt, run_dir=run_dir,
-                        edit_without_asking=edit_without_asking, level=modes.for_worker(lead.repo, lead.branch),
-                        **kwargs)
+                        edit_without_asking=edit_without_asking, level=level, **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
     remote = not isinstance(host, LocalHost)
     if not remote:  # the budget this machine's checks go by, for the board (which reads no settings)
@@ -114,6 +138,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
     asks = not local or job.plan_first
+    if reads_only(job):
+        return _reader_request(lead, job, host, run, wt, asks, local, adapter.name)
     return StartRequest(
         job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
         setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local),
@@ -133,6 +159,25 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         # The runner makes it the worktree's pre-commit hook.
         guard=agent_hooks.guard_request(lead, job, others) or None,
     )
+
+
+def _reader_request(lead: Lead, job: Job, host: Host, run: Any, wt: str, asks: bool, local: bool,
+                    agent: str) -> StartRequest:
+    """The `start` request of a piece that writes nothing: the shared read-only checkout of its base, made from the
+    lead's repository here or the machine's copy there; no setup, branch, guard or commit; its hooks refuse every
+    edit (it is held to `read-only`, whatever its lead's mode)."""
+    from git_balanced.agents import wiring as agent_hooks
+    from git_balanced.lead import settings_at
+
+    lead_settings = settings_at(lead.repo, lead.branch)
+    env = {**run.env, **agent_hooks.worker_env(lead, job, wt, local), "GIT_BALANCED_WORKER_MODE": "read-only"}
+    return StartRequest(
+        job=job.runner_key, repo=str(lead.repo.root) if isinstance(host, LocalHost) else host.repo_path(),
+        worktree=wt, branch=job.branch, base=str(job.base), argv=run.argv, env=env, files=run.files,
+        meter=run.meter, runs_dir=RUNS_DIR, readonly=True,
+        worker={"agent": agent, "env": list(lead_settings.worktree.env), "fence": not fence.switched_off()},
+        ask=True if asks else None, ask_timeout=float(lead_settings.balanced.ask_timeout) if asks else None,
+        hook=agent_hooks.hook_rules() if asks else None)
 
 
 def _repo_of(host: Host, job: Job) -> str:
@@ -192,7 +237,8 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     ready: list[tuple[Job, dict[str, Any]]] = []
     for i, j in enumerate(jobs):
         try:
-            host.prepare_base(j.branch, str(j.base))
+            if not reads_only(j) or not isinstance(host, LocalHost):  # here a reader's checkout needs no copy
+                host.prepare_base(j.branch, str(j.base))
             ready.append((j, build_request(lead, j, host, setup, check, edit_without_asking, others).to_json()))
         except MachineUnreachable as exc:  # the same for the rest: not asked again, one timeout at most
             return out + [(k, exc) for k, _ in ready] + [(k, exc) for k in jobs[i:]]
@@ -207,7 +253,7 @@ def launch_many(lead: Lead, jobs: list[Job], setup: str | None, check: str | Non
     for (j, _), answer in zip(ready, answers, strict=True):
         try:
             host.answered("start", answer)
-            out.append((j, (answer.get("pid"), host.worktree_path(j.id))))
+            out.append((j, (answer.get("pid"), work_path(host, j))))
         except BalancedError as exc:
             out.append((j, exc))
     return out
@@ -295,6 +341,10 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
             # machine the runner removes it, after the worktree (`own_copy`).
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
             try:
+                if reads_only(job):  # its mark on the shared checkout goes, and the checkout with the last one
+                    host.call(Action.CLEANUP, CleanupRequest(job=job.runner_key, repo=repo, worktree=work_path(
+                        host, job), runs_dir=RUNS_DIR, prune=False, readonly=True).to_json())
+                    continue
                 asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
                                        runs_dir=RUNS_DIR, prune=local is not None or i == len(js) - 1,
                                        own_copy=None if local else True, branch=None if local else job.branch)

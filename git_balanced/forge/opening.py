@@ -8,8 +8,7 @@ from typing import Any
 
 from git_balanced.errors import BalancedError
 from git_balanced.forge.base import Forge, PullRequest
-from git_balanced.forge.events import Opened, Pushed, record
-from git_balanced.forge.prs import all_prs
+from git_balanced.forge.events import Opened, Pushed, record, ref_of
 from git_balanced.landing.review import Review, corrections, landed_pieces, run_check
 from git_balanced.lead import Lead
 
@@ -94,8 +93,7 @@ def open_or_reuse(lead: Lead, sh: Shipping, forge: Forge, *, draft: bool, title:
     found = forge.find_open(lead.branch)
     pr = forge.update(found.number, title=title, body=body) if found else \
         forge.open(head=lead.branch, base=sh.base, title=title, body=body, draft=draft)
-    known = all_prs(lead.repo).get(pr.number)
-    if known is None:
+    if lead.repo.read_ref(ref_of(pr.number)) is None:  # the first time this clone sees it
         record(lead.repo, pr.number, Opened(number=pr.number, url=pr.url, repository=forge.repository,
                                             lead=lead.branch, branch=lead.branch, base=pr.base_ref or sh.base,
                                             remote=sh.remote, head_sha=pr.head_sha, title=pr.title, draft=pr.draft,

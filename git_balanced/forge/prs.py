@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from git_balanced import process
 from git_balanced.forge.events import KIND, ref_of
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
@@ -55,21 +56,48 @@ class Pr:
         return " · ".join(bits)
 
 
-def all_prs(repo: Repo) -> dict[int, Pr]:
-    """Every pull request of this clone, by number, with its events (there are a few)."""
+class _Chains(process.Bounded[str, tuple[str, tuple[Event, ...]]]):
+    """The events of each pull request's chain this process read, with the tip they were read at."""
+
+    KEEP = 256
+
+
+def all_prs(repo: Repo, *, open_only: bool = False, branch: str | None = None) -> dict[int, Pr]:
+    """The pull requests of this clone (the open ones, those of `branch`), by number, with their events: the
+    folded states from the cache, and the chains only of those asked for (a merged or closed one costs nothing
+    then; an unchanged chain is not read again, one that grew only its new commits)."""
     out = {}
     for name, st in cache.read_all(repo, KIND).items():
-        if name.isdigit():
-            n = int(name)
-            events = tuple(sorted(refs.events_of(repo, ref_of(n)), key=Event.sort_key))
-            out[n] = Pr(n, str(st["state"]), dict(st["fields"]), events)
+        if not name.isdigit() or (open_only and st["state"] != PrState.OPEN) or \
+                (branch is not None and st["fields"].get("lead") != branch):
+            continue
+        n = int(name)
+        tip = repo.read_ref(ref_of(n))
+        if tip:
+            out[n] = Pr(n, str(st["state"]), dict(st["fields"]), _events(repo, ref_of(n), tip))
     return out
+
+
+def _events(repo: Repo, ref: str, tip: str) -> tuple[Event, ...]:
+    """The chain's events at `tip`: as read before when it did not move; when it grew, the old events and the
+    commits read since (the old tip behind the new one), else read whole."""
+    held = process.part(_Chains)
+    key = f"{repo.common_dir}:{ref}"
+    old = held.get(key)
+    if old is not None and old[0] == tip:
+        return old[1]
+    if old is not None and repo.is_ancestor(old[0], tip):
+        new = refs.read_chain(repo, tip, {e.sha for e in old[1]} | {old[0]})
+        events = tuple(sorted((*old[1], *new), key=Event.sort_key))
+    else:
+        events = tuple(refs.read_chain(repo, tip))
+    held.put(key, (tip, events))
+    return events
 
 
 def of_lead(lead: Lead, *, open_only: bool = False) -> list[Pr]:
     """The lead's pull requests, oldest first."""
-    return [p for n, p in sorted(all_prs(lead.repo).items())
-            if p.fields.get("lead") == lead.branch and (p.is_open or not open_only)]
+    return [p for _, p in sorted(all_prs(lead.repo, open_only=open_only, branch=lead.branch).items())]
 
 
 def status_line(p: Pr) -> str:

@@ -45,6 +45,15 @@ class TreeChange:
 class Repo(RepoCore):
     """One repository as seen from a checkout (or a bare repository), and git's answers about it by name."""
 
+    @classmethod
+    def create(cls, folder: Path) -> Repo:
+        """A new repository with a checkout at `folder` (made when missing), on branch `main`."""
+        folder.mkdir(parents=True, exist_ok=True)
+        res = run_git(["init", "-q", "-b", "main", str(folder)], cwd=folder)
+        if res.code != 0:
+            raise GitError(["git", "init", str(folder)], res.code, res.out, res.err)
+        return cls.discover(folder)
+
     def rev_parse(self, rev: str) -> str | None:
         """The commit id `rev` names, or None. A branch's full ref name (`refs/heads/…`, which git keeps
         pointing at a commit) is read in-process, without starting git."""

@@ -134,7 +134,10 @@ VERBS: tuple[Verb, ...] = (
                                flags=("--all",), key="show_all"),
                            Arg("watch", bool, "Redraw as things change.", default=False, flags=("--watch",)),
                            Arg("live", bool, "The board as a live terminal app: keys, marks, a worker's log.",
-                               default=False, flags=("--live",))),
+                               default=False, flags=("--live",)),
+                           Arg("all_projects", bool, "Every project the chief knows (`git balanced projects`): "
+                               "what waits on you in one list, and what runs in each.", default=False,
+                               flags=("--all-projects",))),
                   help="The board: Now (what waits on you), Running (a dot per worker), Next (what comes).")),
     Verb("inbox", "What the lead hears.",
          "What came for the lead since the last call (landings, failures, questions, schedules, the person's "

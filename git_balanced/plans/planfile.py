@@ -24,7 +24,8 @@ from git_balanced.settings import AGENTS, AgentName
 PLAN_KEYS = ("task", "budget", "pieces")
 PIECE_KEYS = ("id", "task", "size", "after", "machine", *FILE_OPTIONS)
 # The options read by a reader of their own below; any other is read by its type (`_Reader.option`).
-_READ_APART = ("agent", "model", "run", "paths", "check")
+_READ_APART = ("agent", "model", "run", "paths", "writes", "check")
+WRITES = ("none",)  # what `writes` may say; left out, the worker writes in a worktree of its own
 # How long each text key may be, and in what unit: a command goes to `sh -c` as one argument.
 _TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"), "model": (NAME_MOST, "characters"),
               "check": (COMMAND_MOST, "bytes"),
@@ -242,6 +243,8 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
                        f"{bounds.PATHS_MOST:,}.", "write fewer, wider globs such as `src/**`")
         listed = []
     piece["paths"] = [path for line, path in listed if _good_path(reader, path, line, where)]
+    if "writes" in node and _good_writes(reader, node, where):
+        piece["writes"] = node["writes"]
     for name in FILE_OPTIONS:
         if name not in _READ_APART and node.get(name) is not None:
             value = reader.option(node, name, where)
@@ -252,6 +255,22 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
             elif value is not None:
                 piece[name] = value
     return piece, lines
+
+
+def _good_writes(reader: _Reader, node: CommentedMap, where: str) -> bool:
+    """Whether the piece's `writes` is one of WRITES, and goes with the rest of it; else a problem said."""
+    value, line = node.get("writes"), _line(node, "writes")
+    if value not in WRITES:
+        said = "empty" if value is None else _said(value)
+        reader.problem(line, f"{where}, `writes`: {said} is not a choice; `writes: none` is the one there is, for a "
+                       "piece that only reads (it runs in a shared read-only checkout and reports).",
+                       f"set `writes: none` in {where}, or remove `writes` to give it a worktree of its own")
+        return False
+    if node.get("paths"):
+        reader.problem(line, f"{where}, `writes`: a piece that writes nothing has no `paths` to write.",
+                       f"remove `paths` from {where}, or remove `writes: none`")
+        return False
+    return True
 
 
 def _only_claude(piece: dict[str, Any], value: Any) -> tuple[str, str] | None:

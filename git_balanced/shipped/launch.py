@@ -46,6 +46,8 @@ if "_git" not in globals():
     )
 if "_worktree" not in globals():
     from git_balanced.shipped.worktrees import _install_guard, _own_copy, _worktree
+if "readonly_acquire" not in globals():
+    from git_balanced.shipped.readonly import readonly_acquire
 if "worker_env" not in globals():
     from git_balanced.shipped import pen
     from git_balanced.shipped.workenv import worker_env
@@ -167,6 +169,10 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     grace = float(req.grace or GRACE)
     made = clean = guarded = False
     error_reason = Reason.CRASHED  # an error's reason, if the run has one
+    if req.readonly:
+        _write_atomic(os.path.join(run_dir, "result.json"), json.dumps(_read_only_run(req, run_dir, live).to_json(),
+                                                                       indent=1))
+        return
     try:
         if req.own_copy:  # `repo` is the machine's shared copy: the worker gets its branch's own
             repo = _own_copy(repo, wt, branch, base, os.path.dirname(run_dir), req.start_at)
@@ -223,6 +229,33 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     _write_atomic(os.path.join(run_dir, "result.json"), text)
 
 
+def _read_only_run(req: StartRequest, run_dir: str, live: Live) -> Result:
+    """A worker that writes nothing: in the shared read-only checkout of its base (readonly.py), penned with
+    only its run folder and its agent's own state writable; no setup, no branch, no commit. Its result has no
+    head and no commits: its report is in its agent's log."""
+    res = Result(job=req.job, started=round(time.time(), 3), base=req.base)
+    error_reason = Reason.CRASHED
+    try:
+        wt = _path(req.worktree)
+        readonly_acquire(_path(req.repo), wt, req.base, req.job)
+        penned = _penned(req, run_dir, None, wt)
+        res.fenced = penned[1] is not None
+        if not _stopping(run_dir, live):
+            _agent(req, run_dir, wt, float(req.grace or GRACE), res, live, penned)
+        res.ended_left_running = len(_reap(run_dir, min(float(req.grace or GRACE), 5.0)))
+    except RunError as exc:
+        res.error, error_reason = str(exc), exc.reason
+        _note(str(exc))
+    except Exception as exc:
+        res.error = f"the runner failed: {type(exc).__name__}: {exc}"
+        traceback.print_exc()
+    res.stopped = _stopping(run_dir, live)
+    res.reason = _reason(res, error_reason, False)
+    res.ended = round(time.time(), 3)
+    res.seconds = round(res.ended - res.started, 3)
+    return res
+
+
 def _reason(res: Result, error_reason: str, guarded: bool) -> str:
     """How the run ended, the first that holds: its setup failed, the runner could not do its part (the error's
     reason), its budget stopped it, someone did, its leftovers' commit was refused (by the guard, or failed);
@@ -244,7 +277,7 @@ def _stopping(run_dir: str, live: Live) -> bool:
     return live.stop or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _penned(req: StartRequest, run_dir: str, repo: str, wt: str) -> tuple[dict, tuple[list, list] | None]:
+def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple[dict, tuple[list, list] | None]:
     """The environment of the worker's setup and agent, and its pen's (read-only, writable) folders, or None
     where it runs unpenned: a request without `worker` (as before there was one), or a machine without
     namespaces. A worker gets the environment its agent needs (workenv.py), a temporary folder of its own,
@@ -259,8 +292,12 @@ def _penned(req: StartRequest, run_dir: str, repo: str, wt: str) -> tuple[dict, 
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
     if not spec.get("fence") or not pen.available():
         return env, None
-    own = [wt, run_dir, repo, *pen.agent_state(agent, env)]
+    # A worker that writes nothing (no `repo`) has only its run folder and its agent's state: its checkout
+    # stays read-only, as does everything under the home it lives in.
+    own = [wt, run_dir, repo, *pen.agent_state(agent, env)] if repo else [run_dir, *pen.agent_state(agent, env)]
     readonly, writable = pen.folders(env, own)
+    if not repo:  # its checkout, wherever it is: read-only in the pen as on disk
+        readonly.append(os.path.realpath(wt))
     env["XDG_CACHE_HOME"] = os.path.join(run_dir, "cache")
     env["PRE_COMMIT_HOME"] = os.path.join(run_dir, "cache", "pre-commit")
     os.makedirs(env["PRE_COMMIT_HOME"], exist_ok=True)

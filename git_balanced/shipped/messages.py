@@ -149,6 +149,9 @@ class StartRequest(Message):
     start_at: str | None = None  # where a new worktree's branch starts, from the lead's own record
     own_copy: bool | None = None  # make the branch's own copy of `repo` first (branchcopy.py)
     grace: float | None = None  # seconds between SIGTERM and SIGKILL
+    # It writes nothing (`writes: none`): `worktree` is the shared read-only checkout of `base` (readonly.py),
+    # made from `repo` when it is not there; no branch, no guard, no setup, no commit.
+    readonly: bool | None = None
 
     def check(self) -> None:
         _plain_job(self.job)
@@ -220,6 +223,7 @@ class CleanupRequest(Message):
     own_copy: bool | None = None
     branch: str | None = None  # whose own copy goes, with `own_copy`
     grace: float | None = None
+    readonly: bool | None = None  # `worktree` is a shared read-only checkout: the job's mark on it goes
 
     def check(self) -> None:
         _plain_job(self.job)

@@ -93,7 +93,14 @@ class Meter:
         self._last_poll = 0.0  # read the rollout to its end first
         cost = round(self.cost_usd, 6)
         return json.dumps({"type": SUMMARY_EVENT, "cost_usd": cost, "budget_usd": self.budget,
-                           "over_budget": self.over_budget, "tokens": self.tokens, "windows": self.windows})
+                           "over_budget": self.over_budget, "tokens": self.tokens, "windows": self.windows,
+                           "credits": self.credits})
+
+    @property
+    def credits(self) -> dict | None:
+        """Codex's account credits as last reported ({"has_credits", "unlimited", "balance"}), or None."""
+        found = self._limits.get("credits")
+        return found if isinstance(found, dict) else None
 
     @property
     def windows(self) -> list:

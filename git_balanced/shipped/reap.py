@@ -34,6 +34,8 @@ if "_lock_worktrees" not in globals():
     from git_balanced.shipped.worktrees import _lock_worktrees
 if "own_copy_path" not in globals():
     from git_balanced.shipped.branchcopy import own_copy_path, own_copy_remove
+if "readonly_release" not in globals():
+    from git_balanced.shipped.readonly import readonly_release
 if "_unsent" not in globals():
     from git_balanced.shipped.asked import _unsent
 
@@ -143,6 +145,12 @@ def cleanup(req: dict) -> dict:
     answer: dict = {"job": got.job, "worktree_removed": False, "run_dir_removed": False, "error": None}
     # Whatever the worker left running goes first: it may hold the worktree, and nobody would watch it after.
     answer["reaped"] = _reap(run_dir, got.grace if got.grace is not None else 5.0)
+    if got.readonly:  # a shared checkout, not a worktree: the job's mark goes, and the checkout with the last
+        answer["worktree_removed"] = readonly_release(wt, got.job, os.path.dirname(run_dir))
+        if os.path.isdir(run_dir):
+            shutil.rmtree(run_dir, ignore_errors=True)
+            answer["run_dir_removed"] = not os.path.exists(run_dir)
+        return answer
     shared = None
     if got.own_copy and got.branch:  # the worktree is in its branch's own copy, which goes after it
         shared, repo = repo, own_copy_path(repo, got.branch)

@@ -32,7 +32,7 @@ ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup"
            "forwarded": forwarded, "answer": answer_question, "tell": told, "seats": seats_answer}
 # The runner's parts in the order the one script defines them: each finds what it needs already there.
 PARTS = ("workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
-         "asked.py", "reap.py", "launch.py")
+         "readonly.py", "asked.py", "reap.py", "launch.py")
 
 
 def source(with_meter: bool = True) -> str:

@@ -12,6 +12,7 @@ from git_balanced.vocab import JobState
 JOB_RANK: dict[str, int] = {
     JobState.QUEUED: 1, JobState.RUNNING: 2, JobState.PAUSED: 2, JobState.FINISHED: 3, JobState.HELD: 4,
     JobState.FAILED: 5, JobState.STOPPED: 5, JobState.LOST: 5, JobState.RETRIED: 6, JobState.LANDED: 9,
+    JobState.REPORTED: 9,
 }
 PLAN_RANK = {"created": 0, "started": 1, "done": 2, "cancelled": 2}
 SCHEDULE_RANK = {"active": 0, "done": 1, "removed": 2}

@@ -35,6 +35,9 @@ class PieceOptions:
     plan_first: bool = field(default=False, metadata={
         "doc": "For agent claude only: it starts in plan mode and shows you its plan, as a question, before it "
                "changes anything."})
+    writes: str | None = field(default=None, metadata={
+        "doc": "`none` for a piece that only reads (a review, an analysis): its worker runs in a shared read-only "
+               "checkout of the base, anything it writes is refused, and its report is its result; nothing lands."})
     check: str | None = field(default=None, metadata={
         "doc": "The piece's own check (the tests of what it changes), run by its worker in one of its machine's "
                "check seats and reported; landing still runs the repository's check."})

@@ -192,14 +192,14 @@ def test_claude_counts_its_subagents_and_a_turn_that_ends_while_they_run_is_not_
         _call("toolu_a"), _started("t1", "toolu_a"), _call("toolu_b"), _started("t2", "toolu_b"),
         _started("t9", "toolu_x", owned_by_subagent=True), _started("b1", "toolu_c", task_type="local_bash"),
         _ended("t1", "completed"), _ended("t2", "failed")), 0)
-    assert done.kind == "success" and done.subagents == {"ran": 2, "failed": 1, "unfinished": 0}, \
+    assert done.kind == "success" and done.subagents == {"ran": 2, "failed": 1, "unfinished": 0, "waited": 0}, \
         "a subagent's own helpers and background shell commands are not the worker's subagents"
     cut = claude.outcome(_with_subagents(_call("toolu_a"), _started("t1", "toolu_a")), 0)
     assert cut.kind == "failed" and cut.subagents["unfinished"] == 1, cut
     assert cut.summary.startswith("its turn ended while 1 of its subagents still ran"), cut.summary
     late = claude.outcome(_with_subagents(_call("toolu_a"), _started("t1", "toolu_a")) +
                           json.dumps(_ended("t1", "stopped")) + "\n", 0)
-    assert late.kind == "failed" and late.subagents == {"ran": 1, "failed": 1, "unfinished": 1}, late
+    assert late.kind == "failed" and late.subagents == {"ran": 1, "failed": 1, "unfinished": 1, "waited": 0}, late
     assert read("claude", "success", 0).subagents == {}, "none started, none counted"
     run = claude.build(task="t", rules="", model=None, budget_usd=None, worktree="/w", run_dir="/r")
-    assert run.env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] == "1", "subagents run within the worker's turn"
+    assert run.env["CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS"] == "0", "the CLI waits for its subagents' reports"

@@ -4,12 +4,7 @@ count; an unchanged pull request costs only 304s; a merged one is recorded; the 
 
 from __future__ import annotations
 
-import json
-import subprocess
-
-from git_balanced.channel import presence
-from git_balanced.channel.inbox import entries
-from git_balanced.forge import fixing, prs, watch
+from git_balanced.forge import prs, watch
 from git_balanced.forge.where import open_forge
 from git_balanced.lead import Lead, open_lead, settings_at
 from tests.forge.conftest import Project
@@ -109,31 +104,3 @@ def test_the_engine_looks_every_two_minutes_and_not_at_all_with_fixing_off(proje
     watch.engine_tick(lead, off, at=5000.0)
     assert len(project.forge.seen) == seen
 
-
-def test_a_headless_leads_session_hears_it_and_not_now_leaves_its_fix(project: Project) -> None:
-    """With a headless lead on the branch (its driver's record, a live process standing in for its driver),
-    the trouble goes to its inbox; its commit then waits as `Ready to push`, and `not-now` leaves it there."""
-    lead = _opened(project)
-    driver = subprocess.Popen(["sleep", "60"])
-    try:
-        record = presence.lead_dir(lead.repo, lead.branch) / "lead.json"
-        record.write_text(json.dumps({"pid": driver.pid, "state": "in a turn", "agent": "claude"}))
-        project.forge.checks(project.forge.head_sha("feature") or "", Run("tests", "failure", "FAILED test_two"))
-        p = _look(lead)
-        assert p.last == "sent" and p.events[-1].data["to"] == "lead"
-        heard = [e for e in entries(lead.repo, lead.branch) if e.get("kind") == "pr-fix"]
-        assert len(heard) == 1 and "FAILED test_two" in heard[0]["text"] and "Do not push" in heard[0]["text"]
-        fixing.follow(lead, p)
-        assert prs.of_lead(lead)[0].last == "sent", "nothing is ready while its turn goes on"
-        fix = commit(project.repo, {"widget.py": "def widget():\n    return 2\n"}, "Return 2")
-        record.write_text(json.dumps({"pid": driver.pid, "state": "waiting", "agent": "claude"}))
-        fixing.follow(lead, prs.of_lead(lead)[0])
-    finally:
-        driver.kill()
-        driver.wait()
-    assert prs.of_lead(lead)[0].last == "fixed"
-    assert "Fixed by its session · ready to push" in balanced(project.repo, "review").out
-    declined = balanced(project.repo, "not-now", "-m", "later")
-    assert declined.code == 0, declined.err
-    assert git(project.repo, "rev-parse", "feature") == fix, "the commit stays where it is"
-    assert project.forge.head_sha("feature") != fix, "and nothing was pushed"

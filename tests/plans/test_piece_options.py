@@ -22,9 +22,11 @@ from tests.support.plans import lead_repo, plan
 # A value other than its default for each option a plan file sets: the core ones by hand (`run` goes with the
 # shell agent only), any other by its type, so that a new option is followed with no line here.
 CORE = {"agent": "claude", "model": "opus", "paths": ["src/**"]}
+# `writes: none` goes without `paths`: it is followed on a piece of its own in tests/readonly/.
+APART = {"writes": None}
 BY_TYPE = {"bool": True, "str | None": "a value"}
 SET = {**{f.name: BY_TYPE[str(f.type)] for f in fields(PieceOptions)
-          if f.name in FILE_OPTIONS and f.name not in (*CORE, "run")}, **CORE}
+          if f.name in FILE_OPTIONS and f.name not in (*CORE, *APART, "run")}, **CORE}
 
 
 def placed_data(repo: Path, job_id: str) -> dict[str, Any]:
@@ -45,12 +47,12 @@ def test_every_option_flows_from_the_plan_file_to_the_placed_job(tmp_path: Path)
     assert plan(repo, [{"id": "api", "task": "Write the API.", **SET}], "--start", "--wait", budget=3.0).code == 0
     [stored] = J.all_plans(Repo.discover(repo)).values()
     [piece] = stored.pieces
-    want = {**SET, "paths": tuple(SET["paths"]), "run": None, "budget_usd": 3.0}
+    want = {**SET, **APART, "paths": tuple(SET["paths"]), "run": None, "budget_usd": 3.0}
     assert {o: getattr(piece, o) for o in OPTIONS} == want, "stored with the plan"
     eng = loop.Engine(Lead(Repo.discover(repo), "main"))  # its placing alone: no worker of a real agent starts
     assert eng._place(Context(eng.lead, settings_at(eng.repo, "main")), J.all_plans(eng.repo), {}) == (True, True)
     [job] = J.all_jobs(Repo.discover(repo)).values()
     assert {o: getattr(job, o) for o in OPTIONS} == want, "given to its job"
     placed = placed_data(repo, job.id)
-    assert {o: placed[o] for o in OPTIONS} == {**want, "paths": SET["paths"]}, "as its placed event wrote them"
+    assert {o: placed.get(o) for o in OPTIONS} == {**want, "paths": SET["paths"]}, "as its placed event wrote them"
     assert {o: job.carried()[o] for o in OPTIONS} == want, "and carried to its next attempt"

@@ -100,22 +100,28 @@ class Request:
     headers: dict[str, str]
     body: Any
     main: bool  # took a scripted turn
+    route: str = ""  # the route whose turn it took (a subagent's, say), if any
 
 
 class ModelServer:
     """Start with `with ModelServer([turns]) as server:`; `server.url` is the base URL (no /v1)."""
 
     def __init__(self, turns: list[Turn] | None = None, *, final: str = "Done.",
-                 plan_used_percent: float | None = None) -> None:
+                 plan_used_percent: float | None = None, extra_usage: bool = False) -> None:
         self._turns: deque[Turn] = deque(turns or [])
         # When set, successful answers carry the usage-window headers of a plan nearing its limit.
         self.plan_used_percent = plan_used_percent
+        # When set, successful answers say the plan's window is spent and the account pays for extra usage.
+        self.extra_usage = extra_usage
         self._final = final
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
         self.requests: list[Request] = []
         self._httpd: ThreadingHTTPServer | None = None
+        self._routes: dict[str, tuple[deque[Turn], int]] = {}
+        self._taken = 0  # how many turns of the main script were taken
+        self._taken_changed = threading.Condition(self._lock)
 
     # -- script ------------------------------------------------------------------------------------
     def add(self, *turns: Turn) -> None:
@@ -132,8 +138,33 @@ class ModelServer:
         """The recorded requests that took a scripted turn."""
         return [r for r in self.requests if r.main]
 
+    def route(self, marker: str, turns: list[Turn], *, after: int = 0) -> None:
+        """Requests whose first message holds `marker` (a subagent's, started with a prompt holding it) take
+        `turns` instead of the main script, once `after` of the main script's turns were taken (then a moment
+        more, so the main agent has read the answer of the last); past its turns a route says "Done."."""
+        with self._lock:
+            self._routes[marker] = (deque(turns), after)
+
+    def _routed(self, body: dict) -> tuple[str, Turn] | None:
+        """The route of a request and its next turn, waiting for its moment; None for the main script."""
+        messages = body.get("messages") or body.get("input") or []
+        first = json.dumps(messages[0]) if messages else ""
+        marker = next((m for m in self._routes if m in first), None)
+        if marker is None:
+            return None
+        turns, after = self._routes[marker]
+        with self._taken_changed:
+            if not self._taken_changed.wait_for(lambda: self._taken >= after, timeout=60):
+                raise AssertionError(f"route {marker!r} waited for {after} main turns; {self._taken} were taken")
+        if after:
+            time.sleep(0.5)
+        with self._lock:
+            return marker, turns.popleft() if turns else say(self._final)
+
     def _take(self) -> Turn:
         with self._lock:
+            self._taken += 1
+            self._taken_changed.notify_all()
             if not self._turns:
                 return say(self._final)
             turn = self._turns[0]
@@ -179,9 +210,9 @@ class ModelServer:
         """Sleep up to `seconds`, returning early when the server stops (a hang's wait)."""
         self._stopping.wait(seconds)
 
-    def record(self, handler: BaseHTTPRequestHandler, body: Any, main: bool) -> None:
+    def record(self, handler: BaseHTTPRequestHandler, body: Any, main: bool, route: str = "") -> None:
         with self._lock:
-            self.requests.append(Request(handler.command, handler.path, dict(handler.headers), body, main))
+            self.requests.append(Request(handler.command, handler.path, dict(handler.headers), body, main, route))
 
 
 # -- the wire ------------------------------------------------------------------------------------------
@@ -231,6 +262,28 @@ def _searched_namespace(body: dict, name: str) -> str | None:
     return None
 
 
+EXTRA_USAGE_RESET = 3 * 3600  # seconds from now: when the spent window of a plan on extra usage resets
+
+
+def _extra_usage_headers(wire: str) -> dict[str, str]:
+    """A served answer's headers for a plan whose 5-hour window is spent, its extra usage (paid) paying."""
+    reset = str(int(time.time()) + EXTRA_USAGE_RESET)
+    if wire == "anthropic":
+        return {"anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-reset": reset,
+                "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                "anthropic-ratelimit-unified-5h-status": "rejected",
+                "anthropic-ratelimit-unified-5h-utilization": "1.00",
+                "anthropic-ratelimit-unified-5h-reset": reset,
+                "anthropic-ratelimit-unified-overage-status": "allowed",
+                "anthropic-ratelimit-unified-overage-reset": str(int(time.time()) + 30 * 86400)}
+    if wire == "responses":
+        return {"x-codex-primary-used-percent": "100.0", "x-codex-primary-window-minutes": "300",
+                "x-codex-primary-reset-at": reset, "x-codex-credits-has-credits": "true",
+                "x-codex-credits-unlimited": "false", "x-codex-credits-balance": "12.50"}
+    return {}
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ModelServer
     protocol_version = "HTTP/1.1"
@@ -262,6 +315,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner.record(self, body, False)
             return self._json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
         main = bool(body.get("tools"))
+        routed = self.owner._routed(body) if main else None
+        if routed is not None:
+            self.owner.record(self, body, False, routed[0])
+            events = {"anthropic": self._anthropic, "responses": self._responses, "chat": self._chat}[wire]
+            return self._sse(events(routed[1], body))
         self.owner.record(self, body, main)
         ahead = self.owner.peek() if main and wire == "responses" else None
         if ahead is not None and ahead.kind == "tool" and _must_search(body, ahead.command):
@@ -294,6 +352,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _window_headers(self, wire: str) -> dict[str, str]:
+        if self.owner.extra_usage:
+            return _extra_usage_headers(wire)
         used = self.owner.plan_used_percent
         if used is None:
             return {}

@@ -35,12 +35,14 @@ class Servers:
 
 @contextmanager
 def real_agents(monkeypatch: pytest.MonkeyPatch, agent_bin: str, turns: dict[str, list[Turn]], *,
-                subscription: bool = False, plan_used_percent: float | None = None) -> Iterator[Servers]:
+                subscription: bool = False, plan_used_percent: float | None = None,
+                extra_usage: bool = False) -> Iterator[Servers]:
     """Start the servers and point the three CLIs at them through this test's environment, which the engine
     and its runners inherit (the private HOME holds each CLI's configuration)."""
     home = Path(os.environ["HOME"])
     with ExitStack() as stack:
-        servers = Servers(*(stack.enter_context(ModelServer(turns.get(a, []), plan_used_percent=plan_used_percent))
+        servers = Servers(*(stack.enter_context(ModelServer(turns.get(a, []), plan_used_percent=plan_used_percent,
+                                                            extra_usage=extra_usage))
                             for a in AGENTS))
         env = agent_home.claude_env(home, servers.claude.url, subscription=subscription)
         env.update(agent_home.codex_env(home, servers.codex.url))

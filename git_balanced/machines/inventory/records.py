@@ -11,6 +11,7 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
+from git_balanced.machines.inventory import boxes
 from git_balanced.machines.inventory import held as holds
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.inventory.placement import WEIGHTS
@@ -69,10 +70,42 @@ def host_alias(machine: str) -> SshHost:
     if entry is None:
         raise BalancedError(f"There is no added machine named {machine!r}.",
                             hint=f"add it with `git balanced machines add {machine}`, or see `git balanced machines`.")
+    spec = boxes.spec_from(entry, machine, f" in {_user_file()}")
+    if spec is not None:  # a box is reached through the SSH machine whose engine runs it
+        if spec.on is None:
+            raise BalancedError(f"Machine {machine} is a {spec.kind} on this machine: it has no SSH host.",
+                                hint=f"`git balanced machines` shows it; `git balanced ready {machine}` checks it.")
+        return host_alias(spec.on)
     host = str(entry.get("host") or machine)
     return SshHost.of(host, what="the host", where=f" of machine {machine} in {_user_file()}",
                       hint=f"`git balanced machines rm {machine}`, then add it again with a plain SSH host name or "
                            "alias.")
+
+
+def box_of(machine: str) -> boxes.BoxSpec | None:
+    """The box an added machine is (container or pod), checked; None for `local`, an SSH machine or one not
+    added."""
+    entry = added().get(machine)
+    return None if entry is None else boxes.spec_from(entry, machine, f" in {_user_file()}")
+
+
+def add_box(name: str, spec: boxes.BoxSpec, preference: str) -> None:
+    """Keep a box machine for you: its name, its spec and its SSH machine (`on`, an added one) checked here."""
+    checked = MachineName.of(name)
+    if name == LOCAL:
+        raise BalancedError("`local` is this machine: it cannot be a container.",
+                            hint="name the container machine otherwise, e.g. `git balanced machines add box "
+                                 "--container IMAGE`.")
+    if preference not in WEIGHTS:
+        raise BalancedError(f"--preference {preference!r} is not one of {', '.join(WEIGHTS)}.",
+                            hint="use --preference prefer, normal, less-often or manual-only.")
+    boxes.check(spec)
+    data = _load(_user_file())
+    if spec.on is not None and (spec.on not in data.get("machines", {}) or data["machines"][spec.on].get("kind")):
+        raise BalancedError(f"--on {spec.on}: there is no added SSH machine of that name.",
+                            hint=f"add it first: `git balanced machines add {spec.on} --host HOST`.")
+    data.setdefault("machines", {})[checked] = {**spec.entry(), "preference": preference}
+    _save(_user_file(), data)
 
 
 def local_preference() -> str:

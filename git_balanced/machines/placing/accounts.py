@@ -6,7 +6,8 @@ An account is the identity the agent's CLI reports for its sign-in (`claude:ada@
 Codex's `rate_limits` read from its session file by the meter; Pi reports none). They are kept per user in
 `$XDG_STATE_HOME/git-balanced/accounts.json` until their reset passes, so every repository and machine on
 one account shares what any of them learnt. `reserve` keeps part of every window
-for you: an account whose window is used past `100 - reserve` percent takes no new workers.
+for you: an account whose window is used past `100 - reserve` percent takes no new workers, nor does one on
+extra usage (paid beyond its plan: agents/extra_usage.py), whatever the reserve.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from git_balanced.agents import extra_usage
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
@@ -38,7 +40,7 @@ ENV_UNKNOWN = "GIT_BALANCED_UNKNOWN_RESET"
 
 AGENT_NAMES = {"claude": "Claude", "codex": "Codex", "pi": "Pi", "shell": "The shell agent"}
 WINDOW_NAMES = {"five_hour": "5-hour", "seven_day": "7-day", "seven_day_opus": "7-day Opus",
-                "seven_day_sonnet": "7-day Sonnet", "limit": "usage"}
+                "seven_day_sonnet": "7-day Sonnet", "limit": "usage", extra_usage.EXTRA: "extra-usage"}
 
 
 def agent_name(agent: str) -> str:
@@ -159,6 +161,10 @@ def room(repo: Repo, agent: str, machine: str, reserve: int, now: float | None =
     live = windows(repo, agent, machine, now)
     if not live:
         return Room(0.0, None, None, "")
+    extra = live.get(extra_usage.EXTRA)
+    if extra is not None:  # whatever the reserve: a new worker would be paid beyond the plan
+        return Room(100.0, extra_usage.EXTRA, {"type": extra_usage.EXTRA, **extra},
+                    extra_usage.words(extra.get("resets_at")))
     kind, fullest = max(live.items(), key=lambda kv: (float(kv[1]["used_percent"]), kv[0]))
     used = float(fullest["used_percent"])
     if used < 100 - reserve:

@@ -48,7 +48,8 @@ def rows() -> list[dict[str, Any]]:
     checks = check_seats.asked(repo, asked) if repo else {}  # each machine's check seats: in use of its budget
 
     def row(name: str, host: str | None, preference: str | None, is_added: bool) -> dict[str, Any]:
-        address, refused = _where(host) if host else ("this machine", "")
+        spec = inventory.box_of(name) if is_added and name != LOCAL else None
+        address, refused = (spec.words(), "") if spec else _where(host) if host else ("this machine", "")
         r = ready.get(name, {})
         is_ready = name == LOCAL or bool(r.get("ready"))
         why = refused or away.get(name, "") or ("" if is_ready else

@@ -25,6 +25,7 @@ from git_balanced import proc
 from git_balanced.files import Flock, write_json
 
 if TYPE_CHECKING:
+    from git_balanced.machines.reach.boxdoor import Shell
     from git_balanced.machines.reach.transport import Transport
     from git_balanced.settings import Settings
 
@@ -185,7 +186,7 @@ def shape(raw: dict[str, Any], agents: Sequence[str], host: str | None) -> dict[
     return {"git": raw.get("git"), "node": node, "python": raw.get("python"), "agents": out, "at": time.time()}
 
 
-def probe(transport: Transport | None, agents: Sequence[str] = AGENTS, *, path: Sequence[str] = (),
+def probe(transport: Transport | Shell | None, agents: Sequence[str] = AGENTS, *, path: Sequence[str] = (),
           timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """The facts of the agents on a machine (`transport`), or on this one (None).
 
@@ -204,6 +205,11 @@ def probe(transport: Transport | None, agents: Sequence[str] = AGENTS, *, path: 
     except (ValueError, IndexError):
         raw = {"error": (res.err or res.out).strip()[-300:] or f"exit {res.code}"}
     facts = shape(raw if isinstance(raw, dict) else {}, agents, transport.name if transport else None)
+    boxed = getattr(transport, "sign_in_words", None)  # a box: signed in by the variables it is given
+    if boxed is not None:
+        for f in facts["agents"].values():
+            if f.get("sign_in_hint"):
+                f["sign_in_hint"] = boxed
     if "error" in raw:  # nothing is known of its agents: say so rather than "not installed"
         facts["error"] = raw["error"]
         for f in facts["agents"].values():
@@ -285,7 +291,9 @@ def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] 
     reached, is no longer added or whose host is refused is left out of the answer (placement skips it for
     that already). {machine: {agent: facts}}."""
     from git_balanced.errors import BalancedError
-    from git_balanced.machines.inventory.records import LOCAL, host_alias
+    from git_balanced.machines.inventory.records import LOCAL, box_of, host_alias
+    from git_balanced.machines.reach.boxdoor import Shell
+    from git_balanced.machines.reach.boxhost import door_for
     from git_balanced.machines.reach.remote import transport_for
     from git_balanced.machines.reach.transport import MachineUnreachable
 
@@ -297,7 +305,8 @@ def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] 
 
     def ask(m: str) -> None:
         try:
-            t = None if m == LOCAL else transport_for(host_alias(m))
+            spec = None if m == LOCAL else box_of(m)
+            t = None if m == LOCAL else Shell(door_for(m, spec)) if spec else transport_for(host_alias(m))
         except BalancedError:
             return
         try:

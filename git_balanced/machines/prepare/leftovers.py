@@ -20,6 +20,7 @@ from git_balanced.jobs import LIVE, Job
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.transport import Transport
 from git_balanced.shipped import runner
+from git_balanced.shipped.readonly import READONLY_DIR
 from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.vocab import RunState
 
@@ -62,8 +63,8 @@ def _worktrees(repo: Repo, jobs: dict[str, Job]) -> list[Leftover]:
     home = repo.worktrees_home()
     out = []
     for path in sorted(home.iterdir()):
-        if not path.is_dir() or path.name.startswith("scratch-"):
-            continue  # the landing's scratch worktrees are reused, not left over
+        if not path.is_dir() or path.name.startswith("scratch-") or path.name == READONLY_DIR:
+            continue  # the landing's scratch worktrees are reused; a shared read-only checkout goes with its last job
         live, whose = _about(jobs, path.name)
         if live or _running(path.name):
             continue
@@ -261,9 +262,9 @@ def processes(t: Transport | None, *, stop: bool) -> list[LeftProcess] | None:
     req = json.dumps({"stop": stop})
     if t is not None:
         res = t.run_python(processes_script(), [], input=req, timeout=120)
-    else:  # from a file: the script (the runner's whole source in it) is longer than one argument may be
-        with tempfile.TemporaryDirectory(prefix="balanced-left-") as d:
-            script = Path(d) / "left.py"
+    else:  # from a file: the runner's source is larger than one argument may be (128 KiB on Linux)
+        with tempfile.TemporaryDirectory(prefix="balanced-left-") as folder:
+            script = Path(folder) / "left.py"
             script.write_text(processes_script(), encoding="utf-8")
             res = proc.run([sys.executable, str(script)], input=req, timeout=120)
     try:

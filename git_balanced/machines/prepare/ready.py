@@ -24,7 +24,7 @@ from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.inventory import pins
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL, host_alias
-from git_balanced.machines.prepare import agents_probe, install, left_there, leftovers, signin
+from git_balanced.machines.prepare import agents_probe, boxready, install, left_there, leftovers, signin
 from git_balanced.machines.reach import copies
 from git_balanced.machines.reach.copies import copy_path
 from git_balanced.machines.reach.remote import GIT_TIMEOUT, transport_for
@@ -147,7 +147,11 @@ def prepare(lead: Lead, name: str, *, yes: bool, agent: str, options: Options | 
         _left_behind(lead, found, None, options.yes)
         return found
     try:
-        _prepare(lead, found, yes=options.yes, agent=agent, options=options, say=say)
+        spec = inventory.box_of(name)
+        if spec is not None:
+            _prepare_box(lead, found, spec, agent)
+        else:
+            _prepare(lead, found, yes=options.yes, agent=agent, options=options, say=say)
         found.ready = True
     except NotReady as exc:
         found.why, found.hint = exc.why, exc.hint
@@ -172,6 +176,19 @@ def _look(lead: Lead, t: Transport, name: str, alias: str) -> dict[str, Any]:
         raise NotReady(f"it did not answer as expected: {(res.err or res.out).strip()[-300:]}",
                        f"try `ssh {alias} python3 --version`") from None
     return got
+
+
+def _prepare_box(lead: Lead, found: Found, spec: Any, agent: str) -> None:
+    """A box machine: its engine, its image and what a box of it has (boxready.py); the boxes of jobs that
+    ended are removed (ours alone: labelled with this repository and a job no longer live)."""
+    wanted = [a for a in dict.fromkeys([*wanted_agents(lead), agent]) if a in AGENTS]
+    found.record = boxready.check(lead, found.name, spec, wanted)
+    found.words += [spec.words(), f"git {found.record['git']}", f"python {found.record['python']}",
+                    "agents: " + (", ".join(wanted) or "none needed")]
+    left = boxready.leftovers(lead.repo, found.name, spec)
+    if left:
+        boxready.remove(found.name, spec, left)
+        found.notes.append(f"removed {len(left)} boxes of jobs that ended: {', '.join(f.name for f in left)}")
 
 
 def _prepare(lead: Lead, found: Found, *, yes: bool, agent: str, options: Options, say: Any) -> None:

@@ -30,6 +30,9 @@ def unanswering(repo: Repo, machines: list[str]) -> dict[str, str]:
             records.mark_timed_out(repo, machine, why)
             return records.ineligible(repo).get(machine, why)
 
+        spec = records.box_of(machine)
+        if spec is not None and spec.on is None:  # a box made here: its engine is asked as each box is made
+            return machine, ""
         try:
             t = reach.transport(records.host_alias(machine))
             started = time.monotonic()
