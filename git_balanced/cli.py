@@ -127,11 +127,14 @@ def allow(yes: bool) -> int:
 
 
 @cli.command(short_help="Refuse the setup and check commands.")
-def deny() -> int:
-    """Refuse this repository's setup and check commands; nothing runs them until `allow`."""
+@click.option("--for-now", "for_now", is_flag=True,
+              help="Not now: refuse them for this run of the engine only; the next run asks again.")
+def deny(for_now: bool) -> int:
+    """Refuse this repository's setup and check commands; nothing runs them until `allow` (with --for-now, until
+    the engine run going on, or the next one when none runs, has ended)."""
     from git_balanced.commands import trust as trust_cmd
 
-    return trust_cmd.deny_command()
+    return trust_cmd.deny_command(for_now=for_now)
 
 
 @cli.command(short_help="Show whether the setup and check commands are approved.")
@@ -352,6 +355,19 @@ def ask(text: str) -> int:
     from git_balanced.commands import ask
 
     return ask.ask_command(text)
+
+
+@cli.command(short_help="Run a check in one of this machine's check seats, waiting for one.",
+             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def seat(command: tuple[str, ...]) -> int:
+    """Run COMMAND (one word: a shell line, `sh -c`; several: those words) once one of this machine's check seats is
+    free: at most
+    `[balanced] check_seats` checks (default: the machine's cores) run at once on a machine, every worker's and
+    the landing's. While all are taken it says who holds them, and waits. Exits with COMMAND's code."""
+    from git_balanced.commands import seat as seat_cmd
+
+    return seat_cmd.seat_command(list(command))
 
 
 @cli.command(short_help="Answer a worker's question (or allow several at once).")

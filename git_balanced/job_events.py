@@ -15,7 +15,7 @@ from git_balanced.vocab import Failure, JobState
 
 # What a finished run's result puts on the event that records how it ended (engine/watch._finished builds it).
 RAN = frozenset(("exit_code", "head", "commits", "cost_usd", "outcome", "summary", "seconds", "dirty", "tokens",
-                 "windows", "subagents", "fetched_ref"))
+                 "windows", "subagents", "fetched_ref", "checks"))
 _UNSET: Any = object()  # a field left out of the event, as opposed to one set to None (which clears it)
 
 
@@ -249,6 +249,7 @@ class Answered(JobEvent):
     name: ClassVar[str] = "answered"
     answered: str
     answered_by: str
+    answered_decision: str | None = maybe()  # allow or deny, for a command or an edit it asked; None for words
     asked: None = None  # the question is no longer open
 
 

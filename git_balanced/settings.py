@@ -106,6 +106,8 @@ class BalancedSettings(_Table):
     lead_allows_commands: StrictBool = Field(default=False, description="true or false")
     lead_keeps_off_workers_paths: StrictBool = Field(default=True, description="true or false")
     check_slots: Slots = Field(default=1, description="a whole number of checks run at once, from 1 to 64")
+    check_seats: Annotated[StrictInt, Field(ge=0, le=1024)] = Field(
+        default=0, description="a whole number of checks at once on each machine, from 1 to 1024; 0: its cores")
     ask_timeout: Seconds = Field(default=600, description=_SECONDS)
     lost_after: Seconds = Field(default=120, description=_SECONDS)
     takeover_after: Seconds = Field(default=600, description=_SECONDS)

@@ -55,21 +55,43 @@ def _read(repo: Repo) -> dict[str, object]:
         return {}
 
 
-def _write(repo: Repo, cmds: Commands, decision: str) -> None:
+def _write(repo: Repo, cmds: Commands, decision: str, **more: object) -> None:
     path = _record_path(repo)
     record = {"repository": repo.identity, "setup": cmds.setup, "check": cmds.check,
-              "fingerprint": fingerprint(repo, cmds), "decision": decision, "at": time.time()}
+              "fingerprint": fingerprint(repo, cmds), "decision": decision, "at": time.time(), **more}
     write_json(path, record, indent=2)
 
 
+NOT_NOW = "not now"  # `deny --for-now`: refused for this run of the engine; asked again at the next one
+
+
 def status(repo: Repo, cmds: Commands) -> str:
-    """`allowed`, `denied`, `changed` (approved once, the commands differ now) or `unknown`."""
-    rec = _read(repo)
+    """`allowed`, `denied`, `not now` (refused for this run of the engine), `changed` (approved once, the commands
+    differ now) or `unknown`."""
+    return _status_of(_read(repo), fingerprint(repo, cmds))
+
+
+def _status_of(rec: dict[str, object], print_: str) -> str:
     if not rec:
         return "unknown"
-    if rec.get("fingerprint") != fingerprint(repo, cmds):
+    if rec.get("decision") == NOT_NOW:
+        if _run_alive(rec.get("run_pid")) or rec.get("run_pid") is None:  # its run goes on, or has not begun
+            return NOT_NOW if rec.get("fingerprint") == print_ else "changed"
+        before = rec.get("before")  # its run is over: what stood before it stands again
+        return _status_of(before if isinstance(before, dict) else {}, print_)
+    if rec.get("fingerprint") != print_:
         return "changed"
     return "allowed" if rec.get("decision") == "allowed" else "denied"
+
+
+def _run_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def runnable(cmds: Commands) -> None:
@@ -89,6 +111,21 @@ def allow(repo: Repo, cmds: Commands) -> None:
 
 def deny(repo: Repo, cmds: Commands) -> None:
     _write(repo, cmds, "denied")
+
+
+def deny_for_now(repo: Repo, cmds: Commands, run_pid: int | None) -> None:
+    """Refuse the commands for this run of the engine (`run_pid`, or the next run to start when none runs); once
+    it ended, they stand as they stood before (asked again, or allowed, or denied)."""
+    rec = _read(repo)
+    before = rec.get("before") if rec.get("decision") == NOT_NOW else rec
+    _write(repo, cmds, NOT_NOW, run_pid=run_pid, before=before or None)
+
+
+def bind_run(repo: Repo, pid: int) -> None:
+    """An engine run begins (or goes on): a `not now` said while no engine ran is for this run."""
+    rec = _read(repo)
+    if rec.get("decision") == NOT_NOW and rec.get("run_pid") is None:
+        write_json(_record_path(repo), {**rec, "run_pid": pid}, indent=2)
 
 
 def interactive() -> bool:
@@ -118,6 +155,10 @@ def ensure_allowed(repo: Repo, cmds: Commands) -> None:
     if state == "denied":
         raise TrustError("You refused to run this repository's setup and check commands.",
                          hint="run `git balanced allow` to approve them after all.")
+    if state == NOT_NOW:
+        raise TrustError("You said not now to this repository's setup and check commands, for this run of the "
+                         "engine.", hint="once that run has ended they stand as they stood before; "
+                                         "`git balanced allow` approves them now.")
     if interactive() and ask(repo, cmds):
         return
     what = "changed since you approved them" if state == "changed" else "not approved yet"

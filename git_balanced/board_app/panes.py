@@ -13,7 +13,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static
 
 from git_balanced.board_app import prefs
-from git_balanced.board_app.rows import Row, next_rows, now_rows, worker_rows
+from git_balanced.board_app.rows import Row, next_rows, now_rows, seats_words, worker_rows
 from git_balanced.board_app.screens import Worker
 from git_balanced.engine.shown import collect_shown, engine_line, engine_pid
 from git_balanced.lead import Lead
@@ -137,6 +137,7 @@ class Panes(App[int]):
         spent = [f"plan {p['id'][-4:]}: ${p['spent_usd']:.2f}" + (f" of ${p['budget_usd']:.2f}" if p.get(
             "budget_usd") else "") for p in self.data.get("plans", [])
             if p.get("state") in ("created", "started") and (p.get("spent_usd") or p.get("budget_usd"))]
+        spent += [seats] if (seats := seats_words(self.data)) else []  # checks holding machines' check seats
         self.query_one("#top", Static).update(f"{self.lead.branch} · {engine}" + (" · " + " · ".join(spent)
                                                                                   if spent else ""))
 

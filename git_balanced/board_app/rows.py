@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
+from git_balanced.engine.board import under_next
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER
 from git_balanced.vocab import DONE, JobState
 
@@ -51,7 +52,7 @@ def now_rows(data: dict[str, Any]) -> list[Row]:
 
 def worker_rows(data: dict[str, Any], folded: bool) -> list[Row]:
     """Each worker, the done ones first (past FOLD_AFTER, one line of counts when `folded`), then the live."""
-    rows = [r for r in data["jobs"] if not (r["state"] == JobState.QUEUED and r["reason"].startswith("waits"))]
+    rows = [r for r in data["jobs"] if not under_next(r)]  # a waiting piece and a paused worker are under Next
     done = [r for r in rows if r["state"] in DONE]
     live = [r for r in rows if r["state"] not in DONE]
     out = []
@@ -69,11 +70,22 @@ def worker_rows(data: dict[str, Any], folded: bool) -> list[Row]:
     return out
 
 
+def seats_words(data: dict[str, Any]) -> str:
+    """The machines' check seats for the app's top line, while any is in use: `check seats: local 1/2`; else ''."""
+    found = data.get("check_seats") or {}
+    if not any(s.get("in_use") for s in found.values()):
+        return ""
+    return "check seats: " + " · ".join(f"{m} {s.get('in_use', 0)}/{s.get('budget', '?')}" for m, s in found.items())
+
+
 def next_rows(data: dict[str, Any]) -> list[Row]:
     """What comes: pieces not started yet with why, and the next schedule."""
     out = []
     for i, n in enumerate(data["next"]):
-        if "piece" in n:
+        if "piece" in n and n.get("job"):  # a worker that waits or is paused: its dot, and it opens as a worker
+            out.append(Row(f"x{i}", [dot(str(n.get("state") or JobState.QUEUED)), n["piece"], Text(n["words"]),
+                               n.get("machine") or ""], "worker", str(n["job"])))
+        elif "piece" in n:
             out.append(Row(f"x{i}", ["·", n["piece"], Text(n["words"]), n.get("machine") or ""], "text"))
         else:
             out.append(Row(f"x{i}", ["", "", Text(str(n.get("text", ""))), ""], "text"))

@@ -28,6 +28,7 @@ PREFIX = "refs/balanced/questions/"
 SETTLED = ("answered", "closed")
 _ALPHABET = "23456789abcdefghjkmnpqrstvwxyz"  # short ids a person types: no 0/o, 1/l/i
 POLL = 0.5
+ANSWERED_WORD = {"allow": "allowed", "deny": "denied"}  # what an answer with a decision did; words are `answered`
 
 
 def ref_of(qid: str) -> str:
@@ -188,7 +189,8 @@ def answer(repo: Repo, qid: str, text: str | None, decision: str | None, *, by: 
     if not made:
         raise BalancedError(f"Too late: {qid} was not changed, as {why}.", hint="the first answer counts.")
     f = {**(cur or q)["fields"], **data}
-    record(repo, str(f["job"]), Answered(answered=qid, answered_by=by), f"{f.get('piece')}: answered by {by} ({qid})")
+    record(repo, str(f["job"]), Answered(answered=qid, answered_by=by, answered_decision=decision),
+           f"{f.get('piece')}: {ANSWERED_WORD.get(decision or '', 'answered')} by {by} ({qid})")
     inbox.post(repo, str(f["lead"]), f"{qid} ({f.get('piece')}) answered by {by}: {shown_answer(f)}",
                kind="answer", qid=qid, job=f["job"])
     return f

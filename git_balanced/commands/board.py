@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.engine.board import collect, job_row
+from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
@@ -24,9 +24,9 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     if data["now"]:
         lines.append("Now")
         lines += now_lines(data["now"])
-    rows = [r for r in data["jobs"] if not (r["state"] == JobState.QUEUED and r["reason"].startswith("waits"))]
+    rows = [r for r in data["jobs"] if not under_next(r)]
     spend = _spend_lines(data)
-    if rows or spend:  # a queued piece that waits is under Next
+    if rows or spend:  # a queued piece that waits, and a paused worker, are under Next
         lines.append("Running")
         lines += spend
         done = [r for r in rows if r["state"] in DONE]
@@ -46,11 +46,18 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
             reason = ui.plain(r["reason"], lines=False)
             lines.append(f"  {_dot(r['state'])} {_named(r, hwidth)}{r['piece']:<{width}}  {reason} · "
                          + " · ".join(b for b in bits if b))
+    lines += seat_lines(data)
     if data["next"]:
         lines.append("Next")
+        handles = {r["id"]: r.get("handle") for r in data["jobs"]}
         for n in data["next"]:
-            lines.append(f"  · {n['piece']}  {ui.plain(n['words'], lines=False)}" if "piece" in n
-                         else f"  {n['text']}")
+            if "piece" in n and n.get("job"):  # a worker waiting or paused: what names it, for `stop`, `show`...
+                named = ", ".join(b for b in (handles.get(n["job"]), n["job"]) if b)
+                lines.append(f"  {_dot(str(n.get('state') or JobState.QUEUED))} {n['piece']}  "
+                             f"{ui.plain(n['words'], lines=False)}  ({named})")
+            else:
+                lines.append(f"  · {n['piece']}  {ui.plain(n['words'], lines=False)}" if "piece" in n
+                             else f"  {n['text']}")
     if not lines:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
     if engine_line(data):
@@ -59,6 +66,22 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
     if words:
         lines.append(words)
     return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say
+
+
+def seat_lines(data: dict[str, Any]) -> list[str]:
+    """The machines' check seats in use of their budgets, while a check holds one or a worker runs: each holder
+    under its machine."""
+    from git_balanced.shipped.seats import seat_holder_words
+
+    found = data.get("check_seats") or {}
+    live = any(r["state"] == JobState.RUNNING for r in data["jobs"])
+    if not found or not (live or any(s.get("in_use") for s in found.values())):
+        return []
+    out = ["  ▤ check seats: " + " · ".join(f"{m} {s['in_use']}/{s['budget']}" + (
+        f" (asked {ui.clock(float(s['at']))})" if s.get("at") else "") for m, s in found.items())]
+    out += [f"      {m}, seat {int(h.get('seat', 0)) + 1}: {ui.plain(seat_holder_words(h), lines=False)}"
+            for m, s in found.items() for h in s.get("holders") or []]
+    return out
 
 
 def now_lines(items: list[dict[str, Any]], indent: str = "  ") -> list[str]:

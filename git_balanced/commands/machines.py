@@ -11,10 +11,11 @@ from git_balanced.jobs import all_jobs
 from git_balanced.machines.inventory import boxes
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL
-from git_balanced.machines.placing import seats
+from git_balanced.machines.placing import check_seats, seats
 from git_balanced.machines.placing.table import _repo, rows
 from git_balanced.machines.prepare import agents_probe
 from git_balanced.machines.reach import copies, sshconfig, workcopy
+from git_balanced.shipped.seats import seat_holder_words
 
 
 def list_command(*, as_json: bool) -> int:
@@ -37,6 +38,8 @@ def list_command(*, as_json: bool) -> int:
             lines.append(ui.Under(r["why_not"]))
         if r["added"] and r["facts"]:
             lines += [ui.Under(line) for line in facts_lines(r["facts"])]
+        if r.get("check_seats"):
+            lines += [ui.Under(line) for line in check_seat_lines(r["check_seats"])]
     ui.table(lines, head=("MACHINE", "TICKED", "READY", "RUNNING", "PREFERENCE", "ADDRESS"), least=(0, 0, 0, 0, 11))
     hints = []
     if any(not r["added"] for r in table):
@@ -48,6 +51,12 @@ def list_command(*, as_json: bool) -> int:
     for h in hints:
         ui.note(f"hint: {h}.")
     return 0
+
+
+def check_seat_lines(s: dict[str, Any]) -> list[str]:
+    """A machine's check seats under its row: in use of its budget, then who holds each."""
+    return [f"check seats: {check_seats.words(s)}"] + \
+        [f"  seat {int(h.get('seat', 0)) + 1}: {seat_holder_words(h)}" for h in s.get("holders") or []]
 
 
 def _with_copies(table: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,10 +18,11 @@ NOTHING_TO_DENY = ("There is no setup or check command in .magnum/settings.toml:
                    "`git balanced init --check 'CMD'` sets a check.")
 WORDS = {"allowed": "allowed", "denied": "denied (run `git balanced allow` to approve)",
          "changed": "changed since you approved them (run `git balanced allow`)",
-         "unknown": "not approved yet (run `git balanced allow`)"}
+         "unknown": "not approved yet (run `git balanced allow`)",
+         trust.NOT_NOW: "refused for this run of the engine (`deny --for-now`; run `git balanced allow` to approve)"}
 # The same, in a sentence that goes on to say what to run.
 BARE_WORDS = {"allowed": "allowed", "denied": "denied", "changed": "changed since you approved them",
-              "unknown": "not approved yet"}
+              "unknown": "not approved yet", trust.NOT_NOW: "refused for this run of the engine"}
 
 
 def state_of(repo: Repo, cmds: trust.Commands) -> str:
@@ -57,14 +58,33 @@ def allow_command(*, yes: bool) -> int:
     return 0
 
 
-def deny_command() -> int:
+def deny_command(for_now: bool = False) -> int:
     repo = open_checkout()
     cmds = _commands(repo)
     if state_of(repo, cmds) == "none":
         ui.say(NOTHING_TO_DENY)
         return 0
+    if for_now:
+        return _deny_for_now(repo, cmds)
     trust.deny(repo, cmds)
     ui.say("Denied: nothing will run these until you run `git balanced allow`:\n" + "\n".join(cmds.lines()))
+    return 0
+
+
+def _deny_for_now(repo: Repo, cmds: trust.Commands) -> int:
+    """Not now: refused for the engine run going on (or, when none runs, the next one), asked again after it."""
+    from git_balanced.channel.presence import pid_alive
+    from git_balanced.engine.shown import engine_pid
+    from git_balanced.lead import Lead
+
+    pid = engine_pid(Lead(repo, repo.current_branch() or "HEAD"))
+    pid = pid if pid is not None and pid_alive(pid) else None
+    before = state_of(repo, cmds)
+    trust.deny_for_now(repo, cmds, pid)
+    run = f"the engine run going on (pid {pid})" if pid else "the next engine run"
+    after = {"allowed": "they are allowed again", "denied": "they stay denied"}.get(before, "they are asked for again")
+    ui.say(f"Not now: nothing runs these for {run}; after it {after} (`git balanced allow` approves them now):\n"
+           + "\n".join(cmds.lines()))
     return 0
 
 

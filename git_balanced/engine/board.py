@@ -17,7 +17,8 @@ from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, 
 def _reason(j: Job) -> str:
     if j.state == JobState.LANDED:
         budget = ", stopped at its budget" if j.budget_stopped else ""
-        return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}"
+        own = own_check_words(j)
+        return f"landed in {j.landed_in or j.lead} as {(j.landed or '')[:7]}{budget}" + (f"; {own}" if own else "")
     if j.state == JobState.REPORTED:
         first = (j.summary or "").strip().splitlines()[:1]
         return f"reported: {first[0][:100] if first else 'an empty report'} (`git balanced show {j.id}`)"
@@ -37,16 +38,47 @@ def _reason(j: Job) -> str:
         if j.asked:
             return "asked its lead"
         if j.answered_by:
-            return f"answered by {j.answered_by}"
+            return answered_words(j)
         started = j.started_at or j.updated
         return f"running {int((time.time() - started) // 60)}:{int(time.time() - started) % 60:02d}"
     if j.state == JobState.FINISHED:
-        return j.in_the_way_why or "finished, waiting for its check"
+        own = own_check_words(j)
+        return j.in_the_way_why or "finished, waiting for its check" + (f"; {own}" if own else "")
     if j.state == JobState.QUEUED and j.waits_for:
         return f"waits: {j.waits_for}"
     if j.state == JobState.QUEUED:
         return "queued" + (f" ({j.retry_reason})" if j.retry_reason else "")
     return j.state
+
+
+def answered_words(j: Job) -> str:
+    """What its lead (or you) answered a worker's last question, kept on its row while it runs on:
+    `allowed by its lead (q7k2m: npm install)`, `denied by you (...)`, `answered by its lead (...)`."""
+    from git_balanced.channel.questions import ANSWERED_WORD
+
+    word = ANSWERED_WORD.get(j.answered_decision or "", "answered")
+    what = f" ({j.answered}: {j.asked_text[:60]})" if j.answered and j.asked_text else ""
+    return f"{word} by {j.answered_by}{what}"
+
+
+def own_check_words(j: Job) -> str:
+    """What its worker's own check said (the piece's `check`, else the last it ran through `git balanced seat`):
+    `its own check `pytest -q tests/api` passed (2.1 s)`; that it did not run the piece's check; or ''."""
+    ran = [c for c in j.checks if not j.check or c.get("command") == j.check] or list(j.checks)
+    if not ran:
+        return f"it did not run its own check `{j.check}`" if j.check else ""
+    c = ran[-1]
+    code = int(c.get("exit_code", 1))
+    waited = f", after waiting {float(c.get('waited') or 0):.0f} s for a check seat" \
+        if float(c.get("waited") or 0) >= 1 else ""
+    return (f"its own check `{c.get('command')}` {'passed' if code == 0 else f'failed (exit {code})'} "
+            f"({float(c.get('seconds') or 0):.1f} s{waited})")
+
+
+def under_next(row: dict[str, Any]) -> bool:
+    """Whether a worker's row belongs under Next rather than Running: a queued piece that waits (for a machine,
+    for room in its plan), and a worker paused for its plan's usage limit (it goes on at its time)."""
+    return row["state"] == JobState.PAUSED or (row["state"] == JobState.QUEUED and row["reason"].startswith("waits"))
 
 
 TAIL_SHOWN = 10  # the lines of a failed check's output the board and the inbox show: the failing test is there
@@ -72,7 +104,7 @@ def job_row(j: Job) -> dict[str, Any]:
             "budget_usd": j.budget_usd, "reason": _reason(j), "landed": j.landed,
             "resume_at": j.resume_at if j.state == JobState.PAUSED else None,
             "dismissed": j.dismissed, "updated": j.updated, "in_the_way": list(j.in_the_way), "node": j.node,
-            "tail": check_tail(j)}
+            "tail": check_tail(j), "check": j.check, "checks": list(j.checks)}
 
 
 def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
@@ -116,14 +148,15 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
                             "words": piece.after_words or ("waits for `git balanced start`"
                                                            if p.state == "created" else "about to start"),
                             "machine": piece.placed})
-    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs.
+    # A queued piece that waits (for a machine with its agent, for room in its plan) is what comes, not what runs;
+    # so is a worker paused for its plan's usage limit, with the time it goes on (`resume_at`).
     nxt += [{"plan": r["plan"], "piece": r["piece"], "after": [], "words": r["reason"], "machine": r["machine"],
-             "job": r["id"]} for r in rows if r["state"] == JobState.QUEUED and r["reason"].startswith("waits")]
+             "job": r["id"], "state": r["state"], "resume_at": r["resume_at"]} for r in rows if under_next(r)]
     extra = _extras(lead)
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
+            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead), "check_seats": _check_seats(lead),
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
@@ -221,6 +254,15 @@ def _spend(lead: Lead, plans: dict[str, PlanView], spent: list[tuple[str, float]
         out.append({"id": pid, "task": p.task, "state": p.state, "budget_usd": p.budget_usd, "workers_usd": workers,
                     "lead_usd": own, "spent_usd": round(workers + own, 6)})
     return out
+
+
+def _check_seats(lead: Lead) -> dict[str, dict[str, Any]]:
+    """Each machine's check seats: this machine's read now, the others as `machines` last asked them (no machine
+    is asked here)."""
+    from git_balanced.machines.placing import check_seats
+
+    others = {m: s for m, s in check_seats.kept(lead.repo).items() if m != check_seats.LOCAL and "in_use" in s}
+    return {check_seats.LOCAL: check_seats.here(lead.repo), **others}
 
 
 def _lead_agent(lead: Lead) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ engine, started again, carries on where the refs say it was."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import replace
@@ -73,6 +74,7 @@ class Engine:
         if not (cmds.setup or cmds.check):
             return True
         try:
+            trust.bind_run(self.repo, os.getpid())  # a `deny --for-now` said before this run began is for it
             trust.ensure_allowed(self.repo, cmds)
         except BalancedError as exc:
             first = exc.message.splitlines()[0].rstrip(":.")

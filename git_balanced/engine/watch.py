@@ -149,6 +149,8 @@ class Watcher:
                 "cost_usd": cost, "outcome": outcome.kind, "summary": outcome.summary,
                 "seconds": result.seconds, "dirty": result.dirty, "tokens": outcome.tokens,
                 "windows": outcome.windows}
+        if result.checks:  # what its worker's own checks said, for its row and the lead
+            data["checks"] = result.checks
         cost_words = f", ${cost:.2f}" if cost else ""
         if outcome.subagents.get("ran"):  # the lead hears how its worker's own helpers went
             n, bad = outcome.subagents["ran"], outcome.subagents.get("failed", 0)
@@ -196,7 +198,8 @@ class Watcher:
         elif outcome.kind == Reason.SUCCESS and commits:
             self.fetch_back(j, data)
             ctx.record(j.id, Finished(ran=data),
-                       f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}")
+                       f"{j.piece}: finished with {commits} commit{'s' if commits != 1 else ''}{cost_words}",
+                       say=own_check_failed(j, result.checks or []), job=j.id)
         elif outcome.kind == Reason.SUCCESS:
             fail(Failure.NO_COMMITS, "it finished without committing anything")
         else:
@@ -236,6 +239,16 @@ def _alias(machine: str) -> str:
         return str(inventory.host_alias(machine))
     except BalancedError:
         return machine
+
+
+def own_check_failed(j: Job, checks: list[dict[str, Any]]) -> str | None:
+    """What the lead hears when a worker finished though its own check failed (the piece's `check`, else the last
+    it ran through `git balanced seat`); None otherwise."""
+    ran = [c for c in checks if not j.check or c.get("command") == j.check] or checks
+    if not ran or int(ran[-1].get("exit_code", 0)) == 0:
+        return None
+    return (f"{j.piece} finished, but its own check `{ran[-1].get('command')}` failed (exit "
+            f"{ran[-1].get('exit_code')}); its branch goes to the repository's check (`git balanced show {j.id}`)")
 
 
 def _commits(status: dict[str, Any]) -> int:

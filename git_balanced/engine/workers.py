@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shlex
 import time
 from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -19,9 +20,11 @@ from git_balanced.errors import BalancedError
 from git_balanced.job_events import Started, record
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.machines.placing import check_seats
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.reach.transport import MachineUnreachable
+from git_balanced.shipped.launch import SEATS_FILE
 from git_balanced.shipped.messages import (
     AnswerRequest,
     CleanupRequest,
@@ -35,6 +38,7 @@ from git_balanced.shipped.messages import (
 )
 from git_balanced.shipped.readonly import readonly_path
 from git_balanced.shipped.runfiles import RUNS_DIR
+from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO, seat_budget
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 
@@ -65,12 +69,26 @@ def rules_for(job: Job, check: str | None, budget: float | None) -> str:
         return template_text("reader.md").format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                                                  base=str(job.base)[:12], budget_line=budget_line)
     text = template_text("worker.md")
-    check_line = f"- Before you finish, run the check: `{check}`. Your branch lands only if it passes.\n" \
-        if check else ""
+    check_line = check_words(job.check, check)
     paths = job.paths
     paths_line = f"- Write only under: {', '.join(paths)}. Other paths belong to other pieces.\n" if paths else ""
     return text.format(plan_task=job.plan_task, piece=job.piece, task=job.task,
                        branch=job.branch, check_line=check_line, paths_line=paths_line, budget_line=budget_line)
+
+
+def check_words(own: str | None, check: str | None) -> str:
+    """The instructions' line on checks: the piece's own check if it names one, else the repository's, each run
+    through `git balanced seat` (one of its machine's check seats); '' with neither."""
+    if own:
+        lands = f" Your branch lands only if the repository's check (`{check}`) passes on it." if check else ""
+        return (f"- Before you finish, run your piece's check in one of this machine's check seats: `git balanced "
+                f"seat {shlex.quote(own)}` (it waits for a free seat, and says who holds them). Say in your summary "
+                f"whether it passed.{lands}\n")
+    if check:
+        return (f"- Before you finish, run the check in one of this machine's check seats: `git balanced seat "
+                f"{shlex.quote(check)}` (it waits for a free seat, and says who holds them). Your branch lands only "
+                "if it passes.\n")
+    return ""
 
 
 def reads_only(job: Job) -> bool:
@@ -115,6 +133,8 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
                         edit_without_asking=edit_without_asking, level=level, **kwargs)
     run = agent_hooks.with_hooks(adapter.name, run, local)
     remote = not isinstance(host, LocalHost)
+    if not remote:  # the budget this machine's checks go by, for the board (which reads no settings)
+        check_seats.remember(lead.repo, check_seats.LOCAL, seat_budget(lead_settings.balanced.check_seats))
     # No git balanced there (or no writing the lead), or a plan's permit tool (bin/permit.py) that asks as it
     # does: the runner's own script asks, and judges.
     asks = not local or job.plan_first
@@ -122,8 +142,11 @@ def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: st
         return _reader_request(lead, job, host, run, wt, asks, local, adapter.name)
     return StartRequest(
         job=job.runner_key, repo=_repo_of(host, job), worktree=wt, branch=job.branch, base=str(job.base),
-        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local)},
-        files=run.files, meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
+        setup=setup, argv=run.argv, env={**run.env, **agent_hooks.worker_env(lead, job, wt, local),
+                                         SEAT_ENV_BUDGET: str(lead_settings.balanced.check_seats),
+                                         SEAT_ENV_WHO: f"the worker of {job.piece} (job {job.id})"},
+        files={**(run.files or {}), SEATS_FILE: check_seats.source()},  # its checks' seats (shipped/seats.py)
+        meter=run.meter, commit_message=commit_message(job.piece, task), commit_leftovers=True,
         runs_dir=RUNS_DIR,
         # What it may write and read of the user's: its own things only (shipped/pen.py), and of the lead's
         # environment only what its agent needs and the settings name (shipped/workenv.py).

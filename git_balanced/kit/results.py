@@ -81,6 +81,9 @@ class BoardResult(TypedDict):
     lead_agent: Annotated[Row | None, Field(description="The headless lead (agent, state, running, turns, "
                                                         "cost_usd), or null when none was started.")]
     fence: Annotated[Row, Field(description="Whether workers run fenced (fenced) and, if not, why.")]
+    check_seats: Annotated[dict[str, Row], Field(description="Each machine's check seats: budget, in_use and "
+                                                             "holders (who, command, since, pid); `local` read "
+                                                             "now, the others as `machines` last asked them.")]
 
 
 @with_config(_CLOSED)

@@ -227,8 +227,11 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
         if res is not None and res.code != 0:
             out, code = "setup failed:\n" + res.out, res.code
         else:
-            r = proc.shell(command, cwd=scratch.path, env=proc.no_git_env(), argv=scratch.fenced(command),
-                           timeout=limit, mark=scratch.mark_prefix + _run_id())
+            from git_balanced.landing.seat import landing_seat
+
+            with landing_seat(repo, command):  # one of this machine's check seats, shared with its workers' checks
+                r = proc.shell(command, cwd=scratch.path, env=proc.no_git_env(), argv=scratch.fenced(command),
+                               timeout=limit, mark=scratch.mark_prefix + _run_id())
             out, code = r.out, r.code
             if code == 124 and out.endswith(f"timed out after {limit} seconds"):
                 out = _past(out, "check", limit)

@@ -24,10 +24,11 @@ from git_balanced.settings import AGENTS, AgentName
 PLAN_KEYS = ("task", "budget", "pieces")
 PIECE_KEYS = ("id", "task", "size", "after", "machine", *FILE_OPTIONS)
 # The options read by a reader of their own below; any other is read by its type (`_Reader.option`).
-_READ_APART = ("agent", "model", "run", "paths", "writes")
+_READ_APART = ("agent", "model", "run", "paths", "writes", "check")
 WRITES = ("none",)  # what `writes` may say; left out, the worker writes in a worktree of its own
 # How long each text key may be, and in what unit: a command goes to `sh -c` as one argument.
 _TEXT_MOST = {"task": (TEXT_MOST, "characters"), "run": (COMMAND_MOST, "bytes"), "model": (NAME_MOST, "characters"),
+              "check": (COMMAND_MOST, "bytes"),
               "machine": (NAME_MOST, "characters"), "agent": (NAME_MOST, "characters")}
 
 
@@ -116,8 +117,8 @@ class _Reader:
         value = node.get(key)
         if isinstance(value, str) and value.strip():
             most, unit = _TEXT_MOST.get(key, (TEXT_MOST, "characters"))
-            wrong = text_problem(value.strip(), most=most, unit=unit, lines=key in ("task", "run"),
-                                 controls=key in ("task", "run"))
+            wrong = text_problem(value.strip(), most=most, unit=unit, lines=key in ("task", "run", "check"),
+                                 controls=key in ("task", "run", "check"))
             if wrong:
                 self.problem(_line(node, key), f"{where}, `{key}`: {wrong}.",
                              f"shorten `{key}` to at most {most:,} {unit}" if wrong.startswith("it has") else
@@ -232,7 +233,7 @@ def _read_piece(reader: _Reader, pieces: CommentedSeq, i: int) -> tuple[dict[str
     for line, item in _listed(reader, node, "after", where):
         piece["after"].append(reader.named(PieceId, item, line, f"{where}, `after`"))
         lines[f"after {item}"] = line
-    for key in ("machine", "agent", "model", "run"):
+    for key in ("machine", "agent", "model", "run", "check"):
         if node.get(key) is not None:
             piece[key] = reader.text(node, key, where)
     _check_choices(reader, node, piece, where)

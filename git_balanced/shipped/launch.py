@@ -56,6 +56,26 @@ else:  # pen.py's functions are this script's own globals there
         **{n: globals()[n] for n in ("available", "wrap", "agent_state", "folders")})
 if "_reap" not in globals():
     from git_balanced.shipped.reap import _reap
+# seats.py (a machine's check seats) is not part of this script, which must stay one argument long: the engine
+# sends its source with each request that needs it, as the file the workers' script loads (bin/seats.py).
+SEATS_FILE = "bin/seats.py"
+
+
+def seats_module(source: str | None) -> dict | None:
+    """seats.py's functions from the source the engine sent (never from a file a worker could have changed)."""
+    if not source:
+        return None
+    found: dict = {"__name__": "balanced_seats"}
+    exec(compile(source, "seats.py", "exec"), found)
+    return found
+
+
+def seats_answer(req: dict) -> dict:
+    """The `seats` action: this machine's check seats (`budget`: the setting, 0 for its cores; `source`: seats.py)."""
+    seats = seats_module(req.get("source") if isinstance(req.get("source"), str) else None)
+    if seats is None:
+        raise RequestError("the request's 'source' (seats.py) is missing")
+    return seats["seats_state"](seats["seat_budget"](req.get("budget")))
 
 ASK_MARGIN = 600.0  # seconds `ask` waits past ask_timeout: by then the question came to you as well
 # `git balanced` on another machine: `ask`, through files in the run folder (the script lives in
@@ -145,6 +165,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     """Worktree, setup, files, agent, leftovers commit; then result.json, whatever happened."""
     repo, wt, branch, base = _path(req.repo), _path(req.worktree), req.branch, req.base
     res = Result(job=req.job, started=round(time.time(), 3), base=base)
+    seats = None
     grace = float(req.grace or GRACE)
     made = clean = guarded = False
     error_reason = Reason.CRASHED  # an error's reason, if the run has one
@@ -171,8 +192,9 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
             if res.setup_failed:
                 _note(f"setup {'was killed' if code is None else f'exited {code}'}: {req.setup}")
         ran = not res.setup_failed and not _stopping(run_dir, live)
+        seats = seats_module((req.files or {}).get(SEATS_FILE))  # read before any worker could change it
         if ran:
-            _agent(req, run_dir, wt, grace, res, live, penned)
+            _agent(req, run_dir, wt, grace, res, live, penned, seats)
         # No process outlives its worker: what its setup or agent left running (a daemon that escaped with
         # setsid included) ends with it, before the commit of what it left, which nothing may still be writing.
         res.ended_left_running = len(_reap(run_dir, min(grace, 5.0)))
@@ -196,6 +218,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         if not clean:
             code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
             res.dirty = code != 0 or bool(status)
+    res.checks = (seats["seat_checks"](run_dir) if seats else None) or None
     res.ended = round(time.time(), 3)
     res.seconds = round(res.ended - res.started, 3)
     try:
@@ -294,7 +317,7 @@ def _in_pen(penned: tuple[dict, tuple[list, list] | None], argv: list[str], env:
 
 
 def _agent(req: StartRequest, run_dir: str, wt: str, grace: float, res: Result, live: Live,
-           penned: tuple[dict, tuple[list, list] | None] = ({}, None)) -> None:
+           penned: tuple[dict, tuple[list, list] | None] = ({}, None), seats: dict | None = None) -> None:
     """Write the files, start the agent in its own group (in its pen, when it has one) and watch it."""
     for rel, content in (req.files or {}).items():
         target = os.path.normpath(os.path.join(run_dir, rel))
@@ -307,6 +330,11 @@ def _agent(req: StartRequest, run_dir: str, wt: str, grace: float, res: Result, 
     prefix_bin = os.path.expanduser("~/.local/bin")  # where `ready` installs agents; a login's PATH has it first
     if os.path.isdir(prefix_bin) and prefix_bin not in env.get("PATH", "").split(os.pathsep):
         env["PATH"] = prefix_bin + os.pathsep + env.get("PATH", os.defpath)
+    # Its checks (`git balanced seat`) share this machine's check seats: their budget there, and the seats made
+    # beforehand (a fenced worker may open them, not make them).
+    if seats is not None:
+        n = seats["seat_budget"]((req.env or {}).get(seats["SEAT_ENV_BUDGET"]))
+        env[seats["SEAT_ENV_BUDGET"]], env[seats["SEAT_ENV_DIR"]] = str(n), seats["seat_prepare"](n)
     if req.ask:  # a machine without git balanced: its `ask` comes first on the agent's PATH
         env["PATH"] = _write_ask_shim(run_dir, req.hook) + os.pathsep + env.get("PATH", os.defpath)
         if req.ask_timeout:

@@ -306,6 +306,7 @@ class Result(Message):
     error: str | None = None  # why the runner could not do its part
     fenced: bool = False  # the worker ran in its pen
     ended_left_running: int | None = None  # processes it left running, ended by the runner
+    checks: list[dict[str, Any]] | None = None  # the checks it ran through `git balanced seat` (seats.py)
 
     def check(self) -> None:
         if self.reason not in Reason.RUNNER:

@@ -24,12 +24,12 @@ if __name__ == "__main__" and "__file__" in globals():  # run as a file: its par
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 if "start" not in globals():  # sent to another machine, its parts' source comes first and defines these
     from git_balanced.shipped.asked import answer_question, forwarded, told
-    from git_balanced.shipped.launch import ASK_SHIM_FILES, start
+    from git_balanced.shipped.launch import ASK_SHIM_FILES, seats_answer, start
     from git_balanced.shipped.reap import cleanup, log, status, stop
     from git_balanced.shipped.runfiles import RequestError, _read
 SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request before it ends
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
-           "forwarded": forwarded, "answer": answer_question, "tell": told}
+           "forwarded": forwarded, "answer": answer_question, "tell": told, "seats": seats_answer}
 # The runner's parts in the order the one script defines them: each finds what it needs already there.
 PARTS = ("workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
          "readonly.py", "asked.py", "reap.py", "launch.py")

@@ -129,12 +129,14 @@ def main(args):
     # A worker's hook is judged here, even where git balanced is installed: only this script reaches the lead.
     if len(args) == 2 and args[0] == "hook" and os.environ.get("GIT_BALANCED_JOB"):
         return hook(run_dir, here, args[1])
+    if args and args[0] == "seat":  # a check in one of this machine's check seats (seats.py, next to this script)
+        return module_at(os.path.join(here, "seats.py"), "balanced_seats").seat_main(args[1:])
     other = installed(here) if not args or args[0] != "ask" else None
     if other:
         os.execv(other, [other] + args)
     if len(args) != 2 or args[0] != "ask" or not args[1].strip():
-        print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument). "
-              "Everything else runs on the lead's machine.", file=sys.stderr)
+        print("On this machine git balanced only asks the lead: git balanced ask \"TEXT\" (one argument), and runs a "
+              "check in a seat: git balanced seat CMD. Everything else runs on the lead's machine.", file=sys.stderr)
         return 1
     return ask(run_dir, args[1].strip())
 

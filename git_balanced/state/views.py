@@ -38,6 +38,9 @@ class PieceOptions:
     writes: str | None = field(default=None, metadata={
         "doc": "`none` for a piece that only reads (a review, an analysis): its worker runs in a shared read-only "
                "checkout of the base, anything it writes is refused, and its report is its result; nothing lands."})
+    check: str | None = field(default=None, metadata={
+        "doc": "The piece's own check (the tests of what it changes), run by its worker in one of its machine's "
+               "check seats and reported; landing still runs the repository's check."})
     # The piece's share of its plan's budget in USD: worked out when the plan is stored, never read from a file.
     budget_usd: float | None = field(default=None, metadata={"from_file": False})
 
@@ -205,6 +208,7 @@ class Job(PieceOptions, _Folded):
     host_fetch: bool = False
     fetched_ref: str | None = None
     tail: str = ""
+    checks: tuple[dict[str, Any], ...] = ()  # what its worker ran through `git balanced seat`, as its run ended
     check_tree: str = ""  # the tree whose check failed its landing (its whole log is kept by that tree)
     verdict_paths: tuple[str, ...] = ()  # what the landing queue named: conflicting or protected paths
     in_the_way: tuple[str, ...] = ()  # the lead's own files its landing would overwrite, while they are there
@@ -233,6 +237,7 @@ class Job(PieceOptions, _Folded):
     asked_text: str = ""
     answered: str | None = None
     answered_by: str | None = None
+    answered_decision: str | None = None  # allow or deny: its row says `allowed by its lead` while it runs on
     dismissed: bool = False
 
     @property

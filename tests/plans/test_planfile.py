@@ -127,9 +127,9 @@ def test_unknown_keys_suggest_the_near_miss() -> None:
         "plan.yaml:2: the plan: unknown key `budgt`; did you mean `budget`? "
         "Known keys: task, budget, pieces.",
         "plan.yaml:6: piece a: unknown key `machin`; did you mean `machine`? Known keys: id, task, size, "
-        "after, machine, agent, model, run, paths, plan_first, writes.",
+        "after, machine, agent, model, run, paths, plan_first, writes, check.",
         "plan.yaml:7: piece a: unknown key `colour`. Known keys: id, task, size, after, machine, agent, "
-        "model, run, paths, plan_first, writes.",
+        "model, run, paths, plan_first, writes, check.",
     ]
 
 

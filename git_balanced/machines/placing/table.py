@@ -11,7 +11,7 @@ from git_balanced.jobs import all_jobs
 from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory import records as inventory
 from git_balanced.machines.inventory.records import LOCAL
-from git_balanced.machines.placing import seats
+from git_balanced.machines.placing import check_seats, seats
 from git_balanced.machines.prepare import agents_probe
 from git_balanced.machines.reach import probe, sshconfig
 
@@ -45,6 +45,7 @@ def rows() -> list[dict[str, Any]]:
     asked = [LOCAL] + [n for n in sorted(added) if n in ticks and ready.get(n, {}).get("ready") and n not in away]
     agents_probe.refresh(asked, agents_probe.AGENTS)
     facts = agents_probe.kept()
+    checks = check_seats.asked(repo, asked) if repo else {}  # each machine's check seats: in use of its budget
 
     def row(name: str, host: str | None, preference: str | None, is_added: bool) -> dict[str, Any]:
         spec = inventory.box_of(name) if is_added and name != LOCAL else None
@@ -56,7 +57,8 @@ def rows() -> list[dict[str, Any]]:
         return {"name": name, "host": host, "address": address, "added": is_added, "preference": preference,
                 "ticked": (name in ticks) if repo else None, "ready": is_ready if repo else None,
                 "why_not": why if repo or refused else "", "running": running.get(name, 0) if repo else None,
-                "agents": r.get("agents"), "repo_path": r.get("repo_path"), "facts": facts.get(name)}
+                "agents": r.get("agents"), "repo_path": r.get("repo_path"), "facts": facts.get(name),
+                "check_seats": checks.get(name)}
 
     out = [row(LOCAL, None, inventory.local_preference(), True)]
     out += [row(name, str(m.get("host") or name), str(m.get("preference", "normal")), True)
