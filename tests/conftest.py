@@ -18,12 +18,13 @@ from tests.support.cli import forget_process_state
 # starts early instead of holding up the end of the run; the rest follow, those with sshd machines or agent
 # CLIs before the quick ones.
 LONGEST_FIRST = (
+    "tests/e2e/test_chief_claude.py", "tests/e2e/test_chief_pi.py", "tests/machines/boxes/test_box_on_machine.py",
+    "tests/forge/test_headless_fix.py", "tests/machines/boxes/test_containers.py",
     "tests/machines/prepare/test_ready_install.py", "tests/e2e/test_idle_lead.py", "tests/e2e/test_headless_lead.py",
     "tests/engine/test_limits.py", "tests/commands/test_init.py", "tests/machines/prepare/test_agents_per_machine.py",
     "tests/e2e/test_real_agents.py", "tests/hooks/test_modes.py", "tests/engine/test_nodes.py",
     "tests/e2e/test_agents_real.py", "tests/landing/test_safety.py", "tests/e2e/test_remote_workers.py",
     "tests/e2e/test_machine_lost.py", "tests/e2e/test_lead_agents.py",
-    "tests/machines/boxes/test_box_on_machine.py", "tests/machines/boxes/test_containers.py",
 )
 
 

@@ -202,6 +202,11 @@ def _read(repo: Repo, branch: str) -> dict[str, Any]:
     return rec if isinstance(rec, dict) else {}
 
 
+def last(repo: Repo, branch: str) -> dict[str, Any]:
+    """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}."""
+    return _read(repo, branch)
+
+
 def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
     """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
     mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""

@@ -150,4 +150,5 @@ def as_json(read: list[Read]) -> dict[str, Any]:
     when numbered), and `projects`, each with where it is, its lead's branch, or why it could not be read."""
     return {"now": [item for r in read for item in r.now],
             "projects": [{**r.project.to_json(), "lead": (r.board or {}).get("lead"), "waiting": len(r.now),
+                          "lead_started_by": ((r.board or {}).get("lead_agent") or {}).get("started_by"),
                           **({"error": r.error} if r.error else {})} for r in read]}

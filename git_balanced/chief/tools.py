@@ -40,6 +40,11 @@ def _state(project: Project) -> dict[str, Any]:
                        "started_by": lead.get("started_by") or "you", "waits_on": lead.get("waits_on")}
     else:
         out["lead"] = None
+    session = board.get("lead_session")
+    out["leads"] = ([out["lead"]] if out["lead"] else []) + (
+        [{"agent": session.get("agent"), "headless": False, "mode": session.get("mode"),
+          "model": session.get("model"), "seen_s_ago": session.get("seen_s_ago"), "active": session.get("active")}]
+        if isinstance(session, dict) else [])
     return out
 
 

@@ -11,8 +11,9 @@ _PROJECT = Arg("project", str, "The project's name, as `projects` lists it.")
 _QUESTION = Arg("question", str, "The question's id (q…), as your inbox shows it.")
 
 CHIEF_VERBS: tuple[Verb, ...] = (
-    Verb("projects", "Every project: its lead, workers by state, what waits on the person, spend.",
-         "Each project the person registered: its lead (headless or not, who started it), its workers by state, "
+    Verb("projects", "Every project: its leads, workers by state, what waits on the person, spend.",
+         "Each project the person registered: its leads (`leads`: the headless one, who started it, and an agent "
+         "session at the keyboard, seen how long ago), its workers by state, "
          "what waits on the person under Now (each row's number), and each plan's spend against its budget.",
          does=tools.projects, read_only=True, idempotent=True, open_world=True),
     Verb("start_lead", "Start a headless lead in a project, told its task.",

@@ -181,9 +181,16 @@ def all_lines(read: list[Any], *, running: bool = False) -> list[str]:
             lines.append(f"{r.project.name} ({where}): not read: {r.error}")
             continue
         extra = f" · {_running(r.board or {})}" if running else ""
-        lines.append(f"{r.project.name} ({where}){extra}" + ("" if r.now else ": nothing waits on you"))
+        lines.append(f"{r.project.name} ({where}){by_chief(r.board or {})}{extra}"
+                     + ("" if r.now else ": nothing waits on you"))
         lines += now_lines(r.now)
     return lines
+
+
+def by_chief(board: dict[str, Any]) -> str:
+    """` · Lead, started by the chief` when the project's headless lead is one the chief started, else ''."""
+    agent = board.get("lead_agent")
+    return " · Lead, started by the chief" if isinstance(agent, dict) and agent.get("started_by") == "chief" else ""
 
 
 def _running(board: dict[str, Any]) -> str:

@@ -31,18 +31,20 @@ def now_command(*, as_json: bool, every: bool) -> int:
     """What waits on you: in this repository, or with --all in every project the chief knows."""
     if every:
         return _all(as_json=as_json)
-    from git_balanced.commands.board import now_lines
+    from git_balanced.commands.board import by_chief, now_lines
     from git_balanced.engine.shown import collect_shown
 
     lead = open_lead()
-    items = collect_shown(lead)["now"]
+    data = collect_shown(lead)
+    items = data["now"]
     if as_json:
-        ui.emit_json({"lead": lead.branch, "now": items})
+        agent = data.get("lead_agent") or {}
+        ui.emit_json({"lead": lead.branch, "lead_started_by": agent.get("started_by"), "now": items})
         return 0
     if not items:
-        ui.say("Nothing waits on you here. `git balanced now --all` shows every project's Now.")
+        ui.say(f"Nothing waits on you here{by_chief(data)}. `git balanced now --all` shows every project's Now.")
         return 0
-    ui.say("\n".join(["Now", *now_lines(items)]))
+    ui.say("\n".join([f"Now{by_chief(data)}", *now_lines(items)]))
     return 0
 
 

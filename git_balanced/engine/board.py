@@ -156,7 +156,8 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead), "check_seats": _check_seats(lead),
+            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
+            "lead_session": _lead_session(lead), "check_seats": _check_seats(lead),
             "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
 
 
@@ -263,6 +264,24 @@ def _check_seats(lead: Lead) -> dict[str, dict[str, Any]]:
 
     others = {m: s for m, s in check_seats.kept(lead.repo).items() if m != check_seats.LOCAL and "in_use" in s}
     return {check_seats.LOCAL: check_seats.here(lead.repo), **others}
+
+
+SESSION_ACTIVE_S = 600.0  # a lead session seen within this long is taken to be at work
+
+
+def _lead_session(lead: Lead) -> dict[str, Any] | None:
+    """The lead's agent session at the keyboard (not the headless lead), if one was ever seen here: its agent,
+    mode and model as its hooks recorded them, and how long ago it last acted."""
+    from git_balanced.agents.modes import last
+    from git_balanced.channel.presence import seen_at
+
+    seen = seen_at(lead.repo, lead.branch)
+    if seen is None:
+        return None
+    rec = last(lead.repo, lead.branch)
+    ago = max(0.0, time.time() - seen)
+    return {"agent": rec.get("agent"), "mode": rec.get("mode"), "model": rec.get("model"),
+            "seen_s_ago": round(ago), "active": ago <= SESSION_ACTIVE_S}
 
 
 def _lead_agent(lead: Lead) -> dict[str, Any] | None:

@@ -80,6 +80,9 @@ class BoardResult(TypedDict):
     plans: Annotated[list[Row], Field(description="Each plan: id, task, state, budget_usd and what it spent.")]
     lead_agent: Annotated[Row | None, Field(description="The headless lead (agent, state, running, turns, "
                                                         "cost_usd), or null when none was started.")]
+    lead_session: Annotated[Row | None, Field(description="The lead's agent session at the keyboard (agent, mode, "
+                                                          "model, seen_s_ago, active), or null when none was "
+                                                          "ever seen.")]
     fence: Annotated[Row, Field(description="Whether workers run fenced (fenced) and, if not, why.")]
     check_seats: Annotated[dict[str, Row], Field(description="Each machine's check seats: budget, in_use and "
                                                              "holders (who, command, since, pid); `local` read "

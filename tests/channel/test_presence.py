@@ -87,7 +87,7 @@ def test_the_leads_spend_counts_against_its_plan(lead: Lead) -> None:
     assert data["plans"] == [{"id": pid, "task": "A test plan", "state": "created", "budget_usd": 2.0,
                               "workers_usd": 0.0, "lead_usd": 0.5, "spent_usd": 0.5}]
     assert data["lead_agent"] == {"agent": "claude", "state": "stopped", "running": False, "turns": 2,
-                                  "cost_usd": 0.5}
+                                  "cost_usd": 0.5, "started_by": "you"}
     text = render(data)
     assert "  ◆ lead  claude, stopped · 2 turns · $0.50" in text, text
     assert f"  $ plan {pid}: $0.50 of $2.00 spent (workers $0.00, lead $0.50) · A test plan" in text, text

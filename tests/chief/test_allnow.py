@@ -82,3 +82,36 @@ def test_one_now_over_two_projects_with_notes_and_answers_across_them(tmp_path: 
     gone = balanced(tmp_path, "now", "--all")
     assert gone.code == 0 and f"web ({web.repo.root}): not read: {web.repo.root} is not inside a git repository." \
         in gone.out.splitlines() and "ios (" in gone.out, gone.out
+
+
+def test_now_marks_a_lead_the_chief_started(tmp_path: Path) -> None:
+    from git_balanced.channel import presence
+    from git_balanced.files import write_atomic
+
+    web, ios = (open_lead(str(make_repo(tmp_path / name, {"README.md": name}))) for name in ("web", "ios"))
+    asked(web, "api", "npm install")
+    asked(ios, "build", "xcodebuild")
+    write_atomic(presence.lead_dir(web.repo, web.branch) / "lead.json",
+                 json.dumps({"agent": "claude", "task": "Web.", "state": "waiting", "turns": 1, "cost_usd": 0.0,
+                             "started_by": "chief"}))
+    for repo, name in ((web, "web"), (ios, "ios")):
+        assert balanced(tmp_path, "projects", "add", str(repo.repo.root), "--name", name).code == 0
+
+    assert balanced(web.repo.root, "now").out.splitlines()[0] == "Now · Lead, started by the chief"
+    assert balanced(ios.repo.root, "now").out.splitlines()[0] == "Now"
+    lines = balanced(tmp_path, "now", "--all").out.splitlines()
+    assert f"web ({web.repo.root}) · Lead, started by the chief" in lines, lines
+    assert f"ios ({ios.repo.root})" in lines, lines
+    data = json.loads(balanced(tmp_path, "now", "--all", "--json").out)
+    assert {p["name"]: p["lead_started_by"] for p in data["projects"]} == {"web": "chief", "ios": None}
+    assert json.loads(balanced(web.repo.root, "now", "--json").out)["lead_started_by"] == "chief"
+    from git_balanced.agents import modes
+    from git_balanced.chief import tools
+
+    modes.record(ios.repo, ios.branch, {"permission_mode": "default", "session_id": "s1", "model": "claude-x"})
+    presence.mark_seen(ios.repo, ios.branch)
+    leads = {p["name"]: p["leads"] for p in tools.projects()["projects"]}
+    assert [(x["headless"], x["started_by"]) for x in leads["web"]] == [(True, "chief")], leads
+    assert [(x["headless"], x["agent"], x["mode"], x["active"]) for x in leads["ios"]] == \
+        [(False, "claude", "default", True)], leads
+    assert json.loads(balanced(ios.repo.root, "board", "--json").out)["lead_session"]["agent"] == "claude"

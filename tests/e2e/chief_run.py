@@ -26,7 +26,8 @@ from tests.support.routed import Each, Routed, Script
 from tests.support.sshd import Machine, known_in
 from tests.support.wait import wait_until
 
-pytestmark = [pytest.mark.sshd, pytest.mark.agents, pytest.mark.timeout(900)]  # three agent sessions at once
+# The two runs (tests/e2e/test_chief_claude.py, test_chief_pi.py) are two modules, so two test processes take them.
+MARKS = [pytest.mark.sshd, pytest.mark.agents, pytest.mark.timeout(900)]  # three agent sessions at once
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
@@ -80,7 +81,8 @@ def chief_script() -> Script:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, agent_bin: str
           ) -> Iterator[tuple[Routed, Routed, Machine, Path]]:
-    """The scripted servers (Claude Code's, Pi's) and the sshd machine `box`, whose sessions run this checkout's
+    """(A module fixture of each test module that imports it.) The scripted servers (Claude Code's, Pi's) and
+    the sshd machine `box`, whose sessions run this checkout's
     git balanced on the system's Python and Claude Code against the server."""
     with Routed() as server, Routed() as pi:
         env = {k: v for k, v in agent_home.claude_env(Path("/nonexistent"), server.url).items()
@@ -125,8 +127,7 @@ def there(box: Machine, config: Path, command: str) -> str:
     return cp.stdout
 
 
-@pytest.mark.parametrize("agent", ["claude", "pi"])
-def test_the_chief_runs_two_leads_answers_one_question_and_never_lands(
+def run_the_chief(
         agent: str, world: tuple[Routed, Routed, Machine, Path], tmp_path: Path, agent_bin: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     server, pi, box, config = world
