@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from git_balanced.chief import home
-from git_balanced.chief.session import chief_settings, instructions, pi_extension
+from git_balanced.chief.session import chief_settings, codex_hooks, instructions, pi_extension
 from git_balanced.errors import BalancedError
 from git_balanced.kit.project import ARGV
 
@@ -29,7 +29,7 @@ def files(agent: str) -> dict[str, str]:
     if agent == "codex":
         table = (f"[mcp_servers.balanced]\ncommand = {json.dumps(server['command'])}\n"
                  f"args = {json.dumps(server['args'])}\ndefault_tools_approval_mode = \"approve\"\n")
-        return {".codex/config.toml": table,
+        return {".codex/config.toml": table, ".codex/hooks.json": codex_hooks(list(ARGV)),
                 "AGENTS.md": instructions()}
     if agent == "pi":
         return {".pi/extensions/balanced-chief.ts": pi_extension(), ".pi/APPEND_SYSTEM.md": instructions()}

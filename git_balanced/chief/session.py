@@ -74,6 +74,10 @@ def write_kit(d: Path, agent: str) -> None:
     write_atomic(d / "settings.json", chief_settings(json.dumps([sys.executable, "-m", "git_balanced.cli"])))
     if agent == "pi":
         write_atomic(d / "balanced-lead.ts", pi_extension([sys.executable, "-m", "git_balanced.cli"]))
+    if agent == "codex":  # Codex reads hooks from the folder it runs in only: the chief's folder
+        hooks = home.folder() / ".codex" / "hooks.json"
+        hooks.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(hooks, codex_hooks(list(ARGV)))  # as `chief on --agent codex` writes it
 
 
 def chief_settings(argv_json: str) -> str:
@@ -81,6 +85,13 @@ def chief_settings(argv_json: str) -> str:
     command = " ".join(json.loads(argv_json)) + " hook chief-pre-tool-use"
     return json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command,
                                                              "timeout": 60}]}]}}, indent=2) + "\n"
+
+
+def codex_hooks(argv: list[str]) -> str:
+    """Codex's `.codex/hooks.json` for the chief: its PreToolUse hook, which refuses what the chief never does."""
+    command = " ".join(argv) + " hook chief-pre-tool-use"
+    return json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": command, "timeout": 60}]}]}}, indent=2) + "\n"
 
 
 def pi_extension(argv: list[str] | None = None) -> str:
@@ -137,7 +148,7 @@ def run_turn(rec: dict[str, Any], message: str) -> dict[str, Any]:
     rec.update(state="in a turn", waits_on=None, last_turn_at=time.time())
     save(rec)
     argv = headless.turn_argv(rec["agent"], message, rec.get("session"), d, rec.get("model"),
-                              server=("mcp", "--chief"))
+                              server=("mcp", "--chief"), own_hooks=rec["agent"] == "codex")
     ran = proc.run(argv, cwd=home.folder(), env=headless.turn_env())
     with open(d / "turns.log", "a", encoding="utf-8") as log:
         log.write(f"--- turn {rec['turns'] + 1}: {message[:200]}\n{ran.out}{ran.err}")

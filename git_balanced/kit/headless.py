@@ -114,10 +114,11 @@ def _reap(pid: int) -> None:
 
 # -- the driver ---------------------------------------------------------------------------------------------
 def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str | None = None,
-              server: tuple[str, ...] = ("mcp",)) -> list[str]:
+              server: tuple[str, ...] = ("mcp",), own_hooks: bool = False) -> list[str]:
     """The agent's command line for one turn of the lead (resuming its session after the first); `server` is
     what follows `git balanced` to start its MCP server (`mcp --chief` for the chief), and a `settings.json` in
-    `d` is Claude Code's hook settings."""
+    `d` is Claude Code's hook settings. With `own_hooks`, Codex runs the hooks of `.codex/hooks.json` in its
+    folder, which git balanced wrote there itself (the chief's), without the person's review of them."""
     rules = (d / "instructions.md").read_text()
     if agent == "claude":
         argv = ["claude", "-p", message, "--output-format", "stream-json", "--verbose",
@@ -137,6 +138,7 @@ def turn_argv(agent: str, message: str, session: str | None, d: Path, model: str
     # approval mode above lets the tools that change something through (Codex refuses them otherwise).
     opts = ["--json", "--skip-git-repo-check", "-c", 'approval_policy="never"', "-c", *table]
     opts += ["-m", model] if model else []
+    opts += ["--trust", "--dangerously-bypass-hook-trust"] if own_hooks else []
     if session:
         return ["codex", "exec", "resume", *opts, session, message]
     return ["codex", "exec", *opts, "-c", "developer_instructions=" + json.dumps(rules), message]
