@@ -165,3 +165,11 @@ def table_lines(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | 
         else:
             lines.append(" " * indent + line([plain(str(c), lines=False) for c in row]))
     return lines
+
+
+def ago(t: float | None) -> str:
+    """How long ago the time `t` (seconds since the epoch) was, in a few words: `never` when it is not set."""
+    if not t:
+        return "never"
+    s = int(time.time() - t)
+    return f"{s} s ago" if s < 120 else f"{s // 60} min ago"

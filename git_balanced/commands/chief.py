@@ -3,7 +3,6 @@ what the chief runs in a project (`chief held|tell|reply|hand`, the chief's side
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from git_balanced import ui
@@ -46,13 +45,6 @@ def off_command(agent: str | None) -> int:
     return 0
 
 
-def _ago(t: float | None) -> str:
-    if not t:
-        return "never"
-    s = int(time.time() - t)
-    return f"{s} s ago" if s < 120 else f"{s // 60} min ago"
-
-
 def status_command(*, as_json: bool) -> int:
     """The headless chief: its session, turns, spend, and what it waits on."""
     from git_balanced.chief import session
@@ -74,7 +66,7 @@ def status_command(*, as_json: bool) -> int:
     ui.say(f"Chief: {NAMES[rec['agent']]}, {data['state']}" + (f" (pid {rec['pid']})" if running else ""))
     ui.say(f"  told      {rec['task']}")
     ui.say(f"  session   {rec.get('session') or 'not yet'}")
-    ui.say(f"  turns     {rec['turns']}, the last {_ago(rec.get('last_turn_at'))}")
+    ui.say(f"  turns     {rec['turns']}, the last {ui.ago(rec.get('last_turn_at'))}")
     ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}")
     ui.say(f"  passes on what it leaves unanswered for {int(float(rec.get('pass_after') or 600))} s")
     if running and rec.get("waits_on"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from git_balanced import ui
@@ -80,13 +79,6 @@ def start_command(agent: str, task: str, model: str | None, started_by: str | No
     return 0
 
 
-def _ago(t: float | None) -> str:
-    if not t:
-        return "never"
-    s = int(time.time() - t)
-    return f"{s} s ago" if s < 120 else f"{s // 60} min ago"
-
-
 def status_command(*, as_json: bool) -> int:
     """The headless lead of this branch: its session, turns, spend, and what it waits on."""
     from git_balanced.kit import headless
@@ -116,7 +108,7 @@ def status_command(*, as_json: bool) -> int:
            + (f" (pid {rec['pid']})" if running else ""))
     ui.say(f"  task      {rec['task']}")
     ui.say(f"  session   {rec.get('session') or 'not yet'}")
-    ui.say(f"  turns     {rec['turns']}, the last {_ago(rec.get('last_turn_at'))}")
+    ui.say(f"  turns     {rec['turns']}, the last {ui.ago(rec.get('last_turn_at'))}")
     ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}, its workers ${data['workers_usd']:.2f}")
     for p in plans:
         budget = f" of its ${p['budget_usd']:.2f}" if p.get("budget_usd") else ""
