@@ -60,10 +60,15 @@ def _ensure_image(tag: str, agent: str | None, env: dict[str, str]) -> None:
                  *(["--agent", agent] if agent else [])]
         built = subprocess.run(build, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
         assert built.returncode == 0, f"`git balanced image build` failed:\n{built.stdout}\n{built.stderr}"
-        part = kept.with_suffix(".part")
-        saved = _podman("save", "-q", "-o", str(part), tag, env=env)
-        assert saved.returncode == 0, f"podman could not save {tag}: {saved.stderr}"
-        part.rename(kept)
+        _save(tag, kept, env)
+
+
+def _save(tag: str, kept: Path, env: dict[str, str]) -> None:
+    """The image written to .cache/images whole, or not at all."""
+    part = kept.with_suffix(".part")
+    saved = _podman("save", "-q", "-o", str(part), tag, env=env)
+    assert saved.returncode == 0, f"podman could not save {tag}: {saved.stderr}"
+    part.rename(kept)
 
 
 @pytest.fixture(scope="session")
@@ -96,4 +101,8 @@ def small_image(engine_env: dict[str, str]) -> Path:
     """The image without an agent, kept in .cache/images: the tar an SSH machine's own engine loads."""
     tag = image_tag(None)
     _ensure_image(tag, None, engine_env)
-    return kept_image(tag)
+    kept = kept_image(tag)
+    with Flock(IMAGES / "build.lock"):
+        if not kept.exists():  # in podman's storage (another clone built it) but not yet in this clone's cache
+            _save(tag, kept, engine_env)
+    return kept
