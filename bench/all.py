@@ -2,7 +2,7 @@
 before it did; then the table of the figures now, which it also writes at the top of docs/performance.md.
 
     python bench/all.py              # every benchmark (what `make bench` runs)
-    python bench/all.py door board   # only these
+    python bench/all.py door board   # only these, their rows of the table replaced, the others kept
     python bench/all.py --no-write   # leave docs/performance.md as it is
 
 Exit 0 when every goal passed, 1 when one was missed or a benchmark failed to run (its last lines are shown).
@@ -90,23 +90,55 @@ def summary(runs: list[Ran]) -> list[str]:
     return out
 
 
-def table(runs: list[Ran], when: datetime) -> str:
-    """The Markdown table at the top of docs/performance.md: one row a goal, with the command to run again."""
-    rows = ["| benchmark | result | goal and figure | load (1 min) |", "|---|---|---|---|"]
+def table(runs: list[Ran], when: datetime, kept: list[str] | None = None) -> str:
+    """The Markdown table at the top of docs/performance.md: one row a goal, with the command to run again and
+    when and at which commit it was measured. KEPT: the rows of an earlier table, those of the benchmarks run now
+    left out (a partial run replaces only its own benchmarks' rows)."""
+    stamp = f"{when:%d %b %H:%M} UTC, {commit()}"
+    fresh: dict[str, list[str]] = {}
     for r in runs:
         cmd = f"`python bench/{r.name}.py`"
         load_words = f"{r.load[0]:.2f} to {r.load[1]:.2f}"
+        rows = fresh.setdefault(r.name, [])
         for verdict, words in r.lines:
-            rows.append(f"| {cmd} | {verdict} | {words.replace('|', '/')} | {load_words} |")
+            rows.append(f"| {cmd} | {verdict} | {words.replace('|', '/')} | {load_words} | {stamp} |")
         if r.failed_to_run:
-            rows.append(f"| {cmd} | FAIL | exited {r.code} before it judged its goals | {load_words} |")
+            rows.append(f"| {cmd} | FAIL | exited {r.code} before it judged its goals | {load_words} | {stamp} |")
         elif not r.lines:
-            rows.append(f"| {cmd} | (figures only) | see its section below | {load_words} |")
+            rows.append(f"| {cmd} | (figures only) | see its section below | {load_words} | {stamp} |")
+    by_name: dict[str, list[str]] = {}
+    for row in kept or []:
+        m = re.match(r"\| `python bench/(\w+)\.py` \|", row)
+        if m and m.group(1) not in fresh:
+            by_name.setdefault(m.group(1), []).append(row)
+    by_name.update(fresh)
+    order = [n for n in BENCHES if n in by_name] + [n for n in by_name if n not in BENCHES]
+    rows = ["| benchmark | result | goal and figure | load (1 min) | measured |", "|---|---|---|---|---|"]
+    for name in order:
+        rows.extend(by_name[name])
     cores = os.cpu_count()
-    head = (f"Measured {when:%d %B %Y, %H:%M} UTC by `make bench` on this machine ({cores} cores, shared), "
-            f"git {git_version()}, Python {sys.version.split()[0]}. Each line is the benchmark's own PASS or MISS "
-            "line; its section below says what it measures and how.")
+    head = (f"Written by `make bench` (every benchmark) or `python bench/all.py NAME...` (that benchmark's rows) on "
+            f"this machine ({cores} cores, shared), git {git_version()}, Python {sys.version.split()[0]}. Each line "
+            "is the benchmark's own PASS or MISS line, with when and at which commit it ran; its section below says "
+            "what it measures and how.")
     return "\n".join([START, "", head, "", *rows, "", END])
+
+
+def kept_rows(doc: Path | None = None) -> list[str]:
+    """The rows of the table on the page now (none when it has none)."""
+    page = (doc or DOC).read_text(encoding="utf-8")
+    if START not in page or END not in page:
+        return []
+    inside = page.split(START, 1)[1].split(END, 1)[0]
+    return [line for line in inside.splitlines() if line.startswith("| `python bench/")]
+
+
+def commit() -> str:
+    res = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    word = res.stdout.strip() if res.returncode == 0 else "?"
+    return word + ("+" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 def git_version() -> str:
@@ -145,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = summary(runs)
     print("\n=== every goal ===")
     print("\n".join(lines))
-    if not args.no_write and not args.names:
-        write_doc(table(runs, datetime.now(UTC)))
-        print(f"\nwrote the table of the figures now into {DOC}")
+    if not args.no_write:
+        write_doc(table(runs, datetime.now(UTC), kept_rows() if args.names else None))
+        print(f"\nwrote the table of the figures now into {DOC}" + (" (the rows of these benchmarks)" if args.names
+                                                                      else ""))
     bad = sum(1 for line in lines if line.startswith(("MISS", "FAIL")))
     print(f"\n{sum(1 for line in lines if line.startswith('PASS'))} passed, {bad} missed or failed")
     return 1 if bad else 0

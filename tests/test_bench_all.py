@@ -72,3 +72,18 @@ def test_the_table_replaces_itself_and_keeps_the_page(bench: ModuleType) -> None
 def test_a_name_that_is_no_benchmark_is_refused(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["nope"]) == 1
     assert "no benchmark named nope; the names are: missing crashing passing plain" in capsys.readouterr().err
+
+
+def test_a_partial_run_replaces_only_its_own_rows(bench: ModuleType) -> None:
+    assert bench.main([]) == 1
+    first = bench.DOC.read_text(encoding="utf-8")
+    missing_row = next(line for line in first.splitlines() if line.startswith("| `python bench/missing.py`"))
+    (bench.ROOT / "bench" / "passing.py").write_text("print('PASS  the door: 0.80x, goal < 1.5x')\n")
+    assert bench.main(["passing"]) == 0
+    page = bench.DOC.read_text(encoding="utf-8")
+    assert "the door: 0.80x" in page and "the door: 0.90x" not in page
+    assert missing_row in page, "the rows of the benchmarks not run are kept as they were"
+    rows = [line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `python bench/")]
+    assert rows == ["| `python bench/missing.py`", "| `python bench/crashing.py`", "| `python bench/passing.py`",
+                    "| `python bench/plain.py`"], "in the order `make bench` runs them"
+    assert bench.main(["plain", "--no-write"]) == 0 and bench.DOC.read_text(encoding="utf-8") == page
