@@ -19,21 +19,14 @@ import time
 from typing import Any
 
 from git_balanced.agents import lead_model
+from git_balanced.agents.levels import FROM_LEAD as FROM_LEAD
+from git_balanced.agents.levels import LEVELS as LEVELS
+from git_balanced.agents.levels import level_of, recorded_at, stricter, workers_level_of
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
 
-# What a worker may do on its own, strictest first. `read-only`: reads only, every other call refused;
-# `ask`: edits and commands each wait for the lead's yes; `edits`: edits go ahead (the guard still holds them
-# to the piece's paths), commands wait for the lead's yes; `free`: as the settings say.
-LEVELS = ("read-only", "ask", "edits", "free")
-
-# The lead's mode -> its workers' level. A mode this table does not know is taken as `ask`: the safe side.
-FROM_LEAD = {
-    "plan": "read-only",
-    "default": "ask", "manual": "ask", "dontAsk": "ask",
-    "acceptEdits": "edits", "auto": "edits",
-    "bypassPermissions": "free",
-}
+# LEVELS (strictest first) and FROM_LEAD (a lead's mode -> its workers' level) are in levels.py, read by a
+# worker's hook on every tool call.
 
 # A Claude Code worker's tools allowed by name (`--allowedTools`): `bypassPermissions` refuses to start as root
 # (a common case on build machines), so the tools it may use unasked are named. Without Bash in the list a
@@ -124,19 +117,6 @@ def sandbox_of(data: dict[str, Any]) -> str | None:
     return found[-1] if found else None
 
 
-def level_of(mode: str | None) -> str | None:
-    """The workers' level under a lead in `mode`; None for no mode (no lead session seen)."""
-    if not mode:
-        return None
-    return FROM_LEAD.get(mode, "ask")
-
-
-def stricter(*levels: str | None) -> str | None:
-    """The strictest of the levels given (None counts for nothing)."""
-    known = [lv for lv in levels if lv in LEVELS]
-    return min(known, key=LEVELS.index) if known else None
-
-
 def agent_of(data: dict[str, Any]) -> str:
     """Which agent sent a hook's input: Pi's extension says so; Codex's carries a `turn_id`."""
     said = str(data.get("agent") or "")
@@ -149,6 +129,11 @@ def _path(repo: Repo, branch: str) -> Any:
     d = repo.state_dir / "lead-mode"
     d.mkdir(exist_ok=True)
     return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
+
+
+def mode_file(repo: Repo, branch: str) -> str:
+    """The path of the file the lead of `branch` records its mode in (a worker's hook reads it: levels.py)."""
+    return str(_path(repo, branch))
 
 
 KEPT = ("mode", "agent", "session", "level", "model")  # a change to any of them is written
@@ -187,11 +172,7 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
 
 def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
     """The lead's mode as its hooks last recorded it, or None."""
-    try:
-        rec = json.loads(_path(repo, branch).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and rec.get("mode") else None
+    return recorded_at(str(_path(repo, branch)))
 
 
 def _read(repo: Repo, branch: str) -> dict[str, Any]:
@@ -230,7 +211,4 @@ def model_for(repo: Repo, branch: str, agent: str) -> str | None:
 
 def workers_level(repo: Repo, branch: str) -> str | None:
     """The level the lead of `branch` leaves its workers, or None when no lead session was recorded."""
-    rec = recorded(repo, branch)
-    if not rec:
-        return None
-    return stricter(level_of(str(rec["mode"])), rec.get("level") if rec.get("level") in LEVELS else None)
+    return workers_level_of(recorded(repo, branch))
