@@ -10,9 +10,12 @@ start on it (a piece's own `model` still wins; engine/context.py).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from git_balanced.models import NAME_MOST, text_problem
+
+TYPE_CHECKING = False  # a lead's hook reads its model on every turn: typing is not loaded for it
+if TYPE_CHECKING:
+    from typing import Any
 
 NOT_A_MODEL = ("<synthetic>",)  # Claude Code's own stand-in replies (an error, an interruption) name this
 TAIL_BYTES = 1 << 20  # the newest replies are near the end of the transcript

@@ -24,6 +24,12 @@ FROM_LEAD = {
 MODE_FILE_ENV = "GIT_BALANCED_LEAD_MODE_FILE"
 
 
+def mode_file_in(state_dir: str, branch: str) -> str:
+    """The file the lead of `branch` records its mode in, under its repository's `.git/balanced/` (`state_dir`):
+    `lead-mode/<branch>.json`, with `/` in the branch kept as `%2F`."""
+    return f"{state_dir}/lead-mode/{branch.replace('%', '%25').replace('/', '%2F')}.json"
+
+
 def level_of(mode: str | None) -> str | None:
     """The workers' level under a lead in `mode`; None for no mode (no lead session seen)."""
     if not mode:

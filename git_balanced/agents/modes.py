@@ -14,16 +14,20 @@ call its hook never saw is held by the agent's own flags.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-from typing import Any
 
 from git_balanced.agents import lead_model
 from git_balanced.agents.levels import FROM_LEAD as FROM_LEAD
 from git_balanced.agents.levels import LEVELS as LEVELS
-from git_balanced.agents.levels import level_of, recorded_at, stricter, workers_level_of
-from git_balanced.files import write_atomic
-from git_balanced.git import Repo
+from git_balanced.agents.levels import level_of, mode_file_in, recorded_at, stricter, workers_level_of
+
+TYPE_CHECKING = False  # a lead's hook records its mode on every turn: typing and the git door are not loaded
+if TYPE_CHECKING:
+    from typing import Any
+
+    from git_balanced.git import Repo
 
 # LEVELS (strictest first) and FROM_LEAD (a lead's mode -> its workers' level) are in levels.py, read by a
 # worker's hook on every tool call.
@@ -125,15 +129,14 @@ def agent_of(data: dict[str, Any]) -> str:
     return "codex" if "turn_id" in data else "claude"
 
 
-def _path(repo: Repo, branch: str) -> Any:
-    d = repo.state_dir / "lead-mode"
-    d.mkdir(exist_ok=True)
-    return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
+def _path(repo: Repo, branch: str) -> str:
+    (repo.state_dir / "lead-mode").mkdir(exist_ok=True)
+    return mode_file_in(str(repo.state_dir), branch)
 
 
 def mode_file(repo: Repo, branch: str) -> str:
     """The path of the file the lead of `branch` records its mode in (a worker's hook reads it: levels.py)."""
-    return str(_path(repo, branch))
+    return _path(repo, branch)
 
 
 KEPT = ("mode", "agent", "session", "level", "model")  # a change to any of them is written
@@ -143,10 +146,15 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
     """Keep the mode a lead's hook was handed (its input `data`), with its agent, session and model (where its
     input shows it: agents/lead_model.py); None when the input names no mode (then what was recorded before
     stands)."""
+    return record_at(_path(repo, branch), data)
+
+
+def record_at(path: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    """record, in the lead's mode file at `path` (mode_file_in: a hook that found its checkout itself)."""
     mode = str(data.get("permission_mode") or "")
     if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
         agent = agent_of(data)
-        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"))
+        remember_model_at(path, agent, lead_model.model_of(data, agent), data.get("session_id"))
         return None
     agent = agent_of(data)
     sandbox = sandbox_of(data) if agent == "codex" else None
@@ -155,9 +163,9 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
                            "level": level}
     if sandbox:
         rec["sandbox"] = sandbox
-    path = _path(repo, branch)
     try:
-        old = json.loads(path.read_text())
+        with open(path, encoding="utf-8") as fh:
+            old = json.loads(fh.read())
     except (FileNotFoundError, ValueError):
         old = None
     model = lead_model.model_of(data, agent)
@@ -166,18 +174,26 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
     if model:
         rec["model"] = model
     if not old or [old.get(k) for k in KEPT] != [rec.get(k) for k in KEPT]:
-        write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
+        _write(path, rec)
     return rec
+
+
+def _write(path: str, rec: dict[str, Any]) -> None:
+    from git_balanced.files import write_atomic  # only a change is written: most turns import no writer
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
 
 
 def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
     """The lead's mode as its hooks last recorded it, or None."""
-    return recorded_at(str(_path(repo, branch)))
+    return recorded_at(_path(repo, branch))
 
 
-def _read(repo: Repo, branch: str) -> dict[str, Any]:
+def _read(path: str) -> dict[str, Any]:
     try:
-        rec = json.loads(_path(repo, branch).read_text())
+        with open(path, encoding="utf-8") as fh:
+            rec = json.loads(fh.read())
     except (FileNotFoundError, ValueError):
         return {}
     return rec if isinstance(rec, dict) else {}
@@ -185,26 +201,31 @@ def _read(repo: Repo, branch: str) -> dict[str, Any]:
 
 def last(repo: Repo, branch: str) -> dict[str, Any]:
     """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}."""
-    return _read(repo, branch)
+    return _read(_path(repo, branch))
 
 
 def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
     """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
     mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""
+    remember_model_at(_path(repo, branch), agent, model, session)
+
+
+def remember_model_at(path: str, agent: str, model: str | None, session: Any = None) -> None:
+    """remember_model, in the lead's mode file at `path`."""
     if not model:
         return
-    old = _read(repo, branch)
+    old = _read(path)
     if old.get("agent") == agent and old.get("model") == model:
         return
     rec = {**old, "model": model} if old.get("agent") == agent else \
         {"agent": agent, "model": model, "session": session, "at": time.time()}
-    write_atomic(_path(repo, branch), json.dumps(rec, sort_keys=True) + "\n")
+    _write(path, rec)
 
 
 def model_for(repo: Repo, branch: str, agent: str) -> str | None:
     """The model the lead of `branch` runs on when it is an agent of the kind `agent`, else None: a worker of
     the same agent starts on it."""
-    rec = _read(repo, branch)
+    rec = _read(_path(repo, branch))
     model = rec.get("model") if rec.get("agent") == agent else None
     return model if isinstance(model, str) and model else None
 

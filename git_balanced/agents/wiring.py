@@ -20,9 +20,14 @@ if TYPE_CHECKING:
     from git_balanced.lead import Lead
 
 
+# The front door's entry point as a program for `python -c`: `-m git_balanced.front` would import runpy (and with
+# it importlib.util, contextlib, collections) on each start of a hook that runs on every tool call.
+FRONT = "import sys; from git_balanced.front import main; sys.exit(main())"
+
+
 def balanced_argv(local: bool = True) -> list[str]:
     """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
-    return [sys.executable, "-m", "git_balanced.front"] if local else ["git", "balanced"]
+    return [sys.executable, "-c", FRONT] if local else ["git", "balanced"]
 
 
 def render(name: str, argv: list[str] | None = None) -> str:

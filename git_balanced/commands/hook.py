@@ -35,6 +35,12 @@ def run_hook(name: str, args: list[str]) -> int:
 
         if worker.ready():  # all it reads is named in its environment: no repository to find, no git door
             return worker.pre_tool_use_hook()
+    if name in ("user-prompt-submit", "stop"):
+        from git_balanced.hooks import turn
+
+        code = turn.turn(name)  # most turns bring no news: told from git's files, without the git door
+        if code is not None:
+            return code
     module, function = where.split(":")
     fn = getattr(_module(module), function)
     if module == "chief":  # the chief's refusals read only the tool call: they hold in any folder

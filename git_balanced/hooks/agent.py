@@ -21,7 +21,7 @@ from git_balanced.agents.wiring import render
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.hooks import worker
+from git_balanced.hooks import hookio, worker
 from git_balanced.ui import clock
 
 NOT_FOR_LEAD = ("answer",)  # what the lead did itself is not news to it
@@ -105,7 +105,7 @@ def lead_news(repo: Repo) -> str | None:
 
 
 # -- entry points -----------------------------------------------------------------------------------------
-_input, _emit = worker.read_input, worker.emit
+_input, _emit = hookio.read_input, hookio.emit
 
 
 def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
@@ -114,15 +114,12 @@ def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
 
 def user_prompt_submit_hook(repo: Repo, args: list[str]) -> int:
     record_lead_mode(repo, _input())
-    news = lead_news(repo)
-    return _emit({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": news}}
-                 if news else None)
+    return _emit(hookio.answer("user-prompt-submit", lead_news(repo)))
 
 
 def stop_hook(repo: Repo, args: list[str]) -> int:
     record_lead_mode(repo, _input())
-    news = lead_news(repo)  # only new messages block, so a lead is never held in a loop by old ones
-    return _emit({"decision": "block", "reason": news} if news else None)
+    return _emit(hookio.answer("stop", lead_news(repo)))
 
 
 def lead_settings_hook(repo: Repo, args: list[str]) -> int:

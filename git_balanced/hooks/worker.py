@@ -13,12 +13,11 @@ The decision itself is shipped/pretool.py's, as on any machine. Its inputs here:
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 
 from git_balanced.agents import levels, toolnames
 from git_balanced.errors import BalancedError
+from git_balanced.hooks.hookio import emit, read_input
 from git_balanced.shipped import pretool
 
 TYPE_CHECKING = False  # typing is not imported for this: it would be a good part of the hook's start
@@ -83,24 +82,6 @@ def decide(data: dict[str, Any], worktree: str) -> dict[str, Any] | None:
     permissions."""
     return pretool.pre_tool_use(data, toolnames.hook_rules(), worktree, _Guard(), os.environ.get("BALANCED_RUN_DIR"),
                                 ask_lead, lead_level_now())
-
-
-def read_input() -> dict[str, Any]:
-    """The hook's JSON on stdin ({} for none, or for JSON that is not an object)."""
-    raw = sys.stdin.read()
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise BalancedError(f"The hook's input is not JSON: {exc}.",
-                            hint="agents' hooks call this with the event's JSON on stdin.") from None
-    return data if isinstance(data, dict) else {}
-
-
-def emit(obj: dict[str, Any] | None) -> int:
-    """Print the hook's answer, if any, as one line of JSON."""
-    if obj is not None:
-        sys.stdout.write(json.dumps(obj) + "\n")
-    return 0
 
 
 def pre_tool_use_hook() -> int:
