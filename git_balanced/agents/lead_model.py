@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 
-from git_balanced.models import NAME_MOST, text_problem
-
 TYPE_CHECKING = False  # a lead's hook reads its model on every turn: typing is not loaded for it
 if TYPE_CHECKING:
     from typing import Any
@@ -58,6 +56,8 @@ def _newest_reply_model(path: str) -> str | None:
 
 def _fit(name: str) -> bool:
     """Whether `name` can go on a worker's command line as its model: one short line of plain text."""
+    from git_balanced.models import NAME_MOST, text_problem  # only a turn that names a model checks it
+
     return bool(name) and not name.startswith("-") and text_problem(name, most=NAME_MOST, lines=False) is None
 
 

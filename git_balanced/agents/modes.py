@@ -105,7 +105,7 @@ def for_worker(repo: Repo, branch: str) -> str:
 # of a sandboxed Codex lead is held as far: no writes, or no command the lead has not seen.
 FROM_SANDBOX = {"read-only": "read-only", "workspace-write": "edits", "danger-full-access": "free",
                 "external-sandbox": "edits"}
-SANDBOX = re.compile(r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"')
+SANDBOX = r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"'  # compiled when a Codex lead's turn reads it
 TAIL_BYTES = 1 << 20  # the newest turn's context is near the end of the rollout
 
 
@@ -115,7 +115,7 @@ def sandbox_of(data: dict[str, Any]) -> str | None:
         with open(str(data.get("transcript_path") or ""), "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - TAIL_BYTES))
-            found = SANDBOX.findall(f.read().decode("utf-8", errors="replace"))
+            found = re.findall(SANDBOX, f.read().decode("utf-8", errors="replace"))
     except OSError:
         return None
     return found[-1] if found else None
