@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +62,8 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
         except BalancedError as exc:
             return {"error": exc.message}
         return answer if "budget" in answer else {"error": str(answer.get("error") or answer)}
+
+    from concurrent.futures import ThreadPoolExecutor  # only asking machines: the board reads this module too
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(machines)))) as pool:
         out = dict(zip(machines, pool.map(one, machines), strict=True))
