@@ -143,3 +143,30 @@ def test_the_hooks_on_each_call_and_turn_import_nothing_heavy(lead: Path, tmp_pa
         assert cp.returncode == 0 and cp.stdout == "", cp
         assert json.loads(cp.stderr) == [], f"`hook {args[0]}` imported {cp.stderr}"
     assert wiring.balanced_argv()[1] == "-c", "a hook on this machine starts without runpy"
+
+
+def test_through_click_the_light_hooks_say_the_same(lead: Path, tmp_path: Path) -> None:
+    """cli.py's click app runs the same hooks (commands/hook.py): a worker's edit and a lead's turn with news."""
+    from git_balanced import cli, front
+
+    def both(cwd: Path, args: list[str], stdin: dict, env: dict[str, str | None], reset: Path | None) -> list[Ran]:
+        ran = []
+        for main in (front.main, cli.main):
+            before = reset.read_bytes() if reset and reset.exists() else None
+            with _as_a_process(cwd, json.dumps(stdin), env) as (out, err):
+                ran.append(Ran(main(list(args)), out.getvalue(), err.getvalue()))
+            if reset and before is None:
+                reset.unlink(missing_ok=True)
+            elif reset and before is not None:
+                reset.write_bytes(before)
+        return ran
+
+    worktree = make_repo(tmp_path / "wt3")
+    env: dict[str, str | None] = {**worker_env(lead, worktree), "GIT_BALANCED_WORKER_MODE": "read-only"}
+    light, slow = both(worktree, ["hook", "pre-tool-use"], edit_in(worktree), env, None)
+    assert light == slow and "plan mode" in light.out, light
+    repo = open_lead(str(lead)).repo
+    post(repo, "main", "a line for both")
+    cursor = Path(names.cursor_in(str(repo.state_dir), "main"))
+    light, slow = both(lead, ["hook", "stop"], claude_stop(lead), {}, cursor)
+    assert light == slow and "a line for both" in light.out, light
