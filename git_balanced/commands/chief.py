@@ -64,15 +64,9 @@ def status_command(*, as_json: bool) -> int:
         ui.emit_json(data)
         return 0
     ui.say(f"Chief: {NAMES[rec['agent']]}, {data['state']}" + (f" (pid {rec['pid']})" if running else ""))
-    ui.say(f"  told      {rec['task']}")
-    ui.say(f"  session   {rec.get('session') or 'not yet'}")
-    ui.say(f"  turns     {rec['turns']}, the last {ui.ago(rec.get('last_turn_at'))}")
-    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}")
-    ui.say(f"  passes on what it leaves unanswered for {int(float(rec.get('pass_after') or 600))} s")
-    if running and rec.get("waits_on"):
-        ui.say(f"  waits on  {rec['waits_on']}")
-    if rec.get("last_words"):
-        ui.say(f"  it said   {rec['last_words']}")
+    passes = f"  passes on what it leaves unanswered for {int(float(rec.get('pass_after') or 600))} s"
+    for line in ui.session_lines(rec, running, told="told", between=[passes]):
+        ui.say(line)
     return 0
 
 
