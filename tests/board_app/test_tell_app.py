@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input
 from git_balanced.board_app.app import BoardApp
 from git_balanced.board_app.screens import Prompt
 from git_balanced.lead import open_lead
+from tests.board_app.toasts import notices_shown
 from tests.support.model_server import run_shell, say
 from tests.support.plans import background_engine, lead_repo, plan
 from tests.support.real_agents import agent_piece, bodies, commit_turn, real_agents, rows
@@ -35,7 +36,7 @@ def test_t_in_the_app_tells_a_running_agent_worker_a_line_its_model_reads(tmp_pa
 
             async def drive() -> list[str]:
                 app = BoardApp(open_lead(str(repo)), poll=60)
-                async with app.run_test(size=(100, 30)) as pilot:
+                async with app.run_test(size=(100, 30), notifications=True) as pilot:
                     app.query_one("#running", DataTable).focus()
                     await pilot.pause()
                     assert [str(r.cells[2]) for r in app.rows["running"]] == ["w"]
@@ -43,7 +44,7 @@ def test_t_in_the_app_tells_a_running_agent_worker_a_line_its_model_reads(tmp_pa
                     assert isinstance(app.screen, Prompt)
                     app.screen.query_one(Input).value = "Use the v2 API."
                     await pilot.press("enter")
-                    return [n.message for n in app._notifications]
+                    return await notices_shown(app, pilot)
 
             said = asyncio.run(drive())
             told.touch()
