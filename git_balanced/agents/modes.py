@@ -154,10 +154,12 @@ def _path(repo: Repo, branch: str) -> Any:
 KEPT = ("mode", "agent", "session", "level", "model", "pid", "tick")  # a change to any of them is written
 
 
-def record(repo: Repo, branch: str, data: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any] | None:
+def record(repo: Repo, branch: str, data: dict[str, Any], owner: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Keep the mode a lead's hook was handed (its input `data`), with its agent, session and model (where its
-    input shows it: agents/lead_model.py), for as long as the session's process (`owner`: lead_session.py)
-    runs; None when the input names no mode (then what was recorded before stands)."""
+    input shows it: agents/lead_model.py), for as long as the session's process runs (`owner`, by default the
+    one this hook's process runs under: lead_session.py); None when the input names no mode (then what was
+    recorded before stands)."""
+    owner = owner or lead_session.of_hook()
     mode = str(data.get("permission_mode") or "")
     if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
         agent = agent_of(data)
@@ -206,13 +208,14 @@ def last(repo: Repo, branch: str) -> dict[str, Any]:
     return _read(repo, branch)
 
 
-def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any,
-                   owner: dict[str, Any]) -> None:
+def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None,
+                   owner: dict[str, Any] | None = None) -> None:
     """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
-    mode, a headless lead), for as long as its session's process (`owner`) runs: beside the mode recorded for
-    the same agent by the same process, else alone (no mode: no level)."""
+    mode, a headless lead), for as long as its session's process runs (`owner`, as for record()): beside the
+    mode recorded for the same agent by the same process, else alone (no mode: no level)."""
     if not model:
         return
+    owner = owner or lead_session.of_hook()
     old = _read(repo, branch)
     same = old.get("agent") == agent and old.get("pid") == owner.get("pid") and lead_session.lives(old)
     if same and old.get("model") == model:
