@@ -176,8 +176,9 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
 
 
 def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
-    """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn."""
-    from git_balanced.chief import passon
+    """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn. Its news
+    is read as chief/news.py says: only what changed, in this process for a project here."""
+    from git_balanced.chief import news, passon
 
     rec = read()
     if rec is None:
@@ -185,8 +186,9 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
     stopping = [False]
     signal.signal(signal.SIGTERM, lambda *_: stopping.__setitem__(0, True))
     message: str | None = rec["task"]
-    passon.gather(float(rec.get("pass_after") or PASS_AFTER))  # seen in every project from its first turn
-    looked = time.monotonic()
+    watch = news.Watch(float(rec.get("pass_after") or PASS_AFTER))
+    _look(watch)  # seen in every project from its first turn
+    looked, tip = time.monotonic(), None
     while not stopping[0]:
         if message is not None:
             rec = run_turn(rec, message)
@@ -199,11 +201,24 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
         save(rec)
         while not stopping[0] and message is None:
             if time.monotonic() - looked >= every:
-                passon.gather(float(rec.get("pass_after") or PASS_AFTER))
+                _look(watch)
                 looked = time.monotonic()
-            message = passon.news()
+            came, tip = passon.moved(tip)
+            message = passon.news() if came else None
             if message is None:
                 time.sleep(poll)
+    watch.stop()
     rec.update(state=LeadState.STOPPED, waits_on=None)
     save(rec)
     return 0
+
+
+def _look(watch: Any) -> None:
+    """One look over the projects: what changed posted to the chief's inbox, once each."""
+    from git_balanced.chief import passon
+
+    found, lines = watch.look()
+    repo = home.repo()
+    for project, held in found:
+        passon.post(repo, project, held)
+    passon.tell(lines)
