@@ -99,7 +99,12 @@ def held_command(*, as_json: bool, pass_after: float, since: str | None = None, 
     """The questions this project's lead passed on to the chief (marks the chief seen here); with `since`, only
     when anything changed since that stamp, waiting up to `wait` seconds for a change."""
     from git_balanced.channel.tochief import held, held_since
+    from git_balanced.errors import UsageError
 
+    if wait and since is None:
+        raise UsageError("--wait goes with --since: it waits for a change since that stamp.",
+                         hint="git balanced chief held --json --since STAMP --wait 50 (STAMP: the last answer's "
+                              "`stamp`, or '' the first time)")
     found = held(open_lead(), pass_after) if since is None else held_since(open_lead(), pass_after, since, wait)
     if as_json:
         ui.emit_json(found)
