@@ -47,7 +47,7 @@ def stamp(repo: Repo) -> str:
         parts.append(part)
     if time.time_ns() - max(p[0] for p in parts) < SETTLE * 1e9:
         return ""
-    return ";".join(".".join(map(str, p)) for p in parts) + f";{repo.current_branch()}"
+    return ":".join(".".join(map(str, p)) for p in parts) + f":{repo.current_branch()}"
 
 
 def due(found: dict[str, Any], pass_after: float) -> float:

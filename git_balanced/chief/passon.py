@@ -90,6 +90,7 @@ def news() -> str | None:
         return None
     lines = [f"git balanced: {len(items)} new message{'s' if len(items) != 1 else ''} for you, the chief:"]
     lines += [f"- {clock(e['time'])} {e['text']}" for e in items]
-    lines.append("Answer from what the person told you with `answer`, or hand it to the person with `pass_on`; "
-                 "unanswered, it comes to the person on its own.")
+    if any(e.get("kind") == "question" for e in items):
+        lines.append("Answer from what the person told you with `answer`, or hand it to the person with `pass_on`; "
+                     "unanswered, it comes to the person on its own.")
     return "\n".join(lines)
