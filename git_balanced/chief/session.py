@@ -4,7 +4,8 @@ folder, with the chief's tools, and drives its turns as a headless lead's are dr
 The first turn is TEXT (or a look over the projects). Then the driver reads what changed in each project (the
 questions its lead passed on to the chief, the reviews put to you: chief/news.py) and posts the new ones to the
 chief's inbox (`refs/balanced/inbox/chief` in the chief's repository, chief/passon.py); each batch of news is the
-chief's next turn on the same session. Nothing new, no turn. A turn refused for the plan's usage limit pauses it until the limit resets.
+chief's next turn on the same session. Nothing new, no turn. A turn refused for the plan's usage limit pauses it
+until the limit resets.
 What it does is kept in `.git/balanced/lead/chief/chief.json` of the chief's folder, each turn in `turns.log`.
 """
 
