@@ -127,7 +127,7 @@ def ours(count: Counted, pass_after: float) -> None:
         for _ in range(LOOKS):
             session._look(watch)
         for _ in range(INBOX_LOOKS):
-            moved, tip = passon.moved(tip)
+            moved, tip = passon.moved(tip, watch.home)
             if moved:
                 passon.news()
 

@@ -3,7 +3,7 @@
 A project here is read in the chief's own process: each look (every few seconds) compares a stamp of its
 questions' and Now's ref folders (channel/tochief.py `stamp`, a few stat calls) with the one of its last read,
 and reads what waits on the chief (`held`) only when it moved, or when a question held is due to come to the
-person. An idle look starts no process; it marks the chief seen there (a file's time).
+person. An idle look starts no process; it marks the chief seen there (a file's time) every half minute.
 
 A project on a machine is read by one call at a time, in a thread of its own: `git balanced chief held --json
 --since STAMP --wait SECONDS` there, which answers at once with what changed since its last answer, or waits
@@ -32,6 +32,7 @@ from git_balanced.lead import open_lead
 
 WAIT = 50.0  # seconds a call on a machine waits there for news (under presence.CHIEF_GONE_AFTER)
 RETRY = 60.0  # seconds before a project that could not be read is tried again
+BLANK = 5.0  # seconds between calls on a machine whose answers keep having no stamp (its refs in a reftable)
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Here:
     stamp: str = ""
     due: float = float("inf")
     retry_at: float = 0.0
+    seen_at: float = 0.0  # when it last marked the chief seen there (monotonic)
 
 
 @dataclass
@@ -64,11 +66,19 @@ class Watch:
         self.said = Said()
         self.stopping = threading.Event()
         self._tip: str | None = None
+        self._home: Repo | None = None
         self._projects: list[Project] = []
+
+    @property
+    def home(self) -> Repo:
+        """The chief's repository, opened once."""
+        if self._home is None:
+            self._home = home.repo()
+        return self._home
 
     def projects(self) -> list[Project]:
         """The registered projects, read again only when their ref moved."""
-        tip = home.repo().read_ref(REF)
+        tip = self.home.read_ref(REF)
         if tip != self._tip or not self._projects:
             self._tip, self._projects = tip, list_projects()
         return self._projects
@@ -128,13 +138,15 @@ class Watch:
                 last.repo = open_lead(p.path).repo
             mark = tochief.stamp(last.repo)
             if mark and mark == last.stamp and time.time() < last.due:
-                presence.mark_chief_seen(last.repo)
+                if time.monotonic() - last.seen_at >= tochief.SEEN_EVERY:
+                    presence.mark_chief_seen(last.repo)
+                    last.seen_at = time.monotonic()
                 return None, ""
             got = tochief.held(open_lead(p.path), self.pass_after)
         except (BalancedError, OSError) as exc:
             last.repo, last.stamp, last.retry_at = None, "", time.monotonic() + self.retry
             return None, getattr(exc, "message", None) or str(exc)
-        last.stamp, last.due = mark, tochief.due(got, self.pass_after)
+        last.stamp, last.due, last.seen_at = mark, tochief.due(got, self.pass_after), time.monotonic()
         return got, ""
 
     def _follow(self, p: Project) -> None:
@@ -150,7 +162,7 @@ class Watch:
         git balanced there older than `--since` is asked the whole of it, every RETRY/2 seconds."""
         from git_balanced.chief import there
 
-        since, older = "", False
+        since, older, blank = "", False, 0
         while not self.stopping.is_set() and p in self._projects:
             args = ["chief", "held", "--json", "--pass-after", repr(float(self.pass_after))]
             args += [] if older else ["--since", since, "--wait", repr(float(self.wait))]
@@ -167,7 +179,8 @@ class Watch:
                 self.came.put((p, None, "`git balanced chief held --json` printed no object there: update it."))
                 self.stopping.wait(self.retry)
                 continue
+            blank = 0 if got.get("stamp") else blank + 1
             since = str(got.get("stamp") or "")
             self.came.put((p, None if got.get("unchanged") else got, ""))
-            if older or not since:  # a stamp too fresh to trust: ask again soon, not at once
-                self.stopping.wait(self.retry / 2 if older else 1.0)
+            if older or blank:  # no stamp: one too fresh to trust (ask again soon), or none there (a reftable)
+                self.stopping.wait(self.retry / 2 if older else 1.0 if blank == 1 else BLANK)

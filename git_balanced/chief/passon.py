@@ -73,10 +73,10 @@ def tell(lines: list[str]) -> None:
         inbox.post(repo, INBOX, line, kind="info")
 
 
-def moved(last: str | None) -> tuple[bool, str | None]:
-    """Whether the chief's inbox moved since its tip `last` (read without git), and its tip now: `news` need
-    not read it when it did not."""
-    tip = home.repo().read_ref(inbox.inbox_ref(INBOX))
+def moved(last: str | None, repo: Repo | None = None) -> tuple[bool, str | None]:
+    """Whether the chief's inbox (in `repo`, the chief's repository) moved since its tip `last` (read without
+    git), and its tip now: `news` need not read it when it did not."""
+    tip = (repo or home.repo()).read_ref(inbox.inbox_ref(INBOX))
     return tip != last, tip
 
 

@@ -204,7 +204,7 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
             if time.monotonic() - looked >= every:
                 _look(watch)
                 looked = time.monotonic()
-            came, tip = passon.moved(tip)
+            came, tip = passon.moved(tip, watch.home)
             message = passon.news() if came else None
             if message is None:
                 time.sleep(poll)
