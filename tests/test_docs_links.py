@@ -86,3 +86,15 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
                     "```\n[fenced](y.md)\n```\n[web](https://example.com/z.md) [here](#b)\n\n# B\n", encoding="utf-8")
     found = [line.split(":")[0] for line in broken(page)]
     assert found == ["a.md#gone", "c.md"]
+
+
+def test_the_performance_page_opens_with_the_figures_now_and_names_every_benchmark() -> None:
+    """bench/all.py writes its table between its two markers under "The figures now"; every benchmark it runs has
+    its command on the page."""
+    source = (ROOT / "bench" / "all.py").read_text(encoding="utf-8")
+    start, end = re.search(r'^START, END = "(.*?)", "(.*?)"$', source, re.M).groups()  # type: ignore[union-attr]
+    benches = re.findall(r'"(\w+)"', re.search(r"^BENCHES = \[(.*?)\]", source, re.M | re.S).group(1))  # type: ignore[union-attr]
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert page.index("\n## The figures now\n") < page.index(start) < page.index(end)
+    assert page.index(end) < page.index("\n## ", page.index(start)), "the table is the first section's"
+    assert [b for b in benches if f"bench/{b}.py" not in page] == []
