@@ -148,7 +148,7 @@ def main() -> int:
         naive(old, 600.0)
         ours(new, 600.0)
         print(f"  naive (held started in each project)  {old.started:5d} processes a minute  {old.cpu:7.2f} s CPU"
-              f"   ({NAIVE_LOOKS} looks run, scaled to {LOOKS})")
+              f"   ({NAIVE_LOOKS} look{'s' if NAIVE_LOOKS != 1 else ''} run, scaled to {LOOKS})")
         print(f"  now (stamps, read what moved)         {new.started:5d} processes a minute  {new.cpu:7.3f} s CPU"
               f"   ({new.cpu / old.cpu:.4f}x)")
         print(f"  load average after: {os.getloadavg()[0]:.2f}")
