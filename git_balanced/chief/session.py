@@ -23,7 +23,7 @@ from git_balanced import proc
 from git_balanced.agents import get
 from git_balanced.bundled import template_text
 from git_balanced.channel import presence
-from git_balanced.chief import home
+from git_balanced.chief import home, news
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
@@ -179,7 +179,7 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
 def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
     """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn. Its news
     is read as chief/news.py says: only what changed, in this process for a project here."""
-    from git_balanced.chief import news, passon
+    from git_balanced.chief import passon
 
     rec = read()
     if rec is None:
@@ -214,12 +214,12 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
     return 0
 
 
-def _look(watch: Any) -> None:
+def _look(watch: news.Watch) -> None:
     """One look over the projects: what changed posted to the chief's inbox, once each."""
     from git_balanced.chief import passon
 
     found, lines = watch.look()
-    repo = home.repo()
     for project, held in found:
-        passon.post(repo, project, held)
-    passon.tell(lines)
+        passon.post(watch.home, project, held)
+    if lines:
+        passon.tell(lines)
