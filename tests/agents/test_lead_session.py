@@ -79,3 +79,9 @@ def test_a_headless_leads_session_is_its_driver(tmp_path: Path, monkeypatch: pyt
     assert balanced(repo, "hook", "stop", input=json.dumps(codex_stop(repo))).code == 0
     assert modes.last(lead.repo, "main")["pid"] == os.getppid()
     assert lead_session.lives(modes.last(lead.repo, "main"))
+
+
+def test_where_there_is_no_proc_ps_tells_the_same() -> None:
+    """macOS and the BSDs have no /proc: there `ps` names each process above the hook and its parent."""
+    for pid in (os.getpid(), os.getppid()):
+        assert lead_session.from_ps(pid) == lead_session._name_and_parent(pid), pid
