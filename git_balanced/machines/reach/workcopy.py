@@ -190,11 +190,21 @@ def _held(copy: Path, branch: str) -> bool:
 
 
 def forget(repo: Repo, branch: str) -> None:
-    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already)."""
+    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already): none
+    registered, or none whose folder is still there (what `git worktree prune` would drop)."""
     copy = for_branch(repo, branch)
     worktrees = git_dir(copy) / "worktrees"
-    if copy.is_dir() and not (worktrees.is_dir() and any(worktrees.iterdir())):
+    if copy.is_dir() and not (worktrees.is_dir() and any(_lives(entry) for entry in worktrees.iterdir())):
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def _lives(entry: Path) -> bool:
+    """Whether a worktree registration's folder is there: its `gitdir` file names the worktree's `.git` file
+    (one that cannot be read counts as there)."""
+    try:
+        return Path(entry.joinpath("gitdir").read_text(encoding="utf-8").strip()).exists()
+    except OSError:
+        return True
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
