@@ -207,14 +207,25 @@ def _lives(entry: Path) -> bool:
         return True
 
 
+def _has_branch(copy: Path, branch: str) -> bool:
+    """Whether the copy has `branch`, loose or packed, read from its files (no git run in a worker's copy for
+    it); the fetch that follows says what is wrong with one that is there but broken."""
+    refs = git_dir(copy)
+    if (refs / "refs" / "heads" / branch).is_file():
+        return True
+    try:
+        packed = (refs / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines())
+
+
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
     """Fetch exactly the workers' branches from the copy into the lead's `refs/heads/<branch>`, nothing else;
     each branch's ref here, or None when the copy has no such branch."""
     if not branches:
         return {}
-    # One listing for them all, rather than a `rev-parse` each.
-    listed = set(git_in(copy, "for-each-ref", "--format=%(refname)", *(f"refs/heads/{b}" for b in branches)).split())
-    have = [b for b in branches if f"refs/heads/{b}" in listed]
+    have = [b for b in branches if _has_branch(copy, b)]
     for b in have:
         if not b.startswith("balanced/"):
             raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",

@@ -49,3 +49,19 @@ def test_a_copy_whose_worktree_folder_lives_is_kept(tmp_path: Path) -> None:
     git(copy, "worktree", "add", "-q", str(tmp_path / "wt"), "balanced/two")
     workcopy.forget(repo, "balanced/two")
     assert copy.is_dir(), "a worktree of it is there"
+
+
+def test_a_branch_is_fetched_back_loose_or_packed_and_a_missing_one_is_none(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    base = git(lead, "rev-parse", "HEAD")
+    copy = workcopy.ensure(repo, workcopy.WORKERS, "balanced/three")
+    work = git(copy, "commit-tree", f"{base}^{{tree}}", "-p", base, "-m", "the worker's")
+    git(copy, "update-ref", "refs/heads/balanced/three", work)
+    git(copy, "update-ref", "refs/heads/balanced/four", work)
+    git(copy, "pack-refs", "--all")
+    git(copy, "update-ref", "refs/heads/balanced/three", work)  # loose again, beside its packed line
+    got = workcopy.fetch_branches(repo, copy, ["balanced/three", "balanced/four", "balanced/five"])
+    assert got == {"balanced/three": "refs/heads/balanced/three", "balanced/four": "refs/heads/balanced/four",
+                   "balanced/five": None}
+    assert git(lead, "rev-parse", "balanced/three", "balanced/four").split() == [work, work]
