@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
+from typing import Any
 
 # Runs as root of the outer namespace: folders read-only, then folders writable, then the inner namespace with
 # the caller's own ids. `--rbind`: a plain bind of a folder with a mount under it is refused in a user
@@ -53,15 +54,26 @@ class PenError(Exception):
     """A step of `enter` the kernel refused, in words."""
 
 
-def enter(readonly: list[str], writable: list[str]) -> None:
-    """PEN_SCRIPT's steps in this process, through libc: an outer user namespace where it is root, `readonly`
-    bound read-only and `writable` bound back writable, then an inner namespace with the caller's ids, which locks
-    those mounts. The process that calls it is the one to be penned: a child about to run the command (`preexec`),
-    never a process that goes on. A remount keeps what of its mount's flags a user namespace may not drop."""
+def _libc() -> Any:
+    """The C library's `unshare` and `mount`, looked up now: in the parent, so that a forked child calls them
+    without taking the dynamic loader's lock, which another thread may have held at the fork."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p)
+    libc.unshare.argtypes = (ctypes.c_int,)
+    return libc
+
+
+def enter(readonly: list[str], writable: list[str], libc: Any = None) -> None:
+    """PEN_SCRIPT's steps in this process, through libc (`_libc`, looked up now when not given): an outer user
+    namespace where it is root, `readonly` bound read-only and `writable` bound back writable, then an inner
+    namespace with the caller's ids, which locks those mounts. The process that calls it is the one to be penned:
+    a child about to run the command (`preexec`), never a process that goes on. A remount keeps what of its
+    mount's flags a user namespace may not drop."""
+    import ctypes
+
+    libc = libc or _libc()
 
     def check(rc: int, words: str) -> None:
         if rc != 0:
@@ -94,9 +106,11 @@ def preexec(readonly: list[str], writable: list[str]) -> Callable[[], None]:
     says why on its stderr and exits 97, as PEN_SCRIPT does, without running the command. Only for a process
     without threads (the runner), as `preexec_fn` asks."""
 
+    libc = _libc()
+
     def pen_me() -> None:
         try:
-            enter(readonly, writable)
+            enter(readonly, writable, libc)
         except (OSError, PenError) as exc:
             os.write(2, f"pen: {exc}\n".encode("utf-8", "replace"))
             os._exit(97)
@@ -152,14 +166,14 @@ def _probe_shell(folder: str) -> bool:
 def _probe_libc(folder: str) -> bool:
     """The same test in a forked child that `enter`s the pen and tries both writes itself: no process started."""
     try:
-        import ctypes  # noqa: F401 - a Python without it pens the shell's way
-    except ImportError:
+        libc = _libc()
+    except (ImportError, OSError, AttributeError):  # no ctypes, or a C library without these: the shell's way
         return False
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            enter([folder], [os.path.join(folder, "own")])
+            enter([folder], [os.path.join(folder, "own")], libc)
             os.close(os.open(os.path.join(folder, "own", "x"), os.O_WRONLY | os.O_CREAT, 0o600))
             try:
                 os.close(os.open(os.path.join(folder, "x"), os.O_WRONLY | os.O_CREAT, 0o600))
