@@ -279,10 +279,9 @@ def _stopping(run_dir: str, live: Live) -> bool:
 
 def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple[dict, tuple[list, list, str] | None]:
     """The environment of the worker's setup and agent, and its pen (read-only and writable folders, and the way
-    `pen.probe` found to make it), or None
-    where it runs unpenned: a request without `worker` (as before there was one), or a machine without
-    namespaces. A worker gets the environment its agent needs (workenv.py), a temporary folder of its own,
-    and, penned, caches of its own: the user's are read-only to it."""
+    `pen.probe` found to make it), or None where it runs unpenned: a request without `worker` (as before there
+    was one), or a machine without namespaces. A worker gets the environment its agent needs (workenv.py), a
+    temporary folder of its own, and, penned, caches of its own: the user's are read-only to it."""
     spec = req.worker
     env = _base_env()
     if not isinstance(spec, dict):
