@@ -9,6 +9,7 @@ is, and the runner's result says so. Stdlib only and free of package imports: th
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -177,8 +178,8 @@ def _probe_libc(folder: str) -> bool:
             os.close(os.open(os.path.join(folder, "own", "x"), os.O_WRONLY | os.O_CREAT, 0o600))
             try:
                 os.close(os.open(os.path.join(folder, "x"), os.O_WRONLY | os.O_CREAT, 0o600))
-            except OSError:
-                code = 0  # refused, as it must be
+            except OSError as exc:
+                code = 0 if exc.errno == errno.EROFS else 1  # refused as read-only, as it must be
         except BaseException:
             code = 1
         finally:
