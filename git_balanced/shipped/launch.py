@@ -211,10 +211,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     res.stopped = _stopping(run_dir, live)
     res.reason = _reason(res, error_reason, guarded)
     if made:
-        code, head = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}"], repo)
-        res.head = head if code == 0 else None
-        code, count = _git(["rev-list", "--count", f"{base}..{head}"], repo) if code == 0 else (1, "")
-        res.commits = int(count) if code == 0 and count.isdigit() else 0
+        res.head, res.commits = _head_and_commits(repo, branch, base)
         if not clean:
             code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
             res.dirty = code != 0 or bool(status)
@@ -227,6 +224,17 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         res.error, res.reason = f"the runner's result was malformed: {exc}", Reason.CRASHED
         text = json.dumps(dataclasses.asdict(res), indent=1)
     _write_atomic(os.path.join(run_dir, "result.json"), text)
+
+
+def _head_and_commits(repo: str, branch: str, base: str) -> tuple[str | None, int]:
+    """The branch's tip and how many commits it has past `base`: one `rev-list` (its tip comes first), and a
+    `rev-parse` only for a branch with none past it."""
+    code, out = _git(["rev-list", f"{base}..refs/heads/{branch}"], repo)
+    shas = out.split() if code == 0 else []
+    if shas:
+        return shas[0], len(shas)
+    code, head = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}"], repo)
+    return (head if code == 0 else None), 0
 
 
 def _read_only_run(req: StartRequest, run_dir: str, live: Live) -> Result:
