@@ -199,10 +199,10 @@ def forget(repo: Repo, branch: str) -> None:
 
 
 def _lives(entry: Path) -> bool:
-    """Whether a worktree registration's folder is there: its `gitdir` file names the worktree's `.git` file
-    (one that cannot be read counts as there)."""
+    """Whether a worktree registration's folder is there: its `gitdir` file names the worktree's `.git` file,
+    relative to the registration with `worktree.useRelativePaths` (one that cannot be read counts as there)."""
     try:
-        return Path(entry.joinpath("gitdir").read_text(encoding="utf-8").strip()).exists()
+        return (entry / entry.joinpath("gitdir").read_text(encoding="utf-8").strip()).exists()
     except OSError:
         return True
 
