@@ -60,6 +60,10 @@ def serve(idle: float = SERVE_IDLE) -> int:
     until stdin ends or stays quiet for `idle` seconds. The caller sends nothing before the ready line, so
     nothing it sends sits in sys.stdin's buffer: from here on the descriptor is read directly."""
     fd = sys.stdin.fileno()
+    try:  # the workers' pens use it (pen.enter): imported once here, not by each runner forked from this one
+        import ctypes  # noqa: F401
+    except ImportError:
+        pass
     print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
     pending = b""
     while True:
