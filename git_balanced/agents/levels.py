@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from git_balanced.agents import lead_session
+
 # What a worker may do on its own, strictest first. `read-only`: reads only, every other call refused;
 # `ask`: edits and commands each wait for the lead's yes; `edits`: edits go ahead (the guard still holds them
 # to the piece's paths), commands wait for the lead's yes; `free`: as the settings say.
@@ -45,13 +47,14 @@ def stricter(*levels: str | None) -> str | None:
 
 def recorded_at(path: str) -> dict | None:
     """The lead's mode as its hooks last recorded it in the file at `path`, or None (no file, not JSON, no
-    mode). Another error reading it is raised, as modes.py raises it."""
+    mode, or the session that recorded it has ended: lead_session.py). Another error reading it is raised, as
+    modes.py raises it."""
     try:
         with open(path, encoding="utf-8") as f:
             rec = json.loads(f.read())
     except (FileNotFoundError, ValueError):
         return None
-    return rec if isinstance(rec, dict) and rec.get("mode") else None
+    return rec if isinstance(rec, dict) and rec.get("mode") and lead_session.lives(rec) else None
 
 
 def workers_level_of(rec: dict | None) -> str | None:

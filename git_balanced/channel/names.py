@@ -8,6 +8,7 @@ import time
 
 INBOX = "refs/balanced/inbox/"
 SEEN = "seen"  # the file whose time says when a session of the lead was last seen
+HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
 
 
 def branch_key(branch: str) -> str:

@@ -16,7 +16,7 @@ from git_balanced.channel.inbox import inbox_ref
 from git_balanced.git import Repo
 from git_balanced.vocab import LeadState
 
-HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
+HEADLESS_ENV = names.HEADLESS_ENV  # set for a headless lead's agent: its tool calls are not a session's
 SEEN = names.SEEN  # the file whose time says when a session of the lead was last seen
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from git_balanced.agents import levels, modes
+from git_balanced.agents import lead_session, levels, modes
 from git_balanced.channel import names
 from git_balanced.git import peek
 from git_balanced.git.discover import found_paths
@@ -27,7 +27,7 @@ def record(state_dir: str, branch: str, data: dict[str, Any]) -> None:
     """Keep the mode the lead's hook was handed, and that a session of it acts now (hooks/agent.py's
     record_lead_mode, for a checkout found here); a worker's own hooks are not a lead's."""
     if not os.environ.get("GIT_BALANCED_JOB"):
-        modes.record_at(levels.mode_file_in(state_dir, branch), data)
+        modes.record_at(levels.mode_file_in(state_dir, branch), data, lead_session.of_hook())
         names.mark_seen_in(state_dir, branch)  # a lead session that takes turns can answer its workers
 
 
@@ -48,8 +48,8 @@ def turn(name: str) -> int | None:
     where = os.environ.get("GIT_WORK_TREE") or None
     found = found_paths(os.path.realpath(where or os.getcwd()))
     branch = peek.branch_of(found[1]) if found else None
-    if found is None or branch is None:
-        return None
+    if found is None or branch is None or os.environ.get(names.HEADLESS_ENV):
+        return None  # a headless lead's session is its driver's, which hooks/agent.py reads
     common = found[2]
     tip = peek.ref_id(common, names.inbox_ref(branch))
     state_dir = f"{common}/balanced"

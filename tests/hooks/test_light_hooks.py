@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.agents import levels, modes, wiring
+from git_balanced.agents import lead_session, levels, modes, wiring
 from git_balanced.channel import names, presence
 from git_balanced.channel.inbox import post
 from git_balanced.git import Repo, peek
@@ -43,9 +43,16 @@ def test_a_workers_hook_reads_its_leads_mode_file_as_the_door_reads_the_lead(lea
     assert mode_file == Path(modes.mode_file(open_lead(str(lead)).repo, "main")), "the engine names the lead's file"
     door = {**env, levels.MODE_FILE_ENV: None}  # a worker started before the file was named: the lead is found
     # (what the lead's file holds, the level the worker was started at, whether the edit is refused)
-    cases = [(None, None, False), ('{"mode": "plan"}', None, True), ('{"mode": "bypassPermissions"}', None, False),
-             ("{junk", None, False), ("[1, 2]", None, False), ('{"mode": ""}', None, False),
-             ("{junk", "read-only", True), ('{"mode": "bypassPermissions"}', "read-only", True),
+    live = lead_session.owner_of(os.getpid())  # a session that runs: this test's process
+    gone = {"pid": 2 ** 22 + 1, "tick": "1"}  # one that does not: its record counts for nothing
+
+    def rec(mode: str, owner: dict) -> str:
+        return json.dumps({"mode": mode, **owner})
+
+    cases = [(None, None, False), (rec("plan", live), None, True), (rec("plan", gone), None, False),
+             ('{"mode": "plan"}', None, False), (rec("bypassPermissions", live), None, False),
+             ("{junk", None, False), ("[1, 2]", None, False), (rec("", live), None, False),
+             ("{junk", "read-only", True), (rec("bypassPermissions", live), "read-only", True),
              (b"\xff\xfe", None, False)]
     for content, started, refused in cases:
         mode_file.unlink(missing_ok=True)
@@ -138,8 +145,9 @@ def test_the_hooks_on_each_call_and_turn_import_nothing_heavy(lead: Path, tmp_pa
              "sys.exit(code)\n")
     for cwd, args, stdin, more in ((worktree, ["pre-tool-use"], read, env),
                                    (lead, ["stop"], json.dumps(claude_stop(lead)), {})):
-        cp = subprocess.run([sys.executable, "-c", probe, "hook", *args], cwd=cwd, input=stdin, capture_output=True,
-                            text=True, env={**os.environ, **more}, timeout=60)
+        for _ in range(2):  # the first stop records its session (this process) anew: a write, which may load more
+            cp = subprocess.run([sys.executable, "-c", probe, "hook", *args], cwd=cwd, input=stdin,
+                                capture_output=True, text=True, env={**os.environ, **more}, timeout=60)
         assert cp.returncode == 0 and cp.stdout == "", cp
         assert json.loads(cp.stderr) == [], f"`hook {args[0]}` imported {cp.stderr}"
     assert wiring.balanced_argv()[1] == "-c", "a hook on this machine starts without runpy"
