@@ -6,7 +6,7 @@ from typing import Any
 
 from git_balanced import process, ui
 from git_balanced.git import Repo
-from git_balanced.state import archive, health, refs
+from git_balanced.state import archived, health, refs
 from git_balanced.state.events import read_event
 
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
@@ -119,7 +119,7 @@ def entries(repo: Repo, branch: str, since: float | None = None,
         return []
     out = []
     # What `gc` folded away (state/archive.py) is not read: only what came after its mark, which is few.
-    folded = archive.inbox_mark(repo, ref)
+    folded = archived.inbox_mark(repo, ref)
     try:
         if folded:
             events = refs.read_chain(repo, tip, (known or set()) | {folded})
