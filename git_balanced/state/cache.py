@@ -24,7 +24,8 @@ from git_balanced.vocab import DONE
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
-FORMAT = "4"  # 3: every field of a job and a plan checked (state/shapes.py); 4: what is settled kept apart
+FORMAT = "5"  # 3: every field of a job and a plan checked (state/shapes.py); 4: what is settled kept apart; 5: briefs
+# that name a worker (its machine, its lead, its plan's pieces' ids in order), so handles are made from briefs
 
 # The states after which nothing more happens to a chain of a kind (a done job, a done plan): such entries are kept
 # apart from the live ones, in `<kind>.done.json`, and, briefly, in `<kind>.brief.json`, so that a reader of what
@@ -32,8 +33,10 @@ FORMAT = "4"  # 3: every field of a job and a plan checked (state/shapes.py); 4:
 SETTLED: dict[str, frozenset[str]] = {"jobs": DONE, "plans": frozenset(("done", "cancelled"))}
 # What a brief keeps of a settled chain's fields: what the board counts, sums and sorts them by.
 BRIEF: dict[str, tuple[str, ...]] = {
-    "jobs": ("plan", "piece", "attempt", "cost_usd", "spent_before", "dismissed"),
-    "plans": ("task", "lead", "budget_usd")}
+    "jobs": ("plan", "piece", "attempt", "cost_usd", "spent_before", "dismissed", "machine", "lead"),
+    "plans": ("task", "lead", "budget_usd", "pieces")}
+# What a plan's brief keeps of each of its pieces: its id and place, in order (what a worker's handle is made of).
+BRIEF_PIECE = ("id", "placed")
 
 
 def _path(repo: Repo, kind: str) -> str:
@@ -74,7 +77,10 @@ def _apart(path: str, part: str) -> str:
 def _brief(kind: str, state: dict[str, Any]) -> dict[str, Any]:
     """A settled chain's state with only the fields BRIEF names, marked as a brief."""
     fields = state["fields"]
-    return {**state, "fields": {k: fields[k] for k in BRIEF[kind] if k in fields}, "brief": True}
+    kept = {k: fields[k] for k in BRIEF[kind] if k in fields}
+    if isinstance(kept.get("pieces"), list):
+        kept["pieces"] = [{k: p[k] for k in BRIEF_PIECE if k in p} for p in kept["pieces"] if isinstance(p, dict)]
+    return {**state, "fields": kept, "brief": True}
 
 
 def _cached(path: str, kind: str) -> Entries:
