@@ -292,9 +292,9 @@ class RepoCore:
 
     @contextmanager
     def listing_once(self) -> Iterator[None]:
-        """Within it, the refs under refs/balanced/ are listed once for every kind of them (a pass of the
-        engine, and the board, read four to six kinds), and listed again after a ref was written through this
-        object. What another process writes meanwhile is seen at the next listing."""
+        """Within it, the refs of each kind under refs/balanced/ (its folder) are listed once, when first asked
+        for (a pass of the engine, and the board, read four to six kinds), and listed again after a ref was
+        written through this object. What another process writes meanwhile is seen at the next listing."""
         self._listing += 1
         try:
             yield
@@ -307,16 +307,18 @@ class RepoCore:
         """Every ref under `prefix` with its id, as `git for-each-ref` lists them (see listing_once)."""
         if not self._listing or not prefix.startswith(BALANCED) or any(c in prefix for c in "*?["):
             return self._for_each_ref(prefix)
+        end = prefix.find("/", len(BALANCED))
+        if end < 0:  # not within one kind's folder (refs/balanced/ itself): listed as asked
+            return self._for_each_ref(prefix)
         if self._listed is None:
             self._listed = {}
-            for ref, tip in self._for_each_ref(BALANCED).items():
-                end = ref.find("/", len(BALANCED))
-                self._listed.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
-        if prefix in self._listed:
-            return dict(self._listed[prefix])
+        group = prefix[:end + 1]  # each kind's folder listed once, when first asked for: a reader that never
+        if group not in self._listed:  # asks for the jobs' (the state's cache kept their list) reads none of them
+            self._listed[group] = self._for_each_ref(group)
+        if prefix == group:
+            return dict(self._listed[group])
         whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
-        return {ref: tip for refs in self._listed.values() for ref, tip in refs.items()
-                if ref == whole or ref.startswith(whole + "/")}
+        return {ref: tip for ref, tip in self._listed[group].items() if ref == whole or ref.startswith(whole + "/")}
 
     def refs_stamp(self, folder: str) -> tuple[int, ...] | None:
         """What changes whenever a ref directly in `folder` (as "refs/balanced/jobs/") is written, made or removed

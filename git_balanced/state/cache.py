@@ -15,7 +15,7 @@ from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.state import health
+from git_balanced.state import health, listed
 from git_balanced.state.cachefile import Entries, Kept
 from git_balanced.state.cachefile import load as _load
 from git_balanced.state.cachefile import save as _save
@@ -147,8 +147,8 @@ def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, A
 def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict[str, Any]]:
     """Every `refs/balanced/<kind>/*` folded, by name: one ref listing, folds only for changed tips."""
     prefix = f"refs/balanced/{kind}/"
-    tips = repo.list_refs(prefix)
     path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path)) if use_cache else repo.list_refs(prefix)
     cached = _cached(path, kind) if use_cache else {}
     out: dict[str, dict[str, Any]] = {}
     fresh: Entries = {}
@@ -207,8 +207,8 @@ def read_live(repo: Repo, kind: str) -> dict[str, dict[str, Any]]:
     if kind not in SETTLED:
         return read_all(repo, kind)
     prefix = f"refs/balanced/{kind}/"
-    tips = repo.list_refs(prefix)
     path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path))
     live = _load(path)
     briefs = _load(_apart(path, "brief"))
     out: dict[str, dict[str, Any]] = {}

@@ -50,6 +50,7 @@ def test_a_second_read_reads_the_kept_file_and_what_came_since(lead: Repo) -> No
 
 def test_a_kept_file_that_cannot_answer_is_read_past(lead: Repo) -> None:
     ref = inbox.inbox_ref("main")
+    _texts(lead)
     _kept(lead).write_text("{not json")
     whole = [ev.data["text"] for ev in refs.events_of(lead, ref)]
     assert _texts(lead) == whole, "a spoiled file: read whole, and written again"
