@@ -41,7 +41,7 @@ def tips(repo: Repo, kind: str, cache_dir: str) -> dict[str, str]:
     listed = repo.list_refs(prefix)
     if settled and repo.refs_stamp(prefix) == stamp:
         try:
-            write_json(path, {"stamp": list(stamp), "tips": listed}, separators=(",", ":"))
+            write_json(path, {"stamp": list(stamp), "tips": listed}, separators=(",", ":"))  # the stamp first
         except OSError:
             return listed
         memo[path] = (stamp, dict(listed))
@@ -49,12 +49,21 @@ def tips(repo: Repo, kind: str, cache_dir: str) -> dict[str, str]:
 
 
 def _load(path: str, stamp: tuple[int, ...]) -> dict[str, str] | None:
-    """The kept list when it was listed under `stamp`, else None."""
+    """The kept list when it was listed under `stamp`, else None (told from the file's first bytes, without
+    parsing it: an engine whose writes change the folder looks often and finds another stamp)."""
     try:
         with open(path, encoding="utf-8") as f:
-            held = json.load(f)
+            text = f.read()
+        if not text.startswith(_head(stamp)):
+            return None
+        held = json.loads(text)
     except (OSError, ValueError):
         return None
     if not isinstance(held, dict) or held.get("stamp") != list(stamp) or not isinstance(held.get("tips"), dict):
         return None
     return held["tips"]
+
+
+def _head(stamp: tuple[int, ...]) -> str:
+    """How a list kept under `stamp` starts (write_json keeps the keys' order)."""
+    return '{"stamp":' + json.dumps(list(stamp), separators=(",", ":")) + ","

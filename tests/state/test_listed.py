@@ -36,6 +36,12 @@ def test_a_kept_listing_answers_until_a_writer_changes_the_folder(tmp_path: Path
     assert set(cache.read_all(repo, "jobs")) == {first} and _kept(repo).exists()
     kept = json.loads(_kept(repo).read_text())
     assert kept["tips"] == repo.list_refs("refs/balanced/jobs/")
+    marked = {**kept, "tips": {**kept["tips"], "refs/balanced/jobs/only-in-the-file": "0" * 40}}
+    _kept(repo).write_text(json.dumps(marked, separators=(",", ":")))
+    process.forget()
+    assert "refs/balanced/jobs/only-in-the-file" in listed.tips(repo, "jobs", str(repo.state_dir / "cache")), \
+        "the folder unchanged: the kept list answers, no ref file read"
+    _kept(repo).write_text(json.dumps(kept, separators=(",", ":")))
     tip = kept["tips"][f"refs/balanced/jobs/{first}"]
     git(repo.root, "update-ref", "refs/balanced/jobs/made-by-git", tip)  # another writer: git itself
     process.forget()
