@@ -2,13 +2,13 @@
 than the lead may do itself.
 
 Claude Code and Codex both put `permission_mode` in a hook's input, in Claude Code's words (`default`,
-`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read
-from its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the
-tools it was given. The lead's hooks record the
-mode they were handed; a worker started after goes by it, and a worker on this machine by the mode its lead
-is in at each tool call, whichever is stricter. A lead never seen in a session (you, on the command line)
-leaves workers to the settings, as before. The worker's agent is started at the same level (START), so a
-call its hook never saw is held by the agent's own flags.
+`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read from
+its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the tools it was
+given. The lead's hooks record the mode they were handed; a worker started after goes by it, and a worker on this
+machine by the mode its lead is in at each tool call, whichever is stricter. A lead never seen in a session (you,
+on the command line) leaves workers to the settings, as before, and so does a lead whose session has ended: a
+record is its session's (agents/lead_session.py) and counts only while that process runs. The worker's agent is
+started at the same level (START), so a call its hook never saw is held by the agent's own flags.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import time
 from typing import Any
 
-from git_balanced.agents import lead_model
+from git_balanced.agents import lead_model, lead_session
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
 
@@ -151,23 +151,25 @@ def _path(repo: Repo, branch: str) -> Any:
     return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
 
 
-KEPT = ("mode", "agent", "session", "level", "model")  # a change to any of them is written
+KEPT = ("mode", "agent", "session", "level", "model", "pid", "tick")  # a change to any of them is written
 
 
-def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | None:
+def record(repo: Repo, branch: str, data: dict[str, Any], owner: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Keep the mode a lead's hook was handed (its input `data`), with its agent, session and model (where its
-    input shows it: agents/lead_model.py); None when the input names no mode (then what was recorded before
-    stands)."""
+    input shows it: agents/lead_model.py), for as long as the session's process runs (`owner`, by default the
+    one this hook's process runs under: lead_session.py); None when the input names no mode (then what was
+    recorded before stands)."""
+    owner = owner or lead_session.of_hook()
     mode = str(data.get("permission_mode") or "")
     if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
         agent = agent_of(data)
-        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"))
+        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"), owner)
         return None
     agent = agent_of(data)
     sandbox = sandbox_of(data) if agent == "codex" else None
     level = stricter(level_of(mode), FROM_SANDBOX.get(sandbox, "ask") if sandbox else None)
     rec: dict[str, Any] = {"mode": mode, "agent": agent, "session": data.get("session_id"), "at": time.time(),
-                           "level": level}
+                           "level": level, **owner}
     if sandbox:
         rec["sandbox"] = sandbox
     path = _path(repo, branch)
@@ -186,12 +188,10 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
 
 
 def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
-    """The lead's mode as its hooks last recorded it, or None."""
-    try:
-        rec = json.loads(_path(repo, branch).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and rec.get("mode") else None
+    """The lead's mode as its hooks last recorded it, or None, also when the session that recorded it has ended:
+    a mode belongs to its session, and a run after it without an agent lead goes by the settings."""
+    rec = _read(repo, branch)
+    return rec if rec.get("mode") and lead_session.lives(rec) else None
 
 
 def _read(repo: Repo, branch: str) -> dict[str, Any]:
@@ -203,28 +203,33 @@ def _read(repo: Repo, branch: str) -> dict[str, Any]:
 
 
 def last(repo: Repo, branch: str) -> dict[str, Any]:
-    """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}."""
+    """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}, whether or not
+    that session still runs (the board says when it was seen)."""
     return _read(repo, branch)
 
 
-def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
+def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None,
+                   owner: dict[str, Any] | None = None) -> None:
     """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
-    mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""
+    mode, a headless lead), for as long as its session's process runs (`owner`, as for record()): beside the
+    mode recorded for the same agent by the same process, else alone (no mode: no level)."""
     if not model:
         return
+    owner = owner or lead_session.of_hook()
     old = _read(repo, branch)
-    if old.get("agent") == agent and old.get("model") == model:
+    same = old.get("agent") == agent and old.get("pid") == owner.get("pid") and lead_session.lives(old)
+    if same and old.get("model") == model:
         return
-    rec = {**old, "model": model} if old.get("agent") == agent else \
-        {"agent": agent, "model": model, "session": session, "at": time.time()}
+    rec = {**old, "model": model} if same else \
+        {"agent": agent, "model": model, "session": session, "at": time.time(), **owner}
     write_atomic(_path(repo, branch), json.dumps(rec, sort_keys=True) + "\n")
 
 
 def model_for(repo: Repo, branch: str, agent: str) -> str | None:
     """The model the lead of `branch` runs on when it is an agent of the kind `agent`, else None: a worker of
-    the same agent starts on it."""
+    the same agent starts on it. None too when the session that named it has ended."""
     rec = _read(repo, branch)
-    model = rec.get("model") if rec.get("agent") == agent else None
+    model = rec.get("model") if rec.get("agent") == agent and lead_session.lives(rec) else None
     return model if isinstance(model, str) and model else None
 
 

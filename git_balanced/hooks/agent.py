@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_balanced.agents import modes
+from git_balanced.agents import lead_session, modes
 from git_balanced.agents.wiring import hook_rules, render
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
@@ -61,8 +61,18 @@ def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
     if branch is not None and not os.environ.get("GIT_BALANCED_JOB"):  # a worker's own hooks are not a lead's
         from git_balanced.channel import presence  # here: a worker's pre-tool-use reads no state of the lead's
 
-        modes.record(repo, branch, data)
+        modes.record(repo, branch, data, _session_owner(repo, branch))
         presence.mark_seen(repo, branch)  # a lead session that takes turns can answer its workers
+
+
+def _session_owner(repo: Repo, branch: str) -> dict[str, Any]:
+    """The process whose session this lead's hook is of: a headless lead's driver (its turns' agents come and
+    go), else the agent that ran the hook (agents/lead_session.py)."""
+    from git_balanced.channel import presence
+
+    driver = presence.headless_record(repo, branch) if os.environ.get(presence.HEADLESS_ENV) else None
+    pid = (driver or {}).get("pid")
+    return lead_session.owner_of(pid) if isinstance(pid, int) else lead_session.of_hook()
 
 
 def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
