@@ -15,7 +15,7 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
-from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, refs_from_files, write_loose
+from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
 if TYPE_CHECKING:
@@ -174,7 +174,11 @@ class RepoCore:
         return f"{name or 'git balanced'} <{email or 'balanced@localhost'}>"
 
     def read_ref(self, ref: str) -> str | None:
-        """The id a ref points at, or None."""
+        """The id a ref points at, or None. The state's refs are read from git's files (refs.read_plain)."""
+        if ref.startswith(BALANCED) and not self._reftable:
+            plain, tip = read_plain(self.common_dir, ref, self._packed)
+            if plain:
+                return tip
         try:
             return str(self._refs[ref.encode()].decode())
         except KeyError:

@@ -52,5 +52,8 @@ def test_a_kept_listing_answers_until_a_writer_changes_the_folder(tmp_path: Path
     git(repo.root, "pack-refs", "--all")  # packed: loose files gone, packed-refs rewritten
     process.forget()
     assert set(cache.read_live(repo, "jobs")) == {first, "made-by-git"}
+    ref = f"refs/balanced/jobs/{first}"
+    assert repo.read_ref(ref) == git(repo.root, "rev-parse", ref), "a packed ref read from packed-refs, as git"
+    assert repo.read_ref("refs/balanced/jobs/none-such") is None
     git(repo.root, "update-ref", "-d", "refs/balanced/jobs/made-by-git")
     assert set(listed.tips(repo, "jobs", str(repo.state_dir / "cache"))) == {f"refs/balanced/jobs/{first}"}
