@@ -54,13 +54,10 @@ BOARD_REFS = ("refs/balanced/jobs/", "refs/balanced/plans/")
 
 
 def archived(repo: Repo) -> int:
-    """How many jobs `git balanced gc` folded into refs/balanced/archive/ (state/archive.py's layout)."""
-    count = 0
-    for ref, tip in repo.list_refs("refs/balanced/archive/").items():
-        top = repo.store[repo.store[tip.encode()].tree]
-        if "/inbox/" not in ref and b"jobs" in top:
-            count += len(repo.store[top[b"jobs"][1]])
-    return count
+    """How many jobs `git balanced gc` folded into refs/balanced/archive/ (state/archived.py reads its layouts)."""
+    from git_balanced.state.archived import count_jobs
+
+    return count_jobs(repo)
 
 
 class Lead:

@@ -72,7 +72,8 @@ def plan_tag(plan_id: str) -> str:
 
 
 def _plans(repo: Repo) -> dict[str, PlanView]:
-    return {pid: PlanView(pid, st) for pid, st in cache.read_all(repo, "plans").items()}
+    """Every plan, a done one read as its brief (its pieces' ids in order: all a handle needs of it)."""
+    return {pid: PlanView(pid, st) for pid, st in cache.read_live(repo, "plans").items()}
 
 
 def cores(jobs: Mapping[str, Named], plans: Mapping[str, PlanView]) -> dict[str, str]:
@@ -155,7 +156,7 @@ def find(repo: Repo, jobs: Mapping[str, N], name: str, lead: str | None = None) 
 
 def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None) -> dict[str, str]:
     """Every job's handle as shown, by id (only the jobs of `plans`, when given)."""
-    jobs = {jid: w for jid, st in cache.read_all(repo, "jobs").items()
+    jobs = {jid: w for jid, st in cache.read_live(repo, "jobs").items()  # a done job's brief names it
             if (w := Who.of(jid, st)) and (plans is None or w.plan in plans)}
     return handles(repo, jobs, lead)
 

@@ -118,10 +118,13 @@ def test_one_listing_answers_as_a_listing_per_kind_does_and_a_write_lists_again(
         for prefix in prefixes:
             assert repo.list_refs(prefix) == each[prefix], prefix
         assert len(repo.list_refs("refs/balanced/")) == 6
-        assert calls == ["refs/balanced/", "refs/heads/"], "one listing for every kind"
+        assert calls == ["refs/balanced/jobs/", "refs/balanced/jobs", "refs/balanced/plans/",
+                         "refs/balanced/questions/", "refs/balanced/inbox/", "refs/balanced/", "refs/heads/",
+                         "refs/balanced/"], "each kind's folder listed once; what is not one kind's, as asked"
         refs.append(repo, "refs/balanced/jobs/j3", "note", "written within")  # through this object: seen at once
         assert set(repo.list_refs("refs/balanced/jobs/")) == {f"refs/balanced/jobs/j{i}" for i in (1, 2, 3)}
         tip = repo.read_ref("refs/balanced/plans/p1")
+        assert "refs/balanced/plans/p1" in repo.list_refs("refs/balanced/plans/")
         git(repo.root, "update-ref", "-d", "refs/balanced/plans/p1")  # another writer: seen at the next listing
         assert "refs/balanced/plans/p1" in repo.list_refs("refs/balanced/plans/")
         repo.update_ref("refs/balanced/plans/p2", tip or "", ZERO, message="p2")  # git writes: listed again

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced import process, ui
+from git_balanced.channel import inbox_cache
 from git_balanced.channel.names import inbox_ref as inbox_ref
 from git_balanced.git import Repo
-from git_balanced.state import archive, health, refs
-from git_balanced.state.events import read_event
+from git_balanced.state import archived, health, refs
+from git_balanced.state.events import Event, read_event
 
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
 # and `git balanced doctor` lists it there.
@@ -115,12 +116,9 @@ def entries(repo: Repo, branch: str, since: float | None = None,
         return []
     out = []
     # What `gc` folded away (state/archive.py) is not read: only what came after its mark, which is few.
-    folded = archive.inbox_mark(repo, ref)
+    folded = archived.inbox_mark(repo, ref)
     try:
-        if folded:
-            events = refs.read_chain(repo, tip, (known or set()) | {folded})
-        else:
-            events = refs.read_chain(repo, tip, known) if known else refs.read_chain_whole(repo, tip)
+        events = _read(repo, ref, tip, folded, known)
     except health.UNREADABLE as exc:
         health.found(repo, inbox_ref(branch), tip, health.why_unreadable(repo, tip, exc))
         return []
@@ -137,6 +135,25 @@ def entries(repo: Repo, branch: str, since: float | None = None,
         out.append({"id": ev.sha[:12], "sha": ev.sha, "time": ev.time, "kind": ev.event, "node": ev.node, **ev.data})
     out.sort(key=lambda e: (e["time"], e["sha"]))
     return _once_by_key(out)
+
+
+def _read(repo: Repo, ref: str, tip: str, folded: str | None, known: set[str] | None) -> list[Event]:
+    """The inbox's events up to `tip`, after its fold mark; with `known`, only those not in it. A first read
+    takes what the inbox's cache holds (channel/inbox_cache.py) and reads only what came since."""
+    if known:
+        return refs.read_chain(repo, tip, known | ({folded} if folded else set()))
+    kept = inbox_cache.read(repo, ref, tip, folded)
+    if kept is not None and not kept[1]:
+        return kept[0]
+    if kept is not None:
+        events = kept[0]
+    elif folded:
+        events = refs.read_chain(repo, tip, {folded})
+    else:
+        events = refs.read_chain_whole(repo, tip)
+    if not health.wrong_shape("inbox", events):  # a malformed inbox is not kept: its readers name it each time
+        inbox_cache.write(repo, ref, tip, folded, events)
+    return events
 
 
 def _once_by_key(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
-from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, refs_from_files, write_loose
+from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
 if TYPE_CHECKING:
@@ -174,7 +174,11 @@ class RepoCore:
         return f"{name or 'git balanced'} <{email or 'balanced@localhost'}>"
 
     def read_ref(self, ref: str) -> str | None:
-        """The id a ref points at, or None."""
+        """The id a ref points at, or None. The state's refs are read from git's files (refs.read_plain)."""
+        if ref.startswith(BALANCED) and not self._reftable:
+            plain, tip = read_plain(self.common_dir, ref, self._packed)
+            if plain:
+                return tip
         try:
             return str(self._refs[ref.encode()].decode())
         except KeyError:
@@ -292,9 +296,9 @@ class RepoCore:
 
     @contextmanager
     def listing_once(self) -> Iterator[None]:
-        """Within it, the refs under refs/balanced/ are listed once for every kind of them (a pass of the
-        engine, and the board, read four to six kinds), and listed again after a ref was written through this
-        object. What another process writes meanwhile is seen at the next listing."""
+        """Within it, the refs of each kind under refs/balanced/ (its folder) are listed once, when first asked
+        for (a pass of the engine, and the board, read four to six kinds), and listed again after a ref was
+        written through this object. What another process writes meanwhile is seen at the next listing."""
         self._listing += 1
         try:
             yield
@@ -307,16 +311,18 @@ class RepoCore:
         """Every ref under `prefix` with its id, as `git for-each-ref` lists them (see listing_once)."""
         if not self._listing or not prefix.startswith(BALANCED) or any(c in prefix for c in "*?["):
             return self._for_each_ref(prefix)
+        end = prefix.find("/", len(BALANCED))
+        if end < 0:  # not within one kind's folder (refs/balanced/ itself): listed as asked
+            return self._for_each_ref(prefix)
         if self._listed is None:
             self._listed = {}
-            for ref, tip in self._for_each_ref(BALANCED).items():
-                end = ref.find("/", len(BALANCED))
-                self._listed.setdefault(ref[:end + 1] if end > 0 else ref, {})[ref] = tip
-        if prefix in self._listed:
-            return dict(self._listed[prefix])
+        group = prefix[:end + 1]  # each kind's folder listed once, when first asked for: a reader that never
+        if group not in self._listed:  # asks for the jobs' (the state's cache kept their list) reads none of them
+            self._listed[group] = self._for_each_ref(group)
+        if prefix == group:
+            return dict(self._listed[group])
         whole = prefix.rstrip("/")  # as for-each-ref matches: the whole name, or up to a slash
-        return {ref: tip for refs in self._listed.values() for ref, tip in refs.items()
-                if ref == whole or ref.startswith(whole + "/")}
+        return {ref: tip for ref, tip in self._listed[group].items() if ref == whole or ref.startswith(whole + "/")}
 
     def refs_stamp(self, folder: str) -> tuple[int, ...] | None:
         """What changes whenever a ref directly in `folder` (as "refs/balanced/jobs/") is written, made or removed

@@ -129,6 +129,27 @@ def _loose_id(common_dir: Path, ref: str) -> str | None:
     return text if OBJECT_ID.fullmatch(text) else None
 
 
+def read_plain(common_dir: Path, ref: str, packed: PackedRefs) -> tuple[bool, str | None]:
+    """The id of `ref` read from git's files as git reads it: its loose file, else packed-refs (read once while it
+    is unchanged), rather than dulwich's check of every name in packed-refs at each read (2 s for 20,000 refs).
+    (True, None) when there is no such ref; (False, None) where dulwich should answer instead: a symbolic ref, an
+    odd name, a file that is not an id, packed-refs not as git writes it."""
+    if ref.startswith(_PER_WORKTREE) or any(_ODD_PART.search(part) for part in ref.split("/")):
+        return False, None
+    try:
+        text = _ref_text(f"{common_dir}/{ref}")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        text = None
+    except OSError:
+        return False, None
+    if text is not None:
+        return (True, text) if OBJECT_ID.fullmatch(text) else (False, None)
+    listed = packed.refs()
+    if listed is None:
+        return False, None
+    return True, listed.get(ref)
+
+
 LOCKED = None  # what write_loose answers when another writer holds the ref's lock
 
 

@@ -2,13 +2,14 @@
 plan under `refs/balanced/archive/<plan>`, and their refs removed, so neither the refs nor the cost of reading
 them grows with history.
 
-An archive commit's tree holds `plan.jsonl` (the plan's events, when its ref was archived) and
-`jobs/<job>.jsonl` (each job's events), one event a line with its commit's id and subject; its parent is the
-plan's archive before, so `git log refs/balanced/archive/<plan>` reads what was archived when. The refs are
-removed only after the archive holding every one of their events was written and read back, in one transaction,
-each only while it still points where it did: a kill between the two leaves both (readers take the ref), and the
-next run finishes. The inbox is folded the same way: `refs/balanced/archive/inbox/<branch>` names its newest
-message older than the setting, and a reader of the inbox reads only what came after it (`git log` reads all).
+An archive commit's tree holds `plan.jsonl` (the plan's events, when its ref was archived) and `jobs.jsonl`
+(every job's events, each line naming its job), one event a line with its commit's id and subject: two blobs a
+plan (state/archived.py reads them, and the layout before, a blob a job); its parent is the plan's archive
+before, so `git log refs/balanced/archive/<plan>` reads what was archived when. The refs are removed only after
+the archive holding every one of their events was written and read back, in one transaction, each only while it
+still points where it did: a kill between the two leaves both (readers take the ref), and the next run finishes.
+The inbox is folded the same way: `refs/balanced/archive/inbox/<branch>` names its newest message older than the
+setting, and a reader of the inbox reads only what came after it (`git log` reads all).
 """
 
 from __future__ import annotations
@@ -24,15 +25,27 @@ from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead, settings_at
 from git_balanced.state import cache
-from git_balanced.state.events import MODE_FILE, MODE_TREE, Event, parse_event, read_event
-from git_balanced.state.fold import JOB_RANK, fold
+from git_balanced.state.archived import (
+    ARCHIVE,
+    INBOX_MARKS,
+    JOBS_DIR,
+    JOBS_FILE,
+    PLAN_FILE,
+    archive_ref,
+    archived_lines,
+    as_events,
+    find_job,
+    inbox_mark,
+    job_lines,
+    jobs_of,
+    top_of,
+)
+from git_balanced.state.events import MODE_FILE, read_event
 from git_balanced.state.refs import read_chain
 from git_balanced.vocab import DONE
 
-ARCHIVE = "refs/balanced/archive/"
-INBOX_MARKS = ARCHIVE + "inbox/"
-PLAN_FILE = "plan.jsonl"
-JOBS_DIR = "jobs"
+__all__ = ["ARCHIVE", "INBOX_MARKS", "archive_ref", "archived_lines", "as_events", "find_job", "fold_away", "gc",
+           "inbox_mark", "when_idle"]
 FINAL_PLAN = ("done", "cancelled")
 DAY = 86400.0
 
@@ -49,10 +62,6 @@ class Folded:
 
     def jobs(self) -> int:
         return sum(len(v) for v in self.plans.values())
-
-
-def archive_ref(plan_id: str) -> str:
-    return ARCHIVE + plan_id
 
 
 def candidates(repo: Repo, cutoff: float) -> dict[str, tuple[str | None, dict[str, str]]]:
@@ -84,44 +93,37 @@ def candidates(repo: Repo, cutoff: float) -> dict[str, tuple[str | None, dict[st
     return out
 
 
-def _lines(repo: Repo, tip: str) -> tuple[bytes, set[str]]:
-    """A chain's events, one JSON a line (its commit, subject and event), oldest first; and their commits."""
-    events = read_chain(repo, tip)
+def _rows(repo: Repo, tip: str) -> list[dict[str, Any]]:
+    """A chain's events as archived lines (each its commit, subject and event), oldest first."""
     rows = []
-    for ev in events:
+    for ev in read_chain(repo, tip):
         message = repo.store[ev.sha.encode()].message.decode("utf-8", "replace")
         subject = " ".join(message.strip().split("\n\n", 1)[0].splitlines())
-        body = json.loads(ev.to_json())
-        rows.append(json.dumps({"sha": ev.sha, "subject": subject, **body}, sort_keys=True, ensure_ascii=False))
-    return ("\n".join(rows) + "\n").encode(), {ev.sha for ev in events}
-
-
-def _tree_entries(repo: Repo, tree_id: str | None) -> dict[bytes, tuple[int, bytes]]:
-    if not tree_id:
-        return {}
-    return {e.path: (e.mode, e.sha) for e in repo.store[tree_id.encode()].items()}
+        rows.append(dict(sorted({"sha": ev.sha, "subject": subject, **json.loads(ev.to_json())}.items())))
+    return rows
 
 
 def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str]) -> tuple[str, dict[str, set[str]]]:
-    """The plan's archive commit holding these chains on top of what it held; and each chain's event commits."""
+    """The plan's archive commit holding these chains on top of what it held (every job's lines in one blob,
+    JOBS_FILE; an older archive's `jobs/` moved into it); and each chain's event commits."""
     ref = archive_ref(pid)
     before = repo.read_ref(ref)
-    top = _tree_entries(repo, repo.store[before.encode()].tree.decode() if before else None)
-    held = _tree_entries(repo, top[JOBS_DIR.encode()][1].decode() if JOBS_DIR.encode() in top else None)
+    top = top_of(repo, before)
+    held = jobs_of(repo, top)
     wrote: dict[str, set[str]] = {}
     lines = []
     for jid, tip in sorted(job_tips.items()):
-        data, shas = _lines(repo, tip)
-        held[f"{jid}.jsonl".encode()] = (MODE_FILE, repo.write_blob(data).encode())
-        wrote[f"refs/balanced/jobs/{jid}"] = shas
-        last = json.loads(data.splitlines()[-1]) if data.strip() else {}
-        lines.append(f"{jid}  {last.get('subject', '')}")
+        held[jid] = rows = _rows(repo, tip)
+        wrote[f"refs/balanced/jobs/{jid}"] = {row["sha"] for row in rows}
+        lines.append(f"{jid}  {rows[-1].get('subject', '') if rows else ''}")
     if plan_tip:
-        data, shas = _lines(repo, plan_tip)
+        rows = _rows(repo, plan_tip)
+        data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
         top[PLAN_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
-        wrote[f"refs/balanced/plans/{pid}"] = shas
-    jobs_tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(held.items())])
-    top[JOBS_DIR.encode()] = (MODE_TREE, jobs_tree.encode())
+        wrote[f"refs/balanced/plans/{pid}"] = {row["sha"] for row in rows}
+    top.pop(JOBS_DIR.encode(), None)
+    data = b"".join(job_lines(held[jid], jid) for jid in sorted(held))
+    top[JOBS_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
     tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(top.items())])
     if before and repo.store[before.encode()].tree.decode() == tree:
         return before, wrote  # archived already, by a run killed before it removed the refs
@@ -138,29 +140,13 @@ class _Lost(Exception):
 
 def _verified(repo: Repo, pid: str, wrote: dict[str, set[str]]) -> bool:
     """Whether the plan's archive, read back from its ref, holds every event of every chain written."""
+    held = jobs_of(repo, top_of(repo, repo.read_ref(archive_ref(pid))))
     for ref, shas in wrote.items():
         kind, name = ref.split("/")[2], ref.rsplit("/", 1)[1]
-        found = archived_lines(repo, pid, name if kind == "jobs" else None)
+        found = held.get(name) if kind == "jobs" else archived_lines(repo, pid, None)
         if found is None or {row.get("sha") for row in found} != shas:
             return False
     return True
-
-
-def archived_lines(repo: Repo, pid: str, job_id: str | None) -> list[dict[str, Any]] | None:
-    """The archived lines of one job of plan `pid` (or, with None, of the plan itself), or None when not there."""
-    tip = repo.read_ref(archive_ref(pid))
-    if tip is None:
-        return None
-    entries = _tree_entries(repo, repo.store[tip.encode()].tree.decode())
-    if job_id is not None:
-        if JOBS_DIR.encode() not in entries:
-            return None
-        entries = _tree_entries(repo, entries[JOBS_DIR.encode()][1].decode())
-    name = f"{job_id}.jsonl" if job_id is not None else PLAN_FILE
-    if name.encode() not in entries:
-        return None
-    blob = repo.store[entries[name.encode()][1]].data
-    return [json.loads(line) for line in blob.splitlines() if line.strip()]
 
 
 def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most: int | None = None) -> Folded:
@@ -189,6 +175,9 @@ def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most
         report.kept = sorted(set(doomed) - set(still))
         doomed = still if repo.delete_refs(still) else {}
     report.removed = len(doomed)
+    if doomed:  # their entries leave the cache now, not at the next reader: its files shrink with the refs
+        for kind in ("jobs", "plans"):
+            cache.read_all(repo, kind)
     report.inbox = _fold_inboxes(repo, cutoff)
     return report
 
@@ -222,42 +211,6 @@ def _first_parents(repo: Repo, tip: str, stop: str | None) -> Iterator[str]:
         yield sha
         parents = repo.store[sha.encode()].parents
         sha = parents[0].decode() if parents else None
-
-
-def inbox_mark(repo: Repo, inbox_ref: str) -> str | None:
-    """The newest message of the inbox at `inbox_ref` that was folded away (its readers read what came after)."""
-    return repo.read_ref(INBOX_MARKS + inbox_ref.rsplit("/", 1)[1])
-
-
-def find_job(repo: Repo, name: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
-    """An archived job by its id or a unique start of it: (its id, its folded state, its archived lines)."""
-    hits = []
-    for ref, tip in repo.list_refs(ARCHIVE).items():
-        if ref.startswith(INBOX_MARKS):
-            continue
-        top = _tree_entries(repo, repo.store[tip.encode()].tree.decode())
-        if JOBS_DIR.encode() not in top:
-            continue
-        for entry in _tree_entries(repo, top[JOBS_DIR.encode()][1].decode()):
-            jid = entry.decode().removesuffix(".jsonl")
-            if jid == name or jid.startswith(name.lower()):
-                hits.append((jid, ref[len(ARCHIVE):]))
-    exact = [h for h in hits if h[0] == name]
-    if not exact and len(hits) > 1:
-        shown = ", ".join(sorted(h[0] for h in hits)[:10])
-        raise BalancedError(f"{name!r} is the start of {len(hits)} archived job ids: {shown}.",
-                            hint="give more of the id, enough to name one job.")
-    if not exact and not hits:
-        return None
-    jid, pid = (exact or hits)[0]
-    lines = archived_lines(repo, pid, jid) or []
-    return jid, fold(as_events(lines), JOB_RANK, owners=True), lines
-
-
-def as_events(lines: list[dict[str, Any]]) -> list[Event]:
-    """The events of archived lines."""
-    return [parse_event(json.dumps({k: v for k, v in row.items() if k not in ("sha", "subject")}).encode(),
-                        sha=row.get("sha", "")) for row in lines]
 
 
 def gc(lead: Lead, older_than_days: float | None = None, most: int | None = None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.state import health
+from git_balanced.state import health, listed
 from git_balanced.state.cachefile import Entries, Kept
 from git_balanced.state.cachefile import load as _load
 from git_balanced.state.cachefile import save as _save
@@ -24,7 +24,8 @@ from git_balanced.vocab import DONE
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
-FORMAT = "4"  # 3: every field of a job and a plan checked (state/shapes.py); 4: what is settled kept apart
+FORMAT = "5"  # 3: every field of a job and a plan checked (state/shapes.py); 4: what is settled kept apart; 5: briefs
+# that name a worker (its machine, its lead, its plan's pieces' ids in order), so handles are made from briefs
 
 # The states after which nothing more happens to a chain of a kind (a done job, a done plan): such entries are kept
 # apart from the live ones, in `<kind>.done.json`, and, briefly, in `<kind>.brief.json`, so that a reader of what
@@ -32,8 +33,10 @@ FORMAT = "4"  # 3: every field of a job and a plan checked (state/shapes.py); 4:
 SETTLED: dict[str, frozenset[str]] = {"jobs": DONE, "plans": frozenset(("done", "cancelled"))}
 # What a brief keeps of a settled chain's fields: what the board counts, sums and sorts them by.
 BRIEF: dict[str, tuple[str, ...]] = {
-    "jobs": ("plan", "piece", "attempt", "cost_usd", "spent_before", "dismissed"),
-    "plans": ("task", "lead", "budget_usd")}
+    "jobs": ("plan", "piece", "attempt", "cost_usd", "spent_before", "dismissed", "machine", "lead"),
+    "plans": ("task", "lead", "budget_usd", "pieces")}
+# What a plan's brief keeps of each of its pieces: its id and place, in order (what a worker's handle is made of).
+BRIEF_PIECE = ("id", "placed")
 
 
 def _path(repo: Repo, kind: str) -> str:
@@ -74,7 +77,10 @@ def _apart(path: str, part: str) -> str:
 def _brief(kind: str, state: dict[str, Any]) -> dict[str, Any]:
     """A settled chain's state with only the fields BRIEF names, marked as a brief."""
     fields = state["fields"]
-    return {**state, "fields": {k: fields[k] for k in BRIEF[kind] if k in fields}, "brief": True}
+    kept = {k: fields[k] for k in BRIEF[kind] if k in fields}
+    if isinstance(kept.get("pieces"), list):
+        kept["pieces"] = [{k: p[k] for k in BRIEF_PIECE if k in p} for p in kept["pieces"] if isinstance(p, dict)]
+    return {**state, "fields": kept, "brief": True}
 
 
 def _cached(path: str, kind: str) -> Entries:
@@ -141,8 +147,8 @@ def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, A
 def read_all(repo: Repo, kind: str, *, use_cache: bool = True) -> dict[str, dict[str, Any]]:
     """Every `refs/balanced/<kind>/*` folded, by name: one ref listing, folds only for changed tips."""
     prefix = f"refs/balanced/{kind}/"
-    tips = repo.list_refs(prefix)
     path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path)) if use_cache else repo.list_refs(prefix)
     cached = _cached(path, kind) if use_cache else {}
     out: dict[str, dict[str, Any]] = {}
     fresh: Entries = {}
@@ -201,8 +207,8 @@ def read_live(repo: Repo, kind: str) -> dict[str, dict[str, Any]]:
     if kind not in SETTLED:
         return read_all(repo, kind)
     prefix = f"refs/balanced/{kind}/"
-    tips = repo.list_refs(prefix)
     path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path))
     live = _load(path)
     briefs = _load(_apart(path, "brief"))
     out: dict[str, dict[str, Any]] = {}

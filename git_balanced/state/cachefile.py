@@ -52,6 +52,8 @@ class Kept:
         self.broken: dict[tuple[str, str], str] = {}
         # A kind's live and settled entries merged (state/cache.py), with the two dicts it was made of.
         self.merged: dict[str, tuple[Entries, Entries, Entries]] = {}
+        # A kind's refs as last listed (state/listed.py), by its file: the stamp they were listed under, and them.
+        self.listed: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}
 
 
 def _stamp(path: str) -> Stamp | None:
