@@ -10,6 +10,9 @@ in new leads, median of --rounds runs:
   fixed cost    the same with a check that does not sleep: what the landing costs besides waiting for checks;
   serial queue  the same with `check_slots = 1`, where every check waits for the one before it.
 
+Every lead sets `check_seats` to its slots: the check sleeps, so 4 of them fit on 2 cores, and with the
+default seats (the cores) a 2-core machine would run 4 slots' checks 2 at a time.
+
 Wall time in check durations: `raw` is wall / check; `net` is (wall - fixed cost) / check, the check durations
 the landing waited. Goals: 1 failing in at most 3 (raw); 0 failing in one (net: raw cannot be 1, since one
 check alone takes one duration and starting the command and merging take more). Also the extra check runs the
@@ -49,7 +52,7 @@ class Row:
 def warmed(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str, races: list[str]) -> Path:
     """A new lead that landed 4 branches (w1 ... w4) once already, so its scratch worktrees are made: a lead
     makes them at its first landing, and uses them ever after; what is timed is a landing after that."""
-    repo = fresh(box, n, bad, slots, check)
+    repo = fresh(box, n, bad, slots, check, seats=max(slots, 1))
     names = [f"w{i}" for i in range(1, 5)]
     for name in names:
         box.git(repo, "switch", "-q", "-c", name, "main")

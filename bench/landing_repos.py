@@ -45,12 +45,14 @@ class Sandbox:
         return len(p.read_text().splitlines()) if p.exists() else 0
 
 
-def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
-    """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt."""
+def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK,
+          seats: int = 0) -> Path:
+    """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt. Its
+    `check_slots` is written always (the default is the machine's cores); `check_seats` when `seats` is set."""
     box.git(box.root, "init", "-q", "-b", "main", str(where))
-    settings = f"[worktree]\ncheck = {json.dumps(check)}\n"
-    if slots != 1:
-        settings += f"\n[balanced]\ncheck_slots = {slots}\n"
+    settings = f"[worktree]\ncheck = {json.dumps(check)}\n\n[balanced]\ncheck_slots = {slots}\n"
+    if seats:
+        settings += f"check_seats = {seats}\n"
     (where / ".magnum").mkdir()
     (where / ".magnum" / "settings.toml").write_text(settings)
     (where / "src").mkdir()
@@ -146,9 +148,9 @@ def expect(run: Run, n: int, bad: tuple[int, ...], what: str) -> None:
     assert run.refused == {f"f{i}" for i in bad}, f"{what}: refused {sorted(run.refused)}"
 
 
-def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
+def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK, seats: int = 0) -> Path:
     """A new lead in a folder of its own (its naive clone goes next to it)."""
-    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check)
+    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check, seats)
 
 
 def label(bad: tuple[int, ...]) -> str:

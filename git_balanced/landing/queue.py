@@ -9,6 +9,7 @@ check slots a round leaves free check that next chain ahead of its round (specul
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +30,12 @@ from git_balanced.state import notes
 MAX_LIMIT = 64
 PREFLIGHTS = 4  # branches looked at at once before the chain is built
 FIRST_LIMIT = 32
+MOST_SLOTS = 64
+
+
+def slots_of(setting: int) -> int:
+    """The check slots a landing runs on: `[balanced] check_slots`, or this machine's cores when it is 0."""
+    return setting if setting > 0 else max(1, min(MOST_SLOTS, os.cpu_count() or 1))
 
 
 @dataclass
@@ -87,7 +94,7 @@ class Queue:
         settings = settings_at(self.repo, tip)
         self.cmds = commands_of(settings)
         self.protected = protect.rules(self.repo, settings, tip)
-        self.slots = slots or settings.balanced.check_slots
+        self.slots = slots or slots_of(settings.balanced.check_slots)
         self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots)
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
