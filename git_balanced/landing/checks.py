@@ -385,8 +385,9 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
 
 
 def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch: str = "check",
-              use_cache: bool = True) -> CheckResult:
-    """The check's result on `rev`'s tree: from the note when that tree was checked, else run it."""
+              use_cache: bool = True, timeout: float | None = None) -> CheckResult:
+    """The check's result on `rev`'s tree: from the note when that tree was checked, else run it (within
+    `timeout`, default `[worktree] check_timeout` as committed at HEAD)."""
     commit = repo.rev_parse(rev)
     if commit is None:
         raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
@@ -395,4 +396,4 @@ def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch:
         return hit
     with Scratch(repo, scratch) as s:
         s.checkout(commit)
-        return run_in(s, tree, command, setup, commit)
+        return run_in(s, tree, command, setup, commit, timeout)

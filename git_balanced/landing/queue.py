@@ -95,7 +95,8 @@ class Queue:
         self.cmds = commands_of(settings)
         self.protected = protect.rules(self.repo, settings, tip)
         self.slots = slots or slots_of(settings.balanced.check_slots)
-        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots)
+        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots,
+                               timeout=float(settings.worktree.check_timeout))
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
@@ -112,8 +113,11 @@ class Queue:
             self.verdicts += [v for v in found if v is not None]
             pending = [c for c, v in zip(candidates, found, strict=True) if v is None]
             self.checkout = self._checkout_changes()
-            with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
-                self._loop(pending)
+            try:
+                with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
+                    self._loop(pending)
+            finally:
+                self.checker.close()
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
@@ -330,19 +334,21 @@ class Queue:
                                     "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
                                     "is removed once it is a minute old.")
         res = checks.for_landing(repo, target.tree, self.cmds.check) if self.cmds.check else None
+        found: dict[str, dict[str, Any]] = {}
         for link in links:
             info = link.cand.info
             if any(r.get("job") == link.cand.job and r.get("branch") == link.cand.branch
                    for r in notes.read_json(repo, notes.LANDINGS, link.commit)):
                 continue  # this landing, made again after a fault (the same merge, the same id), is noted already
-            notes.add_json(repo, notes.LANDINGS, link.commit, {
+            found[link.commit] = {
                 "branch": link.cand.branch, "job": link.cand.job, "piece": info.get("piece"),
                 "plan": info.get("plan"), "attempt": info.get("attempt"), "machine": info.get("machine"),
                 "agent": info.get("agent"), "model": info.get("model"), "cost_usd": info.get("cost_usd"),
                 "check": self.cmds.check, "result": "pass" if self.cmds.check else "unchecked",
                 "seconds": res.seconds if res else None, "tree": link.tree, "checked_tree": target.tree,
                 "into": self.lead.branch,
-                "at": round(time.time(), 3)})
+                "at": round(time.time(), 3)}
+        notes.add_json_many(repo, notes.LANDINGS, found)  # one notes commit for the whole move, not one a merge
         crashpoint("after-notes")
         if checked_out:
             # All or nothing: a move that fails (a full disk) leaves your checkout and index as they were.

@@ -1,0 +1,58 @@
+"""The landing's own cost, cut: the chain a next round may need is merged while this round's checks run, and a
+move's landing notes are one notes commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_balanced.git import Repo
+from git_balanced.landing.bisect import Search
+from git_balanced.landing.named import resolve
+from git_balanced.landing.queue import Queue
+from git_balanced.landing.speculate import later
+from git_balanced.lead import Lead
+from git_balanced.state import notes
+from tests.support.builders import git, make_repo
+from tests.support.landing import branches, landed_subjects, project
+
+
+def test_later_names_the_first_chain_each_way_the_round_can_end() -> None:
+    # 16 branches, 4 slots, round 1 checks prefixes 4, 8, 12, 16: if 4 is the first to fail, round 2 checks
+    # ahead for culprit 1; if 8, for 5; and so on. The whole batch passing needs none.
+    assert later(Search(16), [4, 8, 12, 16], 4) == [1, 5, 9, 13]
+    # Round 2 on 5..8 checks ahead for 5 itself; 6, 7 or 8 found ends the search, and the queue merges after it.
+    assert later(Search(16, {4: True, 8: False}), [5, 6, 7], 4) == [6, 7, 8]
+    assert later(Search(16), [16], 1) == [], "the serial queue merges nothing ahead"
+    assert later(Search(16, {16: False}), [8], 1) == []
+
+
+def test_a_moves_landing_notes_are_one_notes_commit(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(str(path))
+    one = git(path, "rev-parse", "HEAD")
+    git(path, "commit", "-q", "--allow-empty", "-m", "two")
+    two = git(path, "rev-parse", "HEAD")
+    assert notes.add_json_many(repo, notes.LANDINGS, {}) is None, "nothing to add writes nothing"
+    notes.add_json_many(repo, notes.LANDINGS, {one: {"branch": "a"}, two: {"branch": "b"}})
+    notes.add_json_many(repo, notes.LANDINGS, {two: {"branch": "c"}})
+    assert git(path, "rev-list", "--count", notes.LANDINGS) == "2", "one notes commit each"
+    assert [r["branch"] for r in notes.read_json(repo, notes.LANDINGS, one)] == ["a"]
+    assert sorted(r["branch"] for r in notes.read_json(repo, notes.LANDINGS, two)) == ["b", "c"], "added to"
+
+
+def test_the_chain_after_a_possible_culprit_is_merged_during_the_round(tmp_path: Path) -> None:
+    path = project(tmp_path, extra="[balanced]\ncheck_slots = 4\n")
+    names = branches(path, 8, bad={3})
+    lead = Lead(Repo.discover(str(path)), "main")
+    tip = git(path, "rev-parse", "main")
+    q = Queue(lead)
+    verdicts = q.run(resolve(lead, names, False, yes=False))
+    assert [(v.branch, v.status) for v in verdicts if v.status != "landed"] == [("f3", "check_failed")]
+    assert landed_subjects(path)[:7] == [f"Land f{i}" for i in (8, 7, 6, 5, 4, 2, 1)]
+    for merging in list(q.checker.merging.values()):  # what was under way when the landing ended
+        if not merging.cancelled():
+            merging.result()
+    tips = {name: git(path, "rev-parse", name) for name in names}
+    # Round 1 checked prefixes 2, 4, 6, 8; while it ran, the chain f2..f8 on the lead's tip (for culprit 1) was
+    # merged: no check and no later round asks for it, only that round's guesses.
+    assert (tip, tuple(tips[f"f{i}"] for i in range(2, 9))) in q.checker.built
