@@ -20,7 +20,7 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
-from git_balanced.landing import checkout, checks, protect
+from git_balanced.landing import checkout, checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
@@ -96,7 +96,8 @@ class Queue:
         self.protected = protect.rules(self.repo, settings, tip)
         self.slots = slots or slots_of(settings.balanced.check_slots)
         self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots,
-                               timeout=float(settings.worktree.check_timeout))
+                               timeout=float(settings.worktree.check_timeout),
+                               seats=seat.budget_of(self.repo) if self.cmds.check else None)
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 

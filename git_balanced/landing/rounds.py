@@ -67,6 +67,7 @@ class Checker:
     setup: str | None
     slots: int
     timeout: float | None = None  # `[worktree] check_timeout` of the settings the landing read (None: read them)
+    seats: int | None = None  # this machine's check seats, read once for the landing (None: read at each check)
     runs: int = 0  # check runs, the speculative ones included
     rounds: int = 0
     ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
@@ -125,7 +126,8 @@ class Checker:
         return speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare)
 
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
-        return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout)
+        return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,
+                                seats=self.seats)
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
