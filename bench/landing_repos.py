@@ -5,6 +5,7 @@ the queue (`git balanced land ... --json`) or of the naive way."""
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -79,6 +80,7 @@ class Run:
     landed: set[str]
     refused: set[str]
     tree: str  # of src/ at the end: the settings differ between 1 and 4 slots, the work must not
+    cpu: float = 0.0  # CPU seconds of the landing and every process it waited for (its git, its checks)
 
 
 class ScratchRace(Exception):
@@ -88,10 +90,12 @@ class ScratchRace(Exception):
 def queue(box: Sandbox, repo: Path, n: int) -> Run:
     """`git balanced land f1 ... fn --json`, timed; its report cross-checked against the counted runs."""
     before = box.checks_counted()
+    used = _children_cpu()
     start = time.perf_counter()
     res = proc.run(["git", "balanced", "land", *[f"f{i}" for i in range(1, n + 1)], "--json"], cwd=repo,
                    env=box.env)
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - used
     try:
         data = json.loads(res.out)
     except json.JSONDecodeError:
@@ -102,10 +106,16 @@ def queue(box: Sandbox, repo: Path, n: int) -> Run:
     # The figures mean nothing if the report disagrees with what ran.
     assert data["check_runs"] == counted, f"land reported {data['check_runs']} check runs, {counted} ran"
     verdicts = data["verdicts"]
-    return Run(checks=counted, rounds=data["rounds"], seconds=seconds,
+    return Run(checks=counted, rounds=data["rounds"], seconds=seconds, cpu=cpu,
                landed={v["branch"] for v in verdicts if v["status"] == "landed"},
                refused={v["branch"] for v in verdicts if v["status"] != "landed"},
                tree=box.git(repo, "rev-parse", "main:src"))
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of this process's children that ended and were waited for, so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def naive(box: Sandbox, repo: Path, n: int) -> Run:

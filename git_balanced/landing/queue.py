@@ -167,8 +167,10 @@ class Queue:
             crashpoint("after-check")
             n = len(chain)
             top = n if s.passed.get(n) else s.lo
-            if top:
-                if not self._move(tip, chain[:top]):
+            ahead = self._checked_ahead(tip, chain, top, waiting=bool(later or pending)) if top < n else []
+            told = len(self.verdicts)
+            if top or ahead:
+                if not self._move(tip, chain[:top] + ahead):
                     moved += 1
                     if moved > 20:
                         raise BalancedError(f"{self.lead.branch} kept moving while landing.",
@@ -180,17 +182,30 @@ class Queue:
             if top < n:
                 culprit = chain[top]
                 res = checks.for_landing(self.repo, culprit.tree, self.cmds.check or "")
-                self.verdicts.append(Verdict(
+                self.verdicts.insert(told + top, Verdict(  # in the chain's order, before what landed after it
                     culprit.cand.branch, "check_failed", culprit.cand.job,
                     reason=f"its check failed (exit {res.code if res else '?'})" +
                            (f" once merged after {', '.join(x.cand.branch for x in chain[:top])}" if top else ""),
                     tail=res.tail if res else "", tree=culprit.tree))
-                limit = self._limit(max(1, limit // 2))
-                carry = [x.cand for x in chain[top + 1:]]
+                # halved for the failure; and what landed after it is a batch that passed, as a round of its own
+                limit = self._limit(min(MAX_LIMIT, max(1, limit // 2) + (1 if ahead else 0)))
+                carry = [] if ahead else [x.cand for x in chain[top + 1:]]
                 pending = later + pending
             else:
                 limit = self._limit(min(MAX_LIMIT, limit + 1))
                 pending = later + pending
+
+    def _checked_ahead(self, tip: str, chain: list[Link], top: int, *, waiting: bool) -> list[Link]:
+        """The chain after the culprit `chain[top]`, merged on the prefix that lands, when a check ahead of its
+        round passed on its top: it lands in the same move as that prefix, not one round later. Only when no
+        other branch waits (the next round would check them with it) and none of your files is in the way."""
+        rest = chain[top + 1:]
+        if not rest or waiting or self.checkout or not self.cmds.check:
+            return []
+        built = self.checker.passed_after(chain[top - 1].commit if top else tip, [x.cand.tip for x in rest])
+        if not built:
+            return []
+        return [Link(x.cand, commit, tree) for x, (commit, tree) in zip(rest, built, strict=True)]
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
     def _preflight(self, c: Candidate, lead_tip: str) -> Verdict | None:

@@ -164,6 +164,15 @@ class Checker:
         self.built[key] = merges
         return merges
 
+    def passed_after(self, base: str, tips: list[str]) -> list[tuple[str, str]]:
+        """The merges (commit, tree) of the chain of `tips` built ahead on `base`, all of them, when the check
+        passed on its top; else none."""
+        built = self.built_on(base, tips)
+        if len(built) != len(tips) or not built:
+            return []
+        res = checks.for_landing(self.repo, built[-1][1], self.check)
+        return built if res is not None and res.passed else []
+
     def built_on(self, tip: str, tips: list[str]) -> list[tuple[str, str]]:
         """The merges (commit, tree) of the longest chain built ahead on `tip` whose branches begin `tips`."""
         for (base, ahead), merging in list(self.merging.items()):  # one being merged now is waited for

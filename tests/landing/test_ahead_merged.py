@@ -1,5 +1,6 @@
-"""The landing's own cost, cut: the chain a next round may need is merged while this round's checks run, and a
-move's landing notes are one notes commit."""
+"""The landing's own cost, cut: the chain a next round may need is merged while this round's checks run, a chain
+checked ahead lands in the same move as the prefix before its culprit, and a move's landing notes are one notes
+commit."""
 
 from __future__ import annotations
 
@@ -47,8 +48,13 @@ def test_the_chain_after_a_possible_culprit_is_merged_during_the_round(tmp_path:
     tip = git(path, "rev-parse", "main")
     q = Queue(lead)
     verdicts = q.run(resolve(lead, names, False, yes=False))
-    assert [(v.branch, v.status) for v in verdicts if v.status != "landed"] == [("f3", "check_failed")]
+    assert [(v.branch, v.status) for v in verdicts] == [(f"f{i}", "check_failed" if i == 3 else "landed")
+                                                         for i in range(1, 9)], "in the chain's order"
     assert landed_subjects(path)[:7] == [f"Land f{i}" for i in (8, 7, 6, 5, 4, 2, 1)]
+    # Round 2 checked, beside prefix 3, the chain f4..f8 on prefix 2: it passed, so f1, f2 and that chain land in
+    # one move of the branch, to that checked tree, with no third round.
+    assert len(git(path, "rev-list", "--walk-reflogs", "main").splitlines()) == 2, "the first commit, one move"
+    assert q.rounds == 2
     for merging in list(q.checker.merging.values()):  # what was under way when the landing ended
         if not merging.cancelled():
             merging.result()
