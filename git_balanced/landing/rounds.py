@@ -78,17 +78,19 @@ class Checker:
     merging: dict[tuple[str, tuple[str, ...]], Future[list[tuple[str, str]] | None]] = field(default_factory=dict)
     own: PerThread = field(init=False)  # the Repo of each thread the checks run in
     _mergers: ThreadPoolExecutor = field(init=False)
+    # Every next chain merged ahead of its need, and what stops it when no round needs it any more.
+    stops: dict[tuple[str, tuple[str, ...]], threading.Event] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.own = PerThread(self.repo)
         self._mergers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="land-merge")
 
-    def _drop_unstarted(self) -> None:
-        """At a round's end, the next chains not begun yet are not merged: they were for while its checks ran
-        (what the next round needs and was not merged, it merges itself)."""
-        for key, merging in list(self.merging.items()):
-            if merging.cancel():
-                del self.merging[key]
+    def _abandon(self, keep: set[tuple[str, tuple[str, ...]]]) -> None:
+        """Stop merging the next chains not in `keep`: no round needs them now (one that does merges its own)."""
+        for key in [k for k in self.merging if k not in keep]:
+            merging = self.merging.pop(key)
+            if not merging.cancel():
+                self.stops[key].set()  # under way: it stops at its next merge
 
     def close(self) -> None:
         """Let the merging threads end (what they were merging is not waited for: it is only objects)."""
@@ -112,18 +114,23 @@ class Checker:
                          for k, c in enumerate(culprits)]
                 got = {i: f.result().passed for i, f in futs.items()}
                 spent = sum(1 for f in ahead if f.result())
-            self._drop_unstarted()
             self.runs += spent
             self.ahead += spent
             return got
 
         def prepare(culprits: list[int]) -> None:
-            for c in culprits:
-                key = self._key(tip, chain, c)
+            wanted = {self._key(tip, chain, c): c for c in culprits}
+            self._abandon(set(wanted))
+            for key, c in wanted.items():
                 if key not in self.built and key not in self.merging:
-                    self.merging[key] = self._mergers.submit(self._merge_after, tip, chain, c)
+                    stop = threading.Event()
+                    self.merging[key] = self._mergers.submit(self._merge_after, tip, chain, c, stop)
+                    self.stops[key] = stop
 
-        return speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare)
+        s = speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare)
+        # What the queue merges next, when a culprit was found, is kept; the other guesses are not needed.
+        self._abandon({self._key(tip, chain, s.hi)} if s.hi < len(chain) and not s.passed.get(len(chain)) else set())
+        return s
 
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
         return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,
@@ -136,6 +143,9 @@ class Checker:
         and the guess would not be what it checks)."""
         key = self._key(tip, chain, culprit)
         merging = self.merging.get(key)
+        if merging is not None and merging.cancel():  # not begun yet (the mergers are busy): merged here instead
+            self.merging.pop(key, None)
+            merging = None
         merges = merging.result() if merging is not None else self._merge_after(tip, chain, culprit)
         if not merges or checks.for_landing(self.own.get(), merges[-1][1], self.check) is not None:
             return False
@@ -148,14 +158,17 @@ class Checker:
         base = chain[culprit - 2].commit if culprit > 1 else tip
         return base, tuple(link.cand.tip for link in chain[culprit:])
 
-    def _merge_after(self, tip: str, chain: Sequence[Link], culprit: int) -> list[tuple[str, str]] | None:
+    def _merge_after(self, tip: str, chain: Sequence[Link], culprit: int,
+                     stop: threading.Event | None = None) -> list[tuple[str, str]] | None:
         """Merge the branches after `culprit` onto prefix culprit - 1, as the queue will if it is the culprit; each
-        merge's commit and tree, kept in `built`. None when a merge on the way conflicts."""
+        merge's commit and tree, kept in `built`. None when a merge on the way conflicts, or `stop` is set."""
         repo = self.own.get()
         key = self._key(tip, chain, culprit)
         cur = key[0]
         merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
+            if stop is not None and stop.is_set():
+                return None
             m = repo.merge_tree(cur, link.cand.tip)
             if not m.clean:
                 return None

@@ -21,7 +21,8 @@ from git_balanced.landing.bisect import Search, next_probes
 # Checks the given prefixes and, beside them, the next chain's top for each given culprit; returns the prefixes'
 # results (the culprits' are recorded by tree, for the round after).
 Probe = Callable[[list[int], list[int]], dict[int, bool]]
-# Told, before each round, the culprits whose next chain the round after may need: it can merge them meanwhile.
+# Told, before each round, the culprits whose next chain this round or the one after may need: it can merge them
+# meanwhile, and stop merging the others.
 Prepare = Callable[[list[int]], None]
 
 
@@ -67,8 +68,8 @@ def search(n: int, probe: Probe, slots: int = 1, known: dict[int, bool] | None =
         todo = [i for i in next_probes(s, slots) if i not in s.passed]
         if not todo:
             break
-        if prepare is not None:
-            prepare(later(s, todo, slots))
+        if prepare is not None:  # what this round checks ahead, and what the round after may need
+            prepare(culprits(s, slots - len(todo)) + later(s, todo, slots))
         s.passed.update(probe(todo, culprits(s, slots - len(todo))))
         s.rounds += 1
     return s

@@ -55,10 +55,10 @@ def test_the_chain_after_a_possible_culprit_is_merged_during_the_round(tmp_path:
     # one move of the branch, to that checked tree, with no third round.
     assert len(git(path, "rev-list", "--walk-reflogs", "main").splitlines()) == 2, "the first commit, one move"
     assert q.rounds == 2
-    for merging in list(q.checker.merging.values()):  # what was under way when the landing ended
-        if not merging.cancelled():
-            merging.result()
     tips = {name: git(path, "rev-parse", name) for name in names}
-    # Round 1 checked prefixes 2, 4, 6, 8; while it ran, the chain f2..f8 on the lead's tip (for culprit 1) was
-    # merged: no check and no later round asks for it, only that round's guesses.
-    assert (tip, tuple(tips[f"f{i}"] for i in range(2, 9))) in q.checker.built
+    # Round 1 checked prefixes 2, 4, 6, 8; while it ran, the chains for the first culprit of each range it could
+    # find failing began to merge: after f1 on the lead's tip, after f3 on prefix 2, and so on. No check and no
+    # later round asks for the one after f1: only that round's guesses do.
+    assert (tip, tuple(tips[f"f{i}"] for i in range(2, 9))) in q.checker.stops
+    prefix2 = git(path, "rev-parse", "main~5")  # Land f2, under f4 ... f8
+    assert (prefix2, tuple(tips[f"f{i}"] for i in range(4, 9))) in q.checker.built, "the chain that landed"
