@@ -38,9 +38,10 @@ def culprits(s: Search, spare: int) -> list[int]:
 
 def later(s: Search, todo: list[int], slots: int) -> list[int]:
     """For each way this round can end (each prefix of `todo` the first to fail, or none of them when a longer
-    one failed already), the culprit whose next chain is needed first after it: the culprit found, when that
-    ends the search (the queue merges what follows it next), else the one the next round checks ahead of time
-    first. Earliest first; not those this round checks ahead already, nor one with nothing after it."""
+    one failed already) that leaves another round to go, the culprit whose next chain that round checks ahead of
+    time first. Earliest first; not those this round checks ahead already, nor one with nothing after it. (A way
+    that ends the search is left out: the queue's next chain after it needs a round of its own anyway, and
+    merging one for every such way costs more than it saves.)"""
     now = set(culprits(s, slots - len(todo)))
     ends = [{**{q: True for q in todo if q < p}, p: False} for p in sorted(todo)]
     if s.hi <= s.n:
@@ -49,11 +50,9 @@ def later(s: Search, todo: list[int], slots: int) -> list[int]:
     for end in ends:
         after = Search(s.n, {**s.passed, **end})
         if after.done():
-            guess = [after.hi]
-        else:
-            spare = slots - len([i for i in next_probes(after, slots) if i not in after.passed])
-            guess = culprits(after, spare)[:1]
-        found.update(c for c in guess if c < s.n and c not in now)
+            continue
+        spare = slots - len([i for i in next_probes(after, slots) if i not in after.passed])
+        found.update(c for c in culprits(after, spare)[:1] if c < s.n and c not in now)
     return sorted(found)
 
 

@@ -21,8 +21,10 @@ def test_later_names_the_first_chain_each_way_the_round_can_end() -> None:
     # 16 branches, 4 slots, round 1 checks prefixes 4, 8, 12, 16: if 4 is the first to fail, round 2 checks
     # ahead for culprit 1; if 8, for 5; and so on. The whole batch passing needs none.
     assert later(Search(16), [4, 8, 12, 16], 4) == [1, 5, 9, 13]
-    # Round 2 on 5..8 checks ahead for 5 itself; 6, 7 or 8 found ends the search, and the queue merges after it.
-    assert later(Search(16, {4: True, 8: False}), [5, 6, 7], 4) == [6, 7, 8]
+    # Round 2 on 5..8 checks ahead for 5 itself, and however it ends, the search ends: nothing more to merge.
+    assert later(Search(16, {4: True, 8: False}), [5, 6, 7], 4) == []
+    # 32 branches: whichever of 8, 16, 24 fails first, round 2 splits its 8 on all four slots: none is spare.
+    assert later(Search(32), [8, 16, 24, 32], 4) == []
     assert later(Search(16), [16], 1) == [], "the serial queue merges nothing ahead"
     assert later(Search(16, {16: False}), [8], 1) == []
 
