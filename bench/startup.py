@@ -10,6 +10,10 @@ command against `python -c pass` on the same interpreter, in turn (A B A B ...),
   --version, board, board --json, inbox, inbox --json                  what a person runs to look
   hook pre-tool-use, hook user-prompt-submit, hook stop, hook pre-push  what the agents' and git's hooks run
 
+A worker's `hook pre-tool-use` runs as its agent runs it on this machine: the command line its hook settings
+name (agents/wiring.py's balanced_argv), in a worktree of its own, with the environment the engine gives a
+worker (its worktree, run folder, lead, branch, job and the lead's mode file) and the lead's mode recorded.
+
 It prints the medians of the CPU time (the command's and every process it waited for) and of the clock, the
 median of the pairs' ratios, the load average beside each, and (unless --no-before) the CPU ratio of the same
 command through cli.py's click app alone, as every command started before the front door (front.py).
@@ -52,7 +56,7 @@ COMMANDS: list[tuple[str, list[str], bytes]] = [
     ("board --json", ["board", "--json"], b""),
     ("inbox", ["inbox"], b""),
     ("inbox --json", ["inbox", "--json"], b""),
-    ("hook pre-tool-use", ["hook", "pre-tool-use"], READ_CALL),
+    ("hook pre-tool-use", ["hook", "pre-tool-use"], READ_CALL),  # as a worker's agent runs it (worker_hook)
     ("hook user-prompt-submit", ["hook", "user-prompt-submit"], PROMPT),
     ("hook stop", ["hook", "stop"], STOP),
     ("hook pre-push", ["hook", "pre-push", "origin"], b""),
@@ -60,6 +64,7 @@ COMMANDS: list[tuple[str, list[str], bytes]] = [
 # What bounds them, timed the same way (figures, no goal): the standard library the package is written with, and
 # the modules every command that reads the repository imports (the door to git, the state's types and checks).
 BOUNDS: list[tuple[str, str]] = [
+    ("json alone", "import json"),  # what every hook reads its input with (and re and enum, which json imports)
     ("stdlib the package uses", "import dataclasses, enum, json, pathlib, re, subprocess, typing"),
     ("git door and state types", "import git_balanced.git, git_balanced.state.health"),
 ]
@@ -140,6 +145,25 @@ def build(tmp: Path) -> tuple[Path, dict[str, str]]:
     return lead, env
 
 
+def worker_hook(tmp: Path, lead: Path, env: dict[str, str]) -> tuple[list[str], Path, dict[str, str]]:
+    """How a worker's agent on this machine starts its PreToolUse hook: the command line (without `hook ...`),
+    the folder (a worktree of its own) and the environment the engine gives it, the lead's mode recorded."""
+    from git_balanced.agents import levels, wiring
+
+    worktree, run_dir = tmp / "worktree", tmp / "run"
+    run_dir.mkdir()
+    subprocess.run(["git", "clone", "-q", str(lead), str(worktree)], env=env, check=True, capture_output=True)
+    state = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=lead, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip() + "/balanced"
+    mode_file = levels.mode_file_in(state, "main")
+    os.makedirs(os.path.dirname(mode_file), exist_ok=True)
+    Path(mode_file).write_text('{"mode": "acceptEdits", "level": "edits", "agent": "claude"}\n')
+    return wiring.balanced_argv(), worktree, {
+        **env, "GIT_BALANCED_JOB": "bench", "GIT_BALANCED_BRANCH": "main", "GIT_BALANCED_WORKTREE": str(worktree),
+        "GIT_BALANCED_LEAD": str(lead), levels.MODE_FILE_ENV: mode_file, "BALANCED_RUN_DIR": str(run_dir),
+        "GIT_BALANCED_WORKER_MODE": "edits", "GIT_BALANCED_ASK_COMMANDS": "0", "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1"}
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:5.0f} ms"
 
@@ -165,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
               f"command then `python -c pass`\n")
         print(f"  {'command':<26}{'cpu':>8}{'pass':>9}{'ratio':>7}{'wall':>10}{'pass':>9}{'ratio':>7}"
               f"{'via click':>11}   load")
+        worker_argv, worktree, worker_env = worker_hook(tmp, lead, env)
         for label, words, stdin in COMMANDS:
-            got = paired([str(front), *words], stdin, lead, env, args.rounds)
+            argv, cwd, run_env = ([*worker_argv, *words], worktree, worker_env) if label == "hook pre-tool-use" \
+                else ([str(front), *words], lead, env)
+            got = paired(argv, stdin, cwd, run_env, args.rounds)
             was = "" if args.no_before else \
-                f"{paired([str(before), *words], stdin, lead, env, args.rounds).cpu_ratio:9.1f}x"
+                f"{paired([str(before), *words], stdin, cwd, run_env, args.rounds).cpu_ratio:9.1f}x"
             print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
                   f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{was:>11}   {got.load:.2f}", flush=True)
             ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio

@@ -7,6 +7,7 @@ are read where they are."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,9 +31,14 @@ def template(name: str) -> Traversable:
     return _folder("git_balanced.templates", "templates").joinpath(*name.split("/"))
 
 
+PART = re.compile(r"^// \{part ([\w.-]+)\}\n", re.M)  # a line naming a part of templates/ to write in its place
+
+
 def template_text(name: str) -> str:
-    """The text of a file of templates/."""
-    return template(name).read_text(encoding="utf-8")
+    """The text of a file of templates/, each part it names (`// {part pi-part.ts}`, a line) written in: a file
+    an agent loads is whole, and what several share is kept once."""
+    text = template(name).read_text(encoding="utf-8")
+    return PART.sub(lambda m: template_text(m.group(1)), text)
 
 
 def hook_script(name: str) -> Traversable:

@@ -723,12 +723,25 @@ def chief_run() -> int:
 @_json_opt
 @click.option("--pass-after", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
               metavar="SECONDS", help="Hand you those the chief held this long.")
-def chief_held(as_json: bool, pass_after: float) -> int:
-    """List the questions this project's lead passed on to the chief (the chief runs this every few seconds:
-    it marks the chief seen here, and hands you those it held PASS_AFTER seconds)."""
+@click.option("--since", metavar="STAMP", help="Only if anything changed since this stamp (`stamp` of the last).")
+@click.option("--wait", type=click.FloatRange(min=0, max=110), default=0.0, metavar="SECONDS",
+              help="With --since: wait up to this long for a change.")
+def chief_held(as_json: bool, pass_after: float, since: str | None, wait: float) -> int:
+    """List the questions this project's lead passed on to the chief (the chief reads this in each project: it
+    marks the chief seen here, and hands you those it held PASS_AFTER seconds)."""
     from git_balanced.commands import chief as chief_cmd
 
-    return chief_cmd.held_command(as_json=as_json, pass_after=pass_after)
+    return chief_cmd.held_command(as_json=as_json, pass_after=pass_after, since=since, wait=wait)
+
+
+@chief.command(name="look", short_help="In a project: its board and its headless lead, in one (the chief's).")
+@_json_opt
+def chief_look(as_json: bool) -> int:
+    """Show what the chief's `projects` tool reads of this project in one call: its board (as `board --json`)
+    and its headless lead (as `lead status --json` says it)."""
+    from git_balanced.commands import chief as chief_cmd
+
+    return chief_cmd.look_command(as_json=as_json)
 
 
 @chief.command(name="tell", short_help="In a project: a line from the chief into its lead's inbox.")

@@ -8,11 +8,12 @@ says why, in words a person can act on."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -79,6 +80,8 @@ def _probe() -> str | None:
         return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not on PATH (util-linux has them)"
     # A folder of the probe's own, made now: nothing is mounted under it, so the answer does not depend on
     # what this machine mounted where (a tmpfs under $TMPDIR once turned the fence off without a word).
+    import tempfile  # only a probe makes a folder
+
     try:
         probe = tempfile.mkdtemp(prefix="balanced-fence-probe-")
     except OSError as exc:
@@ -109,7 +112,11 @@ UNFENCED_HINT = ("`unshare --user --map-root-user --mount true` shows this machi
 def unfenced_words() -> str | None:
     """What a person is told, once, where workers and checks cannot be fenced here (None where they are): why
     not, what that allows, and what git balanced does about it."""
-    why = why_unavailable()
+    return unfenced_words_for(why_unavailable())
+
+
+def unfenced_words_for(why: str | None) -> str | None:
+    """unfenced_words, for an answer of the probe already had (`why`, as why_unavailable says it)."""
     if why is None:
         return None
     return (f"Workers and checks on this machine are not fenced: {why}. They run as you with nothing read-only, "
@@ -133,3 +140,44 @@ def lead_readonly(common_dir: Path, root: Path, argv: Sequence[str], writable: S
     """`argv` with the lead's repository (its git folder and its checkout) read-only where this machine
     allows it, else `argv` as it is."""
     return prefix_for([common_dir, root], argv, writable) or list(argv)
+
+
+# -- the probe's answer remembered, for what only shows it (the board) ------------------------------------
+REMEMBERED_FOR = 3600.0  # seconds a probe's answer is shown again without probing
+
+
+def _this_boot() -> str:
+    """What changes when this machine starts again (and with it what it allows): the kernel's boot id."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def remembered_why_unavailable(kept: Path) -> str | None:
+    """why_unavailable, for a display: the answer kept in the file `kept` when a probe made it less than
+    REMEMBERED_FOR seconds ago, since this machine started, for this user and PATH; else probed now and kept
+    there. Only what shows the fence reads this: every command that fences something probes in its own process.
+    """
+    if switched_off():
+        return why_unavailable()
+    key = {"boot": _this_boot(), "uid": os.getuid(), "path": os.environ.get("PATH", "")}
+    try:
+        with open(kept, encoding="utf-8") as fh:
+            rec = json.loads(fh.read())
+        fresh = isinstance(rec, dict) and all(rec.get(k) == v for k, v in key.items()) and \
+            isinstance(rec.get("at"), float) and 0 <= time.time() - rec["at"] < REMEMBERED_FOR and \
+            (rec.get("why") is None or isinstance(rec.get("why"), str))
+    except (OSError, ValueError):
+        fresh = False
+    if fresh:
+        return rec["why"]  # type: ignore[no-any-return]
+    why = why_unavailable()
+    try:
+        from git_balanced.files import write_json
+
+        write_json(kept, {**key, "at": time.time(), "why": why})
+    except OSError:
+        pass  # not kept: the next look probes again
+    return why

@@ -4,16 +4,18 @@ bounds of any text a person writes (docs/safety/inputs.md)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from git_balanced.errors import BalancedError
 
+TYPE_CHECKING = False  # typing and datetime are not imported to run: a lead's hook on every turn checks text here
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+    from typing import Any, TypeVar
+
     from pydantic_core import core_schema
 
-_T = TypeVar("_T", bound="_Name")
+    _T = TypeVar("_T", bound="_Name")
 
 # Crockford base32 as written by state/events.py new_id(): 9 characters of milliseconds, 6 of randomness.
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -302,6 +304,8 @@ class JobId(_Name):
         ms = 0
         for c in self[:9]:
             ms = ms * 32 + _CROCKFORD.index(c)
+        from datetime import UTC, datetime
+
         return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 

@@ -173,3 +173,18 @@ def ago(t: float | None) -> str:
         return "never"
     s = int(time.time() - t)
     return f"{s} s ago" if s < 120 else f"{s // 60} min ago"
+
+
+def session_lines(rec: dict[str, Any], running: bool, *, told: str, spent: str = "",
+                  between: Sequence[str] = ()) -> list[str]:
+    """The lines of a headless session's status (the lead's, the chief's), from its record: what it was `told`
+    (the label), its session, turns and spend (`spent` added), the lines `between` (what only one of them
+    has), what it waits on while `running`, and what it said last."""
+    lines = [f"  {told:<10}{rec['task']}", f"  session   {rec.get('session') or 'not yet'}",
+             f"  turns     {rec['turns']}, the last {ago(rec.get('last_turn_at'))}",
+             f"  spent     ${float(rec.get('cost_usd') or 0):.2f}{spent}", *between]
+    if running and rec.get("waits_on"):
+        lines.append(f"  waits on  {rec['waits_on']}")
+    if rec.get("last_words"):
+        lines.append(f"  it said   {rec['last_words']}")
+    return lines

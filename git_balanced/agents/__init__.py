@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 from git_balanced.errors import BalancedError
 
+TYPE_CHECKING = False  # typing is not imported for this: a worker's hook on every tool call imports this package
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_balanced.agents.base import Adapter, AgentRun, Outcome
 
 __all__ = ["Adapter", "AgentRun", "Outcome", "NAMES", "get"]
@@ -27,6 +27,8 @@ def get(name: str) -> Adapter:
     if name not in _ADAPTERS:
         raise BalancedError(f"unknown agent {name!r}: one of {', '.join(NAMES)}.",
                             hint="set `agent` under [balanced] in .magnum/settings.toml, or pass --agent.")
+    import importlib
+
     module_name, class_name = _ADAPTERS[name]
     try:
         module = importlib.import_module(module_name)

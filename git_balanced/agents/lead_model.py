@@ -10,9 +10,10 @@ start on it (a piece's own `model` still wins; engine/context.py).
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from git_balanced.models import NAME_MOST, text_problem
+TYPE_CHECKING = False  # a lead's hook reads its model on every turn: typing is not loaded for it
+if TYPE_CHECKING:
+    from typing import Any
 
 NOT_A_MODEL = ("<synthetic>",)  # Claude Code's own stand-in replies (an error, an interruption) name this
 TAIL_BYTES = 1 << 20  # the newest replies are near the end of the transcript
@@ -55,6 +56,8 @@ def _newest_reply_model(path: str) -> str | None:
 
 def _fit(name: str) -> bool:
     """Whether `name` can go on a worker's command line as its model: one short line of plain text."""
+    from git_balanced.models import NAME_MOST, text_problem  # only a turn that names a model checks it
+
     return bool(name) and not name.startswith("-") and text_problem(name, most=NAME_MOST, lines=False) is None
 
 

@@ -2,38 +2,35 @@
 than the lead may do itself.
 
 Claude Code and Codex both put `permission_mode` in a hook's input, in Claude Code's words (`default`,
-`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read
-from its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the
-tools it was given. The lead's hooks record the
-mode they were handed; a worker started after goes by it, and a worker on this machine by the mode its lead
-is in at each tool call, whichever is stricter. A lead never seen in a session (you, on the command line)
-leaves workers to the settings, as before. The worker's agent is started at the same level (START), so a
-call its hook never saw is held by the agent's own flags.
+`acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`; Claude Code also `auto`), and Codex's sandbox is read from
+its session's rollout; Pi has no modes, so its extension (templates/pi-balanced.ts) names one from the tools it was
+given. The lead's hooks record the mode they were handed; a worker started after goes by it, and a worker on this
+machine by the mode its lead is in at each tool call, whichever is stricter. A lead never seen in a session (you,
+on the command line) leaves workers to the settings, as before, and so does a lead whose session has ended: a
+record is its session's (agents/lead_session.py) and counts only while that process runs. The worker's agent is
+started at the same level (START), so a call its hook never saw is held by the agent's own flags.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-from typing import Any
 
-from git_balanced.agents import lead_model
-from git_balanced.files import write_atomic
-from git_balanced.git import Repo
+from git_balanced.agents import lead_model, lead_session
+from git_balanced.agents.levels import FROM_LEAD as FROM_LEAD
+from git_balanced.agents.levels import LEVELS as LEVELS
+from git_balanced.agents.levels import level_of, mode_file_in, recorded_at, stricter, workers_level_of
 
-# What a worker may do on its own, strictest first. `read-only`: reads only, every other call refused;
-# `ask`: edits and commands each wait for the lead's yes; `edits`: edits go ahead (the guard still holds them
-# to the piece's paths), commands wait for the lead's yes; `free`: as the settings say.
-LEVELS = ("read-only", "ask", "edits", "free")
+TYPE_CHECKING = False  # a lead's hook records its mode on every turn: typing and the git door are not loaded
+if TYPE_CHECKING:
+    from typing import Any
 
-# The lead's mode -> its workers' level. A mode this table does not know is taken as `ask`: the safe side.
-FROM_LEAD = {
-    "plan": "read-only",
-    "default": "ask", "manual": "ask", "dontAsk": "ask",
-    "acceptEdits": "edits", "auto": "edits",
-    "bypassPermissions": "free",
-}
+    from git_balanced.git import Repo
+
+# LEVELS (strictest first) and FROM_LEAD (a lead's mode -> its workers' level) are in levels.py, read by a
+# worker's hook on every tool call.
 
 # A Claude Code worker's tools allowed by name (`--allowedTools`): `bypassPermissions` refuses to start as root
 # (a common case on build machines), so the tools it may use unasked are named. Without Bash in the list a
@@ -108,7 +105,7 @@ def for_worker(repo: Repo, branch: str) -> str:
 # of a sandboxed Codex lead is held as far: no writes, or no command the lead has not seen.
 FROM_SANDBOX = {"read-only": "read-only", "workspace-write": "edits", "danger-full-access": "free",
                 "external-sandbox": "edits"}
-SANDBOX = re.compile(r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"')
+SANDBOX = r'"sandbox_policy":\s*\{\s*"type":\s*"([a-z-]+)"'  # compiled when a Codex lead's turn reads it
 TAIL_BYTES = 1 << 20  # the newest turn's context is near the end of the rollout
 
 
@@ -118,23 +115,10 @@ def sandbox_of(data: dict[str, Any]) -> str | None:
         with open(str(data.get("transcript_path") or ""), "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - TAIL_BYTES))
-            found = SANDBOX.findall(f.read().decode("utf-8", errors="replace"))
+            found = re.findall(SANDBOX, f.read().decode("utf-8", errors="replace"))
     except OSError:
         return None
     return found[-1] if found else None
-
-
-def level_of(mode: str | None) -> str | None:
-    """The workers' level under a lead in `mode`; None for no mode (no lead session seen)."""
-    if not mode:
-        return None
-    return FROM_LEAD.get(mode, "ask")
-
-
-def stricter(*levels: str | None) -> str | None:
-    """The strictest of the levels given (None counts for nothing)."""
-    known = [lv for lv in levels if lv in LEVELS]
-    return min(known, key=LEVELS.index) if known else None
 
 
 def agent_of(data: dict[str, Any]) -> str:
@@ -145,34 +129,45 @@ def agent_of(data: dict[str, Any]) -> str:
     return "codex" if "turn_id" in data else "claude"
 
 
-def _path(repo: Repo, branch: str) -> Any:
-    d = repo.state_dir / "lead-mode"
-    d.mkdir(exist_ok=True)
-    return d / (branch.replace("%", "%25").replace("/", "%2F") + ".json")
+def _path(repo: Repo, branch: str) -> str:
+    (repo.state_dir / "lead-mode").mkdir(exist_ok=True)
+    return mode_file_in(str(repo.state_dir), branch)
 
 
-KEPT = ("mode", "agent", "session", "level", "model")  # a change to any of them is written
+def mode_file(repo: Repo, branch: str) -> str:
+    """The path of the file the lead of `branch` records its mode in (a worker's hook reads it: levels.py)."""
+    return _path(repo, branch)
 
 
-def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | None:
+KEPT = ("mode", "agent", "session", "level", "model", "pid", "tick")  # a change to any of them is written
+
+
+def record(repo: Repo, branch: str, data: dict[str, Any], owner: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Keep the mode a lead's hook was handed (its input `data`), with its agent, session and model (where its
-    input shows it: agents/lead_model.py); None when the input names no mode (then what was recorded before
-    stands)."""
+    input shows it: agents/lead_model.py), for as long as the session's process runs (`owner`, by default the
+    one this hook's process runs under: lead_session.py); None when the input names no mode (then what was
+    recorded before stands)."""
+    return record_at(_path(repo, branch), data, owner)
+
+
+def record_at(path: str, data: dict[str, Any], owner: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """record, in the lead's mode file at `path` (mode_file_in: a hook that found its checkout itself)."""
+    owner = owner or lead_session.of_hook()
     mode = str(data.get("permission_mode") or "")
     if not mode:  # a lead whose hooks name no mode (Pi's lead extension) may still name its model
         agent = agent_of(data)
-        remember_model(repo, branch, agent, lead_model.model_of(data, agent), data.get("session_id"))
+        remember_model_at(path, agent, lead_model.model_of(data, agent), data.get("session_id"), owner)
         return None
     agent = agent_of(data)
     sandbox = sandbox_of(data) if agent == "codex" else None
     level = stricter(level_of(mode), FROM_SANDBOX.get(sandbox, "ask") if sandbox else None)
     rec: dict[str, Any] = {"mode": mode, "agent": agent, "session": data.get("session_id"), "at": time.time(),
-                           "level": level}
+                           "level": level, **owner}
     if sandbox:
         rec["sandbox"] = sandbox
-    path = _path(repo, branch)
     try:
-        old = json.loads(path.read_text())
+        with open(path, encoding="utf-8") as fh:
+            old = json.loads(fh.read())
     except (FileNotFoundError, ValueError):
         old = None
     model = lead_model.model_of(data, agent)
@@ -181,56 +176,69 @@ def record(repo: Repo, branch: str, data: dict[str, Any]) -> dict[str, Any] | No
     if model:
         rec["model"] = model
     if not old or [old.get(k) for k in KEPT] != [rec.get(k) for k in KEPT]:
-        write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
+        _write(path, rec)
     return rec
 
 
+def _write(path: str, rec: dict[str, Any]) -> None:
+    from git_balanced.files import write_atomic  # only a change is written: most turns import no writer
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(rec, sort_keys=True) + "\n")
+
+
 def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
-    """The lead's mode as its hooks last recorded it, or None."""
-    try:
-        rec = json.loads(_path(repo, branch).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and rec.get("mode") else None
+    """The lead's mode as its hooks last recorded it, or None, also when the session that recorded it has ended:
+    a mode belongs to its session, and a run after it without an agent lead goes by the settings."""
+    return recorded_at(_path(repo, branch))
 
 
-def _read(repo: Repo, branch: str) -> dict[str, Any]:
+def _read(path: str) -> dict[str, Any]:
     try:
-        rec = json.loads(_path(repo, branch).read_text())
+        with open(path, encoding="utf-8") as fh:
+            rec = json.loads(fh.read())
     except (FileNotFoundError, ValueError):
         return {}
     return rec if isinstance(rec, dict) else {}
 
 
 def last(repo: Repo, branch: str) -> dict[str, Any]:
-    """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}."""
-    return _read(repo, branch)
+    """What the lead's hooks last recorded of its session (agent, mode, session, model), or {}, whether or not
+    that session still runs (the board says when it was seen)."""
+    return _read(_path(repo, branch))
 
 
-def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None) -> None:
+def remember_model(repo: Repo, branch: str, agent: str, model: str | None, session: Any = None,
+                   owner: dict[str, Any] | None = None) -> None:
     """Keep the model of the lead of `branch` when nothing recorded its mode with it (a lead whose hooks name no
-    mode, a headless lead): beside the mode recorded for the same agent, else alone (no mode: no level)."""
+    mode, a headless lead), for as long as its session's process runs (`owner`, as for record()): beside the
+    mode recorded for the same agent by the same process, else alone (no mode: no level)."""
+    remember_model_at(_path(repo, branch), agent, model, session, owner)
+
+
+def remember_model_at(path: str, agent: str, model: str | None, session: Any = None,
+                      owner: dict[str, Any] | None = None) -> None:
+    """remember_model, in the lead's mode file at `path`."""
     if not model:
         return
-    old = _read(repo, branch)
-    if old.get("agent") == agent and old.get("model") == model:
+    owner = owner or lead_session.of_hook()
+    old = _read(path)
+    same = old.get("agent") == agent and old.get("pid") == owner.get("pid") and lead_session.lives(old)
+    if same and old.get("model") == model:
         return
-    rec = {**old, "model": model} if old.get("agent") == agent else \
-        {"agent": agent, "model": model, "session": session, "at": time.time()}
-    write_atomic(_path(repo, branch), json.dumps(rec, sort_keys=True) + "\n")
+    rec = {**old, "model": model} if same else \
+        {"agent": agent, "model": model, "session": session, "at": time.time(), **owner}
+    _write(path, rec)
 
 
 def model_for(repo: Repo, branch: str, agent: str) -> str | None:
     """The model the lead of `branch` runs on when it is an agent of the kind `agent`, else None: a worker of
-    the same agent starts on it."""
-    rec = _read(repo, branch)
-    model = rec.get("model") if rec.get("agent") == agent else None
+    the same agent starts on it. None too when the session that named it has ended."""
+    rec = _read(_path(repo, branch))
+    model = rec.get("model") if rec.get("agent") == agent and lead_session.lives(rec) else None
     return model if isinstance(model, str) and model else None
 
 
 def workers_level(repo: Repo, branch: str) -> str | None:
     """The level the lead of `branch` leaves its workers, or None when no lead session was recorded."""
-    rec = recorded(repo, branch)
-    if not rec:
-        return None
-    return stricter(level_of(str(rec["mode"])), rec.get("level") if rec.get("level") in LEVELS else None)
+    return workers_level_of(recorded(repo, branch))

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced.agents import modes
+from git_balanced.agents import levels, modes, toolnames
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
 
@@ -20,9 +20,14 @@ if TYPE_CHECKING:
     from git_balanced.lead import Lead
 
 
+# The front door's entry point as a program for `python -c`: `-m git_balanced.front` would import runpy (and with
+# it importlib.util, contextlib, collections) on each start of a hook that runs on every tool call.
+FRONT = "import sys; from git_balanced.front import main; sys.exit(main())"
+
+
 def balanced_argv(local: bool = True) -> list[str]:
     """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
-    return [sys.executable, "-m", "git_balanced.front"] if local else ["git", "balanced"]
+    return [sys.executable, "-c", FRONT] if local else ["git", "balanced"]
 
 
 def render(name: str, argv: list[str] | None = None) -> str:
@@ -76,6 +81,8 @@ def worker_env(lead: Lead, job: Job, worktree: str, local: bool) -> dict[str, st
            "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1" if settings.workers_edit_without_asking else "0"}
     if local:  # a worker elsewhere asks through its runner's own `git balanced` (runner.ASK_SHIM)
         env["GIT_BALANCED_LEAD"] = str(lead.repo.root)
+        # where its hook reads the lead's mode at each tool call, without finding the lead's repository
+        env[levels.MODE_FILE_ENV] = modes.mode_file(lead.repo, lead.branch)
     level = modes.workers_level(lead.repo, lead.branch)
     if level:  # the lead's own mode, as its hooks recorded it: the worker is held to no more than that
         env["GIT_BALANCED_WORKER_MODE"] = level
@@ -103,27 +110,12 @@ def guard_request(lead: Lead, job: Job, others: Collection[Job]) -> dict[str, An
     return {"script": script, "spec": {"piece": job.piece, "job": job.id, "paths": paths, "owners": owners}}
 
 
-# Claude Code's, Codex's and Pi's tool names for reading: never a question, whatever the settings say.
-READS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "TodoRead", "Task", "Agent", "BashOutput",
-         "ToolSearch", "read", "grep", "find", "ls"}
-
-
-EDITS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
-         "write": "path", "edit": "path"}
-
-
-PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.M)
-
-
-# Claude Code's tool that shows a plan and leaves plan mode: the plan goes to the lead as a question.
-PLANS = {"ExitPlanMode"}
-
-
-ASKING = re.compile(r"^\s*(?:git\s+balanced|git-balanced)\s+ask\b")
+# The tool names a worker's hook judges by live in toolnames.py (plain data, read on every tool call).
+PATCH_PATH = re.compile(toolnames.PATCH_PATH, re.M)
+ASKING = re.compile(toolnames.ASKING)
 
 
 def hook_rules() -> dict[str, Any]:
     """What shipped/pretool.py judges a tool call by, here and (as `bin/hook.json`) on a machine without git
     balanced: the reads, the edits and the field naming their path, a patch's paths, asking, plans."""
-    return {"reads": sorted(READS), "edits": dict(EDITS), "patch_path": PATCH_PATH.pattern,
-            "asking": ASKING.pattern, "plans": sorted(PLANS)}
+    return toolnames.hook_rules()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_balanced import process, ui
+from git_balanced.channel.names import inbox_ref as inbox_ref
 from git_balanced.git import Repo
 from git_balanced.state import archive, health, refs
 from git_balanced.state.events import read_event
@@ -12,11 +13,6 @@ from git_balanced.state.events import read_event
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
 # and `git balanced doctor` lists it there.
 SET_ASIDE = health.BROKEN
-
-
-def inbox_ref(branch: str) -> str:
-    """`refs/balanced/inbox/<lead-branch>`, with `/` in the branch kept as `%2F` (one ref per branch)."""
-    return "refs/balanced/inbox/" + branch.replace("%", "%25").replace("/", "%2F")
 
 
 def post(repo: Repo, lead_branch: str, text: str, *, kind: str = "info", key: str | None = None,

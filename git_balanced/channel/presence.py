@@ -11,12 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from git_balanced.channel import names
 from git_balanced.channel.inbox import inbox_ref
 from git_balanced.git import Repo
 from git_balanced.vocab import LeadState
 
-HEADLESS_ENV = "GIT_BALANCED_HEADLESS_LEAD"  # set for a headless lead's agent: its tool calls are not a session's
-SEEN = "seen"  # the file whose time says when a session of the lead was last seen
+HEADLESS_ENV = names.HEADLESS_ENV  # set for a headless lead's agent: its tool calls are not a session's
+SEEN = names.SEEN  # the file whose time says when a session of the lead was last seen
 
 
 def lead_dir(repo: Repo, branch: str) -> Path:
@@ -48,7 +49,7 @@ def pid_alive(pid: Any) -> bool:
 
 def mark_seen(repo: Repo, branch: str) -> None:
     """Note that a session of the lead of `branch` acts now (a hook of it ran, or it called a tool)."""
-    (lead_dir(repo, branch) / SEEN).write_text(f"{time.time()!r}\n")
+    names.mark_seen_in(str(repo.state_dir), branch)
 
 
 def seen_at(repo: Repo, branch: str) -> float | None:

@@ -36,9 +36,11 @@ def run_there(project: Project, args: list[str], *, timeout: float = TIMEOUT) ->
         raise BalancedError(f"{project.where}: git balanced is not installed on {project.machine}.",
                             hint=f"install it there (`pipx install git-balanced` or from a clone), in ~/.local/bin "
                                  f"or on the PATH of `ssh {project.machine}`.")
-    error = next((line[len("error: "):] for line in said if line.startswith("error: ")), None)
+    error = next((line[len("error: "):] for line in said if line.lower().startswith("error: ")), None)
     if error is not None:  # git balanced there refused it, and said why: its words, and its hint
         hint = next((line[len("hint: "):] for line in said if line.startswith("hint: ")), None)
+        if error.startswith("No such "):  # its command line refused by an older git balanced there
+            hint = hint or f"the git balanced on {project.machine} is older than this one: update it there."
         raise BalancedError(f"{project.where}: {error}", hint=f"(on {project.machine}) {hint}" if hint else None)
     raise BalancedError(f"{project.where}: `{shown}` failed on {project.machine}: " + " / ".join(said[:3]),
                         hint=f"run it there to see why: `ssh {project.machine} 'cd {project.path} && {shown}'`.")

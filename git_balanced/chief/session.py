@@ -1,10 +1,11 @@
 """The headless chief: `git balanced chief start --agent A [TEXT]` runs the chief agent itself in the chief's
 folder, with the chief's tools, and drives its turns as a headless lead's are driven (kit/headless.py).
 
-The first turn is TEXT (or a look over the projects). Then, every few seconds, the driver asks each project for
-the questions its lead passed on to the chief (chief/passon.py) and posts the new ones to the chief's inbox
-(`refs/balanced/inbox/chief` in the chief's repository); each batch of news is the chief's next turn on the same
-session. Nothing new, no turn. A turn refused for the plan's usage limit pauses it until the limit resets.
+The first turn is TEXT (or a look over the projects). Then the driver reads what changed in each project (the
+questions its lead passed on to the chief, the reviews put to you: chief/news.py) and posts the new ones to the
+chief's inbox (`refs/balanced/inbox/chief` in the chief's repository, chief/passon.py); each batch of news is the
+chief's next turn on the same session. Nothing new, no turn. A turn refused for the plan's usage limit pauses it
+until the limit resets.
 What it does is kept in `.git/balanced/lead/chief/chief.json` of the chief's folder, each turn in `turns.log`.
 """
 
@@ -22,7 +23,7 @@ from git_balanced import proc
 from git_balanced.agents import get
 from git_balanced.bundled import template_text
 from git_balanced.channel import presence
-from git_balanced.chief import home
+from git_balanced.chief import home, news
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
@@ -176,7 +177,8 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
 
 
 def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
-    """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn."""
+    """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn. Its news
+    is read as chief/news.py says: only what changed, in this process for a project here."""
     from git_balanced.chief import passon
 
     rec = read()
@@ -185,8 +187,9 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
     stopping = [False]
     signal.signal(signal.SIGTERM, lambda *_: stopping.__setitem__(0, True))
     message: str | None = rec["task"]
-    passon.gather(float(rec.get("pass_after") or PASS_AFTER))  # seen in every project from its first turn
-    looked = time.monotonic()
+    watch = news.Watch(float(rec.get("pass_after") or PASS_AFTER))
+    _look(watch)  # seen in every project from its first turn
+    looked, tip = time.monotonic(), None
     while not stopping[0]:
         if message is not None:
             rec = run_turn(rec, message)
@@ -199,11 +202,24 @@ def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
         save(rec)
         while not stopping[0] and message is None:
             if time.monotonic() - looked >= every:
-                passon.gather(float(rec.get("pass_after") or PASS_AFTER))
+                _look(watch)
                 looked = time.monotonic()
-            message = passon.news()
+            came, tip = passon.moved(tip, watch.home)
+            message = passon.news() if came else None
             if message is None:
                 time.sleep(poll)
+    watch.stop()
     rec.update(state=LeadState.STOPPED, waits_on=None)
     save(rec)
     return 0
+
+
+def _look(watch: news.Watch) -> None:
+    """One look over the projects: what changed posted to the chief's inbox, once each."""
+    from git_balanced.chief import passon
+
+    found, lines = watch.look()
+    for project, held in found:
+        passon.post(watch.home, project, held)
+    if lines:
+        passon.tell(lines)

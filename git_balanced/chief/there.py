@@ -21,14 +21,14 @@ def argv_of(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "git_balanced.cli", *args]
 
 
-def said(project: Project, args: list[str]) -> str:
+def said(project: Project, args: list[str], *, timeout: float = TIMEOUT) -> str:
     """What `git balanced ARGS` printed in the project; its refusal, as it said it, raised. A project on an SSH
     machine is run there through chief/remote.py (the one door to machines)."""
     if project.machine:
         from git_balanced.chief.remote import run_there
 
-        return run_there(project, args, timeout=TIMEOUT)
-    res = proc.run(argv_of(args), cwd=project.path, timeout=TIMEOUT)
+        return run_there(project, args, timeout=timeout)
+    res = proc.run(argv_of(args), cwd=project.path, timeout=timeout)
     if res.code != 0:
         words = (res.err or res.out).strip()
         message, _, hint = words.removeprefix("error: ").partition("\nhint: ")
@@ -37,9 +37,9 @@ def said(project: Project, args: list[str]) -> str:
     return res.out
 
 
-def data(project: Project, args: list[str]) -> Any:
+def data(project: Project, args: list[str], *, timeout: float = TIMEOUT) -> Any:
     """The JSON `git balanced ARGS --json` printed in the project."""
-    out = said(project, args)
+    out = said(project, args, timeout=timeout)
     try:
         return json.loads(out) if out.strip() else None
     except ValueError:

@@ -10,12 +10,52 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from git_balanced.channel import presence
 from git_balanced.chief import allnow, there
 from git_balanced.chief.projects import Project, list_projects
 from git_balanced.chief.projects import project as project_of
+from git_balanced.engine.shown import collect_shown
 from git_balanced.errors import BalancedError
+from git_balanced.lead import Lead, open_lead
+from git_balanced.vocab import LeadState
 
 AGENTS = ("claude", "codex", "pi")
+
+
+def headless_lead(lead: Lead) -> dict[str, Any] | None:
+    """The headless lead of this branch as the chief reads it (what `lead status --json` says of it), or None."""
+    rec = presence.headless_record(lead.repo, lead.branch)
+    if rec is None:
+        return None
+    running = presence.pid_alive(rec.get("pid"))
+    state = rec.get("state") if running or rec.get("state") == LeadState.STOPPED else "ended"
+    return {"agent": rec.get("agent"), "state": state, "task": rec.get("task"), "turns": rec.get("turns"),
+            "cost_usd": rec.get("cost_usd"), "started_by": rec.get("started_by"), "waits_on": rec.get("waits_on")}
+
+
+def look(lead: Lead) -> dict[str, Any]:
+    """What the chief reads of a project in one go: its `board` (as `board --json` gives it) and its headless
+    `lead` (None when none was started); `git balanced chief look --json` prints it there."""
+    return {"board": collect_shown(lead), "lead": headless_lead(lead)}
+
+
+def _looked(project: Project) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The project's board and headless lead: read here in this process, or by one call on its machine (two, the
+    board and `lead status`, from a git balanced there older than `chief look`)."""
+    if not project.machine:
+        got = look(open_lead(project.path))
+        return got["board"], got["lead"]
+    try:
+        got = there.data(project, ["chief", "look", "--json"])
+    except BalancedError as exc:
+        if "No such command" not in exc.message:
+            raise
+        return allnow.board_of(project), there.data(project, ["lead", "status", "--json"])
+    board = got.get("board") if isinstance(got, dict) else None
+    if not isinstance(board, dict) or not isinstance(board.get("now"), list):
+        raise BalancedError(f"{project.where}: `git balanced chief look --json` did not give a board.",
+                            hint=f"update git balanced on {project.machine}.")
+    return board, got.get("lead")
 
 
 def _state(project: Project) -> dict[str, Any]:
@@ -23,8 +63,7 @@ def _state(project: Project) -> dict[str, Any]:
     spend against their budgets; `error` when it could not be read."""
     out: dict[str, Any] = {"name": project.name, "where": project.where}
     try:
-        board = allnow.board_of(project)
-        lead = there.data(project, ["lead", "status", "--json"])
+        board, lead = _looked(project)
     except BalancedError as exc:
         return {**out, "error": exc.message}
     jobs = board.get("jobs") or []

@@ -62,7 +62,8 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
         lines.append("Nothing yet. Store a plan with `git balanced plan FILE --start`.")
     if engine_line(data):
         lines.append(engine_line(data))
-    words = fence.unfenced_words() if not (data.get("fence") or {}).get("fenced", True) else None
+    fencing = data.get("fence") or {}
+    words = fence.unfenced_words_for(fencing.get("why")) if not fencing.get("fenced", True) else None
     if words:
         lines.append(words)
     return ui.plain("\n".join(lines))  # a worker's words are in it: `--watch` does not print through ui.say

@@ -64,15 +64,9 @@ def status_command(*, as_json: bool) -> int:
         ui.emit_json(data)
         return 0
     ui.say(f"Chief: {NAMES[rec['agent']]}, {data['state']}" + (f" (pid {rec['pid']})" if running else ""))
-    ui.say(f"  told      {rec['task']}")
-    ui.say(f"  session   {rec.get('session') or 'not yet'}")
-    ui.say(f"  turns     {rec['turns']}, the last {ui.ago(rec.get('last_turn_at'))}")
-    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}")
-    ui.say(f"  passes on what it leaves unanswered for {int(float(rec.get('pass_after') or 600))} s")
-    if running and rec.get("waits_on"):
-        ui.say(f"  waits on  {rec['waits_on']}")
-    if rec.get("last_words"):
-        ui.say(f"  it said   {rec['last_words']}")
+    passes = f"  passes on what it leaves unanswered for {int(float(rec.get('pass_after') or 600))} s"
+    for line in ui.session_lines(rec, running, told="told", between=[passes]):
+        ui.say(line)
     return 0
 
 
@@ -95,13 +89,22 @@ def run_command() -> int:
 
 
 # -- in a project: the chief's side of its tools -----------------------------------------------------------
-def held_command(*, as_json: bool, pass_after: float) -> int:
-    """The questions this project's lead passed on to the chief (marks the chief seen here)."""
-    from git_balanced.channel.tochief import held
+def held_command(*, as_json: bool, pass_after: float, since: str | None = None, wait: float = 0.0) -> int:
+    """The questions this project's lead passed on to the chief (marks the chief seen here); with `since`, only
+    when anything changed since that stamp, waiting up to `wait` seconds for a change."""
+    from git_balanced.channel.tochief import held, held_since
+    from git_balanced.errors import UsageError
 
-    found = held(open_lead(), pass_after)
+    if wait and since is None:
+        raise UsageError("--wait goes with --since: it waits for a change since that stamp.",
+                         hint="git balanced chief held --json --since STAMP --wait 50 (STAMP: the last answer's "
+                              "`stamp`, or '' the first time)")
+    found = held(open_lead(), pass_after) if since is None else held_since(open_lead(), pass_after, since, wait)
     if as_json:
         ui.emit_json(found)
+        return 0
+    if found.get("unchanged"):
+        ui.say(f"Nothing changed here since {since}.")
         return 0
     for q in found["questions"]:
         ui.say(f"{q['qid']} {q['piece']} asks: {q['text']}")
@@ -109,6 +112,21 @@ def held_command(*, as_json: bool, pass_after: float) -> int:
         ui.say(f"{r['row']} ({r['id']}) waits on you: {r['summary']}")
     if not found["questions"] and not found["reviews"]:
         ui.say("Nothing waits on the chief here.")
+    return 0
+
+
+def look_command(*, as_json: bool) -> int:
+    """This project's board and headless lead, as the chief's `projects` tool reads them."""
+    from git_balanced.chief.tools import look
+
+    got = look(open_lead())
+    if as_json:
+        ui.emit_json(got)
+        return 0
+    lead, board = got["lead"], got["board"]
+    ui.say(f"Lead of {board['lead']}: " + (f"{NAMES.get(str(lead['agent']), lead['agent'])}, {lead['state']}, started "
+                                         f"by {lead['started_by'] or 'you'}" if lead else "no headless lead"))
+    ui.say(f"  workers   {len(board['jobs'])}; {len(board['now'])} wait on you (`git balanced board` shows them)")
     return 0
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-from types import ModuleType
 
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+
+TYPE_CHECKING = False  # typing is not imported for this: a worker's hook starts on every tool call
+if TYPE_CHECKING:
+    from types import ModuleType
 
 # Each hook's function, as "module:function" of git_balanced.hooks, imported only when that hook runs: a git
 # hook does not pay for the agents' hooks, nor an agent's hook for the check's (tests/test_startup.py).
@@ -28,10 +30,23 @@ def run_hook(name: str, args: list[str]) -> int:
     if where is None:
         raise BalancedError(f"There is no balanced hook named {name!r}.",
                             hint="known hooks: " + ", ".join(sorted(HOOKS)) + ".")
+    if name == "pre-tool-use":
+        from git_balanced.hooks import worker
+
+        if worker.ready():  # all it reads is named in its environment: no repository to find, no git door
+            return worker.pre_tool_use_hook()
+    if name in ("user-prompt-submit", "stop"):
+        from git_balanced.hooks import turn
+
+        code = turn.turn(name)  # most turns bring no news: told from git's files, without the git door
+        if code is not None:
+            return code
     module, function = where.split(":")
     fn = getattr(_module(module), function)
     if module == "chief":  # the chief's refusals read only the tool call: they hold in any folder
         return int(fn(None, args))
+    from git_balanced.git import Repo
+
     repo = Repo.discover(os.environ.get("GIT_WORK_TREE") or None)
     return int(fn(repo, args))
 

@@ -106,18 +106,12 @@ def status_command(*, as_json: bool) -> int:
     by = ", started by the chief" if rec.get("started_by") == "chief" else ""
     ui.say(f"Lead of {lead.branch}{by}: {NAMES[rec['agent']]}, {data['state']}"
            + (f" (pid {rec['pid']})" if running else ""))
-    ui.say(f"  task      {rec['task']}")
-    ui.say(f"  session   {rec.get('session') or 'not yet'}")
-    ui.say(f"  turns     {rec['turns']}, the last {ui.ago(rec.get('last_turn_at'))}")
-    ui.say(f"  spent     ${float(rec.get('cost_usd') or 0):.2f}, its workers ${data['workers_usd']:.2f}")
-    for p in plans:
-        budget = f" of its ${p['budget_usd']:.2f}" if p.get("budget_usd") else ""
-        ui.say(f"  plan      {p['id']}: ${p['spent_usd']:.2f}{budget} (lead ${p['lead_usd']:.2f}, workers "
-               f"${p['workers_usd']:.2f}) · {p['task'][:50]}")
-    if running and rec.get("waits_on"):
-        ui.say(f"  waits on  {rec['waits_on']}")
-    if rec.get("last_words"):
-        ui.say(f"  it said   {rec['last_words']}")
+    each = [f"  plan      {p['id']}: ${p['spent_usd']:.2f}"
+            + (f" of its ${p['budget_usd']:.2f}" if p.get("budget_usd") else "")
+            + f" (lead ${p['lead_usd']:.2f}, workers ${p['workers_usd']:.2f}) · {p['task'][:50]}" for p in plans]
+    for line in ui.session_lines(rec, running, told="task", spent=f", its workers ${data['workers_usd']:.2f}",
+                                 between=each):
+        ui.say(line)
     return 0
 
 

@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from git_balanced import fence, proc, ui
 from git_balanced.engine import shown
@@ -17,6 +18,9 @@ from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.shipped.runfiles import RUNS_DIR
+
+if TYPE_CHECKING:
+    from git_balanced.landing.aside import Aside
 
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
 END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each
@@ -107,10 +111,11 @@ def wake_stamp(lead: Lead) -> float:
 
 
 def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] = (),
-           ended: set[str] | None = None) -> None:
+           ended: set[str] | None = None, landing: Aside | None = None) -> None:
     """Sleep until `seconds` pass, a wake-up is asked for, a local worker in `running` ends (its runner
-    writes its result.json), or a stop; a stat a second costs nothing, a few every 50 ms little more.
-    A worker that ended while the pass ran (not in `ended`, the ends seen before) means no sleep at all."""
+    writes its result.json), the `landing` beside the passes ends, or a stop; a stat a second costs nothing, a
+    few every 50 ms little more. A worker that ended while the pass ran (not in `ended`, the ends seen before)
+    means no sleep at all."""
     try:
         seen = os.stat(lead.wake_path).st_mtime
     except FileNotFoundError:
@@ -124,11 +129,13 @@ def _sleep(lead: Lead, seconds: float, stop: list[bool], running: Iterable[Job] 
         if new:
             return
     ends = [p for p in paths if p not in done]
-    step = END_POLL if ends else 0.25 if seconds <= 1 else 1.0
+    step = END_POLL if ends or landing is not None else 0.25 if seconds <= 1 else 1.0
     end = time.monotonic() + seconds
     count = 0
     while not stop[0] and time.monotonic() < end:
         time.sleep(min(step, max(0.0, end - time.monotonic())))
+        if landing is not None and landing.done():
+            return  # its verdicts are the next pass's to record, and what it landed frees what waits on it
         now = sum(1 for p in ends if os.path.exists(p))
         if now and (now == len(ends) or now == count):
             return  # all ended, or no other ended within a poll of the last: they land as one batch
@@ -211,7 +218,8 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
             if not running and eng.landing is None and not stop[0]:
                 upkeep.idle()
             short = bool(running) or eng.landing is not None  # a landing that ends wakes it (lead.wake_engine)
-            _sleep(lead, BUSY_INTERVAL if short else (2.0 if busy else IDLE_INTERVAL), stop, running, ended)
+            _sleep(lead, BUSY_INTERVAL if short else (2.0 if busy else IDLE_INTERVAL), stop, running, ended,
+                   eng.landing)
     except proc.Stopped:  # a check was under way: it was ended, and nothing of it recorded
         print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
               file=sys.stderr, flush=True)

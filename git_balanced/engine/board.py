@@ -158,7 +158,13 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
             "lead_session": _lead_session(lead), "check_seats": _check_seats(lead),
-            "fence": {"fenced": fence.available(), "why": fence.why_unavailable()}}
+            "fence": _fence(lead)}
+
+
+def _fence(lead: Lead) -> dict[str, Any]:
+    """Whether this machine fences workers and checks, as its last probe within the hour found (fence.py)."""
+    why = fence.remembered_why_unavailable(lead.repo.state_dir / "fence.json")
+    return {"fenced": why is None, "why": why}
 
 
 def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str]

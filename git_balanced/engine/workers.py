@@ -345,9 +345,11 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                     host.call(Action.CLEANUP, CleanupRequest(job=job.runner_key, repo=repo, worktree=work_path(
                         host, job), runs_dir=RUNS_DIR, prune=False, readonly=True).to_json())
                     continue
+                # Here the branch's copy goes after the worktree (`forget`): neither `worktree remove` nor a prune.
                 asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
-                                       runs_dir=RUNS_DIR, prune=local is not None or i == len(js) - 1,
-                                       own_copy=None if local else True, branch=None if local else job.branch)
+                                       runs_dir=RUNS_DIR, prune=local is None and i == len(js) - 1,
+                                       own_copy=None if local else True, branch=None if local else job.branch,
+                                       copy_goes=True if local else None)
                 host.call(Action.CLEANUP, asked.to_json())
                 if local:
                     local.forget(job.branch)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib is imported where a Path is made: a hook finds its checkout without it
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # A config line that moves the working tree, makes the repository bare, or brings in other config files.
 _MOVES_TREE = re.compile(r"^[ \t]*(?:worktree[ \t]*=|bare[ \t]*=[ \t]*(?!false|no|off|0)\w)|^[ \t]*\[[ \t]*include",
@@ -37,6 +40,16 @@ def found_in_process(where: Path) -> tuple[Path, Path, Path] | None:
     the first `.git`, a folder or a file naming one (a linked worktree, a submodule). None where git should
     answer: a bare repository or a git folder on the way, a `.git` git would not take, another file system, a
     folder or `.git` owned by another user (git's safe.directory), or a config that moves the working tree."""
+    found = found_paths(str(where))
+    if found is None:
+        return None
+    from pathlib import Path
+
+    return Path(found[0]), Path(found[1]), Path(found[2])
+
+
+def found_paths(where: str) -> tuple[str, str, str] | None:
+    """found_in_process, as strings: the working tree, git folder and common git folder holding `where`."""
     try:
         here = os.path.realpath(where)
         uid, device = os.geteuid(), os.stat(here).st_dev
@@ -75,7 +88,7 @@ def found_in_process(where: Path) -> tuple[Path, Path, Path] | None:
                 pass
             except (OSError, UnicodeDecodeError):
                 return None
-            return Path(here), Path(git_dir), Path(common)
+            return here, git_dir, common
         if _is_git_dir(here):
             return None  # inside a git folder, or a bare repository: git says what that is
         parent = os.path.dirname(here)

@@ -11,18 +11,17 @@ The templates under templates/ wire these to each agent; `render` fills in how t
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from git_balanced.agents import modes
-from git_balanced.agents.wiring import hook_rules, render
+from git_balanced.agents import lead_session, modes
+from git_balanced.agents.wiring import render
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.shipped import guard, pretool
+from git_balanced.hooks import hookio, worker
 from git_balanced.ui import clock
 
 NOT_FOR_LEAD = ("answer",)  # what the lead did itself is not news to it
@@ -35,24 +34,11 @@ MAX_SHOWN = 30
 # -- what a worker is given ------------------------------------------------------------------------------
 
 
-# -- the worker's PreToolUse ----------------------------------------------------------------------------
+# -- the worker's PreToolUse (hooks/worker.py decides; here a worker started without the lead's mode file) ----
 def pre_tool_use(data: dict[str, Any], repo: Repo | None = None) -> dict[str, Any] | None:
     """A worker's PreToolUse: the decision to print, or None to leave it to the agent's own permissions."""
     worktree = os.environ.get("GIT_BALANCED_WORKTREE") or (str(repo.root) if repo else os.getcwd())
-    return pretool.pre_tool_use(data, hook_rules(), worktree, guard, os.environ.get("BALANCED_RUN_DIR"), _ask_lead,
-                                _lead_level_now())
-
-
-def _lead_level_now() -> str | None:
-    """What the lead's mode leaves its workers at this moment, read from the lead's repository when it is on
-    this machine: a lead that turned stricter since the worker started holds it to that at once."""
-    where, branch = os.environ.get("GIT_BALANCED_LEAD", "").strip(), os.environ.get("GIT_BALANCED_BRANCH", "")
-    if not where or not branch or not os.path.isdir(where):
-        return None
-    try:
-        return modes.workers_level(Repo.discover(where), branch)
-    except BalancedError:
-        return None
+    return worker.decide(data, worktree)
 
 
 def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
@@ -61,24 +47,18 @@ def record_lead_mode(repo: Repo, data: dict[str, Any]) -> None:
     if branch is not None and not os.environ.get("GIT_BALANCED_JOB"):  # a worker's own hooks are not a lead's
         from git_balanced.channel import presence  # here: a worker's pre-tool-use reads no state of the lead's
 
-        modes.record(repo, branch, data)
+        modes.record(repo, branch, data, _session_owner(repo, branch))
         presence.mark_seen(repo, branch)  # a lead session that takes turns can answer its workers
 
 
-def _ask_lead(tool: str, what: str, kind: str) -> dict[str, Any]:
-    from git_balanced.channel import questions
+def _session_owner(repo: Repo, branch: str) -> dict[str, Any]:
+    """The process whose session this lead's hook is of: a headless lead's driver (its turns' agents come and
+    go), else the agent that ran the hook (agents/lead_session.py)."""
+    from git_balanced.channel import presence
 
-    try:
-        repo, job_id, branch = questions.worker_context()
-    except BalancedError as exc:
-        return pretool.decision("deny", f"It needs the lead's yes, and the lead cannot be asked: {exc.message}")
-    qid = questions.ask(repo, job_id, what, kind=kind, tool=tool, lead_branch=branch)
-    q = questions.wait(repo, qid)
-    assert q is not None
-    f = q["fields"]
-    if q["state"] == "closed":
-        return pretool.decision("deny", f"The lead's question {qid} was closed: {f.get('closed_reason')}.")
-    return pretool.lead_said(qid, f.get("decision"), str(f.get("answer") or ""))
+    driver = presence.headless_record(repo, branch) if os.environ.get(presence.HEADLESS_ENV) else None
+    pid = (driver or {}).get("pid")
+    return lead_session.owner_of(pid) if isinstance(pid, int) else lead_session.of_hook()
 
 
 # -- the lead's UserPromptSubmit and Stop -----------------------------------------------------------------
@@ -135,20 +115,7 @@ def lead_news(repo: Repo) -> str | None:
 
 
 # -- entry points -----------------------------------------------------------------------------------------
-def _input() -> dict[str, Any]:
-    raw = sys.stdin.read()
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise BalancedError(f"The hook's input is not JSON: {exc}.",
-                            hint="agents' hooks call this with the event's JSON on stdin.") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _emit(obj: dict[str, Any] | None) -> int:
-    if obj is not None:
-        sys.stdout.write(json.dumps(obj) + "\n")
-    return 0
+_input, _emit = hookio.read_input, hookio.emit
 
 
 def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
@@ -157,15 +124,12 @@ def pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
 
 def user_prompt_submit_hook(repo: Repo, args: list[str]) -> int:
     record_lead_mode(repo, _input())
-    news = lead_news(repo)
-    return _emit({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": news}}
-                 if news else None)
+    return _emit(hookio.answer("user-prompt-submit", lead_news(repo)))
 
 
 def stop_hook(repo: Repo, args: list[str]) -> int:
     record_lead_mode(repo, _input())
-    news = lead_news(repo)  # only new messages block, so a lead is never held in a loop by old ones
-    return _emit({"decision": "block", "reason": news} if news else None)
+    return _emit(hookio.answer("stop", lead_news(repo)))
 
 
 def lead_settings_hook(repo: Repo, args: list[str]) -> int:

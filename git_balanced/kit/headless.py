@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced import proc
-from git_balanced.agents import get, lead_model, modes
+from git_balanced.agents import get, lead_model, lead_session, modes
 from git_balanced.channel import presence
 from git_balanced.errors import BalancedError
 from git_balanced.files import json_objects, write_atomic
@@ -199,8 +199,8 @@ def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:
     rec["reset_at"] = outcome.reset_at if outcome.kind == "usage_limit" else None
     _save(lead, rec)
     # Its workers of the same agent start on its model (agents/lead_model.py).
-    modes.remember_model(lead.repo, lead.branch, rec["agent"],
-                         rec.get("model") or lead_model.of_stream(rec["agent"], out), rec.get("session"))
+    modes.remember_model(lead.repo, lead.branch, rec["agent"], rec.get("model") or lead_model.of_stream(
+        rec["agent"], out), rec.get("session"), lead_session.owner_of(os.getpid()))  # this driver is its session
     return rec
 
 

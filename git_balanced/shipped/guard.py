@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 
 SPEC_NAME = "guard.json"
@@ -122,6 +121,8 @@ def load_spec(folder: str) -> dict | None:
 def _staged() -> list[str]:
     # In a hook, git's own variables (GIT_INDEX_FILE for `commit -a` or a partial commit) describe what
     # is being committed, so they are kept.
+    import subprocess  # only the commit hook runs git: the PreToolUse hook's guard does not load it
+
     cp = subprocess.run(["git", "diff", "--cached", "--name-only", "-z", "--no-renames"], capture_output=True)
     if cp.returncode != 0:
         raise RuntimeError(cp.stderr.decode("utf-8", "replace").strip() or "git diff --cached failed")

@@ -53,7 +53,7 @@ if "worker_env" not in globals():
     from git_balanced.shipped.workenv import worker_env
 else:  # pen.py's functions are this script's own globals there
     pen = types.SimpleNamespace(  # type: ignore[assignment]
-        **{n: globals()[n] for n in ("available", "wrap", "agent_state", "folders")})
+        **{n: globals()[n] for n in ("available", "probe", "preexec", "LIBC", "wrap", "agent_state", "folders")})
 if "_reap" not in globals():
     from git_balanced.shipped.reap import _reap
 # seats.py (a machine's check seats) is not part of this script, which must stay one argument long: the engine
@@ -185,8 +185,8 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         res.fenced = penned[1] is not None
         if req.setup and not _stopping(run_dir, live):
             marked = {**penned[0], "BALANCED_RUN_DIR": run_dir}  # what the setup leaves running is the worker's
-            setup = _in_pen(penned, ["sh", "-c", req.setup], marked)
-            code, sig, _ = _run_group(setup, wt, marked, None, None, grace, live)
+            setup, pen_me = _in_pen(penned, ["sh", "-c", req.setup], marked)
+            code, sig, _ = _run_group(setup, wt, marked, None, None, grace, live, pen_me)
             res.setup_exit_code, res.signal = code, sig
             res.setup_failed = code != 0 and not _stopping(run_dir, live)
             if res.setup_failed:
@@ -211,10 +211,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
     res.stopped = _stopping(run_dir, live)
     res.reason = _reason(res, error_reason, guarded)
     if made:
-        code, head = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}"], repo)
-        res.head = head if code == 0 else None
-        code, count = _git(["rev-list", "--count", f"{base}..{head}"], repo) if code == 0 else (1, "")
-        res.commits = int(count) if code == 0 and count.isdigit() else 0
+        res.head, res.commits = _head_and_commits(repo, branch, base)
         if not clean:
             code, status = _git(["status", "--porcelain", "--untracked-files=all"], wt)
             res.dirty = code != 0 or bool(status)
@@ -227,6 +224,17 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         res.error, res.reason = f"the runner's result was malformed: {exc}", Reason.CRASHED
         text = json.dumps(dataclasses.asdict(res), indent=1)
     _write_atomic(os.path.join(run_dir, "result.json"), text)
+
+
+def _head_and_commits(repo: str, branch: str, base: str) -> tuple[str | None, int]:
+    """The branch's tip and how many commits it has past `base`: one `rev-list` (its tip comes first), and a
+    `rev-parse` only for a branch with none past it."""
+    code, out = _git(["rev-list", f"{base}..refs/heads/{branch}"], repo)
+    shas = out.split() if code == 0 else []
+    if shas:
+        return shas[0], len(shas)
+    code, head = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}"], repo)
+    return (head if code == 0 else None), 0
 
 
 def _read_only_run(req: StartRequest, run_dir: str, live: Live) -> Result:
@@ -277,11 +285,11 @@ def _stopping(run_dir: str, live: Live) -> bool:
     return live.stop or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple[dict, tuple[list, list] | None]:
-    """The environment of the worker's setup and agent, and its pen's (read-only, writable) folders, or None
-    where it runs unpenned: a request without `worker` (as before there was one), or a machine without
-    namespaces. A worker gets the environment its agent needs (workenv.py), a temporary folder of its own,
-    and, penned, caches of its own: the user's are read-only to it."""
+def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple[dict, tuple[list, list, str] | None]:
+    """The environment of the worker's setup and agent, and its pen (read-only and writable folders, and the way
+    `pen.probe` found to make it), or None where it runs unpenned: a request without `worker` (as before there
+    was one), or a machine without namespaces. A worker gets the environment its agent needs (workenv.py), a
+    temporary folder of its own, and, penned, caches of its own: the user's are read-only to it."""
     spec = req.worker
     env = _base_env()
     if not isinstance(spec, dict):
@@ -290,7 +298,8 @@ def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple
     env = worker_env(env, agent, names)
     env["TMPDIR"] = os.path.join(run_dir, "tmp")
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
-    if not spec.get("fence") or not pen.available():
+    way = pen.probe() if spec.get("fence") else None
+    if way is None:
         return env, None
     # A worker that writes nothing (no `repo`) has only its run folder and its agent's state: its checkout
     # stays read-only, as does everything under the home it lives in.
@@ -301,23 +310,29 @@ def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple
     env["XDG_CACHE_HOME"] = os.path.join(run_dir, "cache")
     env["PRE_COMMIT_HOME"] = os.path.join(run_dir, "cache", "pre-commit")
     os.makedirs(env["PRE_COMMIT_HOME"], exist_ok=True)
-    return env, (readonly, writable)
+    return env, (readonly, writable, way)
 
 
-def _in_pen(penned: tuple[dict, tuple[list, list] | None], argv: list[str], env: dict) -> list[str]:
-    """`argv` in the worker's pen, when it has one. Its program is found here first, so that a missing agent
-    reads as one (the engine asks the machine again), not as the pen's failure to run it."""
+def _in_pen(penned: tuple[dict, tuple[list, list, str] | None], argv: list[str],
+            env: dict) -> tuple[list[str], Any]:
+    """`argv` in the worker's pen, when it has one, and what its child runs before it (`preexec_fn`): the pen made
+    in that child (pen.LIBC), or None with the pen's processes around `argv` (pen.SHELL). Its program is found
+    here first, so that a missing agent reads as one (the engine asks the machine again), not as the pen's
+    failure to run it."""
     if penned[1] is None:
-        return argv
+        return argv, None
     found = shutil.which(argv[0], path=env.get("PATH", os.defpath)) if os.sep not in argv[0] else argv[0]
     if not found:
         raise RunError(f"could not start {argv[0]}: [Errno 2] No such file or directory: {argv[0]!r}",
                        Reason.NOT_INSTALLED)
-    return list(pen.wrap([found, *argv[1:]], *penned[1]))
+    readonly, writable, way = penned[1]
+    if way == pen.LIBC:
+        return [found, *argv[1:]], pen.preexec(readonly, writable)
+    return list(pen.wrap([found, *argv[1:]], readonly, writable)), None
 
 
 def _agent(req: StartRequest, run_dir: str, wt: str, grace: float, res: Result, live: Live,
-           penned: tuple[dict, tuple[list, list] | None] = ({}, None), seats: dict | None = None) -> None:
+           penned: tuple[dict, tuple[list, list, str] | None] = ({}, None), seats: dict | None = None) -> None:
     """Write the files, start the agent in its own group (in its pen, when it has one) and watch it."""
     for rel, content in (req.files or {}).items():
         target = os.path.normpath(os.path.join(run_dir, rel))
@@ -342,8 +357,9 @@ def _agent(req: StartRequest, run_dir: str, wt: str, grace: float, res: Result, 
     if req.meter and Meter is None:  # money: never run an agent whose budget nobody watches
         raise RunError("a budget meter was asked for, but meter.py is not here: run the script of source()")
     meter = Meter(req.meter) if req.meter else None
-    code, sig, by_budget = _run_group(_in_pen(penned, argv, env), wt, env, meter, os.path.join(run_dir, "agent_pid"),
-                                      grace, live)
+    penned_argv, pen_me = _in_pen(penned, argv, env)
+    code, sig, by_budget = _run_group(penned_argv, wt, env, meter, os.path.join(run_dir, "agent_pid"), grace, live,
+                                      pen_me)
     res.exit_code, res.signal, res.stopped_by_budget = code, sig, by_budget
     if meter is not None:
         res.cost_usd = round(float(meter.cost_usd), 6)
@@ -366,12 +382,14 @@ def _write_ask_shim(run_dir: str, hook: dict | None = None) -> str:
 
 
 def _run_group(argv: list[str], cwd: str, env: dict, meter: Any, pid_file: str | None,
-               grace: float, live: Live) -> tuple[int | None, int | None, bool]:
+               grace: float, live: Live, pen_me: Any = None) -> tuple[int | None, int | None, bool]:
     """Run argv in a process group of its own, output to the log (teed through the meter when there is
-    one), stopping the group when asked or over budget: (exit code, signal, stopped by budget)."""
+    one), stopping the group when asked or over budget: (exit code, signal, stopped by budget). `pen_me`: what
+    its child runs first (`_in_pen`)."""
     try:
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-                             stdout=subprocess.PIPE if meter is not None else None, stderr=subprocess.STDOUT)
+                             stdout=subprocess.PIPE if meter is not None else None, stderr=subprocess.STDOUT,
+                             preexec_fn=pen_me)
     except OSError as exc:
         missing = isinstance(exc, FileNotFoundError) and exc.filename in (argv[0], None)
         raise RunError(f"could not start {argv[0]}: {exc}", Reason.NOT_INSTALLED if missing else Reason.CRASHED
@@ -428,7 +446,7 @@ def _feed(meter: Any, lines: list[bytes]) -> bool:
 
 
 def _commit(wt: str, message: str, run_dir: str, worker: dict,
-            penned: tuple[dict, tuple[list, list] | None] = ({}, None)) -> tuple[str | None, bool, bool]:
+            penned: tuple[dict, tuple[list, list, str] | None] = ({}, None)) -> tuple[str | None, bool, bool]:
     """Commit what the agent left uncommitted as the worker would, hooks (the guard) and all: the worker's act,
     so in its pen, with its environment and marks (`worker`). Returns (the refusal text when that fails, whether
     the worktree was clean already, so that nobody need ask git again, whether the guard was what refused)."""
@@ -442,10 +460,10 @@ def _commit(wt: str, message: str, run_dir: str, worker: dict,
                 os.unlink(refused)
             # No `git maintenance run --auto` after it: a gc of the shared objects while other workers commit.
             env = {**(penned[0] or _base_env()), **worker}
-            argv = _in_pen(penned, ["git", "-c", "maintenance.auto=false", "commit", "-q", "-m", message], env)
+            argv, pen_me = _in_pen(penned, ["git", "-c", "maintenance.auto=false", "commit", "-q", "-m", message], env)
             try:
                 cp = subprocess.run(argv, cwd=wt, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=subprocess.STDOUT, preexec_fn=pen_me)
                 code, out = cp.returncode, cp.stdout.decode("utf-8", "replace").strip()
             except (OSError, RunError) as exc:
                 code, out = 127, f"git: {exc}"

@@ -224,6 +224,8 @@ class CleanupRequest(Message):
     branch: str | None = None  # whose own copy goes, with `own_copy`
     grace: float | None = None
     readonly: bool | None = None  # `worktree` is a shared read-only checkout: the job's mark on it goes
+    copy_goes: bool | None = None  # `repo` is the branch's own copy, which the caller removes next: the
+    # worktree's folder goes without git (its registration goes with the copy)
 
     def check(self) -> None:
         _plain_job(self.job)

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
-import subprocess
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing, shlex and subprocess are imported where they are used: a read loads none of them
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def decision(allow: str, reason: str) -> dict:
@@ -131,6 +132,8 @@ def only_asks(command: str, asking: str) -> bool:
     substituted, which its allow would let run with it."""
     if not re.match(asking, command) or re.search(r"[`\n]|\$\(", command):
         return False
+    import shlex
+
     lex = shlex.shlex(command, posix=True, punctuation_chars=True)
     lex.whitespace_split = True
     try:
@@ -160,6 +163,8 @@ def own_commit(data: dict, tool_input: dict, command: str, worktree: str) -> lis
     where = str(tool_input.get("workdir") or data.get("cwd") or "")
     if not where or os.path.realpath(where) != os.path.realpath(worktree):
         return None
+    import shlex
+
     lex = shlex.shlex(command, posix=True, punctuation_chars=True)
     lex.whitespace_split = True
     try:
@@ -218,6 +223,9 @@ def _plain(sub: str, args: list[str]) -> bool:
 def commit_for_codex(steps: list[list[str]], worktree: str) -> dict:
     """Run the worker's own `git add` and `git commit` in its worktree, in turn, stopping at the first that
     fails; Codex reads what git said as the call's answer."""
+    import shlex
+    import subprocess
+
     # No other GIT_*: none names another repository, object store, namespace or config for this git.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in COMMITTER_ENV}
     env["GIT_EDITOR"] = env["GIT_SEQUENCE_EDITOR"] = "false"  # a commit without -m fails rather than waits

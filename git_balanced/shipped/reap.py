@@ -159,7 +159,10 @@ def cleanup(req: dict) -> dict:
         if os.path.isdir(repo):
             fd = _lock_worktrees(repo)
             try:
-                if os.path.exists(wt):
+                if os.path.exists(wt) and got.copy_goes:  # no git: the copy, registration and all, goes next
+                    shutil.rmtree(wt, ignore_errors=True)
+                    answer["worktree_removed"] = not os.path.exists(wt)
+                elif os.path.exists(wt):
                     code, out = _git(["worktree", "remove", "--force", wt], repo)
                     answer.update(worktree_removed=code == 0, error=None if code == 0 else out)
                 if got.prune or shared:  # one prune after a batch of cleanups does for a shared one

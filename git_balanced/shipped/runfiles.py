@@ -1,4 +1,4 @@
-"""What every part of the runner stands on: a run folder and its files, processes by pid and start tick, and git
+"""What every part of the runner stands on: a run folder and its files, pid files (pids.py checks them), and git
 in a folder a worker wrote. Stdlib only, Python 3.9+: part of the runner's source (runner.py)."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ if "safe_argv" not in globals():  # sent to another machine, untrusted.py's sour
     from git_balanced.untrusted import safe_argv, safe_env, safe_listing
 if "JOB_ID" not in globals():  # likewise messages.py
     from git_balanced.shipped.messages import JOB_ID, M, MessageError, Reason
+if "_alive" not in globals():  # likewise pids.py; the other parts import its checks from here
+    from git_balanced.shipped.pids import _alive, _stat, _tick  # noqa: F401
 
 RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
@@ -74,12 +76,6 @@ def _read(path: str, binary: bool = False, start: int = 0, size: int = -1) -> An
     return data if binary else data.decode("utf-8", "replace")
 
 
-def _stat(pid: int) -> list[str]:
-    """Fields of /proc/<pid>/stat after the name, state first (index 19 the start tick); [] without /proc."""
-    text = _read(f"/proc/{pid}/stat")
-    return text.rsplit(")", 1)[1].split() if text and ")" in text else []
-
-
 def _read_pid(path: str) -> tuple[int | None, str]:
     """A pid file's pid and start tick: the tick tells a reused pid from the process that was written."""
     words = (_read(path) or "").split() + ["", ""]
@@ -87,21 +83,7 @@ def _read_pid(path: str) -> tuple[int | None, str]:
 
 
 def _write_pid(path: str, pid: int) -> None:
-    _write_atomic(path, f"{pid}\n{(_stat(pid) + [''] * 20)[19]}\n")
-
-
-def _alive(pid: int | None, tick: str = "") -> bool:
-    """Whether the process runs; a zombie (an init that never reaps leaves them) counts as gone."""
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    fields = _stat(pid)
-    return not fields or (fields[0] not in ("Z", "X") and (not tick or fields[19] == tick))
+    _write_atomic(path, f"{pid}\n{_tick(pid)}\n")
 
 
 def _signal_group(pgid: int, sig: int) -> None:

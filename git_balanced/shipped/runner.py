@@ -6,11 +6,11 @@ session kept open by the lead). Nothing a user wrote travels in argv: the action
 Actions: start, status, stop, log, cleanup, forwarded, answer, tell.
 
 This module is the wire protocol: the actions by name, one request in and one answer out, and the one script
-that carries the runner elsewhere. Its parts, each stdlib only: messages.py (the start request and the result,
-as types), runfiles.py (run folders, pids, git), worktrees.py, asked.py (a worker's questions, by store and
-forward: `git balanced ask` there is a small script the runner writes, ASK_SHIM, which leaves the question in
-the run folder), reap.py (status, log, stop, cleanup, and what a worker left running) and launch.py (starting
-a worker and the detached runner that watches it).
+that carries the runner elsewhere. Its parts, each stdlib only: pids.py (a process by pid and start tick),
+messages.py (the start request and the result, as types), runfiles.py (run folders, pid files, git), worktrees.py,
+asked.py (a worker's questions, by store and forward: `git balanced ask` there is a small script the runner writes,
+ASK_SHIM, which leaves the question in the run folder), reap.py (status, log, stop, cleanup, and what a worker left
+running) and launch.py (starting a worker and the detached runner that watches it).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request befo
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
            "forwarded": forwarded, "answer": answer_question, "tell": told, "seats": seats_answer}
 # The runner's parts in the order the one script defines them: each finds what it needs already there.
-PARTS = ("workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
+PARTS = ("pids.py", "workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
          "readonly.py", "asked.py", "reap.py", "launch.py")
 
 
@@ -60,6 +60,10 @@ def serve(idle: float = SERVE_IDLE) -> int:
     until stdin ends or stays quiet for `idle` seconds. The caller sends nothing before the ready line, so
     nothing it sends sits in sys.stdin's buffer: from here on the descriptor is read directly."""
     fd = sys.stdin.fileno()
+    try:  # the workers' pens use it (pen.enter): imported once here, not by each runner forked from this one
+        import ctypes  # noqa: F401
+    except ImportError:
+        pass
     print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
     pending = b""
     while True:

@@ -3,9 +3,9 @@ own check, through `git balanced seat`, and the landing's check there). A seat i
 seats folder (`~/.balanced/seats/seat-N.lock`) held with flock while its check runs: the kernel lets it go when
 its holder ends, however it ends, so no seat is ever left taken. Who holds a seat is a note beside its holder
 (`seat.json` in a worker's run folder, which a fenced worker may write; `held-PID-SEAT.json` in the seats
-folder for the landing), read back only while its pid lives. Stdlib only, Python 3.9+: the engine sends its
-source with a worker's start (its run folder's `bin/seats.py`, which the workers' `git-balanced` script loads)
-and with the runner's `seats` action; the runner's own script does not carry it (it is one argument long)."""
+folder for the landing), read back only while its pid lives (pids.py). Stdlib only, Python 3.9+: the engine
+sends its source, after pids.py's, with a worker's start (its run folder's `bin/seats.py`, which the workers'
+`git-balanced` script loads) and with the runner's `seats` action; the runner's own script does not carry it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ import glob
 import json
 import os
 import time
+
+if "_alive" not in globals():  # as sent, pids.py's source comes first and defines it
+    from git_balanced.shipped.pids import _alive
 
 SEATS_DIR = "~/.balanced/seats"
 SEAT_RUNS = "~/.balanced/runs"
@@ -123,18 +126,6 @@ def seat_take(n: int, holder: dict, note: str | None = None, where: str | None =
         time.sleep(SEAT_POLL)
 
 
-def _seat_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict]:
     """Who holds this machine's seats now: each note whose holder still runs, by seat."""
     d = seat_folder(where)
@@ -147,7 +138,7 @@ def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict
                 note = json.load(f)
         except (OSError, ValueError):
             continue
-        if isinstance(note, dict) and _seat_alive(note.get("pid")):
+        if isinstance(note, dict) and _alive(note.get("pid")):
             out.append(note)
     return sorted(out, key=lambda h: (h.get("seat", 0), h.get("since", 0)))
 

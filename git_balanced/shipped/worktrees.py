@@ -64,22 +64,27 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         return
     os.makedirs(os.path.dirname(wt), exist_ok=True)
 
+    set_here = False  # the branch set here to `start_at`: it exists, no need to ask
+
     def add_args() -> list[str]:
-        exists = _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
+        exists = set_here or _git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], repo)[0] == 0
         return ["worktree", "add", wt, branch] if exists else ["worktree", "add", "-b", branch, wt, base]
 
     fd = _lock_worktrees(repo)
     try:
-        if runs:
-            _free_branch(repo, wt, branch, runs)
-        if isinstance(start_at, str) and start_at and not _held(repo, branch):
+        listed = _worktree_list(repo)  # one listing for both looks, read again only if the first removed one
+        if runs and _free_branch(repo, wt, branch, runs, listed):
+            listed = _worktree_list(repo)
+        if isinstance(start_at, str) and start_at and not _held(repo, branch, listed):
             code, out = _git(["update-ref", f"refs/heads/{branch}", start_at], repo)
             if code != 0:
                 raise RunError(f"could not set {branch} to {start_at} in {repo}: {out}")
+            set_here = True
         args = add_args()
         code, out = _git(args, repo)
         if code != 0:  # a registration whose folder was deleted blocks adding it again: prune, then again
             _git(["worktree", "prune"], repo)
+            set_here = False
             args = add_args()  # the failed add may have made the branch already
             code, out = _git(args, repo)
     finally:
@@ -88,10 +93,22 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
 
 
-def _held(repo: str, branch: str) -> bool:
-    """Whether a worktree of the repository whose folder exists has `branch` checked out."""
+def _worktree_list(repo: str) -> str:
+    """`git worktree list --porcelain` of the repository ('' when it fails); not asked of a plain repository with
+    no worktree registered (`.git/worktrees` empty or missing), which lists only itself: its folder, and the
+    branch its HEAD names, read from the file."""
+    registered = os.path.join(repo, ".git", "worktrees")
+    if os.path.isdir(os.path.join(repo, ".git")) and not (os.path.isdir(registered) and os.listdir(registered)):
+        head = (_read(os.path.join(repo, ".git", "HEAD")) or "").strip()
+        return f"worktree {os.path.abspath(repo)}\n" + (f"branch {head[5:]}\n" if head.startswith("ref: ") else "")
     code, out = _git(["worktree", "list", "--porcelain"], repo)
-    for block in out.split("\n\n") if code == 0 else []:
+    return out if code == 0 else ""
+
+
+def _held(repo: str, branch: str, listed: str) -> bool:
+    """Whether a worktree of the repository whose folder exists has `branch` checked out (`listed`: its
+    `_worktree_list`)."""
+    for block in listed.split("\n\n"):
         lines = block.splitlines()
         path = lines[0][len("worktree "):] if lines and lines[0].startswith("worktree ") else ""
         if f"branch refs/heads/{branch}" in lines and path and os.path.isdir(path):
@@ -99,19 +116,19 @@ def _held(repo: str, branch: str) -> bool:
     return False
 
 
-def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
+def _free_branch(repo: str, wt: str, branch: str, runs: str, listed: str) -> bool:
     """Remove the worktree that holds `branch` elsewhere when the job that made it (its run folder in `runs`)
     has neither runner nor agent alive: a machine killed and back, its worker tried again. Its commits are on
-    the branch already. A worktree no job of `runs` made, or whose job still runs, is left as it is."""
-    code, out = _git(["worktree", "list", "--porcelain"], repo)
+    the branch already. A worktree no job of `runs` made, or whose job still runs, is left as it is. `listed`:
+    the repository's `_worktree_list`. True when it removed one."""
     holder = None
-    for block in out.split("\n\n") if code == 0 else []:
+    for block in listed.split("\n\n"):
         lines = block.splitlines()
         path = lines[0][len("worktree "):] if lines and lines[0].startswith("worktree ") else ""
         if f"branch refs/heads/{branch}" in lines and path and os.path.realpath(path) != os.path.realpath(wt):
             holder = path
     if holder is None:
-        return
+        return False
     try:
         names = os.listdir(runs)
     except OSError:
@@ -134,7 +151,8 @@ def _free_branch(repo: str, wt: str, branch: str, runs: str) -> None:
         if code != 0:
             shutil.rmtree(holder, ignore_errors=True)
             _git(["worktree", "prune"], repo)
-        return
+        return True
+    return False
 
 
 def _install_guard(guard: dict, run_dir: str, repo: str, wt: str) -> None:

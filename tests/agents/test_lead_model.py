@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.agents import lead_model, modes
+from git_balanced.agents import lead_model, lead_session, modes
 from git_balanced.engine.context import Context
 from git_balanced.hooks import agent as agent_hooks
 from git_balanced.lead import open_lead, settings_at
@@ -39,14 +39,16 @@ def test_workers_of_a_real_claude_lead_start_on_its_model(tmp_path: Path, agent_
     init = next(json.loads(line) for line in log.splitlines() if '"subtype":"init"' in line)
     leads = init["model"]
     assert "opus" in leads, init
-    rec = modes.recorded(open_lead(str(repo)).repo, "main")
-    assert rec is not None and rec["model"] == leads, f"its Stop hook found the model in its transcript: {rec}"
-    # The person turns the lead to bypass permissions for its next prompt, so its worker commits unasked.
+    rec = modes.last(open_lead(str(repo)).repo, "main")  # its `-p` session has ended: what it recorded, kept
+    assert rec and rec["model"] == leads, f"its Stop hook found the model in its transcript: {rec}"
+    # The person turns the lead to bypass permissions for its next prompt (in this process, which runs on), so
+    # its worker commits unasked.
     transcript = next(Path(os.environ["HOME"]).glob(f".claude/projects/*/{init['session_id']}.jsonl"))
     _hook(repo, "user-prompt-submit", {**claude_prompt(repo), "session_id": init["session_id"],
                                        "transcript_path": str(transcript), "permission_mode": "bypassPermissions"})
     now = modes.recorded(open_lead(str(repo)).repo, "main")
-    assert now == {**rec, "mode": "bypassPermissions", "level": "free", "at": pytest.approx(time.time(), abs=60)}
+    assert now == {**rec, "mode": "bypassPermissions", "level": "free", "at": pytest.approx(time.time(), abs=60),
+                   **lead_session.of_hook()}
     with real_agents(monkeypatch, agent_bin, {"claude": [commit_turn("src/story.txt", "story"), say("Done.")]}) \
             as servers:
         assert plan(repo, [agent_piece("story", "claude")], "--start", budget=1.0).code == 0
@@ -99,10 +101,10 @@ def test_a_real_pi_leads_extension_names_its_model(tmp_path: Path, agent_bin: st
                 "--no-session", "-e", str(extension), "Hello."]
         cp = subprocess.run(argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                             timeout=180)
-    rec = modes.recorded(open_lead(str(repo)).repo, "main")
-    assert rec is not None and rec["model"] == f"{agent_home.PI_PROVIDER}/{agent_home.PI_MODEL}", \
+    rec = modes.last(open_lead(str(repo)).repo, "main")
+    assert rec and rec["model"] == f"{agent_home.PI_PROVIDER}/{agent_home.PI_MODEL}", \
         f"{rec}\n{cp.stdout[-2000:]}{cp.stderr[-2000:]}"
-    assert _context(repo).default_model("pi") == "scripted/scripted-coder", "its Pi workers start on it"
+    assert _context(repo).default_model("pi") is None, "its session has ended: its Pi workers no longer take it"
 
 
 def test_a_lead_without_a_mode_and_a_headless_lead_keep_their_model(tmp_path: Path) -> None:
@@ -117,6 +119,7 @@ def test_a_lead_without_a_mode_and_a_headless_lead_keep_their_model(tmp_path: Pa
     assert lead_model.of_stream("claude", claude_turn) == "claude-sonnet-5-5"
     assert lead_model.of_stream("pi", (STREAMS / "pi-success.jsonl").read_text()) == "scripted/scripted-coder"
     assert lead_model.of_stream("codex", (STREAMS / "codex-success.jsonl").read_text()) is None
-    modes.remember_model(lead.repo, "main", "claude", lead_model.of_stream("claude", claude_turn))
+    modes.remember_model(lead.repo, "main", "claude", lead_model.of_stream("claude", claude_turn), None,
+                         lead_session.owner_of(os.getpid()))
     assert (_context(repo).default_model("claude"), _context(repo).default_model("pi")) == \
         ("claude-sonnet-5-5", None), "the lead is Claude Code now"

@@ -18,6 +18,7 @@ from git_balanced.board_app.app import BoardApp
 from git_balanced.board_app.screens import Timeline, Worker
 from git_balanced.engine.control import stop_job
 from git_balanced.lead import Lead, open_lead
+from tests.board_app.toasts import notices_shown
 from tests.support.cli import balanced
 from tests.support.plans import lead_repo, piece, plan
 
@@ -50,7 +51,7 @@ def test_a_person_opens_a_worker_stops_it_and_folds(lead: Lead) -> None:
 
     async def drive() -> None:
         app = BoardApp(lead, poll=60)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
             assert _keys(app, "now") == [j.id for j in stopped], "the stopped workers wait on you"
             assert app.focused is app.query_one("#now", DataTable), "what waits on you has the keys first"
 
@@ -66,7 +67,7 @@ def test_a_person_opens_a_worker_stops_it_and_folds(lead: Lead) -> None:
             assert "e7 api · queued" in about and "task: Do api." in about and "attempt 1" in about, about
             await pilot.press("x")  # on its pane: the board behind it is redrawn, the pane stays
             await pilot.pause()
-            assert isinstance(app.screen, Worker) and "Stopped api" in list(app._notifications)[-1].message
+            assert isinstance(app.screen, Worker) and "Stopped api" in (await notices_shown(app, pilot))[-1]
             await pilot.press("escape")
             await pilot.press("v")
             assert isinstance(app.screen, Timeline)

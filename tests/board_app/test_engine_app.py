@@ -19,6 +19,7 @@ from git_balanced.board_app.app import BoardApp
 from git_balanced.board_app.screens import Prompt, Worker
 from git_balanced.channel import questions
 from git_balanced.lead import open_lead
+from tests.board_app.toasts import notices_shown
 from tests.support.builders import git
 from tests.support.plans import background_engine, board, lead_repo, piece, plan
 from tests.support.wait import wait_until
@@ -44,11 +45,6 @@ def _keys(app: BoardApp, pane: str) -> list[str]:
     return [str(k.value) for k in app.query_one(f"#{pane}", DataTable).rows]
 
 
-def _said(app: BoardApp) -> list[str]:
-    """What the app told the person in its notices, newest last."""
-    return [n.message for n in app._notifications]
-
-
 def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path, extra="ask_timeout = 1\n")
     pieces = [piece(p, _ask(p)) for p in PIECES] + [piece(p, f"echo ok > src/{p}.txt") for p in QUIET]
@@ -58,7 +54,7 @@ def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(
     with background_engine(repo, log):
         async def drive() -> None:
             app = BoardApp(lead, poll=0.2)
-            async with app.run_test(size=(80, 30)) as pilot:
+            async with app.run_test(size=(80, 30), notifications=True) as pilot:
                 await _until(pilot, lambda: len(_keys(app, "now")) == 4, 90, "four questions under Now")
                 assert _keys(app, "now") == ["n1", "n2", "n3", "n4"]
                 asked = {str(r.cells[1]).split(" asks")[0].split()[-1] for r in app.rows["now"]}
@@ -82,7 +78,8 @@ def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(
                 assert isinstance(app.screen, Prompt)
                 app.screen.query_one(Input).value = "Use the v2 API."
                 await pilot.press("enter")
-                assert any("is a shell worker: it runs its command and reads nothing" in s for s in _said(app))
+                notices = await notices_shown(app, pilot)
+                assert any("is a shell worker: it runs its command and reads nothing" in s for s in notices), notices
                 await pilot.press("escape")
                 app.query_one("#now", DataTable).focus()
                 await pilot.pause()
@@ -90,7 +87,8 @@ def test_four_questions_asked_through_a_running_engine_are_allowed_with_one_key(
                 await pilot.press("space", "space", "space", "space")
                 assert app.query_one("#now-pane").border_subtitle == "4 marked · Enter: Allow 4"
                 await pilot.press("enter")
-                assert _said(app)[-1].startswith("Allowed 4: "), _said(app)
+                notices = await notices_shown(app, pilot)
+                assert notices[-1].startswith("Allowed 4: "), notices
                 assert _keys(app, "now") == [], "answered, nothing waits on you"
                 await _until(pilot, lambda: [r.key for r in app.rows["running"]] == ["fold"], 90,
                              "the six workers to land and fold")

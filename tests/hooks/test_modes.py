@@ -97,8 +97,8 @@ def test_real_pi_as_lead_names_its_mode_from_its_tools(tmp_path: Path, agent_bin
                     "--no-session", "-e", str(extension), *(["--tools", tools] if tools else []), "Hello."]
             cp = subprocess.run(argv, cwd=lead_repo, env=full, stdin=subprocess.DEVNULL, capture_output=True,
                                 text=True, timeout=180)
-        rec = modes.recorded(lead.repo, "main")
-        assert rec is not None and (rec["agent"], rec["mode"]) == ("pi", mode), f"{rec}\n{cp.stdout[-2000:]}"
+        rec = modes.last(lead.repo, "main")  # what its session recorded (it has ended: no worker goes by it)
+        assert rec and (rec["agent"], rec["mode"]) == ("pi", mode), f"{rec}\n{cp.stdout[-2000:]}"
 
 
 def test_the_mapping_is_never_looser_than_the_lead() -> None:
@@ -190,8 +190,9 @@ def test_real_claude_worker_under_an_accept_edits_lead_cannot_run_an_unapproved_
     lead_settings = agent_hooks.render("claude-lead-settings.json")
     log, _ = run_claude(tmp_path, agent_bin, lead_repo, lead_settings, [say("Ready.")], {})
     lead = open_lead(str(lead_repo))
-    rec = modes.recorded(lead.repo, "main")
-    assert rec is not None and rec["mode"] == "acceptEdits", f"the real lead's hook recorded its mode:\n{log[-2000:]}"
+    rec = modes.last(lead.repo, "main")
+    assert rec and rec["mode"] == "acceptEdits", f"the real lead's hook recorded its mode:\n{log[-2000:]}"
+    lead_in(lead_repo, "acceptEdits")  # its `-p` session has ended; the lead's session goes on in this process
     # The worker as the engine starts it; without the fence its hooks ask through this very git balanced.
     monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
     job = J.one(lead.repo, J.place(lead.repo, {

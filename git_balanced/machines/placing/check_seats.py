@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
-from git_balanced.shipped import seats
+from git_balanced.shipped import pids, seats
 
 KEPT = "check-seats.json"
 LOCAL = "local"  # inventory.records.LOCAL, not loaded here: the board reads this module and stays light
 
 
 def source() -> str:
-    """shipped/seats.py's source, as a worker's start and the runner's `seats` action carry it."""
-    return Path(seats.__file__).read_text(encoding="utf-8")
+    """shipped/seats.py's source after shipped/pids.py's (its pid check), one script, as a worker's start and the
+    runner's `seats` action carry it."""
+    parts = [Path(str(m.__file__)).read_text(encoding="utf-8") for m in (pids, seats)]
+    return parts[0] + parts[1].replace("\nfrom __future__ import annotations\n", "\n")
 
 
 def setting(repo: Repo) -> int:
@@ -63,6 +64,8 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
         except BalancedError as exc:
             return {"error": exc.message}
         return answer if "budget" in answer else {"error": str(answer.get("error") or answer)}
+
+    from concurrent.futures import ThreadPoolExecutor  # only asking machines: the board reads this module too
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(machines)))) as pool:
         out = dict(zip(machines, pool.map(one, machines), strict=True))

@@ -54,6 +54,7 @@ class LocalHost:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.reach = process.part(Reach)
+        self._config: tuple[dict[str, str], str] | None = None  # what copies carry of the lead's, read once a host
 
     def pool(self) -> sessions.Pool:
         """The runner sessions of this machine for this repository (each fenced around its own lead)."""
@@ -126,8 +127,11 @@ class LocalHost:
         to what this repository recorded (an earlier attempt's work, here or fetched back from another
         machine, else the base): as an SSH machine's copy gets it pushed, without a push, since the copy
         borrows this repository's objects."""
-        copy = workcopy.ensure(self.repo, workcopy.WORKERS, branch)
-        workcopy.sync_hooks(self.repo, copy)
+        if self._config is None:  # a batch of starts reads the lead's config once (a host is made per batch)
+            self._config = (workcopy.carried_config(self.repo), self.repo.config_value("core.hooksPath") or "")
+        carried, hooks_path = self._config
+        copy = workcopy.ensure(self.repo, workcopy.WORKERS, branch, carried)
+        workcopy.sync_hooks(self.repo, copy, hooks_path)
         workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
 
     def fetch_back(self, branch: str) -> str | None:

@@ -61,9 +61,9 @@ def git_dir(copy: Path) -> Path:
     return copy / ".git"
 
 
-def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
+def ensure(repo: Repo, kind: str, branch: str | None = None, carried: dict[str, str] | None = None) -> Path:
     """The copy of `kind`, or the workers' copy of `branch`, made now if it is missing or broken (one maker at
-    a time)."""
+    a time); `carried`: the lead's `carried_config`, when the caller read it already (for a batch of copies)."""
     where = path(repo, kind) if branch is None else for_branch(repo, branch)
     objects = str((repo.common_dir / "objects").resolve())
     if _valid(where, objects):
@@ -71,7 +71,7 @@ def ensure(repo: Repo, kind: str, branch: str | None = None) -> Path:
     where.parent.mkdir(parents=True, exist_ok=True)
     with Flock(repo.state_dir / "copies.lock"):
         if not _valid(where, objects):
-            _make(repo, where, objects)
+            _make(repo, where, objects, carried)
     return where
 
 
@@ -83,7 +83,7 @@ def _valid(where: Path, objects: str) -> bool:
     return objects in borrowed and (git_dir(where) / "HEAD").is_file()
 
 
-def _make(repo: Repo, where: Path, objects: str) -> None:
+def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None = None) -> None:
     tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
@@ -96,7 +96,7 @@ def _make(repo: Repo, where: Path, objects: str) -> None:
     (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
     # there must not drop what a running worker holds.
-    write_config(git_dir(tmp) / "config", {**carried_config(repo), "gc.auto": "0"})
+    write_config(git_dir(tmp) / "config", {**(carried_config(repo) if carried is None else carried), "gc.auto": "0"})
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
 
@@ -113,11 +113,12 @@ def carried_config(repo: Repo) -> dict[str, str]:
     return found
 
 
-def sync_hooks(repo: Repo, copy: Path) -> None:
+def sync_hooks(repo: Repo, copy: Path, configured: str | None = None) -> None:
     """The lead's own hooks for the copy, so a worker's commit runs them as before: a core.hooksPath of
     the worktree (`.husky`) or outside the lead's git folder is set in the copy too; otherwise the hooks
-    are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job."""
-    configured = repo.config_value("core.hooksPath") or ""
+    are copied, and whatever a worker wrote into the copy's hooks is replaced here, before each job.
+    `configured`: the lead's core.hooksPath ('' for none), when the caller read it already."""
+    configured = (repo.config_value("core.hooksPath") or "") if configured is None else configured
     # Without core.hooksPath, git's hooks folder is the common git folder's; with it, git says where it is.
     theirs = str(repo.common_dir / "hooks") if not configured else \
         str(repo.git_path("hooks"))
@@ -153,9 +154,9 @@ def _mentions(path: Path, word: str) -> bool:
         return True
 
 
-def git_in(copy: Path, *args: str) -> str:
-    """Run git in the copy; its output, or a BalancedError naming the copy."""
-    res = run_git(args, cwd=copy)
+def git_in(copy: Path, *args: str, input: str | None = None) -> str:
+    """Run git in the copy (`input` on its stdin); its output, or a BalancedError naming the copy."""
+    res = run_git(args, cwd=copy, input=input)
     if res.code != 0:
         raise BalancedError(f"`git {' '.join(args)}` failed in the worker copy {copy}: {res.err.strip()[-300:]}",
                             hint=f"remove {copy}; the next job makes it again.")
@@ -165,14 +166,19 @@ def git_in(copy: Path, *args: str) -> str:
 def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:
     """Make the job's base visible in the copy, and set its branch to what the lead recorded: an earlier
     attempt's work, else the base. Never a ref found in the copy (a worker may have planted it), unless a
-    worktree there holds the branch: that is the same job's, started again."""
-    git_in(copy, "update-ref", f"refs/balanced/bases/{branch}", base)
+    worktree there holds the branch: that is the same job's, started again. One `update-ref` for both."""
+    sets = f"update refs/balanced/bases/{branch} {base}\n"
     if not _held(copy, branch):
-        git_in(copy, "update-ref", f"refs/heads/{branch}", earlier or base)
+        sets += f"update refs/heads/{branch} {earlier or base}\n"
+    git_in(copy, "update-ref", "--stdin", input=sets)
 
 
 def _held(copy: Path, branch: str) -> bool:
-    """Whether a worktree of the copy whose folder exists has `branch` checked out."""
+    """Whether a worktree of the copy whose folder exists has `branch` checked out; git is asked only when the copy
+    has worktrees registered (a copy just made has none)."""
+    registered = git_dir(copy) / "worktrees"
+    if not (registered.is_dir() and any(registered.iterdir())):
+        return False
     listed = git_in(copy, "worktree", "list", "--porcelain")
     for block in listed.split("\n\n"):
         lines = block.splitlines()
@@ -184,11 +190,34 @@ def _held(copy: Path, branch: str) -> bool:
 
 
 def forget(repo: Repo, branch: str) -> None:
-    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already)."""
+    """Remove the branch's copy once no worktree of it is left (the lead fetched its branch back already): none
+    registered, or none whose folder is still there (what `git worktree prune` would drop)."""
     copy = for_branch(repo, branch)
     worktrees = git_dir(copy) / "worktrees"
-    if copy.is_dir() and not (worktrees.is_dir() and any(worktrees.iterdir())):
+    if copy.is_dir() and not (worktrees.is_dir() and any(_lives(entry) for entry in worktrees.iterdir())):
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def _lives(entry: Path) -> bool:
+    """Whether a worktree registration's folder is there: its `gitdir` file names the worktree's `.git` file,
+    relative to the registration with `worktree.useRelativePaths` (one that cannot be read counts as there)."""
+    try:
+        return (entry / entry.joinpath("gitdir").read_text(encoding="utf-8").strip()).exists()
+    except OSError:
+        return True
+
+
+def _has_branch(copy: Path, branch: str) -> bool:
+    """Whether the copy has `branch`, loose or packed, read from its files (no git run in a worker's copy for
+    it); the fetch that follows says what is wrong with one that is there but broken."""
+    refs = git_dir(copy)
+    if (refs / "refs" / "heads" / branch).is_file():
+        return True
+    try:
+        packed = (refs / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines())
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
@@ -196,9 +225,7 @@ def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str
     each branch's ref here, or None when the copy has no such branch."""
     if not branches:
         return {}
-    # One listing for them all, rather than a `rev-parse` each.
-    listed = set(git_in(copy, "for-each-ref", "--format=%(refname)", *(f"refs/heads/{b}" for b in branches)).split())
-    have = [b for b in branches if f"refs/heads/{b}" in listed]
+    have = [b for b in branches if _has_branch(copy, b)]
     for b in have:
         if not b.startswith("balanced/"):
             raise BalancedError(f"The worker branch {b!r} is not under balanced/, so it is not fetched.",

@@ -1,0 +1,61 @@
+"""A checkout's branch and one ref's id, read from git's own files with os alone, for the hooks that run on
+every turn of an agent: what `git symbolic-ref HEAD` and `git rev-parse REF` would say where that is plain, and
+None ("ask git", through Repo) wherever git's own judgement is needed (a symbolic ref, a link, another ref store,
+a file that is not what git writes). Nothing here writes."""
+
+from __future__ import annotations
+
+import os
+
+_HEX = frozenset("0123456789abcdef")
+UNSURE = "?"  # ref_id's answer where only git can tell
+
+
+def _object_id(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def branch_of(git_dir: str) -> str | None:
+    """The checked-out branch's short name from the checkout's HEAD file, or None where git must say (detached
+    included: Repo.current_branch tells that apart)."""
+    try:
+        with open(f"{git_dir}/HEAD", encoding="utf-8") as fh:
+            head = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    name = head[len("ref: refs/heads/"):].rstrip("\n") if head.startswith("ref: refs/heads/") else ""
+    return name if name and name != ".invalid" and "\n" not in name else None
+
+
+def ref_id(common_dir: str, ref: str) -> str | None:
+    """The id `ref` (a full name under refs/) points at, read from its loose file or packed-refs; None when it
+    is in neither; UNSURE where git should answer instead."""
+    if not ref.startswith("refs/") or os.path.exists(f"{common_dir}/reftable"):
+        return UNSURE
+    path = f"{common_dir}/{ref}"
+    try:
+        if os.path.islink(path):
+            return UNSURE
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read().strip()
+        return text if _object_id(text) else UNSURE
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return UNSURE
+    try:
+        with open(f"{common_dir}/packed-refs", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return UNSURE
+    for line in lines:
+        if not line or line.startswith(("#", "^")):
+            continue
+        sha, _, name = line.partition(" ")
+        if not _object_id(sha) or not name.startswith("refs/"):
+            return UNSURE
+        if name == ref:
+            return sha
+    return None

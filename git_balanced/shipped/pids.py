@@ -1,0 +1,38 @@
+"""A process by its pid and start tick: the tick tells a pid the kernel gave to a later process from the one that
+was written down. Stdlib only, Python 3.9+: the first of the runner's parts (runner.PARTS), and sent before
+seats.py wherever seats.py travels (machines/placing/check_seats.source), so both use this one check."""
+
+from __future__ import annotations
+
+import os
+
+
+def _stat(pid: int) -> list[str]:
+    """Fields of /proc/<pid>/stat after the name, state first (index 1 the parent, 19 the start tick); [] without
+    /proc or without the process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return text.rsplit(")", 1)[1].split() if ")" in text else []
+
+
+def _tick(pid: int) -> str:
+    """The start tick of `pid` ("" without /proc)."""
+    return (_stat(pid) + [""] * 20)[19]
+
+
+def _alive(pid: int | None, tick: str = "") -> bool:
+    """Whether the process runs (and, given its `tick`, is the one that had it); a zombie (an init that never
+    reaps leaves them) counts as gone."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    fields = _stat(pid)
+    return not fields or (fields[0] not in ("Z", "X") and (not tick or fields[19] == tick))
