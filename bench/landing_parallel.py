@@ -10,6 +10,12 @@ in new leads, median of --rounds runs:
   fixed cost    the same with a check that does not sleep: what the landing costs besides waiting for checks;
   serial queue  the same with `check_slots = 1`, where every check waits for the one before it.
 
+Every lead sets `check_seats` to its slots: the check sleeps, so 4 of them fit on 2 cores, and with the
+default seats (the cores) a 2-core machine would run 4 slots' checks 2 at a time.
+
+The fixed cost is also given in CPU seconds (the landing and every process it waited for: its git commands and
+checks), which a busy machine stretches far less than wall time.
+
 Wall time in check durations: `raw` is wall / check; `net` is (wall - fixed cost) / check, the check durations
 the landing waited. Goals: 1 failing in at most 3 (raw); 0 failing in one (net: raw cannot be 1, since one
 check alone takes one duration and starting the command and merging take more). Also the extra check runs the
@@ -49,7 +55,7 @@ class Row:
 def warmed(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str, races: list[str]) -> Path:
     """A new lead that landed 4 branches (w1 ... w4) once already, so its scratch worktrees are made: a lead
     makes them at its first landing, and uses them ever after; what is timed is a landing after that."""
-    repo = fresh(box, n, bad, slots, check)
+    repo = fresh(box, n, bad, slots, check, seats=max(slots, 1))
     names = [f"w{i}" for i in range(1, 5)]
     for name in names:
         box.git(repo, "switch", "-q", "-c", name, "main")
@@ -88,14 +94,15 @@ def report(rows: list[Row], n: int, seconds: float, rounds: int) -> bool:
     print()
     print(f"parallel landing: {n} branches, a {seconds:g} s check, check_slots = 4, median of {rounds} runs")
     print(f"{'':<16} {'wall':>6} {'raw':>5} {'net':>5} {'runs':>5} {'rounds':>6}   {'fixed':>6}   "
-          f"{'serial: wall':>12} {'runs':>5}   {'extra runs':>10} {'vs 1 by 1':>9}   {'load':>5}")
+          f"{'fixed cpu':>9}   {'serial: wall':>12} {'runs':>5}   {'extra runs':>10} {'vs 1 by 1':>9}   {'load':>5}")
     ok_all = True
     for row in rows:
         wall, fixed, slow = row.med(row.fast), row.med(row.fixed), row.med(row.serial)
         runs, serial_runs = row.med(row.fast, "checks"), row.med(row.serial, "checks")
         raw, net = wall / seconds, (wall - fixed) / seconds
+        fixed_cpu = row.med(row.fixed, "cpu")
         print(f"{label(row.bad):<16} {wall:>5.1f}s {raw:>5.2f} {net:>5.2f} {runs:>5g} {row.med(row.fast, 'rounds'):>6g}"
-              f"   {fixed:>5.1f}s   {slow:>11.1f}s {serial_runs:>5g}   {runs - serial_runs:>+10g} "
+              f"   {fixed:>5.1f}s   {fixed_cpu:>8.2f}s   {slow:>11.1f}s {serial_runs:>5g}   {runs - serial_runs:>+10g} "
               f"{runs - n:>+9g}   {statistics.median(row.loads):>5.2f}")
         goal = GOALS[len(row.bad)]
         if row.bad:

@@ -5,6 +5,7 @@ the queue (`git balanced land ... --json`) or of the naive way."""
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -45,12 +46,14 @@ class Sandbox:
         return len(p.read_text().splitlines()) if p.exists() else 0
 
 
-def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
-    """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt."""
+def build(box: Sandbox, where: Path, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK,
+          seats: int = 0) -> Path:
+    """A lead on main with the check committed and allowed, and branches f1..fn each adding src/fi.txt. Its
+    `check_slots` is written always (the default is the machine's cores); `check_seats` when `seats` is set."""
     box.git(box.root, "init", "-q", "-b", "main", str(where))
-    settings = f"[worktree]\ncheck = {json.dumps(check)}\n"
-    if slots != 1:
-        settings += f"\n[balanced]\ncheck_slots = {slots}\n"
+    settings = f"[worktree]\ncheck = {json.dumps(check)}\n\n[balanced]\ncheck_slots = {slots}\n"
+    if seats:
+        settings += f"check_seats = {seats}\n"
     (where / ".magnum").mkdir()
     (where / ".magnum" / "settings.toml").write_text(settings)
     (where / "src").mkdir()
@@ -77,6 +80,7 @@ class Run:
     landed: set[str]
     refused: set[str]
     tree: str  # of src/ at the end: the settings differ between 1 and 4 slots, the work must not
+    cpu: float = 0.0  # CPU seconds of the landing and every process it waited for (its git, its checks)
 
 
 class ScratchRace(Exception):
@@ -86,10 +90,12 @@ class ScratchRace(Exception):
 def queue(box: Sandbox, repo: Path, n: int) -> Run:
     """`git balanced land f1 ... fn --json`, timed; its report cross-checked against the counted runs."""
     before = box.checks_counted()
+    used = _children_cpu()
     start = time.perf_counter()
     res = proc.run(["git", "balanced", "land", *[f"f{i}" for i in range(1, n + 1)], "--json"], cwd=repo,
                    env=box.env)
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - used
     try:
         data = json.loads(res.out)
     except json.JSONDecodeError:
@@ -100,10 +106,16 @@ def queue(box: Sandbox, repo: Path, n: int) -> Run:
     # The figures mean nothing if the report disagrees with what ran.
     assert data["check_runs"] == counted, f"land reported {data['check_runs']} check runs, {counted} ran"
     verdicts = data["verdicts"]
-    return Run(checks=counted, rounds=data["rounds"], seconds=seconds,
+    return Run(checks=counted, rounds=data["rounds"], seconds=seconds, cpu=cpu,
                landed={v["branch"] for v in verdicts if v["status"] == "landed"},
                refused={v["branch"] for v in verdicts if v["status"] != "landed"},
                tree=box.git(repo, "rev-parse", "main:src"))
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of this process's children that ended and were waited for, so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def naive(box: Sandbox, repo: Path, n: int) -> Run:
@@ -146,9 +158,9 @@ def expect(run: Run, n: int, bad: tuple[int, ...], what: str) -> None:
     assert run.refused == {f"f{i}" for i in bad}, f"{what}: refused {sorted(run.refused)}"
 
 
-def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK) -> Path:
+def fresh(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str = CHECK, seats: int = 0) -> Path:
     """A new lead in a folder of its own (its naive clone goes next to it)."""
-    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check)
+    return build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check, seats)
 
 
 def label(bad: tuple[int, ...]) -> str:

@@ -55,7 +55,7 @@ PathGlob = Annotated[StrictStr, AfterValidator(fit(1000))]
 WEEK = 7 * 24 * 3600
 Attempts = Annotated[StrictInt, Field(ge=1, le=100)]
 Cap = Annotated[StrictInt, Field(ge=1, le=1000)]
-Slots = Annotated[StrictInt, Field(ge=1, le=64)]
+Slots = Annotated[StrictInt, Field(ge=0, le=64)]
 Seconds = Annotated[StrictInt, Field(ge=1, le=WEEK)]
 _COMMAND = f"a non-empty command line of at most {COMMAND_MOST:,} bytes, without a NUL"
 _SECONDS = f"a whole number of seconds from 1 to {WEEK:,} (a week)"
@@ -105,7 +105,8 @@ class BalancedSettings(_Table):
     workers_edit_without_asking: StrictBool = Field(default=True, description="true or false")
     lead_allows_commands: StrictBool = Field(default=False, description="true or false")
     lead_keeps_off_workers_paths: StrictBool = Field(default=True, description="true or false")
-    check_slots: Slots = Field(default=1, description="a whole number of checks run at once, from 1 to 64")
+    check_slots: Slots = Field(
+        default=0, description="a whole number of checks run at once, from 1 to 64; 0: this machine's cores")
     check_seats: Annotated[StrictInt, Field(ge=0, le=1024)] = Field(
         default=0, description="a whole number of checks at once on each machine, from 1 to 1024; 0: its cores")
     ask_timeout: Seconds = Field(default=600, description=_SECONDS)

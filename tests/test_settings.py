@@ -64,7 +64,7 @@ def test_missing_file_gives_the_defaults(tmp_path: Path) -> None:
     b = s.balanced
     assert (b.agent, b.model, b.attempts, b.cap, b.reserve) == ("claude", "sonnet", 3, 10, 20)
     assert (b.workers_edit_without_asking, b.lead_allows_commands) == (True, False)
-    assert (b.check_slots, b.ask_timeout) == (1, 600)
+    assert (b.check_slots, b.ask_timeout) == (0, 600), "0: check slots as many as the cores"
     assert s.ladder() == ("haiku", "sonnet", "opus")
 
 

@@ -212,7 +212,7 @@ def _put_back_copy(git_dir: Path, config: str, admin: Path | None) -> None:
 
 
 def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None = None,
-           timeout: float | None = None) -> CheckResult:
+           timeout: float | None = None, seats: int | None = None) -> CheckResult:
     """Run setup (once) and the check in a scratch worktree already at the right commit (`commit`); record
     it. A branch or tag of the lead's that the check's code moved to what it checks is put back, and the
     check fails: the lead's branch moves only by the lead, after the check. Each of setup and check is
@@ -229,7 +229,8 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
         else:
             from git_balanced.landing.seat import landing_seat
 
-            with landing_seat(repo, command):  # one of this machine's check seats, shared with its workers' checks
+            # one of this machine's check seats, shared with its workers' checks
+            with landing_seat(repo, command, seats):
                 r = proc.shell(command, cwd=scratch.path, env=proc.no_git_env(), argv=scratch.fenced(command),
                                timeout=limit, mark=scratch.mark_prefix + _run_id())
             out, code = r.out, r.code
@@ -385,8 +386,10 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
 
 
 def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch: str = "check",
-              use_cache: bool = True) -> CheckResult:
-    """The check's result on `rev`'s tree: from the note when that tree was checked, else run it."""
+              use_cache: bool = True, timeout: float | None = None, seats: int | None = None) -> CheckResult:
+    """The check's result on `rev`'s tree: from the note when that tree was checked, else run it (within
+    `timeout`, default `[worktree] check_timeout` as committed at HEAD; on one of `seats` check seats, default
+    `[balanced] check_seats` as committed there)."""
     commit = repo.rev_parse(rev)
     if commit is None:
         raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
@@ -395,4 +398,4 @@ def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch:
         return hit
     with Scratch(repo, scratch) as s:
         s.checkout(commit)
-        return run_in(s, tree, command, setup, commit)
+        return run_in(s, tree, command, setup, commit, timeout, seats)

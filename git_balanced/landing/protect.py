@@ -59,8 +59,9 @@ class Rules:
     def held(self, repo: Repo, base: str, tip: str) -> dict[str, str]:
         """What holds the change from `base` to `tip` for you: its protected paths, then files past the size
         limit, each with why."""
-        out = self.touched(repo.changed_paths(base, tip))
-        for path, why in (self.sizes.over(repo, base, tip) if self.sizes else {}).items():
+        changes = repo.diff_tree(base, tip)  # one diff for both: the paths, and the blobs whose sizes count
+        out = self.touched([c.path for c in changes])
+        for path, why in (self.sizes.over(repo, base, tip, changes) if self.sizes else {}).items():
             out[path] = f"{out[path]}; {why}" if path in out else why
         return out
 

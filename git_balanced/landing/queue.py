@@ -9,6 +9,7 @@ check slots a round leaves free check that next chain ahead of its round (specul
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
-from git_balanced.landing import checkout, checks, protect
+from git_balanced.landing import checkout, checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
@@ -29,6 +30,12 @@ from git_balanced.state import notes
 MAX_LIMIT = 64
 PREFLIGHTS = 4  # branches looked at at once before the chain is built
 FIRST_LIMIT = 32
+MOST_SLOTS = 64
+
+
+def slots_of(setting: int) -> int:
+    """The check slots a landing runs on: `[balanced] check_slots`, or this machine's cores when it is 0."""
+    return setting if setting > 0 else max(1, min(MOST_SLOTS, os.cpu_count() or 1))
 
 
 @dataclass
@@ -87,8 +94,10 @@ class Queue:
         settings = settings_at(self.repo, tip)
         self.cmds = commands_of(settings)
         self.protected = protect.rules(self.repo, settings, tip)
-        self.slots = slots or settings.balanced.check_slots
-        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots)
+        self.slots = slots or slots_of(settings.balanced.check_slots)
+        self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots,
+                               timeout=float(settings.worktree.check_timeout),
+                               seats=seat.budget_of(self.repo) if self.cmds.check else None)
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
@@ -105,8 +114,11 @@ class Queue:
             self.verdicts += [v for v in found if v is not None]
             pending = [c for c, v in zip(candidates, found, strict=True) if v is None]
             self.checkout = self._checkout_changes()
-            with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
-                self._loop(pending)
+            try:
+                with checkout.full_disk_cleared(self.repo, "the landing"):  # one message, and no debris left
+                    self._loop(pending)
+            finally:
+                self.checker.close()
         return self.verdicts
 
     def _limit(self, value: int | None = None) -> int:
@@ -155,8 +167,10 @@ class Queue:
             crashpoint("after-check")
             n = len(chain)
             top = n if s.passed.get(n) else s.lo
-            if top:
-                if not self._move(tip, chain[:top]):
+            ahead = self._checked_ahead(tip, chain, top, waiting=bool(later or pending)) if top < n else []
+            told = len(self.verdicts)
+            if top or ahead:
+                if not self._move(tip, chain[:top] + ahead):
                     moved += 1
                     if moved > 20:
                         raise BalancedError(f"{self.lead.branch} kept moving while landing.",
@@ -168,17 +182,30 @@ class Queue:
             if top < n:
                 culprit = chain[top]
                 res = checks.for_landing(self.repo, culprit.tree, self.cmds.check or "")
-                self.verdicts.append(Verdict(
+                self.verdicts.insert(told + top, Verdict(  # in the chain's order, before what landed after it
                     culprit.cand.branch, "check_failed", culprit.cand.job,
                     reason=f"its check failed (exit {res.code if res else '?'})" +
                            (f" once merged after {', '.join(x.cand.branch for x in chain[:top])}" if top else ""),
                     tail=res.tail if res else "", tree=culprit.tree))
-                limit = self._limit(max(1, limit // 2))
-                carry = [x.cand for x in chain[top + 1:]]
+                # halved for the failure; and what landed after it is a batch that passed, as a round of its own
+                limit = self._limit(min(MAX_LIMIT, max(1, limit // 2) + (1 if ahead else 0)))
+                carry = [] if ahead else [x.cand for x in chain[top + 1:]]
                 pending = later + pending
             else:
                 limit = self._limit(min(MAX_LIMIT, limit + 1))
                 pending = later + pending
+
+    def _checked_ahead(self, tip: str, chain: list[Link], top: int, *, waiting: bool) -> list[Link]:
+        """The chain after the culprit `chain[top]`, merged on the prefix that lands, when a check ahead of its
+        round passed on its top: it lands in the same move as that prefix, not one round later. Only when no
+        other branch waits (the next round would check them with it) and none of your files is in the way."""
+        rest = chain[top + 1:]
+        if not rest or waiting or self.checkout or not self.cmds.check:
+            return []
+        built = self.checker.passed_after(chain[top - 1].commit if top else tip, [x.cand.tip for x in rest])
+        if not built:
+            return []
+        return [Link(x.cand, commit, tree) for x, (commit, tree) in zip(rest, built, strict=True)]
 
     # -- preflight: no check runs spent -------------------------------------------------------------------
     def _preflight(self, c: Candidate, lead_tip: str) -> Verdict | None:
@@ -323,19 +350,21 @@ class Queue:
                                     "nothing moved.", hint="landing goes on once it is done; a lock no git holds "
                                     "is removed once it is a minute old.")
         res = checks.for_landing(repo, target.tree, self.cmds.check) if self.cmds.check else None
+        found: dict[str, dict[str, Any]] = {}
         for link in links:
             info = link.cand.info
             if any(r.get("job") == link.cand.job and r.get("branch") == link.cand.branch
                    for r in notes.read_json(repo, notes.LANDINGS, link.commit)):
                 continue  # this landing, made again after a fault (the same merge, the same id), is noted already
-            notes.add_json(repo, notes.LANDINGS, link.commit, {
+            found[link.commit] = {
                 "branch": link.cand.branch, "job": link.cand.job, "piece": info.get("piece"),
                 "plan": info.get("plan"), "attempt": info.get("attempt"), "machine": info.get("machine"),
                 "agent": info.get("agent"), "model": info.get("model"), "cost_usd": info.get("cost_usd"),
                 "check": self.cmds.check, "result": "pass" if self.cmds.check else "unchecked",
                 "seconds": res.seconds if res else None, "tree": link.tree, "checked_tree": target.tree,
                 "into": self.lead.branch,
-                "at": round(time.time(), 3)})
+                "at": round(time.time(), 3)}
+        notes.add_json_many(repo, notes.LANDINGS, found)  # one notes commit for the whole move, not one a merge
         crashpoint("after-notes")
         if checked_out:
             # All or nothing: a move that fails (a full disk) leaves your checkout and index as they were.

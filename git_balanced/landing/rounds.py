@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -66,16 +66,35 @@ class Checker:
     check: str
     setup: str | None
     slots: int
+    timeout: float | None = None  # `[worktree] check_timeout` of the settings the landing read (None: read them)
+    seats: int | None = None  # this machine's check seats, read once for the landing (None: read at each check)
     runs: int = 0  # check runs, the speculative ones included
     rounds: int = 0
     ahead: int = 0  # of the runs, those of a next chain's top, checked before its round
     # The next chains built ahead, by the commit they are built on and their branches' tips: each merge's
     # commit and tree, for the queue to take rather than merge them all again (`built_on`).
     built: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = field(default_factory=dict)
+    # The next chains being merged while a round's checks run, by the same key as `built`.
+    merging: dict[tuple[str, tuple[str, ...]], Future[list[tuple[str, str]] | None]] = field(default_factory=dict)
     own: PerThread = field(init=False)  # the Repo of each thread the checks run in
+    _mergers: ThreadPoolExecutor = field(init=False)
+    # Every next chain merged ahead of its need, and what stops it when no round needs it any more.
+    stops: dict[tuple[str, tuple[str, ...]], threading.Event] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.own = PerThread(self.repo)
+        self._mergers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="land-merge")
+
+    def _abandon(self, keep: set[tuple[str, tuple[str, ...]]]) -> None:
+        """Stop merging the next chains not in `keep`: no round needs them now (one that does merges its own)."""
+        for key in [k for k in self.merging if k not in keep]:
+            merging = self.merging.pop(key)
+            if not merging.cancel():
+                self.stops[key].set()  # under way: it stops at its next merge
+
+    def close(self) -> None:
+        """Let the merging threads end (what they were merging is not waited for: it is only objects)."""
+        self._mergers.shutdown(wait=False, cancel_futures=True)
 
     def search(self, tip: str, chain: Sequence[Link]) -> Search:
         """The longest passing prefix of `chain` (built on `tip`) and its first culprit; trees checked before
@@ -99,33 +118,79 @@ class Checker:
             self.ahead += spent
             return got
 
-        return speculate.search(len(chain), probe, self.slots, known=known)
+        def prepare(culprits: list[int]) -> None:
+            wanted = {self._key(tip, chain, c): c for c in culprits}
+            self._abandon(set(wanted))
+            for key, c in wanted.items():
+                if key not in self.built and key not in self.merging:
+                    stop = threading.Event()
+                    self.merging[key] = self._mergers.submit(self._merge_after, tip, chain, c, stop)
+                    self.stops[key] = stop
+
+        s = speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare)
+        # What the queue merges next, when a culprit was found, is kept; the other guesses are not needed.
+        self._abandon({self._key(tip, chain, s.hi)} if s.hi < len(chain) and not s.passed.get(len(chain)) else set())
+        return s
 
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
-        return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot)
+        return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,
+                                seats=self.seats)
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
         after it merged onto prefix culprit - 1, as the queue will merge them. Whether a check ran (not
         when that tree was checked already, or a merge on the way conflicts: the queue sets that one aside,
         and the guess would not be what it checks)."""
+        key = self._key(tip, chain, culprit)
+        merging = self.merging.get(key)
+        if merging is not None and merging.cancel():  # not begun yet (the mergers are busy): merged here instead
+            self.merging.pop(key, None)
+            merging = None
+        merges = merging.result() if merging is not None else self._merge_after(tip, chain, culprit)
+        if not merges or checks.for_landing(self.own.get(), merges[-1][1], self.check) is not None:
+            return False
+        self._run(merges[-1][0], slot)
+        return True
+
+    @staticmethod
+    def _key(tip: str, chain: Sequence[Link], culprit: int) -> tuple[str, tuple[str, ...]]:
+        """What the chain after `culprit` is kept by: the commit it is built on, and its branches' tips."""
+        base = chain[culprit - 2].commit if culprit > 1 else tip
+        return base, tuple(link.cand.tip for link in chain[culprit:])
+
+    def _merge_after(self, tip: str, chain: Sequence[Link], culprit: int,
+                     stop: threading.Event | None = None) -> list[tuple[str, str]] | None:
+        """Merge the branches after `culprit` onto prefix culprit - 1, as the queue will if it is the culprit; each
+        merge's commit and tree, kept in `built`. None when a merge on the way conflicts, or `stop` is set."""
         repo = self.own.get()
-        base = cur = chain[culprit - 2].commit if culprit > 1 else tip
+        key = self._key(tip, chain, culprit)
+        cur = key[0]
         merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
+            if stop is not None and stop.is_set():
+                return None
             m = repo.merge_tree(cur, link.cand.tip)
             if not m.clean:
-                return False
+                return None
             cur = repo.commit_tree(m.tree, [cur, link.cand.tip], link.cand.label)
             merges.append((cur, m.tree))
-        self.built[(base, tuple(link.cand.tip for link in chain[culprit:]))] = merges
-        if not merges or checks.for_landing(repo, merges[-1][1], self.check) is not None:
-            return False
-        self._run(cur, slot)
-        return True
+        self.built[key] = merges
+        return merges
+
+    def passed_after(self, base: str, tips: list[str]) -> list[tuple[str, str]]:
+        """The merges (commit, tree) of the chain of `tips` built ahead on `base`, all of them, when the check
+        passed on its top; else none."""
+        built = self.built_on(base, tips)
+        if len(built) != len(tips) or not built:
+            return []
+        res = checks.for_landing(self.repo, built[-1][1], self.check)
+        return built if res is not None and res.passed else []
 
     def built_on(self, tip: str, tips: list[str]) -> list[tuple[str, str]]:
         """The merges (commit, tree) of the longest chain built ahead on `tip` whose branches begin `tips`."""
+        for (base, ahead), merging in list(self.merging.items()):  # one being merged now is waited for
+            if base == tip and tuple(tips[:len(ahead)]) == ahead and not merging.cancelled():
+                merging.result()
         found: list[tuple[str, str]] = []
         for (base, ahead), merges in list(self.built.items()):
             if base == tip and len(ahead) > len(found) and tuple(tips[:len(ahead)]) == ahead:

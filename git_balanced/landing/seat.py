@@ -28,10 +28,11 @@ def waiting_words(n: int, holders: list[dict[str, Any]]) -> str:
 
 
 @contextmanager
-def landing_seat(repo: Repo, command: str) -> Iterator[seats.Seat | None]:
-    """Hold a check seat while the landing's check runs; while all are taken, say who holds them (on stderr) and
-    wait. An engine asked to stop stops waiting (proc.Stopped)."""
-    n = budget_of(repo)
+def landing_seat(repo: Repo, command: str, budget: int | None = None) -> Iterator[seats.Seat | None]:
+    """Hold a check seat while the landing's check runs (of `budget` seats, when the caller read it already);
+    while all are taken, say who holds them (on stderr) and wait. An engine asked to stop stops waiting
+    (proc.Stopped)."""
+    n = budget if budget is not None else budget_of(repo)
     try:
         seat = seats.seat_take(n, {"who": f"the landing of {repo.root}", "command": command},
                                on_wait=lambda now: ui.note(waiting_words(n, now)), stop=proc.stop_asked)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from git_balanced.git import Repo
+from git_balanced.git import Repo, TreeChange
 from git_balanced.settings import Settings
 
 MB = 1024 * 1024
@@ -23,9 +23,10 @@ class Limits:
     file_mb: float
     change_mb: float
 
-    def over(self, repo: Repo, base: str, tip: str) -> dict[str, str]:
-        """The files of the change from `base` to `tip` that pass a limit, each with the words that say so."""
-        sizes = written(repo, base, tip)
+    def over(self, repo: Repo, base: str, tip: str, changes: list[TreeChange] | None = None) -> dict[str, str]:
+        """The files of the change from `base` to `tip` (its `changes`, when the caller has them) that pass a
+        limit, each with the words that say so."""
+        sizes = written(repo, base, tip, changes)
         out = {p: f"{size_words(n)}: {n:,} bytes, over `[landing] max_file_mb` = {self.file_mb:g}"
                for p, n in sizes.items() if n > self.file_mb * MB}
         total = sum(sizes.values())
@@ -41,10 +42,10 @@ def limits(settings: Settings) -> Limits:
     return Limits(settings.landing.max_file_mb, settings.landing.max_change_mb)
 
 
-def written(repo: Repo, base: str, tip: str) -> dict[str, int]:
-    """Each file added or changed from `base` to `tip`, with its size in bytes at `tip` (git's own count,
-    without reading the files)."""
-    blobs = {c.path: c.new for c in repo.diff_tree(base, tip)
+def written(repo: Repo, base: str, tip: str, changes: list[TreeChange] | None = None) -> dict[str, int]:
+    """Each file added or changed from `base` to `tip` (`changes`: that diff, made already), with its size in
+    bytes at `tip` (git's own count, without reading the files)."""
+    blobs = {c.path: c.new for c in (repo.diff_tree(base, tip) if changes is None else changes)
              if c.status != "D" and c.new_mode != 0o160000}  # a submodule is no blob here
     return dict(zip(blobs, repo.object_sizes(list(blobs.values())), strict=True))
 

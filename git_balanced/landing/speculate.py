@@ -21,6 +21,9 @@ from git_balanced.landing.bisect import Search, next_probes
 # Checks the given prefixes and, beside them, the next chain's top for each given culprit; returns the prefixes'
 # results (the culprits' are recorded by tree, for the round after).
 Probe = Callable[[list[int], list[int]], dict[int, bool]]
+# Told, before each round, the culprits whose next chain this round or the one after may need: it can merge them
+# meanwhile, and stop merging the others.
+Prepare = Callable[[list[int]], None]
 
 
 def culprits(s: Search, spare: int) -> list[int]:
@@ -33,15 +36,39 @@ def culprits(s: Search, spare: int) -> list[int]:
     return [c for c in range(s.lo + 1, last + 1) if c < s.n][:spare]
 
 
-def search(n: int, probe: Probe, slots: int = 1, known: dict[int, bool] | None = None) -> Search:
+def later(s: Search, todo: list[int], slots: int) -> list[int]:
+    """For each way this round can end (each prefix of `todo` the first to fail, or none of them when a longer
+    one failed already) that leaves another round to go, the culprit whose next chain that round checks ahead of
+    time first. Earliest first; not those this round checks ahead already, nor one with nothing after it. (A way
+    that ends the search is left out: the queue's next chain after it needs a round of its own anyway, and
+    merging one for every such way costs more than it saves.)"""
+    now = set(culprits(s, slots - len(todo)))
+    ends = [{**{q: True for q in todo if q < p}, p: False} for p in sorted(todo)]
+    if s.hi <= s.n:
+        ends.append({q: True for q in todo})
+    found: set[int] = set()
+    for end in ends:
+        after = Search(s.n, {**s.passed, **end})
+        if after.done():
+            continue
+        spare = slots - len([i for i in next_probes(after, slots) if i not in after.passed])
+        found.update(c for c in culprits(after, spare)[:1] if c < s.n and c not in now)
+    return sorted(found)
+
+
+def search(n: int, probe: Probe, slots: int = 1, known: dict[int, bool] | None = None,
+           prepare: Prepare | None = None) -> Search:
     """Rounds of `probe` until the longest passing prefix and the first culprit are known (as bisect.search),
-    each round's free slots given to speculative checks of what follows each possible culprit."""
+    each round's free slots given to speculative checks of what follows each possible culprit; `prepare` is told
+    first what the round after may need merged (`later`), so it is merged while this round's checks run."""
     s = Search(n, dict(known or {}))
     slots = max(1, slots)
     while not s.done():
         todo = [i for i in next_probes(s, slots) if i not in s.passed]
         if not todo:
             break
+        if prepare is not None:  # what this round checks ahead, and what the round after may need
+            prepare(culprits(s, slots - len(todo)) + later(s, todo, slots))
         s.passed.update(probe(todo, culprits(s, slots - len(todo))))
         s.rounds += 1
     return s

@@ -165,3 +165,22 @@ def merge_notes_commit(repo: Repo, ours: str, theirs: str, subject: str) -> str:
     if not tree:
         tree = repo.write_tree([])
     return repo.write_commit(tree, [ours, theirs], subject + "\n")
+
+
+def add_json_many(repo: Repo, notes_ref: str, records: dict[str, dict[str, Any]],
+                  subject: str = "Notes added by git balanced") -> str | None:
+    """Add one JSON record to the note on each object of `records`, all in one notes commit (one ref update);
+    None when there is nothing to add."""
+    if not records:
+        return None
+    lines = {obj: json.dumps(record, sort_keys=True, ensure_ascii=False) for obj, record in records.items()}
+
+    def build(tip: str | None) -> str:
+        root_id = repo.store[tip.encode()].tree if tip else None
+        for obj, line in lines.items():
+            current = read_lines(repo, notes_ref, obj, tip) if tip else []
+            root_id = _set_note(repo, root_id, obj, merge_lines(current, [line])).encode()
+        assert root_id is not None
+        return repo.write_commit(root_id.decode(), [tip] if tip else [], subject + "\n")
+
+    return update_with_retry(repo, notes_ref, build, "balanced: notes")

@@ -12,6 +12,10 @@ CHECK = '! grep -rq BAD src && echo run >> "$HOME/check-runs"'
 
 
 def project(tmp: Path, check: str = CHECK, extra: str = "") -> Path:
+    """A lead with the check committed and allowed; one check slot (the serial queue) unless `extra` names them."""
+    if "check_slots" not in extra:  # the default is this machine's cores: the counts below assume one slot
+        extra = extra.replace("[balanced]\n", "[balanced]\ncheck_slots = 1\n", 1) if "[balanced]\n" in extra \
+            else f"{extra}\n[balanced]\ncheck_slots = 1\n"
     settings = f"[worktree]\ncheck = {json.dumps(check)}\n{extra}"
     repo = make_repo(tmp / "lead", {"src/base.txt": "ok\n", ".magnum/settings.toml": settings})
     assert balanced(repo, "allow", "--yes").code == 0
