@@ -181,12 +181,13 @@ def serve(verbs: tuple[Verb, ...] = VERBS) -> int:
     return wire.serve("lead" if verbs is VERBS else "chief", lambda lines, out: run_fed(verbs, lines, out))
 
 
-def run_fed(verbs: tuple[Verb, ...], lines: io.RawIOBase, out: io.RawIOBase) -> None:
-    """The SDK's server of the verbs, reading the lines of `lines` and writing its answers to `out`."""
+def run_fed(verbs: tuple[Verb, ...], lines: io.RawIOBase, out: io.RawIOBase, server: MCPServer | None = None) -> None:
+    """The SDK's server of the verbs (`server` when given, built once for many sessions), reading the lines of
+    `lines` and writing its answers to `out`."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server = build(verbs)
+    server = server or build(verbs)
 
     async def run() -> None:
         read = anyio.wrap_file(io.TextIOWrapper(io.BufferedReader(lines), encoding="utf-8", errors="replace"))
@@ -209,6 +210,7 @@ def recorded(*, chief: bool) -> dict[str, Any]:
 
         verbs = CHIEF_VERBS
     record: dict[str, Any] = {"initialize": {}, "lists": {}}
+    built = build(verbs)
     for version in wire.HANDSHAKES:
         said: list[bytes] = []
         lines: queue.Queue[bytes | None] = queue.Queue()
@@ -219,7 +221,7 @@ def recorded(*, chief: bool) -> dict[str, Any]:
         for n, ask in enumerate(asks[1:], 1):
             lines.put(json.dumps({"jsonrpc": "2.0", **ask, "id": n}).encode() + b"\n")
         out = wire.Out(said.append)
-        done = threading.Thread(target=run_fed, args=(verbs, wire.Fed(lines), out))
+        done = threading.Thread(target=run_fed, args=(verbs, wire.Fed(lines), out, built))
         done.start()
         while len(said) < len(asks):
             done.join(0.05)

@@ -252,15 +252,20 @@ def _marked(value: Any) -> Any:
     return value
 
 
-def main() -> int:
-    """Write listed.json: the SDK's own answers, asked in this process (run after changing a verb)."""
+def recording(side: str) -> dict[str, Any]:
+    """The SDK's own answers for the side (`lead` or `chief`), asked in this process; the lists kept once, under
+    `*`, when every version has the same."""
     from git_balanced.kit import server
 
-    listed: dict[str, Any] = {"key": key()}
-    for side in ("lead", "chief"):
-        record = listed[side] = server.recorded(chief=side == "chief")
-        if len({json.dumps(lists, sort_keys=True) for lists in record["lists"].values()}) == 1:
-            record["lists"] = {"*": next(iter(record["lists"].values()))}  # the same at every version
+    record = server.recorded(chief=side == "chief")
+    if len({json.dumps(lists, sort_keys=True) for lists in record["lists"].values()}) == 1:
+        record["lists"] = {"*": next(iter(record["lists"].values()))}
+    return record
+
+
+def main() -> int:
+    """Write listed.json (run after changing a verb, its result or how the server makes its tools)."""
+    listed = {"key": key(), "lead": recording("lead"), "chief": recording("chief")}
     LISTED.write_text(json.dumps(listed, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {LISTED}")
     return 0
