@@ -3,6 +3,8 @@ one tool."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 
@@ -34,3 +36,28 @@ def _run_sdk(chief: bool, lines: Any, out: Any) -> None:
     from git_balanced.kit import server
 
     server.run_fed(_verbs(chief), lines, out)
+
+
+def recording(side: str) -> dict[str, Any]:
+    """The SDK's own answers for the side (`lead` or `chief`), asked in this process; the lists kept once, under
+    `*`, when every version has the same."""
+    from git_balanced.kit import server
+
+    record = server.recorded(_verbs(side == "chief"))
+    if len({json.dumps(lists, sort_keys=True) for lists in record["lists"].values()}) == 1:
+        record["lists"] = {"*": next(iter(record["lists"].values()))}
+    return record
+
+
+def main() -> int:
+    """Write kit/listed.json (run after changing a verb, its result or how the server makes its tools)."""
+    from git_balanced.kit import wire
+
+    listed = {"key": wire.key(), "lead": recording("lead"), "chief": recording("chief")}
+    wire.LISTED.write_text(json.dumps(listed, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {wire.LISTED}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

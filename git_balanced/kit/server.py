@@ -199,16 +199,11 @@ def run_fed(verbs: tuple[Verb, ...], lines: io.RawIOBase, out: io.RawIOBase, ser
     anyio.run(run)
 
 
-def recorded(*, chief: bool) -> dict[str, Any]:
-    """What the SDK's server answers to `initialize` at each version of wire.HANDSHAKES, and then to each
-    list request of wire.LISTS: the record kit/wire.py answers from (`python -m git_balanced.kit.wire`)."""
+def recorded(verbs: tuple[Verb, ...]) -> dict[str, Any]:
+    """What the SDK's server of the verbs answers to `initialize` at each version of wire.HANDSHAKES, and then
+    to each list request of wire.LISTS: the record kit/wire.py answers from (`python -m git_balanced.commands.mcp`)."""
     import queue
 
-    verbs = VERBS
-    if chief:
-        from git_balanced.chief.verbs import CHIEF_VERBS
-
-        verbs = CHIEF_VERBS
     record: dict[str, Any] = {"initialize": {}, "lists": {}}
     built = build(verbs)
     for version in wire.HANDSHAKES:

@@ -4,7 +4,7 @@ An agent waits for its MCP server's answers to `initialize` and `tools/list` bef
 tools (Claude Code's `-p` 5 s at most unless told longer), and importing the MCP SDK takes most of a second
 on an idle machine, many on a loaded one. So the server answers those at once from `listed.json` beside this
 module: what the SDK's own server answered to each handshake version and each list request, recorded by
-`python -m git_balanced.kit.wire` and checked against the SDK by tests/test_mcp_start.py. The SDK starts
+`python -m git_balanced.commands.mcp` and checked against the SDK by tests/test_mcp_start.py. The SDK starts
 in a thread once the first line came; every other message goes to it, and the `initialize` it was handed too,
 its answer dropped, so its session is the client's. A record older than the sources it was made from is not
 used: then the SDK answers everything, as before.
@@ -250,26 +250,3 @@ def _marked(value: Any) -> Any:
     if isinstance(value, dict):
         return {_marked(k): _marked(v) for k, v in value.items()}
     return value
-
-
-def recording(side: str) -> dict[str, Any]:
-    """The SDK's own answers for the side (`lead` or `chief`), asked in this process; the lists kept once, under
-    `*`, when every version has the same."""
-    from git_balanced.kit import server
-
-    record = server.recorded(chief=side == "chief")
-    if len({json.dumps(lists, sort_keys=True) for lists in record["lists"].values()}) == 1:
-        record["lists"] = {"*": next(iter(record["lists"].values()))}
-    return record
-
-
-def main() -> int:
-    """Write listed.json (run after changing a verb, its result or how the server makes its tools)."""
-    listed = {"key": key(), "lead": recording("lead"), "chief": recording("chief")}
-    LISTED.write_text(json.dumps(listed, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {LISTED}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

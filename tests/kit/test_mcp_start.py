@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from git_balanced import front
+from git_balanced.commands.mcp import recording
 from git_balanced.kit import wire
 from git_balanced.kit.verbs import VERBS
 from tests.support.plans import lead_repo
@@ -30,10 +32,10 @@ READY = line({"method": "notifications/initialized"})
 
 def test_the_record_is_what_the_sdk_answers() -> None:
     listed = json.loads(wire.LISTED.read_text(encoding="utf-8"))
-    again = "it is out of date: run `python -m git_balanced.kit.wire` and commit git_balanced/kit/listed.json"
+    again = "it is out of date: run `python -m git_balanced.commands.mcp` and commit git_balanced/kit/listed.json"
     assert listed["key"] == wire.key(), again
     for side in ("lead", "chief"):
-        assert listed[side] == wire.recording(side), f"the {side}'s record differs from the SDK's answers: {again}"
+        assert listed[side] == recording(side), f"the {side}'s record differs from the SDK's answers: {again}"
     assert sorted(listed["lead"]["initialize"]) == sorted(wire.HANDSHAKES)
 
 
@@ -55,6 +57,8 @@ def test_the_handshake_and_the_tools_are_answered_without_the_sdk(tmp_path: Path
     assert [a["id"] for a in answers] == [1, 2]
     assert answers[0]["result"]["serverInfo"]["name"] == "balanced"
     assert [t["name"] for t in answers[1]["result"]["tools"]] == [v.name for v in VERBS]
+    assert front.fast(["mcp"]) and front.fast(["mcp", "--chief"]), "served without click, by the front door"
+    assert front.fast(["mcp", "--call", "board"]) is None and front.fast(["mcp", "-h"]) is None
 
 
 def session(repo: Path, *lines: bytes) -> list[dict[str, Any]]:
