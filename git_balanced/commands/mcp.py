@@ -53,9 +53,10 @@ def main() -> int:
     """Write kit/listed.json (run after changing a verb, its result or how the server makes its tools)."""
     from git_balanced.kit import wire
 
-    listed = {"key": wire.key(), "lead": recording("lead"), "chief": recording("chief")}
+    listed: dict[str, Any] = {"key": wire.key(), "lead": recording("lead"), "chief": recording("chief")}
     wire.LISTED.write_text(json.dumps(listed, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {wire.LISTED}")
+    tools = [len(next(iter(listed[s]["lists"].values()))["tools/list"]["tools"]) for s in ("lead", "chief")]
+    print(f"wrote git_balanced/kit/listed.json: {tools[0]} tools of the lead, {tools[1]} of the chief")
     return 0
 
 
