@@ -96,6 +96,7 @@ class Out(io.RawIOBase):
     def __init__(self, sink: Callable[[bytes], None]) -> None:
         super().__init__()
         self._sink, self._lock, self._part, self.drop = sink, threading.Lock(), b"", set[Any]()
+        self.shaken = threading.Event()  # the SDK answered the handshake it was handed
 
     def writable(self) -> bool:
         return True
@@ -117,6 +118,7 @@ class Out(io.RawIOBase):
             return False
         if isinstance(said, dict) and "method" not in said and said.get("id") in self.drop:
             self.drop.discard(said["id"])
+            self.shaken.set()
             return True
         return False
 
@@ -135,18 +137,23 @@ def to_fd(fd: int) -> Callable[[bytes], None]:
 
 
 class Fed(io.RawIOBase):
-    """What the SDK reads: the lines handed to it, in order; None ends it."""
+    """What the SDK reads: the lines handed to it, in order; None ends it. With `gate`, the lines after the
+    first (the handshake answered here) wait until the SDK answered it too, as a client waits: the SDK takes
+    a call that comes before its handshake is done for one of a session without any."""
 
-    def __init__(self, lines: queue.Queue[bytes | None]) -> None:
+    def __init__(self, lines: queue.Queue[bytes | None], gate: threading.Event | None = None) -> None:
         super().__init__()
-        self._lines, self._left = lines, b""
+        self._lines, self._left, self._gate, self._given = lines, b"", gate, 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, into: Any) -> int:
         if not self._left:
+            if self._given and self._gate is not None:
+                self._gate.wait()
             self._left = self._lines.get() or b""
+            self._given += 1
         n = min(len(into), len(self._left))
         into[:n], self._left = self._left[:n], self._left[n:]
         return n
@@ -181,7 +188,8 @@ def serve(side: str, run_sdk: Callable[[Fed, Out], None]) -> int:
             asked = asked or b'"id"' in line  # a request the SDK owes an answer to (not a notification)
         lines.put(line)
         if sdk is None:
-            sdk = threading.Thread(target=_running, args=(run_sdk, Fed(lines), out), daemon=True)
+            gate = out.shaken if out.drop else None
+            sdk = threading.Thread(target=_running, args=(run_sdk, Fed(lines, gate), out), daemon=True)
             sdk.start()
     lines.put(None)
     if sdk is not None and asked:
