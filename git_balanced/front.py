@@ -30,15 +30,7 @@ def fast(args: list[str]) -> Callable[[], int] | None:
         return lambda: _inbox(as_json="--json" in rest)
     if word == "hook" and rest and not any(a.startswith("-") for a in rest):  # `-h` and the like are click's
         return lambda: _hook(rest[0], rest[1:])
-    if word == "mcp" and rest in ([], ["--chief"]):  # an agent waits for the server's first answers
-        return lambda: _mcp(chief=bool(rest))
     return None
-
-
-def _mcp(*, chief: bool) -> int:
-    from git_balanced.commands.mcp import mcp_command
-
-    return mcp_command(chief=chief)
 
 
 def _version() -> int:

@@ -12,9 +12,9 @@ import functools
 import inspect
 import io
 import json
+import os
 import re
 import sys
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any, get_type_hints
 
@@ -25,12 +25,11 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from git_balanced import __version__
 from git_balanced.errors import BalancedError, disk_full
-from git_balanced.kit import tools, wire
+from git_balanced.kit import tools
 from git_balanced.kit.results import RESULTS
 from git_balanced.kit.spoken import for_tools
 from git_balanced.kit.tools import Piece
 from git_balanced.kit.verbs import VERBS, Arg, Verb
-from git_balanced.kit.wire import MARK, mend
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
 
 NAME = "balanced"
@@ -45,6 +44,10 @@ def refusal(exc: BalancedError) -> str:
     return for_tools(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""))
 
 
+# A mark the wire puts where the SDK's JSON reader would have refused the whole call unanswered (a lone
+# surrogate, nesting past its limit): a noncharacter, never in real text, so the tool can refuse in words.
+MARK = "\ufdd0"
+WIRE_DEPTH_MOST = 64  # levels of JSON in one message; the SDK's reader gives up near 255
 LIST_MOST = 1000  # items of a list argument
 # How long each argument may be; a command goes to `sh -c` as one argument, a path names a file.
 _MOST = {"run": (COMMAND_MOST, "bytes"), "attachments": (4096, "bytes"), "id": (NAME_MOST, "characters"),
@@ -178,56 +181,74 @@ def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
 
 def serve(verbs: tuple[Verb, ...] = VERBS) -> int:
     """Serve the verbs' tools (the lead's unless told) over stdin and stdout until the client goes away."""
-    return wire.serve("lead" if verbs is VERBS else "chief", lambda lines, out: run_fed(verbs, lines, out))
+    wire = os.fdopen(os.dup(0), "rb", buffering=0)
+    # The server's children read nothing of the wire, as the SDK would arrange for its own stdin.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Mended(wire)), encoding="utf-8", errors="replace")
+    build(verbs).run()
+    return 0
 
 
-def run_fed(verbs: tuple[Verb, ...], lines: io.RawIOBase, out: io.RawIOBase, server: MCPServer | None = None) -> None:
-    """The SDK's server of the verbs (`server` when given, built once for many sessions), reading the lines of
-    `lines` and writing its answers to `out`."""
-    import anyio
-    from mcp.server.stdio import stdio_server
+class _Mended(io.RawIOBase):
+    """The wire, a line at a time, each mended by `mend` before the SDK reads it."""
 
-    server = server or build(verbs)
+    def __init__(self, wire: io.RawIOBase) -> None:
+        super().__init__()
+        self._wire, self._left = io.BufferedReader(wire), b""  # type: ignore[arg-type]
 
-    async def run() -> None:
-        read = anyio.wrap_file(io.TextIOWrapper(io.BufferedReader(lines), encoding="utf-8", errors="replace"))
-        write = anyio.wrap_file(io.TextIOWrapper(io.BufferedWriter(out), encoding="utf-8", write_through=True))
-        async with stdio_server(read, write) as (reading, writing):
-            low = server._lowlevel_server
-            await low.run(reading, writing, low.create_initialization_options())
+    def readable(self) -> bool:
+        return True
 
-    anyio.run(run)
+    def readinto(self, into: Any) -> int:
+        if not self._left:
+            self._left = mend(self._wire.readline())
+        n = min(len(into), len(self._left))
+        into[:n], self._left = self._left[:n], self._left[n:]
+        return n
 
 
-def recorded(verbs: tuple[Verb, ...]) -> dict[str, Any]:
-    """What the SDK's server of the verbs answers to `initialize` at each version of wire.HANDSHAKES, and then
-    to each list request of wire.LISTS: the record kit/wire.py answers from (`python -m git_balanced.commands.mcp`)."""
-    import queue
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_LONE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
-    record: dict[str, Any] = {"initialize": {}, "lists": {}}
-    built = build(verbs)
-    for version in wire.HANDSHAKES:
-        said: list[bytes] = []
-        lines: queue.Queue[bytes | None] = queue.Queue()
-        hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "record", "version": "0"}}
-        asks: list[dict[str, Any]] = [{"method": "initialize", "params": hello}, *({"method": m} for m in wire.LISTS)]
-        lines.put(json.dumps({"jsonrpc": "2.0", **asks[0], "id": 0}).encode() + b"\n")
-        lines.put(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        for n, ask in enumerate(asks[1:], 1):
-            lines.put(json.dumps({"jsonrpc": "2.0", **ask, "id": n}).encode() + b"\n")
-        out = wire.Out(said.append)
-        done = threading.Thread(target=run_fed, args=(verbs, wire.Fed(lines), out, built))
-        done.start()
-        while len(said) < len(asks):
-            done.join(0.05)
-        lines.put(None)
-        done.join()
-        answers = {m["id"]: m["result"] for m in map(json.loads, said)}
-        agreed = answers[0]["protocolVersion"]
-        if agreed == version:
-            record["initialize"][version] = answers[0]
-            record["lists"][version] = {ask["method"]: answers[n] for n, ask in enumerate(asks[1:], 1)}
-    return record
+
+def mend(line: bytes) -> bytes:
+    """One line of JSON-RPC as the SDK can read it. Its reader refuses a lone surrogate (`\\ud800`) and
+    nesting past about 255 levels, and then never answers the call: a value nested past WIRE_DEPTH_MOST
+    becomes the text `MARK nested`, and a lone surrogate `MARK \\ud800`, which the tools refuse in words."""
+    if line.count(b"[") + line.count(b"{") > WIRE_DEPTH_MOST:
+        cuts, depth, start = [], 0, 0
+        for token in _JSON_TOKENS.finditer(line):
+            t = token.group()
+            if t in (b"[", b"{"):
+                depth += 1
+                if depth == WIRE_DEPTH_MOST + 1:
+                    start = token.start()
+            elif t in (b"]", b"}"):
+                depth -= 1
+                if depth == WIRE_DEPTH_MOST:
+                    cuts.append((start, token.end()))
+        for a, b in reversed(cuts):
+            line = line[:a] + json.dumps(MARK + "nested").encode() + line[b:]
+    if not _LONE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line  # not JSON at all: the SDK says so
+    return json.dumps(_marked(message), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def _marked(value: Any) -> Any:
+    """`value` with each lone surrogate written out after MARK."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", lambda m: f"{MARK}\\u{ord(m.group()):04x}", value)
+    if isinstance(value, list):
+        return [_marked(v) for v in value]
+    if isinstance(value, dict):
+        return {_marked(k): _marked(v) for k, v in value.items()}
+    return value
 
 
 def tool_specs(verbs: tuple[Verb, ...] = VERBS) -> list[dict[str, Any]]:
