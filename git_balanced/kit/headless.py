@@ -165,9 +165,15 @@ def _env() -> dict[str, str]:
     # The lead's eighteen tools are few: Claude Code need not hide them behind its ToolSearch, and a turn
     # must not ask the model before the server is up.
     env.setdefault("ENABLE_TOOL_SEARCH", "false")
-    env.setdefault("MCP_CONNECTION_NONBLOCKING", "false")
-    env.setdefault("MCP_TIMEOUT", "120000")  # on a loaded machine the server may take longer than 30 s to start
+    env.update({k: v for k, v in MCP_WAIT.items() if k not in env})
     return env
+
+
+# How Claude Code's `-p` waits for its MCP servers (2.1.x): with MCP_CONNECTION_NONBLOCKING=false it waits for
+# them before it asks the model, but only MCP_CONNECT_TIMEOUT_MS (5 s unless set), then asks without the tools
+# of a server still starting; MCP_TIMEOUT (30 s) is how long one server may take to connect at all. A loaded
+# machine starts `git balanced mcp` in more than 5 s: both are set, so the first turn has the tools.
+MCP_WAIT = {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "120000", "MCP_TIMEOUT": "120000"}
 
 
 def run_turn(lead: Lead, rec: dict[str, Any], message: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from git_balanced.kit.headless import MCP_WAIT
 from tests.support.cli import balanced
 from tests.support.model_server import call_tool, say
 from tests.support.plans import board, inbox_text, lead_repo, piece
@@ -66,10 +67,10 @@ def test_claude_code_leads_through_the_balanced_tools(tmp_path: Path, agent_bin:
         assert on.code == 0, on
         trusted_once(repo)
         # Claude Code defers MCP tools behind its ToolSearch tool unless told not to, and in a `-p` run it
-        # asks the model before its servers connected unless told to wait: the scripted model calls the
-        # tools by name at once, as a person's first prompt comes after the server is up.
-        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false",
-               "MCP_TIMEOUT": "120000"}  # a loaded machine starts the server slowly: wait for it, not 30 s
+        # asks the model before its servers connected unless told to wait, and waits 5 s at most unless told
+        # longer (kit/headless.py's MCP_WAIT): the scripted model calls the tools by name at once, as a
+        # person's first prompt comes after the server is up.
+        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", **MCP_WAIT}
         ran = lead_runs(repo, ["claude", "-p", TASK, "--output-format", "stream-json", "--verbose"], env)
         sent = bodies(servers.claude)
     assert "mcp__balanced__plan" in sent[0] and "mcp__balanced__put_to_you" in sent[0], "the lead has the tools"

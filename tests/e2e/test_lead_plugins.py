@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from git_balanced.kit.headless import MCP_WAIT
 from git_balanced.kit.plugins import MARKETPLACE, PLUGIN
 from tests.e2e.test_lead_agents import TASK, lead_runs, lead_turns
 from tests.support.cli import balanced
@@ -48,8 +49,7 @@ def test_claude_code_installs_the_plugin_and_leads_through_it(tmp_path: Path, ag
         state = json.loads(claude_json.read_text()) if claude_json.exists() else {}
         state.setdefault("projects", {})[str(repo)] = {"hasTrustDialogAccepted": True}
         claude_json.write_text(json.dumps(state))
-        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", "MCP_CONNECTION_NONBLOCKING": "false",
-               "MCP_TIMEOUT": "120000"}
+        env = {**os.environ, "ENABLE_TOOL_SEARCH": "false", **MCP_WAIT}  # as the headless lead waits for it
         # A plugin cannot allow its own tools, as `lead on`'s settings do: the person allows them once.
         ran = lead_runs(repo, ["claude", "-p", TASK, "--output-format", "stream-json", "--verbose",
                                "--allowedTools", f"mcp__plugin_{PLUGIN}_balanced"], env)
