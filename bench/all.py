@@ -135,7 +135,8 @@ def kept_rows(doc: Path | None = None) -> list[str]:
 
 def commit() -> str:
     res = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            f":!{DOC.relative_to(ROOT).as_posix()}"],  # the table it writes is not a change measured
                            capture_output=True, text=True)
     word = res.stdout.strip() if res.returncode == 0 else "?"
     return word + ("+" if dirty.returncode == 0 and dirty.stdout.strip() else "")

@@ -6,15 +6,13 @@ the agent's own permissions."""
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from git_balanced.agents.wiring import hook_rules
-from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.hooks.hookio import emit, read_input
 from git_balanced.shipped import guard, pretool
 from git_balanced.vocab import AT_WORK
 
@@ -74,13 +72,4 @@ def refusal(repo: Repo, data: dict[str, Any]) -> dict[str, Any] | None:
 
 def lead_pre_tool_use_hook(repo: Repo, args: list[str]) -> int:
     """`git balanced hook lead-pre-tool-use`: the event's JSON on stdin, the decision (if any) on stdout."""
-    raw = sys.stdin.read()
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise BalancedError(f"The hook's input is not JSON: {exc}.",
-                            hint="agents' hooks call this with the event's JSON on stdin.") from None
-    answer = refusal(repo, data if isinstance(data, dict) else {})
-    if answer is not None:
-        sys.stdout.write(json.dumps(answer) + "\n")
-    return 0
+    return emit(refusal(repo, read_input()))
