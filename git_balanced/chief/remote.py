@@ -1,6 +1,6 @@
 """A project on an SSH machine, read by running `git balanced ... --json` in its folder there, through the one
-door to machines (machines/reach/transport.py). git balanced is found on the machine's PATH, or in
-~/.local/bin, where pipx, uv and pip --user put it."""
+door to machines (machines/reach/transport.py). git balanced is found in ~/.local/bin, where pipx, uv and pip
+--user put it (first, as a login shell's PATH has it on most systems), else on the machine's PATH."""
 
 from __future__ import annotations
 
