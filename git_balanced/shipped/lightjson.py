@@ -28,7 +28,6 @@ class _Decoding:
     parse_float = float
     parse_int = int
     parse_constant = _CONSTANTS.__getitem__
-    memo: dict = {}  # read by the pure-Python scanner only; the C one keeps its own
 
 
 def _c_parts() -> tuple[Any, Any]:
