@@ -15,11 +15,12 @@ import pytest
 
 from git_balanced.errors import SettingsError
 from git_balanced.git import Repo
-from git_balanced.git.catfile import child_env
+from git_balanced.git.catfile import child_env, of_ours
 from git_balanced.hooks import git_hooks, prepush
 from git_balanced.landing.checks import CheckResult
 from git_balanced.proc import no_git_env
 from git_balanced.state import notes
+from git_balanced.untrusted import folder_of_ours
 from tests.support.builders import commit, git, make_repo
 from tests.support.cli import Ran, _as_a_process
 
@@ -145,7 +146,12 @@ def test_a_push_after_the_first_reads_no_model_and_starts_no_door(lead: Path) ->
     assert kept["blobs"][blob]["check"] == CHECK
 
 
-def test_its_git_gets_the_environment_the_door_gives_git() -> None:
+def test_its_git_gets_the_environment_the_door_gives_git_and_keeps_off_folders_of_ours(tmp_path: Path) -> None:
     environ = {"PATH": "/bin", "GIT_DIR": ".git", "GIT_INDEX_FILE": "x", "GIT_AUTHOR_NAME": "a", "HOME": "/h",
                "GIT_CONFIG_GLOBAL": "/g", "GIT_WORK_TREE": "/w", "GIT_SSH_COMMAND": "ssh"}
     assert child_env(environ) == no_git_env(environ)
+    home = Path.home()
+    for where in (home / ".balanced", home / ".balanced" / "copies" / "x", home / ".balancedx", tmp_path, home):
+        assert of_ours(str(where)) == folder_of_ours(str(where)), where
+    worker = make_repo(home / ".balanced" / "copies" / "w", SETTINGS)
+    assert light(worker, line(git(worker, "rev-parse", "HEAD"))) is None, "a worker's copy: the door's to read"
