@@ -98,25 +98,22 @@ def picks(s: Search, hints: dict[int, bool], slots: int) -> list[int]:
 
 
 def spare(s: Search, hints: dict[int, bool], taken: Sequence[int], busy: set[int], count: int) -> list[int]:
-    """Up to `count` prefixes for the machines to check this round: those the hints' view would check with more
-    slots, then the middles of the widest gaps, never one the lead checks or a machine holds or has answered."""
-    if count <= 0:
-        return []
+    """Up to `count` prefixes for the machines to check this round, between the prefixes the hints' view says
+    pass and fail: each the middle of the widest gap left between those and the prefixes the lead checks or a
+    machine holds, the earliest first among equals (the search is after the first failure)."""
     v = view(s, hints)
-    skip = set(taken) | busy | set(v.passed)
     lo, hi = v.lo, min(v.hi, s.n + 1)
-    out = [i for i in next_probes(v, len(taken) + count) if i not in skip and lo < i < hi]
+    points = {lo, hi, *(i for i in (*taken, *busy) if lo < i < hi)}
+    out: list[int] = []
     while len(out) < count:
-        points = sorted({lo, hi, *taken, *out, *(b for b in busy if lo < b < hi)})
-        gaps = [(b - a, a, b) for a, b in zip(points, points[1:], strict=False) if b - a > 1]
+        edges = sorted(points)
+        gaps = [(b - a, -a, a, b) for a, b in zip(edges, edges[1:], strict=False) if b - a > 1]
         if not gaps:
             break
-        _, a, b = max(gaps)
-        mid = (a + b) // 2
-        if mid in skip or mid in out:
-            break
-        out.append(mid)
-    return out[:count]
+        _, _, a, b = max(gaps)
+        out.append((a + b) // 2)
+        points.add(out[-1])
+    return sorted(out)
 
 
 @dataclass
