@@ -123,6 +123,7 @@ class Machines:
 
     lead: Lead
     command: str
+    setup: str | None
     timeout: float
     names: list[str] | None = None  # found at the first round that could use them (`free`)
     by_tree: dict[str, Hint] = field(default_factory=dict)
@@ -183,7 +184,7 @@ class Machines:
     def _one(self, repo_of: Callable[[], Repo], machine: str, link: Tree) -> None:
         repo = repo_of()
         try:
-            hint = ask(repo, self.lead, machine, link, self.command, self.timeout)
+            hint = ask(repo, self.lead, machine, link, (self.command, self.setup), self.timeout)
         except BalancedError as exc:
             with self.lock:
                 self.dropped.setdefault(machine, f"it did not answer: {exc.message.splitlines()[0]}")
@@ -205,9 +206,9 @@ class Machines:
                     for h in self.ran]
 
 
-def ask(repo: Repo, lead: Lead, machine: str, link: Tree, command: str, timeout: float) -> Hint:
-    """Push `link`'s commit into `machine`'s copy and run `command` on it there; BalancedError when the machine
-    cannot be reached, refuses, or its answer is not about that tree."""
+def ask(repo: Repo, lead: Lead, machine: str, link: Tree, commands: tuple[str, str | None], timeout: float) -> Hint:
+    """Push `link`'s commit into `machine`'s copy and run the check of `commands` (check, setup) on it there;
+    BalancedError when the machine cannot be reached, refuses, or its answer is not about that tree."""
     from git_balanced.machines.reach import copies
     from git_balanced.machines.reach.remote import RemoteHost
     from git_balanced.untrusted import machine_program
@@ -222,10 +223,10 @@ def ask(repo: Repo, lead: Lead, machine: str, link: Tree, command: str, timeout:
                         env=host.transport.git_env(), timeout=PUSH_TIMEOUT)
     if res.code != 0:
         raise BalancedError(f"could not push {link.commit[:12]} to {machine}: {(res.err or res.out).strip()[-300:]}")
-    request = {"copy": host.repo_path(), "commit": link.commit, "command": command, "timeout": timeout,
-               "slot": slot}
+    request = {"copy": host.repo_path(), "commit": link.commit, "command": commands[0], "setup": commands[1],
+               "timeout": timeout, "slot": slot}
     ran = host.transport.run_python(host.reach.runner_source(), ["landcheck"], input=json.dumps(request),
-                                    timeout=timeout + 60)
+                                    timeout=timeout * (2 if commands[1] else 1) + 60)
     try:
         answer = json.loads(ran.out.strip().splitlines()[-1])
     except (ValueError, IndexError):

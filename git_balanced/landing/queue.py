@@ -99,7 +99,7 @@ class Queue:
                                timeout=float(settings.worktree.check_timeout),
                                seats=seat.budget_of(self.repo) if self.cmds.check else None)
         if self.cmds.check and settings.balanced.check_machines:  # idle machines' checks steer the rounds
-            self.checker.machines = machine_checks.Machines(lead, self.cmds.check,
+            self.checker.machines = machine_checks.Machines(lead, self.cmds.check, self.cmds.setup,
                                                             float(settings.worktree.check_timeout))
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are

@@ -43,8 +43,9 @@ def landcheck_folder(copy: str, slot: str) -> str:
 
 
 def landcheck(request: dict) -> dict:
-    """Run `command` on exactly the tree of `commit` (in the copy `copy`), within `timeout` seconds, in a scratch
-    folder of its own (`slot`); {"commit", "tree", "passed", "code", "tail", "seconds", "penned"}."""
+    """Run `command` on exactly the tree of `commit` (in the copy `copy`), after `setup` when there is one, each
+    within `timeout` seconds, in a scratch folder of its own (`slot`); {"commit", "tree", "passed", "code", "tail",
+    "seconds", "penned"}."""
     copy, commit = _path(str(request.get("copy") or "")), str(request.get("commit") or "")
     command, slot = str(request.get("command") or ""), str(request.get("slot") or "0")
     if not LANDCHECK_COMMIT.match(commit):
@@ -57,9 +58,14 @@ def landcheck(request: dict) -> dict:
         timeout = float(request.get("timeout") or 600)
     except (TypeError, ValueError):
         raise RequestError(f"`timeout` must be a number of seconds, not {request.get('timeout')!r}") from None
+    setup = str(request.get("setup") or "")
     where = landcheck_folder(copy, slot)
     try:
         tree = _landcheck_scratch(copy, commit, where)
+        if setup.strip():  # the scratch folder is new: its setup runs first, as in a new scratch worktree here
+            ran = _landcheck_run(setup, where, timeout)
+            if ran["code"] != 0:
+                return {"commit": commit, "tree": tree, **ran, "tail": "setup failed:\n" + ran["tail"]}
         return {"commit": commit, "tree": tree, **_landcheck_run(command, where, timeout)}
     finally:
         shutil.rmtree(where, ignore_errors=True)
