@@ -1,12 +1,12 @@
 """The landing queue on 4 check slots, alone and with 1 or 2 idle sshd machines taking checks as hints: rounds,
 the lead's own check runs, the machines' runs, and wall time.
 
-    python bench/landing_machines.py [--rounds 3] [--check-seconds 2] [--branches 16]
+    python bench/landing_machines.py [--rounds 3] [--check-seconds 2] [--branches 16] [--slots 4]
 
 Starts two sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user). For 1 failing
 branch (f5) and 2 (f5, f11), each way --rounds times, in a new lead each time (settings, allow, tick, `ready
 --yes` and a warm-up landing of 4 branches, none of it timed): `git balanced land f1 ... f16 --json` with
-`check_slots = 4` and a check of `sleep 2` then the marker test of bench/landing.py, and
+`check_slots = 4` (or --slots) and a check of `sleep 2` then the marker test of bench/landing.py, and
 
   alone       no machine ticked: the speculative queue of bench/landing_parallel.py;
   + alpha     alpha ticked and ready: idle, it checks the prefixes the lead's round leaves out, and its answers
@@ -60,9 +60,10 @@ def cli(box: Sandbox, repo: Path, *args: str) -> str:
     return res.out
 
 
-def lead(box: Sandbox, n: int, bad: tuple[int, ...], machines: list[str], check: str) -> Path:
-    """A new lead with 4 slots and the shell agent, `machines` ticked and ready, that landed 4 branches once."""
-    repo = build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, 4, check, seats=4)
+def lead(box: Sandbox, n: int, bad: tuple[int, ...], machines: list[str], check: str, slots: int) -> Path:
+    """A new lead with `slots` slots and the shell agent, `machines` ticked and ready, that landed 4 branches
+    once."""
+    repo = build(box, Path(tempfile.mkdtemp(prefix="run-", dir=box.root)) / "lead", n, bad, slots, check, seats=4)
     settings = repo / ".magnum" / "settings.toml"
     settings.write_text(settings.read_text() + 'agent = "shell"\n')
     box.git(repo, "commit", "-qam", "the shell agent")
@@ -96,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="runs of each way, for medians (default 3)")
     ap.add_argument("--check-seconds", type=float, default=2.0, help="the check's duration (default 2)")
     ap.add_argument("--branches", type=int, default=16, help="branches per landing (default 16)")
+    ap.add_argument("--slots", type=int, default=4, help="the lead's check_slots (default 4)")
     args = ap.parse_args(argv)
     n, check = args.branches, check_of(args.check_seconds)
     with tempfile.TemporaryDirectory(prefix="bench-landing-machines-") as tmp:
@@ -104,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         config = box.home / ".ssh" / "config"
         os.environ.update(GIT_BALANCED_SSH_CONFIG=str(config), HOME=box.env["HOME"])
         box.env["GIT_BALANCED_SSH_CONFIG"] = str(config)
-        print(f"landing with idle machines: {n} branches, check_slots = 4, a {args.check_seconds:g} s check, "
-              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+        print(f"landing with idle machines: {n} branches, check_slots = {args.slots}, "
+              f"a {args.check_seconds:g} s check, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
         with sshd_machines(top, ["alpha", "beta"]):
             for name in ("alpha", "beta"):
                 cli(box, top, "machines", "add", name)
@@ -115,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                 for _ in range(args.rounds):
                     loads.append(os.getloadavg()[0])
                     for way, machines in WAYS.items():  # the ways side by side, in the same minute
-                        found.setdefault((bad, way), []).append(land(box, lead(box, n, bad, machines, check), n, bad))
+                        repo = lead(box, n, bad, machines, check, args.slots)
+                        found.setdefault((bad, way), []).append(land(box, repo, n, bad))
                     trees = {r.tree for way in WAYS for r in found[(bad, way)]}
                     assert len(trees) == 1, f"{label(bad)}: the ways ended on different trees"
                 print(f"  {label(bad)}: done", flush=True)

@@ -166,11 +166,12 @@ class Machines:
         threading.Thread(target=self._one, args=(repo_of, machine, link), daemon=True,
                          name=f"land-machine-{machine}").start()
 
-    def settle(self, seconds: float) -> None:
-        """Wait up to `seconds` for the machines' checks under way."""
+    def settle(self, seconds: float, trees: set[str]) -> None:
+        """Wait up to `seconds` for the machines' checks under way of `trees` (those whose answer can still
+        change what the lead checks next)."""
         end = time.monotonic() + seconds
         with self.lock:
-            while self.busy and (left := end - time.monotonic()) > 0:
+            while set(self.busy.values()) & trees and (left := end - time.monotonic()) > 0:
                 self.done.wait(left)
 
     def confirm(self, tree: str, passed: bool) -> None:
@@ -182,14 +183,15 @@ class Machines:
                                            f"this machine's own check said {'pass' if passed else 'fail'}")
 
     def _one(self, repo_of: Callable[[], Repo], machine: str, link: Tree) -> None:
-        repo = repo_of()
         try:
+            repo = repo_of()
             hint = ask(repo, self.lead, machine, link, (self.command, self.setup), self.timeout)
-        except BalancedError as exc:
-            with self.lock:
-                self.dropped.setdefault(machine, f"it did not answer: {exc.message.splitlines()[0]}")
-        else:
             notes.add_json(repo, HINTS, hint.tree, hint.record())
+        except BalancedError as exc:
+            self._drop(machine, f"it did not answer: {exc.message.splitlines()[0]}")
+        except Exception as exc:  # noqa: BLE001  (a hint's thread: what went wrong drops the machine, nothing else)
+            self._drop(machine, f"its check could not be asked for or kept: {type(exc).__name__}: {exc}")
+        else:
             with self.lock:
                 self.ran.append(hint)
                 self.by_tree.setdefault(hint.tree, hint)
@@ -197,6 +199,10 @@ class Machines:
             with self.lock:
                 self.busy.pop(machine, None)
                 self.done.notify_all()
+
+    def _drop(self, machine: str, why: str) -> None:
+        with self.lock:
+            self.dropped.setdefault(machine, why)
 
     def report(self) -> list[dict[str, Any]]:
         """Each machine's check, for `land --json`: where, which tree, what it said, and that it was a hint."""

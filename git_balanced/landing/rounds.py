@@ -149,8 +149,9 @@ class Checker:
         m = self.machines
         if m is None or len(chain) < 2:  # one branch: its one check is the lead's, with nothing to narrow
             return todo
-        if s.passed:
-            m.settle(max(1.0, self._round_seconds / 2))
+        if s.passed:  # only for the prefixes still unknown: another's answer changes nothing now
+            m.settle(max(1.0, self._round_seconds / 2),
+                     {chain[i - 1].tree for i in range(s.lo + 1, min(s.hi, s.n + 1))})
         hints = m.hints(chain)
         steered = machine_checks.picks(s, hints, self.slots) or todo
         free = m.free()
