@@ -134,12 +134,12 @@ def report(found: dict[tuple[tuple[int, ...], str], list[Run]], seconds: float, 
     print()
     print(f"median of {rounds} runs; load average {statistics.median(loads):.2f} (from {min(loads):.2f} to "
           f"{max(loads):.2f})")
-    print(f"{'':<22} {'wall':>6} {'checks':>7} {'rounds':>6} {'own runs':>8} {'hints':>5} {'dropped':>7} "
+    print(f"{'':<28} {'wall':>6} {'in checks':>9} {'rounds':>6} {'own runs':>8} {'hints':>5} {'dropped':>7} "
           f"{'vs alone':>8}")
     for (bad, way), runs in found.items():
         alone = med(found[(bad, 'alone')], "seconds")
         wall = med(runs, "seconds")
-        print(f"{label(bad) + ', ' + way:<22} {wall:>5.1f}s {wall / seconds:>7.2f} {med(runs, 'rounds'):>6g} "
+        print(f"{label(bad) + ', ' + way:<28} {wall:>5.1f}s {wall / seconds:>9.2f} {med(runs, 'rounds'):>6g} "
               f"{med(runs, 'own'):>8g} {med(runs, 'hints'):>5g} {med(runs, 'dropped'):>7g} {alone / wall:>7.2f}x")
 
 
