@@ -145,13 +145,14 @@ class Checker:
     def _guide(self, chain: Sequence[Link], s: Search, todo: list[int]) -> list[int]:
         """This round's prefixes, steered by what the idle machines said (machine_checks.picks), and the prefixes
         the free machines check meanwhile. Hints of a round under way are waited for a little first (half the
-        last round, at least a second), so that a machine as fast as this one steers the next round."""
+        last round, at least a second), so that a machine as fast as this one steers the next round; only when
+        they can save a round (more prefixes are unknown than this round has slots), and only for those."""
         m = self.machines
         if m is None or len(chain) < 2:  # one branch: its one check is the lead's, with nothing to narrow
             return todo
-        if s.passed:  # only for the prefixes still unknown: another's answer changes nothing now
-            m.settle(max(1.0, self._round_seconds / 2),
-                     {chain[i - 1].tree for i in range(s.lo + 1, min(s.hi, s.n + 1))})
+        unknown = range(s.lo + 1, min(s.hi, s.n + 1))
+        if s.passed and len(unknown) > self.slots:  # fewer: this round covers them all, a hint saves no round
+            m.settle(max(1.0, self._round_seconds / 2), {chain[i - 1].tree for i in unknown})
         hints = m.hints(chain)
         steered = machine_checks.picks(s, hints, self.slots) or todo
         free = m.free()
