@@ -206,3 +206,22 @@ def test_a_busy_machine_or_the_setting_off_takes_no_check(alpha: Machine, tmp_pa
     names = branches_after(repo, ["b1", "b2", "b3"], bad="b2")
     data = land(repo, names)
     assert outcome(data) == serial(names, {2}) and data["machine_checks"] == [], data
+
+
+def test_the_runner_checks_exactly_that_commit_in_a_scratch_folder_it_removes(tmp_path: Path) -> None:
+    """The runner's `landcheck`, as a machine runs it: the commit's own tree, the code and tail of the check, the
+    folder gone after; a request it cannot act on is refused, naming the key."""
+    from git_balanced.shipped import landcheck, runner
+
+    copy = make_repo(tmp_path / "copy", {"src/a.txt": "BAD\n"})
+    sha = git(copy, "rev-parse", "HEAD")
+    commit(copy, {"src/a.txt": "fine\n"}, "fixed")  # the copy moved on: the commit asked for is what is checked
+    check = 'cat src/a.txt; touch "$HOME/written-by-the-check" 2>/dev/null; grep -q BAD src/a.txt && exit 3; exit 0'
+    ans = runner._act("landcheck", {"copy": str(copy), "commit": sha, "command": check, "timeout": 30, "slot": "t"})
+    assert ans["code"] == 3 and ans["passed"] is False and ans["tail"].startswith("BAD"), ans
+    assert ans["tree"] == git(copy, "rev-parse", f"{sha}^{{tree}}"), ans
+    assert not Path(landcheck.landcheck_folder(str(copy), "t")).exists(), "the scratch folder is removed"
+    if ans["penned"]:  # the machine's home is read-only to the check where the pen can be made
+        assert not (Path.home() / "written-by-the-check").exists()
+    refused = runner._act("landcheck", {"copy": str(copy), "commit": "HEAD", "command": "true"})
+    assert "`commit` must be a full commit id" in refused["error"], refused
