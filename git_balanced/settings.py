@@ -134,6 +134,7 @@ class BalancedSettings(_Table):
         return value
     archive_after_days: Annotated[StrictInt, Field(ge=1, le=36500)] = Field(
         default=30, description="a whole number of days from 1 to 36,500")
+    check_machines: StrictBool = Field(default=True, description="true or false")
 
     @model_validator(mode="before")
     @classmethod
