@@ -30,6 +30,11 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
         ui.say(f"The engine runs in the background (pid {pid}); its log is {lead.repo.state_dir / 'engine.log'}. "
                "`git balanced engine --stop` stops it.")
         return 0
+    return run_here(lead, once=once, until_idle=until_idle)
+
+
+def run_here(lead: Lead, *, once: bool, until_idle: bool) -> int:
+    """The engine in this process, each event told on stderr as it is recorded; its exit code."""
     from git_balanced.engine.narrate import Above, Narrator
 
     narrator = Narrator(lead.repo)  # one line per event as it is recorded, and a status line on a terminal
