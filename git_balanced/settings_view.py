@@ -40,6 +40,11 @@ class Table:
         except KeyError:
             raise AttributeError(name) from None
 
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Any:
+        """A copy with `update`'s keys set to its values, as the models' `model_copy` makes one."""
+        changed = dict(update or {})
+        return type(self)({**self._values, **changed}, self.model_fields_set | frozenset(changed))
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"settings are frozen: {name} cannot be set")
 

@@ -52,6 +52,9 @@ def test_a_kept_read_has_the_models_keys_values_and_ladder(tmp_path: Path) -> No
         assert view.stronger_model("small") == "large" and view.stronger_model("large") is None
         assert view.agents.model_fields_set == model.agents.model_fields_set == {"codex"}
         assert view.agents.shell is None
+    off = again.model_copy(update={"pr": again.pr.model_copy(update={"fix": True})})
+    assert off.pr.fix is True and again.pr.fix is False and off.balanced.cap == 4
+    assert off.pr.model_fields_set == {"fix"}
     with pytest.raises(AttributeError):
         again.balanced.cap = 5  # type: ignore[misc]
     with pytest.raises(AttributeError):
