@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from git_balanced import ui
@@ -51,7 +52,8 @@ def plan_command(source: str, *, budget: float | None, start: bool, as_json: boo
     if until_idle:
         from git_balanced.commands.engine import run_here
 
-        return run_here(lead, once=False, until_idle=True)  # its modules are imported by now: no second start
+        # Its modules are imported by now: no second start. After --json, its events go to stderr.
+        return run_here(lead, once=False, until_idle=True, told=sys.stderr if as_json else None)
     return 0
 
 

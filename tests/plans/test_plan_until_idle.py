@@ -3,6 +3,7 @@ then `engine --until-idle` would; without --start it is refused and nothing is s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.builders import git
@@ -22,6 +23,14 @@ def test_one_process_stores_starts_and_lands_the_plan(tmp_path: Path) -> None:
     assert git(repo, "show", "main:src/two.txt").strip() == "two"
     again = balanced(repo, "engine", "--stop")
     assert again.code == 0 and "No engine runs" in again.out, "the lock was let go at the end"
+
+
+def test_with_json_stdout_is_the_plan_alone(tmp_path: Path) -> None:
+    repo = lead_repo(tmp_path)
+    r = plan(repo, [piece("one", "echo one > src/one.txt")], "--start", "--until-idle", "--json")
+    assert r.code == 0, r
+    assert json.loads(r.out)["started"] is True, "the engine's events do not mix into the JSON"
+    assert "landed in main" in r.err
 
 
 def test_until_idle_without_start_is_refused_and_stores_nothing(tmp_path: Path) -> None:
