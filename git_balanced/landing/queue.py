@@ -24,7 +24,7 @@ from git_balanced.landing import checkout, checks, machine_checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
-from git_balanced.settings import SETTINGS_PATH
+from git_balanced.settings_view import SETTINGS_PATH
 from git_balanced.state import notes
 
 MAX_LIMIT = 64
