@@ -1,17 +1,18 @@
 """Committed settings read without the models: a settings file, once checked by settings.py, is kept as plain
-JSON in `.git/balanced/cache/settings/`, named by its blob id and the models' own source, and a later process
-(an engine, a command run again) reads that back as a frozen view with the same keys, without importing
-pydantic. Text never checked, or checked by other models, is checked again (and its refusal said as before)."""
+JSON in `.git/balanced/cache/settings/` (settings_kept.py), named by its blob id and the models' fingerprint, and a
+later process (an engine, a command run again) reads that back as a frozen view with the same keys, without
+importing pydantic. Text never checked, or checked by other models, is checked again (and its refusal said as
+before)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_balanced import process
+from git_balanced import process, settings_kept
 from git_balanced.files import write_atomic
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
 SETTINGS_PATH = ".magnum/settings.toml"
 AGENTS = ("claude", "codex", "pi", "shell")
-_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "settings.py")
 
 
 class Table:
@@ -103,8 +103,7 @@ class _Models:
     """The models' fingerprint, read once per process: a cache written by other models is not read."""
 
     def __init__(self) -> None:
-        with open(_MODELS, "rb") as fh:
-            self.stamp = hashlib.sha1(fh.read()).hexdigest()[:12]
+        self.stamp = hashlib.sha1(settings_kept.fingerprint().encode()).hexdigest()[:12]
 
 
 class _Views(process.Bounded[str, "View"]):
@@ -130,7 +129,7 @@ def committed(repo: Repo, text: str, check: Callable[[], dict[str, Any]]) -> Vie
 
 
 def _read(repo: Repo, name: str, check: Callable[[], dict[str, Any]]) -> View:
-    path = repo.state_dir / "cache" / "settings" / name
+    path = Path(settings_kept.folder(repo.state_dir)) / name
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
         view = _thawed(kept, top=True)

@@ -5,7 +5,8 @@ It reads what it needs in rounds of that one process: the committed settings at 
 branch's tip (its tree), then the check notes on those trees (refs/notes/balanced-checks) and, for a tip without
 one, the landing notes on it (refs/notes/balanced), each found in the notes tree as state/notes.py finds it. The
 check command is the committed settings', checked once by their model (settings.py) and kept by the settings
-file's blob id in `.git/balanced/settings-checked.json`, so a push after the first reads no model.
+file's blob id in `.git/balanced/cache/settings/pre-push.json` (settings_kept.py: beside the checked settings the
+engine keeps, under the same fingerprint of the models), so a push after the first reads no model.
 
 Where every pushed lead branch's tip passed, or none is pushed, or there is no check, it says nothing and lets
 the push go. Anything else (a tip that did not pass, settings that are not yet or not rightly read, a detached or
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from git_balanced import settings_kept
 from git_balanced.git import catfile, peek
 from git_balanced.git.discover import found_paths
 from git_balanced.shipped import lightjson
@@ -30,7 +32,7 @@ ZERO = "0" * 40  # git/refs.py's: a ref being deleted
 WORKER_PREFIX = "refs/heads/balanced/"  # git_hooks.WORKER_PREFIX, under refs/heads/
 CHECKS, LANDINGS = "refs/notes/balanced-checks", "refs/notes/balanced"  # state/notes.py's
 MODE_TREE = 0o040000
-CHECKED_FILE = "settings-checked.json"  # under .git/balanced/
+CHECKED_FILE = "pre-push.json"  # in settings_kept.folder
 CHECKED_KEPT = 16  # settings blobs remembered
 _HEX = frozenset("0123456789abcdef")
 
@@ -58,25 +60,13 @@ def _lead_tips(refs: list[tuple[str, str]]) -> list[str] | None:
     return tips if all(len(t) in (40, 64) and set(t) <= _HEX for t in tips) else None
 
 
-def _stamp() -> str:
-    """What the settings were checked by: this package's settings model, as installed."""
-    import git_balanced
-
-    here = os.path.dirname(git_balanced.__file__)
-    parts = [git_balanced.__version__]
-    for name in ("settings.py", "models.py"):
-        st = os.stat(os.path.join(here, name))
-        parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
-    return " ".join(parts)
-
-
 def _checked(state_dir: str) -> dict[str, Any]:
     try:
-        with open(f"{state_dir}/{CHECKED_FILE}", encoding="utf-8") as fh:
+        with open(f"{settings_kept.folder(state_dir)}/{CHECKED_FILE}", encoding="utf-8") as fh:
             kept = lightjson.loads(fh.read())
     except (OSError, ValueError):
         return {}
-    return kept if isinstance(kept, dict) and kept.get("stamp") == _stamp() else {}
+    return kept if isinstance(kept, dict) and kept.get("stamp") == settings_kept.fingerprint() else {}
 
 
 def check_of(state_dir: str, blob: str, text: str) -> tuple[str, str] | None | bool:
@@ -111,8 +101,9 @@ def _keep(state_dir: str, kept: dict[str, Any], blob: str, found: tuple[str, str
     blobs[blob] = {"check": found[0], "hash": found[1]} if found else {"check": None}
     blobs = dict(list(blobs.items())[-CHECKED_KEPT:])
     try:
-        os.makedirs(state_dir, exist_ok=True)
-        write_atomic(f"{state_dir}/{CHECKED_FILE}", json.dumps({"stamp": _stamp(), "blobs": blobs}) + "\n")
+        os.makedirs(settings_kept.folder(state_dir), exist_ok=True)
+        write_atomic(f"{settings_kept.folder(state_dir)}/{CHECKED_FILE}",
+                     json.dumps({"stamp": settings_kept.fingerprint(), "blobs": blobs}) + "\n")
     except OSError:
         pass
 

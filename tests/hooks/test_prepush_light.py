@@ -129,7 +129,7 @@ def test_a_push_after_the_first_reads_no_model_and_starts_no_door(lead: Path) ->
     forget_notes(lead)
     tip, tree = git(lead, "rev-parse", "HEAD"), git(lead, "rev-parse", "HEAD^{tree}")
     checked(lead, tree, True)
-    (lead / ".git" / "balanced" / prepush.CHECKED_FILE).unlink(missing_ok=True)
+    (lead / ".git" / "balanced" / "cache" / "settings" / prepush.CHECKED_FILE).unlink(missing_ok=True)
     probe = ("import sys\nfrom git_balanced.front import main\ncode = main()\n"
              f"sys.stderr.write(repr([m for m in sys.modules if m in {NOT_LIGHT!r} or "
              f"m.startswith({tuple(n + '.' for n in NOT_LIGHT)!r})]))\nsys.exit(code)\n")
@@ -141,7 +141,7 @@ def test_a_push_after_the_first_reads_no_model_and_starts_no_door(lead: Path) ->
         said.append(ast.literal_eval(cp.stderr))
     assert "git_balanced.settings" in said[0], "the first push checks the settings by their model"
     assert said[1] == [], f"the second imported {said[1]}"
-    kept = json.loads((lead / ".git" / "balanced" / prepush.CHECKED_FILE).read_text())
+    kept = json.loads((lead / ".git" / "balanced" / "cache" / "settings" / prepush.CHECKED_FILE).read_text())
     blob = git(lead, "rev-parse", "HEAD:.magnum/settings.toml")
     assert kept["blobs"][blob]["check"] == CHECK
 
