@@ -13,6 +13,8 @@ from typing import Protocol
 from git_balanced.git import Repo
 from git_balanced.landing import checks, speculate
 from git_balanced.landing.bisect import Search
+from git_balanced.landing.starts import Starts
+from git_balanced.machines.reach import workcopy
 
 
 class PerThread:
@@ -80,9 +82,13 @@ class Checker:
     _mergers: ThreadPoolExecutor = field(init=False)
     # Every next chain merged ahead of its need, and what stops it when no round needs it any more.
     stops: dict[tuple[str, tuple[str, ...]], threading.Event] = field(default_factory=dict)
+    starts: Starts = field(default_factory=Starts)  # the order the current round's checks start in
+    carried: dict[str, str] = field(init=False)  # the lead's config carried into the checks' copy
 
     def __post_init__(self) -> None:
         self.own = PerThread(self.repo)
+        # read once a landing, not at each check's checkout
+        self.carried = workcopy.carried_config(self.repo) if self.check else {}
         self._mergers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="land-merge")
 
     def _abandon(self, keep: set[tuple[str, tuple[str, ...]]]) -> None:
@@ -108,17 +114,28 @@ class Checker:
         def probe(idx: list[int], culprits: list[int]) -> dict[int, bool]:
             self.rounds += 1
             self.runs += len(idx)
-            with ThreadPoolExecutor(max_workers=len(idx) + len(culprits)) as pool:
-                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}") for k, i in enumerate(idx)}
+            top = max(idx)
+            self.starts.begin(len(idx))  # the top's checkout first, then the others, then the merging (starts.py)
+            pool = ThreadPoolExecutor(max_workers=len(idx) + len(culprits))
+            early: dict[int, bool] | None = None
+            try:
+                # the top first, so its check takes the first slot and the first seat
+                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}", i == top)
+                        for k, i in sorted(enumerate(idx), key=lambda ki: ki[1] != top)}
                 ahead = [pool.submit(self._ahead, tip, chain, c, f"land-{len(idx) + k}")
                          for k, c in enumerate(culprits)]
+                if early := self._top_passed(futs, len(chain), ahead):
+                    return early
                 got = {i: f.result().passed for i, f in futs.items()}
                 spent = sum(1 for f in ahead if f.result())
+            finally:
+                pool.shutdown(wait=early is None)  # after `early`, the others end on their own, recorded as ever
             self.runs += spent
             self.ahead += spent
             return got
 
         def prepare(culprits: list[int]) -> None:
+            self.starts = Starts()
             wanted = {self._key(tip, chain, c): c for c in culprits}
             self._abandon(set(wanted))
             for key, c in wanted.items():
@@ -132,9 +149,20 @@ class Checker:
         self._abandon({self._key(tip, chain, s.hi)} if s.hi < len(chain) and not s.passed.get(len(chain)) else set())
         return s
 
-    def _run(self, commit: str, slot: str) -> checks.CheckResult:
+    def _run(self, commit: str, slot: str, top: bool = False) -> checks.CheckResult:
         return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,
-                                seats=self.seats)
+                                seats=self.seats, turn=(self.starts, top), carried=self.carried)
+
+    def _top_passed(self, futs: dict[int, Future[checks.CheckResult]], n: int,
+                    ahead: list[Future[bool]]) -> dict[int, bool] | None:
+        """{n: True} as soon as the chain's top, checked in this round, passed: the search ends there (every
+        branch lands, as on one slot), so the round's other prefixes are not waited for (they run to their end
+        and are recorded, in the background) and no next chain is merged. None otherwise, or when checks ahead
+        run in this round (their runs are counted when they end)."""
+        if n not in futs or ahead or not futs[n].result().passed:
+            return None
+        self._abandon(set())
+        return {n: True}
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
@@ -164,6 +192,8 @@ class Checker:
         merge's commit and tree, kept in `built`. None when a merge on the way conflicts, or `stop` is set."""
         repo = self.own.get()
         key = self._key(tip, chain, culprit)
+        if stop is not None and not self.starts.merged_may_start(stop):  # merged ahead: after the checkouts
+            return None
         cur = key[0]
         merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
