@@ -99,8 +99,11 @@ def measure(box: Sandbox, n: int, rounds: int, seconds: float, races: list[str],
                     run = queue(where, warmed(where, n, bad, slots, check_of(secs), races), n)
                     expect(run, n, bad, f"{slots} slot(s), {secs:g} s check, {label(bad)}")
                     runs.append(run)
-        trees = {r.tree for row in found.values() for r in row.fast + row.fixed + row.serial}
-        assert len(trees) == 1, f"{label(bad)}: the speculative and the serial queue ended on different trees"
+        trees = {(name, kind, r.tree) for name, row in found.items()
+                 for kind, runs in (("speculative", row.fast), ("fixed", row.fixed), ("serial", row.serial))
+                 for r in runs}
+        assert len({t for _, _, t in trees}) == 1, \
+            f"{label(bad)}: the speculative and the serial queue ended on different trees: {sorted(trees)}"
         rows += [found[name] for name, _ in codes[::-1]]
         print(f"  parallel, {label(bad)}: done", flush=True)
     return rows

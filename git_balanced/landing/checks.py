@@ -333,6 +333,17 @@ class Ours:
         # The checks this process ran, by (repository, tree, command hash): without a fence, the only results a
         # landing counts.
         self.ran: dict[tuple[str, str, str], CheckResult] = {}
+        # The moves of the lead's branch this process's landings made, by (repository, ref, commit): a check still
+        # running when its landing moved the branch (one a round did not wait for) does not take that move for
+        # its code's, and put it back.
+        self.moves: set[tuple[str, str, str]] = set()
+
+
+def landing_moves(repo: Repo, ref: str, commit: str) -> None:
+    """The landing of this process is about to move `ref` to `commit`: no check of this process puts that back."""
+    ours = process.part(Ours)
+    with ours.lock:
+        ours.moves.add((repo.identity, ref, commit))
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
@@ -374,10 +385,13 @@ def _branches_and_tags(repo: Repo) -> dict[str, str]:
 
 def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     """The lead's branches and tags that now point at `commit` or a commit on top of it, which only the
-    checked code could have made (the lead moves its branch after the check), put back as they were;
-    their names in words, or ''."""
+    checked code could have made (the lead moves its branch after the check; a move this process's landing made
+    while the check ran is its own, `landing_moves`), put back as they were; their names in words, or ''."""
     after = _branches_and_tags(repo)
-    moved = [ref for ref, sha in after.items() if sha != before.get(ref)
+    ours = process.part(Ours)
+    with ours.lock:
+        landed = {(ref, sha) for who, ref, sha in ours.moves if who == repo.identity}
+    moved = [ref for ref, sha in after.items() if sha != before.get(ref) and (ref, sha) not in landed
              and (sha == commit or repo.is_ancestor(commit, sha))]
     for ref in moved:
         old = before.get(ref)

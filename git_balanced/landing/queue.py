@@ -379,6 +379,8 @@ class Queue:
                 "at": round(time.time(), 3)}
         notes.add_json_many(repo, notes.LANDINGS, found)  # one notes commit for the whole move, not one a merge
         crashpoint("after-notes")
+        # Checks of a round not waited for may still run (rounds.py): this move is the lead's, not their code's.
+        checks.landing_moves(repo, self.lead.ref, target.commit)
         if checked_out:
             # All or nothing: a move that fails (a full disk) leaves your checkout and index as they were.
             if not checkout.fast_forward(repo, self.lead.branch, tip, target.commit):

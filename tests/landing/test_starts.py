@@ -60,3 +60,8 @@ def test_a_round_whose_top_passed_ends_without_waiting_for_the_others(tmp_path: 
     gate.touch()
     wait_until(lambda: others.exists() and len(others.read_text().splitlines()) == 3, 30,
                "the three other checks to end in the background")
+    wait_until(lambda: not list((sealed / ".balanced" / "worktrees").glob("*/scratch-land-*.busy")), 30,
+               "the checks that ran on to record their ends")
+    assert landed_subjects(repo)[:4] == [f"Land {n}" for n in reversed(names)], \
+        "a check that ended after the move took the lead's own move for its code's"
+    assert "put back" not in git(repo, "reflog", "main")
