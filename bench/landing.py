@@ -1,6 +1,7 @@
 """The landing queue against landing one branch at a time: check runs, rounds and wall time.
 
     python bench/landing.py [--branches N] [--no-sweep] [--keep] [--parallel-only] [--rounds 3] [--check-seconds 2]
+                            [--before DIR]
 
 In throwaway repositories (a private HOME and XDG folders in /tmp), N branches (16) each add one file under
 src/. The check takes about half a second: `sleep 0.5`, then it fails when any file under src/ holds the
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the speculative landing on 4 slots against the serial queue (bench/landing_parallel.py)")
     ap.add_argument("--rounds", type=int, default=3, help="runs of each parallel landing, for medians (default 3)")
     ap.add_argument("--check-seconds", type=float, default=2.0, help="the parallel part's check duration (default 2)")
+    ap.add_argument("--before", type=Path, metavar="DIR",
+                    help="also time the parallel part with the git_balanced package found in DIR (another version, "
+                         "e.g. `git archive main git_balanced | tar -x -C DIR`), alternated with this one")
     args = ap.parse_args(argv)
     n = args.branches
     tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-landing-"))
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
         if not args.parallel_only:
             code = queue_against_naive(box, n, not args.no_sweep, races)
-        found = par.measure(box, n, args.rounds, args.check_seconds, races)
+        found = par.measure(box, n, args.rounds, args.check_seconds, races, args.before)
         if not par.report(found, n, args.check_seconds, args.rounds):
             code = 1
         return code

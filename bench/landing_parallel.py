@@ -24,6 +24,7 @@ speculation spends against the serial queue, and against landing one at a time (
 
 from __future__ import annotations
 
+import copy
 import os
 import statistics
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class Row:
     fixed: list[Run]
     serial: list[Run]
     loads: list[float]
+    code: str = ""  # whose landing code ran: "" for this checkout's, else the name given with --before
 
     def med(self, runs: list[Run], what: str = "seconds") -> float:
         return statistics.median(getattr(r, what) for r in runs)
@@ -71,20 +73,38 @@ def warmed(box: Sandbox, n: int, bad: tuple[int, ...], slots: int, check: str, r
     raise SystemExit(f"the warm-up landing failed 3 times in {repo}:\n{res.err}")
 
 
-def measure(box: Sandbox, n: int, rounds: int, seconds: float, races: list[str]) -> list[Row]:
-    """Each placement, `rounds` times: the three landings, each in a new lead, checked for what landed."""
+def with_code(box: Sandbox, source: Path | None) -> Sandbox:
+    """`box`, or a copy of it whose `git balanced` imports the package from `source` (a folder holding another
+    version's git_balanced/, for a before-and-after in the same run)."""
+    if source is None:
+        return box
+    other = copy.copy(box)
+    other.env = {**box.env, "PYTHONPATH": str(source)}
+    return other
+
+
+def measure(box: Sandbox, n: int, rounds: int, seconds: float, races: list[str],
+            before: Path | None = None) -> list[Row]:
+    """Each placement, `rounds` times: the three landings, each in a new lead, checked for what landed. With
+    `before`, the same with the landing code found there too, alternated with this checkout's round by round."""
     rows = []
+    codes: list[tuple[str, Path | None]] = [("", None)] + ([(before.name or "before", before)] if before else [])
     for bad in (b for b in PLACED if not b or max(b) <= n):
-        row = Row(bad, [], [], [], [])
-        for _ in range(rounds):
-            row.loads.append(os.getloadavg()[0])
-            for runs, slots, secs in ((row.fast, 4, seconds), (row.fixed, 4, 0), (row.serial, 1, seconds)):
-                run = queue(box, warmed(box, n, bad, slots, check_of(secs), races), n)
-                expect(run, n, bad, f"{slots} slot(s), {secs:g} s check, {label(bad)}")
-                runs.append(run)
-            trees = {r.tree for r in row.fast + row.fixed + row.serial}
-            assert len(trees) == 1, f"{label(bad)}: the speculative and the serial queue ended on different trees"
-        rows.append(row)
+        found = {name: Row(bad, [], [], [], [], name) for name, _ in codes}
+        for k in range(rounds):
+            for name, source in codes if k % 2 == 0 else codes[::-1]:
+                row, where = found[name], with_code(box, source)
+                row.loads.append(os.getloadavg()[0])
+                for runs, slots, secs in ((row.fast, 4, seconds), (row.fixed, 4, 0), (row.serial, 1, seconds)):
+                    run = queue(where, warmed(where, n, bad, slots, check_of(secs), races), n)
+                    expect(run, n, bad, f"{slots} slot(s), {secs:g} s check, {label(bad)}")
+                    runs.append(run)
+        trees = {(name, kind, r.tree) for name, row in found.items()
+                 for kind, runs in (("speculative", row.fast), ("fixed", row.fixed), ("serial", row.serial))
+                 for r in runs}
+        assert len({t for _, _, t in trees}) == 1, \
+            f"{label(bad)}: the speculative and the serial queue ended on different trees: {sorted(trees)}"
+        rows += [found[name] for name, _ in codes[::-1]]
         print(f"  parallel, {label(bad)}: done", flush=True)
     return rows
 
@@ -93,7 +113,7 @@ def report(rows: list[Row], n: int, seconds: float, rounds: int) -> bool:
     """The table, then one PASS/MISS line per goal; True when both are met."""
     print()
     print(f"parallel landing: {n} branches, a {seconds:g} s check, check_slots = 4, median of {rounds} runs")
-    print(f"{'':<16} {'wall':>6} {'raw':>5} {'net':>5} {'runs':>5} {'rounds':>6}   {'fixed':>6}   "
+    print(f"{'':<24} {'wall':>6} {'raw':>5} {'net':>5} {'runs':>5} {'rounds':>6}   {'fixed':>6}   "
           f"{'fixed cpu':>9}   {'serial: wall':>12} {'runs':>5}   {'extra runs':>10} {'vs 1 by 1':>9}   {'load':>5}")
     ok_all = True
     for row in rows:
@@ -101,9 +121,12 @@ def report(rows: list[Row], n: int, seconds: float, rounds: int) -> bool:
         runs, serial_runs = row.med(row.fast, "checks"), row.med(row.serial, "checks")
         raw, net = wall / seconds, (wall - fixed) / seconds
         fixed_cpu = row.med(row.fixed, "cpu")
-        print(f"{label(row.bad):<16} {wall:>5.1f}s {raw:>5.2f} {net:>5.2f} {runs:>5g} {row.med(row.fast, 'rounds'):>6g}"
+        name = label(row.bad) + (f" [{row.code}]" if row.code else "")
+        print(f"{name:<24} {wall:>5.1f}s {raw:>5.2f} {net:>5.2f} {runs:>5g} {row.med(row.fast, 'rounds'):>6g}"
               f"   {fixed:>5.1f}s   {fixed_cpu:>8.2f}s   {slow:>11.1f}s {serial_runs:>5g}   {runs - serial_runs:>+10g} "
               f"{runs - n:>+9g}   {statistics.median(row.loads):>5.2f}")
+        if row.code:  # the code it is compared with: figures, no goal
+            continue
         goal = GOALS[len(row.bad)]
         if row.bad:
             ok, words = raw <= goal, f"{raw:.2f} check durations of wall time ({wall:.1f} s)"

@@ -15,6 +15,7 @@ from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
 from git_balanced.files import Flock, write_atomic, write_atomic_bytes
 from git_balanced.git import Repo, config_text
+from git_balanced.landing.starts import Starts
 from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
 
@@ -129,13 +130,14 @@ class Scratch:
             return None
         return found.git_dir
 
-    def checkout(self, rev: str) -> Path:
+    def checkout(self, rev: str, carried: dict[str, str] | None = None) -> Path:
         """Put the scratch worktree at `rev`, detached and clean; rebuilt if a crash left it broken. The copy's
         config and hooks, which the last check's code could write, are put back first (reset_copy); git runs
-        there as in any folder a check could have written (untrusted.py)."""
-        copy = workcopy.ensure(self.repo, workcopy.CHECKS)
+        there as in any folder a check could have written (untrusted.py). `carried`: the lead's
+        `workcopy.carried_config`, when the caller read it already."""
+        copy = workcopy.ensure(self.repo, workcopy.CHECKS, carried=carried)
         admin = self._admin(copy)
-        reset_copy(self.repo, copy, admin)
+        reset_copy(self.repo, copy, admin, carried)
         if admin is None:
             # `worktree prune` would remove another slot's half-made worktree: one maker at a time.
             (workcopy.git_dir(copy) / "balanced").mkdir(exist_ok=True)
@@ -178,7 +180,7 @@ class Scratch:
         return res
 
 
-def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
+def reset_copy(repo: Repo, copy: Path, admin: Path | None, carried: dict[str, str] | None = None) -> None:
     """Put back what the checks' copy holds that git would act on, as the copy was made (machines/reach/workcopy.py):
     its config (written anew), an empty hooks folder, no attributes or worktree config of its own. The checked
     code could have written any of them; nothing of it may reach the next check, or a git command of ours."""
@@ -187,7 +189,8 @@ def reset_copy(repo: Repo, copy: Path, admin: Path | None) -> None:
     # second remove, as if a file, the folder the first had just made.
     (git_dir / "balanced").mkdir(exist_ok=True)
     with Flock(git_dir / "balanced" / "reset.lock"):
-        _put_back_copy(git_dir, config_text(COPY_CONFIG, {**workcopy.carried_config(repo), "gc.auto": "0"}), admin)
+        carried = workcopy.carried_config(repo) if carried is None else carried
+        _put_back_copy(git_dir, config_text(COPY_CONFIG, {**carried, "gc.auto": "0"}), admin)
 
 
 def _put_back_copy(git_dir: Path, config: str, admin: Path | None) -> None:
@@ -330,6 +333,17 @@ class Ours:
         # The checks this process ran, by (repository, tree, command hash): without a fence, the only results a
         # landing counts.
         self.ran: dict[tuple[str, str, str], CheckResult] = {}
+        # The moves of the lead's branch this process's landings made, by (repository, ref, commit): a check still
+        # running when its landing moved the branch (one a round did not wait for) does not take that move for
+        # its code's, and put it back.
+        self.moves: set[tuple[str, str, str]] = set()
+
+
+def landing_moves(repo: Repo, ref: str, commit: str) -> None:
+    """The landing of this process is about to move `ref` to `commit`: no check of this process puts that back."""
+    ours = process.part(Ours)
+    with ours.lock:
+        ours.moves.add((repo.identity, ref, commit))
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
@@ -371,10 +385,13 @@ def _branches_and_tags(repo: Repo) -> dict[str, str]:
 
 def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     """The lead's branches and tags that now point at `commit` or a commit on top of it, which only the
-    checked code could have made (the lead moves its branch after the check), put back as they were;
-    their names in words, or ''."""
+    checked code could have made (the lead moves its branch after the check; a move this process's landing made
+    while the check ran is its own, `landing_moves`), put back as they were; their names in words, or ''."""
     after = _branches_and_tags(repo)
-    moved = [ref for ref, sha in after.items() if sha != before.get(ref)
+    ours = process.part(Ours)
+    with ours.lock:
+        landed = {(ref, sha) for who, ref, sha in ours.moves if who == repo.identity}
+    moved = [ref for ref, sha in after.items() if sha != before.get(ref) and (ref, sha) not in landed
              and (sha == commit or repo.is_ancestor(commit, sha))]
     for ref in moved:
         old = before.get(ref)
@@ -386,16 +403,29 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
 
 
 def check_rev(repo: Repo, rev: str, command: str, setup: str | None, *, scratch: str = "check",
-              use_cache: bool = True, timeout: float | None = None, seats: int | None = None) -> CheckResult:
+              use_cache: bool = True, timeout: float | None = None, seats: int | None = None,
+              turn: tuple[Starts, bool] | None = None, carried: dict[str, str] | None = None) -> CheckResult:
     """The check's result on `rev`'s tree: from the note when that tree was checked, else run it (within
     `timeout`, default `[worktree] check_timeout` as committed at HEAD; on one of `seats` check seats, default
-    `[balanced] check_seats` as committed there)."""
-    commit = repo.rev_parse(rev)
-    if commit is None:
-        raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
-    tree = repo.tree_of(commit)
-    if use_cache and (hit := for_landing(repo, tree, command)) is not None:
-        return hit
-    with Scratch(repo, scratch) as s:
-        s.checkout(commit)
-        return run_in(s, tree, command, setup, commit, timeout, seats)
+    `[balanced] check_seats` as committed there). `turn`: a landing round's start order and whether this is its
+    top (starts.py), waited for before the checkout and told after it; `carried`: the lead's
+    `workcopy.carried_config`, when the caller read it already."""
+    starts, top = turn if turn is not None else (None, False)
+    try:
+        commit = repo.rev_parse(rev)
+        if commit is None:
+            raise BalancedError(f"{rev!r} names no commit here.", hint="name a branch, tag or commit id.")
+        tree = repo.tree_of(commit)
+        if use_cache and (hit := for_landing(repo, tree, command)) is not None:
+            return hit
+        with Scratch(repo, scratch) as s:
+            if starts is not None:
+                starts.wait(top)
+            s.checkout(commit, carried)
+            if starts is not None:
+                starts.out(top)
+                starts = None
+            return run_in(s, tree, command, setup, commit, timeout, seats)
+    finally:
+        if starts is not None:  # no checkout came (a note answered, or it failed before): none waits for it
+            starts.out(top)

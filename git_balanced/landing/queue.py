@@ -19,7 +19,7 @@ from git_balanced import trust
 from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
-from git_balanced.git import Repo
+from git_balanced.git import MergeResult, Repo
 from git_balanced.landing import checkout, checks, machine_checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
@@ -103,6 +103,11 @@ class Queue:
                                                             float(settings.worktree.check_timeout))
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
+        # What the preflight's merges onto the lead's tip found, by (tip, branch tip): the chain's first merge, and
+        # the test of a branch that conflicts in the chain, take it rather than merge again.
+        self.merged: dict[tuple[str, str], MergeResult] = {}
+        # The lead's uncommitted paths as read just before the first chain, for its guard (None: read again).
+        self._status: list[str] | None = None
 
     # -- the run ------------------------------------------------------------------------------------------
     def run(self, candidates: list[Candidate]) -> list[Verdict]:
@@ -233,7 +238,7 @@ class Queue:
                 c.branch, "held", c.job, paths=list(touched),
                 reason=f"it changes {protect.words(touched)}, so it waits for you: look with "
                        f"`git diff {self.lead.branch}...{c.tip[:12]}`, then `git balanced land {c.branch} --yes`")
-        m = repo.merge_tree(lead_tip, c.tip)
+        m = self.merged[(lead_tip, c.tip)] = repo.merge_tree(lead_tip, c.tip)
         if not m.clean:
             return Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
                            reason=f"it conflicts with {self.lead.branch} in " + ", ".join(m.conflicts))
@@ -258,9 +263,9 @@ class Queue:
         later: list[Candidate] = []
         cur = chain[-1].commit if chain else tip
         for c in batch[len(chain):]:
-            m = self.repo.merge_tree(cur, c.tip)
+            m = self._merge(cur, c.tip)
             if not m.clean:
-                lead_only = self.repo.merge_tree(tip, c.tip)
+                lead_only = self._merge(tip, c.tip)
                 if not lead_only.clean or c.set_aside:
                     who = "" if not lead_only.clean else " and the branches landing with it"
                     self.verdicts.append(Verdict(c.branch, "conflict", c.job, paths=list(m.conflicts),
@@ -275,17 +280,24 @@ class Queue:
             cur = commit
         return chain, later
 
+    def _merge(self, ours: str, theirs: str) -> MergeResult:
+        """`git merge-tree` of two commits, or what the preflight found for the same two."""
+        found = self.merged.get((ours, theirs))
+        return found if found is not None else self.repo.merge_tree(ours, theirs)
+
     def _checkout_changes(self) -> dict[str, str]:
         """The lead's uncommitted and untracked files, when its checkout is on the lead's branch (a landing
         moves that checkout); each with the words for it."""
         if self.repo.current_branch() != self.lead.branch:
             return {}
+        entries = self.repo.status_entries()
+        self._status = [p for _, p in entries]  # the first chain's guard takes it, read a moment ago
         return {path: f"your untracked file {path}" if code == "??" else f"your uncommitted change to {path}"
-                for code, path in self.repo.status_entries()}
+                for code, path in entries}
 
     def _in_the_way(self, tip: str, c: Candidate) -> bool:
         """Whether landing `c` on `tip` would write over the lead's own files; if so, it waits, saying which."""
-        m = self.repo.merge_tree(tip, c.tip)
+        m = self._merge(tip, c.tip)
         if not m.clean:  # the chain names the conflict
             return False
         written = set(self.repo.changed_paths(tip, m.tree))
@@ -310,9 +322,10 @@ class Queue:
 
     def _dirty_guard(self, tip: str, top: str) -> None:
         """Refuse before any check runs when the lead's uncommitted changes overlap what would land."""
-        if self.repo.current_branch() != self.lead.branch:
+        fresh, self._status = self._status, None
+        if fresh is None and self.repo.current_branch() != self.lead.branch:
             return
-        dirty = set(self.repo.status_paths())
+        dirty = set(self.repo.status_paths() if fresh is None else fresh)
         if not dirty:
             return
         overlap = sorted(dirty & set(self.repo.changed_paths(tip, top)))
@@ -379,6 +392,8 @@ class Queue:
                 "at": round(time.time(), 3)}
         notes.add_json_many(repo, notes.LANDINGS, found)  # one notes commit for the whole move, not one a merge
         crashpoint("after-notes")
+        # Checks of a round not waited for may still run (rounds.py): this move is the lead's, not their code's.
+        checks.landing_moves(repo, self.lead.ref, target.commit)
         if checked_out:
             # All or nothing: a move that fails (a full disk) leaves your checkout and index as they were.
             if not checkout.fast_forward(repo, self.lead.branch, tip, target.commit):

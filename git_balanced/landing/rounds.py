@@ -14,6 +14,8 @@ from typing import Protocol
 from git_balanced.git import Repo
 from git_balanced.landing import checks, machine_checks, speculate
 from git_balanced.landing.bisect import Search
+from git_balanced.landing.starts import Starts
+from git_balanced.machines.reach import workcopy
 
 
 class PerThread:
@@ -84,9 +86,13 @@ class Checker:
     # The idle machines whose checks steer the rounds, as hints (machine_checks.py); None: no machine is used.
     machines: machine_checks.Machines | None = None
     _round_seconds: float = 0.0  # how long the last round's own checks took
+    starts: Starts = field(default_factory=Starts)  # the order the current round's checks start in
+    carried: dict[str, str] = field(init=False)  # the lead's config carried into the checks' copy
 
     def __post_init__(self) -> None:
         self.own = PerThread(self.repo)
+        # read once a landing, not at each check's checkout
+        self.carried = workcopy.carried_config(self.repo) if self.check else {}
         self._mergers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="land-merge")
 
     def _abandon(self, keep: set[tuple[str, tuple[str, ...]]]) -> None:
@@ -113,13 +119,25 @@ class Checker:
             self.rounds += 1
             self.runs += len(idx)
             began = time.monotonic()
-            with ThreadPoolExecutor(max_workers=len(idx) + len(culprits)) as pool:
-                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}") for k, i in enumerate(idx)}
+            top = max(idx)
+            self.starts.begin(len(idx))  # the top's checkout first, then the others, then the merging (starts.py)
+            pool = ThreadPoolExecutor(max_workers=len(idx) + len(culprits))
+            early: dict[int, bool] | None = None
+            try:
+                # the top first, so its check takes the first slot and the first seat
+                futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}", i == top)
+                        for k, i in sorted(enumerate(idx), key=lambda ki: ki[1] != top)}
                 ahead = [pool.submit(self._ahead, tip, chain, c, f"land-{len(idx) + k}")
                          for k, c in enumerate(culprits)]
+                if early := self._top_passed(futs, len(chain), ahead):
+                    if self.machines is not None:  # the top's pass is the lead's own: a hint against it drops
+                        self.machines.confirm(chain[-1].tree, True)
+                    return early
                 got = {i: f.result().passed for i, f in futs.items()}
                 self._round_seconds = time.monotonic() - began
                 spent = sum(1 for f in ahead if f.result())
+            finally:
+                pool.shutdown(wait=early is None)  # after `early`, the others end on their own, recorded as ever
             self.runs += spent
             self.ahead += spent
             if self.machines is not None:  # a machine whose hint the lead's own check contradicts is dropped
@@ -128,6 +146,7 @@ class Checker:
             return got
 
         def prepare(culprits: list[int]) -> None:
+            self.starts = Starts()
             wanted = {self._key(tip, chain, c): c for c in culprits}
             self._abandon(set(wanted))
             for key, c in wanted.items():
@@ -161,9 +180,20 @@ class Checker:
             m.send(self.own.get, machine, chain[i - 1])
         return steered
 
-    def _run(self, commit: str, slot: str) -> checks.CheckResult:
+    def _run(self, commit: str, slot: str, top: bool = False) -> checks.CheckResult:
         return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,
-                                seats=self.seats)
+                                seats=self.seats, turn=(self.starts, top), carried=self.carried)
+
+    def _top_passed(self, futs: dict[int, Future[checks.CheckResult]], n: int,
+                    ahead: list[Future[bool]]) -> dict[int, bool] | None:
+        """{n: True} as soon as the chain's top, checked in this round, passed: the search ends there (every
+        branch lands, as on one slot), so the round's other prefixes are not waited for (they run to their end
+        and are recorded, in the background) and no next chain is merged. None otherwise, or when checks ahead
+        run in this round (their runs are counted when they end)."""
+        if n not in futs or ahead or not futs[n].result().passed:
+            return None
+        self._abandon(set())
+        return {n: True}
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
@@ -193,6 +223,8 @@ class Checker:
         merge's commit and tree, kept in `built`. None when a merge on the way conflicts, or `stop` is set."""
         repo = self.own.get()
         key = self._key(tip, chain, culprit)
+        if stop is not None and not self.starts.merged_may_start(stop):  # merged ahead: after the checkouts
+            return None
         cur = key[0]
         merges: list[tuple[str, str]] = []
         for link in chain[culprit:]:
