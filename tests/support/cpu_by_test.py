@@ -64,3 +64,16 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "load": os.getloadavg()[0]}
     with open(os.environ[OUT_ENV], "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The test process back in the top cpuacct cgroup, and its own taken away (kept while a process it started
+    still runs there)."""
+    group = config.stash.get(_KEY, None)
+    if group is None:
+        return
+    (ROOT / "cgroup.procs").write_text(str(os.getpid()))
+    try:
+        group.rmdir()
+    except OSError:
+        pass
