@@ -13,18 +13,22 @@ from tests.support import agent_home, sshd
 from tests.support.builders import commit, make_remote, make_repo  # noqa: F401  (re-exported)
 from tests.support.cli import forget_process_state
 
-# The modules that take longest (`pytest --durations`), longest first. With `make test`'s
+# The modules that take longest (their tests' time summed, `pytest --durations`), longest first. With `make test`'s
 # `--dist loadfile --no-loadscope-reorder` the workers are handed modules in this order, so a long module
 # starts early instead of holding up the end of the run; the rest follow, those with sshd machines or agent
-# CLIs before the quick ones.
+# CLIs before the quick ones. A worker running a module of one or two tests is handed the next at once, so the
+# long modules of one test each (the chief's runs) come after the first four, one behind each of them.
 LONGEST_FIRST = (
-    "tests/e2e/test_chief_claude.py", "tests/e2e/test_chief_pi.py", "tests/machines/boxes/test_box_on_machine.py",
-    "tests/forge/test_headless_fix.py", "tests/machines/boxes/test_containers.py",
-    "tests/machines/prepare/test_ready_install.py", "tests/e2e/test_idle_lead.py", "tests/e2e/test_headless_lead.py",
-    "tests/engine/test_limits.py", "tests/commands/test_init.py", "tests/machines/prepare/test_agents_per_machine.py",
-    "tests/e2e/test_real_agents.py", "tests/hooks/test_modes.py", "tests/engine/test_nodes.py",
-    "tests/e2e/test_agents_real.py", "tests/landing/test_safety.py", "tests/e2e/test_remote_workers.py",
-    "tests/e2e/test_machine_lost.py", "tests/e2e/test_lead_agents.py",
+    "tests/machines/prepare/test_ready_install.py", "tests/e2e/test_careless_workers.py",
+    "tests/e2e/test_remote_workers.py", "tests/e2e/test_headless_lead.py",
+    "tests/e2e/test_chief_claude.py", "tests/e2e/test_chief_pi.py", "tests/e2e/test_lead_plugins.py",
+    "tests/commands/test_init.py", "tests/e2e/test_machine_lost.py", "tests/landing/test_safety.py",
+    "tests/machines/prepare/test_agents_per_machine.py", "tests/e2e/test_careless_remote.py",
+    "tests/e2e/test_real_agents.py", "tests/machines/boxes/test_box_on_machine.py", "tests/e2e/test_agents_real.py",
+    "tests/machines/boxes/test_containers.py", "tests/e2e/test_lead_agents.py", "tests/engine/test_nodes.py",
+    "tests/engine/test_limits.py", "tests/hooks/test_modes.py", "tests/e2e/test_worker_plans.py",
+    "tests/engine/test_budget.py", "tests/forge/test_real_agent_fix.py", "tests/e2e/test_untrusted_machines.py",
+    "tests/e2e/test_tell_agent.py", "tests/forge/test_headless_fix.py", "tests/e2e/test_idle_lead.py",
 )
 
 

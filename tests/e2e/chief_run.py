@@ -170,13 +170,21 @@ def run_the_chief(
         assert "`git balanced ship` is refused" in refusals, "and its ship"
         board = balanced(shop, "board")
         assert "Lead, started by the chief" in board.out, board.out
+        # Each wait on every project's Now first waits on shop's own (read here, in this process): `now --all`
+        # reads ios's board through ssh and a start of git balanced on the machine, most of a second of CPU a look.
         if whole:
+            wait_until(lambda: _kinds(shop, "question") >= 2, 300, "shop's two questions under its Now", every=1,
+                       said=lambda: balanced(shop, "now").out)
             questions = wait_until(lambda: _person_questions(shop), 300, "four questions under the person's Now",
                                    every=1, said=lambda: balanced(shop, "now", "--all").out)
             ran = balanced(shop, "answer", "--allow", *questions)
             assert ran.code == 0, ran.out + ran.err
+        wait_until(lambda: _kinds(shop, "review") >= 1, 300, "shop's review", every=1,
+                   said=lambda: balanced(shop, "now").out)
         wait_until(lambda: _reviews(shop) == 2, 300, "both leads' reviews", every=1,
                    said=lambda: balanced(shop, "now", "--all").out)
+        wait_until(lambda: f"Chief: {NOTE}" in balanced(shop, "now").out, 300, "the chief's note in shop", every=1,
+                   said=lambda: balanced(shop, "now").out)
         wait_until(lambda: f"Chief: {NOTE}" in balanced(shop, "now", "--all").out, 300, "the chief's note", every=1,
                    said=lambda: balanced(shop, "now", "--all").out)
         if whole:
@@ -200,6 +208,13 @@ def _now_all(shop: Path) -> list[dict[str, object]]:
     ran = balanced(shop, "now", "--all", "--json")
     assert ran.code == 0, ran.err
     return list(json.loads(ran.out)["now"])
+
+
+def _kinds(shop: Path, kind: str) -> int:
+    """How many rows of `kind` shop's own Now has (read here, in this process)."""
+    ran = balanced(shop, "now", "--json")
+    assert ran.code == 0, ran.err
+    return sum(1 for r in json.loads(ran.out)["now"] if r.get("kind") == kind)
 
 
 def _person_questions(shop: Path) -> list[str] | None:

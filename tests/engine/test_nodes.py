@@ -127,7 +127,7 @@ def test_two_clones_racing_for_many_rounds_land_each_piece_once(tmp_path: Path,
             landed = landed_by_piece(a)
             return all(n in landed for n in names)
 
-        wait_until(step, 30, f"round {rnd} to land")
+        wait_until(step, 90, f"round {rnd} to land")  # 30 s was too short at load 20
     for c in (a, b, a, b):
         c.sync()
         c.share_main()

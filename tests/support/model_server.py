@@ -37,6 +37,7 @@ class Turn:
     command: str = ""
     text: str = ""
     reset_at: float = 0.0
+    reset_in: float = 0.0  # a limit's reset this many seconds after the request it answers (when not 0)
     status: int = 500
     seconds: float = 0.0
     used_percent: float = 100.0
@@ -68,6 +69,12 @@ def say(text: str, usage: Usage | None = None) -> Turn:
 def usage_limit(reset_at: float, used_percent: float = 100.0, times: int | None = None) -> Turn:
     """A 429 saying the plan's usage window is spent until `reset_at` (epoch seconds)."""
     return Turn("limit", reset_at=reset_at, status=429, used_percent=used_percent, times=times)
+
+
+def usage_limit_in(seconds: float, used_percent: float = 100.0, times: int | None = None) -> Turn:
+    """A 429 saying the plan's usage window is spent for `seconds` from the request it answers, however long
+    the agent took to send it (the server's `resets` has each reset it said)."""
+    return Turn("limit", reset_in=seconds, status=429, used_percent=used_percent, times=times)
 
 
 def server_error(status: int = 500, times: int | None = None) -> Turn:
@@ -118,6 +125,7 @@ class ModelServer:
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
         self.requests: list[Request] = []
+        self.resets: list[int] = []  # the reset (epoch seconds) of each usage limit answered, in order
         self._httpd: ThreadingHTTPServer | None = None
         self._routes: dict[str, tuple[deque[Turn], int]] = {}
         self._taken = 0  # how many turns of the main script were taken
@@ -390,8 +398,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _failure(self, wire: str, turn: Turn) -> None:
         body: dict
-        reset = int(turn.reset_at)
+        reset = int(time.time() + turn.reset_in) if turn.reset_in else int(turn.reset_at)
         left = max(0, reset - int(time.time()))
+        if turn.kind == "limit":
+            self.owner.resets.append(reset)
         if turn.kind == "auth":
             if wire == "anthropic":
                 body = {"type": "error",
