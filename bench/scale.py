@@ -20,8 +20,8 @@ one, which ran the same plan, over the jobs of history), with the largest parts 
 
 Goals (issue "speed at 10,000 jobs"): engine peak RSS under 100 MB with history; CPU per piece with history
 within 1.2x of the fresh lead's; after `git gc`, under 2 KB of state per archived job. One PASS or MISS line
-each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 cores; `--pieces 60 --history 1000` is
-a quick one.
+each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 quiet cores, over an hour on busy ones;
+`--pieces 60 --history 1000` is a quick one.
 """
 
 from __future__ import annotations
