@@ -6,9 +6,9 @@
 Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
 two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
 ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of history into the second
-(bench/history.py, dated two months ago, then folded into the archive by `git balanced gc`, as an idle engine
-does), stores a plan of N pieces, and runs `git balanced engine --until-idle` as a process. It
-measures, for that engine process and every process it waited for:
+(bench/history.py, dated two months ago, then folded into the archive by `git balanced gc` and packed by
+`engine/upkeep.pack_if_loose`, as an idle engine does), stores a plan of N pieces, and runs `git balanced engine
+--until-idle` as a process. It measures, for that engine process and every process it waited for:
 
   - CPU seconds per piece (user + system, from wait4), and the whole computer's busy CPU per piece
     (/proc/stat: the machines' sshd and workers run here too);
@@ -20,8 +20,8 @@ one, which ran the same plan, over the jobs of history), with the largest parts 
 
 Goals (issue "speed at 10,000 jobs"): engine peak RSS under 100 MB with history; CPU per piece with history
 within 1.2x of the fresh lead's; after `git gc`, under 2 KB of state per archived job. One PASS or MISS line
-each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 cores; `--pieces 60 --history 1000` is
-a quick one.
+each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 quiet cores, over an hour on busy ones;
+`--pieces 60 --history 1000` is a quick one.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ HISTORY_DAYS = 60  # older than `[balanced] archive_after_days` (30): `git balan
 ME = [sys.executable, "-m", "git_balanced.cli"]
 SETTINGS = '[worktree]\ncheck = "true"\n\n[balanced]\nagent = "shell"\ncap = {cap}\n'
 GOAL_RSS_MB, GOAL_CPU_RATIO, GOAL_BYTES_PER_JOB = 100.0, 1.2, 2048
+# After its fold, the idle engine packs what lies loose (engine/upkeep.Upkeep.idle): the history's branches and
+# what `gc` wrote, as a lead that stayed idle has them.
+IDLE_PACK = ("from git_balanced.engine.upkeep import pack_if_loose; from git_balanced.git import Repo; "
+             "print(pack_if_loose(Repo.discover('.')) or 'Nothing lay loose to pack.')")
 
 
 @dataclass
@@ -87,6 +91,7 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
     if history:  # two months old, and folded into the archive, as an idle engine would have by now
         run([sys.executable, str(HISTORY), str(repo), str(history), str(HISTORY_DAYS)], repo, env)
         print(f"history: {run([*ME, 'gc'], repo, env).splitlines()[0]}", flush=True)
+        print(f"history: {run([sys.executable, '-c', IDLE_PACK], repo, env).strip()}", flush=True)
     plan = {"task": "Scale", "pieces": [{"id": f"s{i}", "task": f"Write s{i}.txt", "agent": "shell",
                                          "run": f"echo {i} > s{i}.txt"} for i in range(pieces)]}
     (top / f"{name}.json").write_text(json.dumps(plan))

@@ -68,13 +68,28 @@ def pack_objects(repo: RepoCore, timeout: float) -> bool:
     return res.ok
 
 
+def write_graph(repo: RepoCore, timeout: float) -> bool:
+    """Write the commit-graph of what the refs reach (`git commit-graph write --reachable --split`: a layer of the
+    commits new since the last, merged with the ones below as they grow). A `git fetch` into the lead reads every
+    ref's commit twice (what it has, then what came against all of them): from the graph, not from the packs.
+    True when git finished in time; when it was ended, what it left is removed (left_behind)."""
+    start = time.time()
+    res = repo._run("commit-graph", "write", "--reachable", "--split", "--no-progress", timeout=timeout)
+    if res.code == TIMED_OUT:
+        left_behind(repo, start)
+    return res.ok
+
+
 def left_behind(repo: RepoCore, since: float) -> list[str]:
     """Remove what a packing git ended at its timeout (a SIGKILL: no handler of its own runs) left since
-    `since`: packed-refs' lock, which would keep every later packing and ref removal out, and its temporary
-    pack files. A ref's own lock it held is removed once stale, as any (locks.py). The removed paths."""
+    `since`: packed-refs' lock, which would keep every later packing and ref removal out, its temporary pack
+    and commit-graph files, and the graph chain's lock. A ref's own lock it held is removed once stale, as any
+    (locks.py). The removed paths."""
     found = [repo.common_dir / "packed-refs.lock"]
     pack_dir = repo.common_dir / "objects" / "pack"
     found += [p for p in pack_dir.glob("*") if p.name.startswith(("tmp_", ".tmp-"))]
+    graphs = repo.common_dir / "objects" / "info" / "commit-graphs"
+    found += [graphs / "commit-graph-chain.lock", *(p for p in graphs.glob("tmp_*"))]
     removed = []
     for path in found:
         try:

@@ -3,6 +3,7 @@ lists them, where that is plain (None where git should answer instead); and a lo
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import re
@@ -24,6 +25,7 @@ class PackedRefs:
         self.path = path
         self._key: tuple[int, int, int] | None = None
         self._refs: dict[str, str] = {}
+        self._names: list[str] = []  # sorted: a prefix's refs are found by bisection, not by reading them all
 
     def refs(self) -> dict[str, str] | None:
         """Each packed ref with its id ({} when there is no file); None when the file is not what git writes."""
@@ -40,12 +42,23 @@ class PackedRefs:
                         if not OBJECT_ID.fullmatch(sha) or not name.startswith("refs/"):
                             return None
                         parsed[name] = sha
-                    self._key, self._refs = key, parsed
+                    self._key, self._refs, self._names = key, parsed, sorted(parsed)
         except FileNotFoundError:
-            self._key, self._refs = None, {}
+            self._key, self._refs, self._names = None, {}, []
         except OSError:
             return None
         return self._refs
+
+    def names_under(self, whole: str) -> list[str]:
+        """The packed refs named `whole` or under `whole/`, as the last `refs()` read them: a bisection of the
+        sorted names, so a lead's thousands of packed branches cost nothing to a listing of its jobs."""
+        names, out = self._names, []
+        at = bisect.bisect_left(names, whole)
+        while at < len(names) and names[at].startswith(whole):
+            if len(names[at]) == len(whole) or names[at][len(whole)] == "/":
+                out.append(names[at])
+            at += 1
+        return out
 
 
 def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[str, str] | None:
@@ -97,10 +110,9 @@ def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[s
     listed = packed.refs()
     if listed is None:
         return None
-    for name, sha in listed.items():
-        if name not in found and name not in symbolic and (name.startswith(whole + "/") or (
-                name == whole and not prefix.endswith("/"))):
-            found[name] = sha
+    for name in packed.names_under(whole):
+        if name not in found and name not in symbolic and (name != whole or not prefix.endswith("/")):
+            found[name] = listed[name]
     for name, target in symbolic.items():  # as git shows one: the id of the ref it names
         tip = _loose_id(common_dir, target) or listed.get(target)
         if tip is None:
