@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache
-from git_balanced.state.views import PlanView
+from git_balanced.state.declared import PlanView
 
 LIVE_PLAN_STATES = ("created", "started")
 

@@ -9,8 +9,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_balanced import process
 
@@ -47,8 +46,9 @@ class Stopped(BaseException):
     failures mistakes it for one (a check that was stopped neither passed nor failed)."""
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
+    """What a command ended with: its exit code and its two streams (a NamedTuple: no `dataclasses` at start)."""
+
     code: int
     out: str
     err: str

@@ -10,7 +10,7 @@ from typing import Any
 from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
-from git_balanced.state.views import Job, PlanView
+from git_balanced.state.declared import Job, PlanView
 from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
 
 

@@ -4,8 +4,8 @@ that ended. A reader skips a malformed ref and names it once; `git balanced doct
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from weakref import WeakKeyDictionary, WeakSet
 
 from git_balanced import process, ui
@@ -33,8 +33,7 @@ GONE = "(removed)"  # what `set_aside` says of a ref to a missing object, remove
 NOT_CHAINS = ("nodes", "base", "bases", "broken", "archive")
 
 
-@dataclass(frozen=True)
-class BrokenRef:
+class BrokenRef(NamedTuple):
     """A ref under `refs/balanced/` that is not a chain of events git balanced can read."""
 
     ref: str
@@ -231,8 +230,7 @@ def untold(repo: Repo, broken: list[BrokenRef]) -> list[BrokenRef]:
     return new
 
 
-@dataclass(frozen=True)
-class StaleLock:
+class StaleLock(NamedTuple):
     """A ref's `.lock` file older than any writer holds one."""
 
     path: Path

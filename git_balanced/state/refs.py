@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from git_balanced import process
@@ -125,7 +124,7 @@ def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] 
         return write_event_commit(repo, built[0], subject, [tip] if tip else [])
 
     sha = update_with_retry(repo, ref, build, f"balanced: {event}")
-    return replace(built[0], sha=sha or "")
+    return built[0].replace(sha=sha or "")
 
 
 def read_chain(repo: Repo, tip: str, known: set[str] | None = None) -> list[Event]:
