@@ -12,7 +12,6 @@ from git_balanced import process, ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import Event, Malformed
 from git_balanced.state.refs import read_chain
-from git_balanced.state.shapes import wrong_field
 
 # Jobs, plans and schedules are named by ids (`events.new_id`); a name of another form was not written by
 # git balanced, and a reader that trusted it would place a job at a path it cannot name.
@@ -148,6 +147,8 @@ def chain_of(repo: Repo, kind: str, name: str, tip: str) -> tuple[list[Event], s
 
 def wrong_shape(kind: str, events: list[Event]) -> str | None:
     """Why these well-formed events cannot be a `kind`'s (a field the fold or the board reads, of another type)."""
+    from git_balanced.state.shapes import wrong_field  # here: a reader whose folds are all cached checks none
+
     for ev in events:
         why = wrong_field(kind, ev.data)
         if why:

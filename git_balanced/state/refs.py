@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -91,6 +90,8 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
             note_written(repo, ref)
             return new
         if not _waited_for_lock(repo, ref):
+            import random  # here: only a writer that lost a race waits a random while
+
             attempt += 1
             time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))
     raise StaleRef(f"could not update {ref} after {tries} tries")
