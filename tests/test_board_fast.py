@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from git_balanced import jobs
+from git_balanced.channel import inbox
 from git_balanced.git import Repo
-from git_balanced.state import refs
-from tests.support.plans import engine, lead_repo, piece, plan
+from git_balanced.state import cache, refs
+from git_balanced.vocab import JobState
+from tests.support.plans import lead_repo, piece, plan
 from tests.test_startup import both
 
 READS = [["board"], ["board", "--json"], ["board", "--all"], ["board", "--all", "--json"], ["inbox"],
@@ -27,24 +28,35 @@ NOT_ON_THE_READ_PATH = ("dataclasses", "inspect", "ast", "shutil", "git_balanced
 
 @pytest.fixture(scope="module")
 def lead(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Six pieces run by the engine (five land, one fails: more done rows than FOLD_AFTER), then a finished job
-    waiting for its check and a queued one, and a plan stored and not started."""
+    """A started plan whose jobs are written as the engine writes them: five landed and one failed (more done rows
+    than FOLD_AFTER, and a failure under Now), one finished and waiting for its check, one queued; a second plan
+    stored and not started (under Next); and the inbox's lines naming the jobs."""
     repo = lead_repo(tmp_path_factory.mktemp("board-fast"))
-    done = [piece(f"p{i}", f"echo {i} > p{i}.txt") for i in range(5)] + [piece("bad", "exit 3")]
-    assert plan(repo, done, "--start", task="Done work").code == 0
-    engine(repo, "--until-idle")  # exit 1: a failed piece waits on you
+    names = [f"p{i}" for i in range(5)] + ["bad", "waiting", "queued"]
+    assert plan(repo, [piece(n, f"echo {n} > {n}.txt") for n in names], "--start", task="Work").code == 0
     assert plan(repo, [piece("later", "echo later > later.txt")], task="Waits to start").code == 0
     r = Repo.discover(repo)
+    started = [pid for pid, st in cache.read_all(r, "plans").items() if st["state"] == "started"]
     tip = r.rev_parse("main") or ""
-    for name, state in (("waiting", "finished"), ("queued", "queued")):
-        jid = jobs.place(r, {"plan": "", "piece": name, "task": f"Do {name}.", "title": f"Do {name}.",
-                             "agent": "shell", "machine": "local", "branch": f"balanced/{name}", "base": tip,
-                             "attempt": 1, "lead": "main"})
-        if state == "finished":
-            chain = refs.ref_for("jobs", jid)
-            refs.append(r, chain, "started", f"{name}: started", {"started_at": time.time(), "pid": 1}, state="running")
-            refs.append(r, chain, "finished", f"{name}: finished", {"exit_code": 0, "head": tip, "commits": 1},
-                        state="finished")
+    for n in names:
+        jid = jobs.place(r, {"plan": started[0], "plan_task": "Work", "piece": n, "task": f"Do {n}.",
+                             "title": f"Do {n}.", "agent": "shell", "run": f"echo {n} > {n}.txt", "machine": "local",
+                             "branch": f"balanced/{n}", "base": tip, "attempt": 1, "lead": "main"})
+        chain = refs.ref_for("jobs", jid)
+        if n == "queued":
+            continue
+        refs.append(r, chain, "started", f"{n}: started", {"started_at": 1.0e9, "pid": 1}, state=JobState.RUNNING)
+        if n == "bad":
+            refs.append(r, chain, "failed", f"{n}: failed", {"failure": "command-failed", "exit_code": 3,
+                                                            "reason": "the command exited 3"}, state=JobState.FAILED)
+            inbox.post(r, "main", f"{n} did not finish: the command exited 3", kind="failed", job=jid)
+            continue
+        refs.append(r, chain, "finished", f"{n}: finished", {"exit_code": 0, "head": tip, "commits": 1,
+                                                           "outcome": "done"}, state=JobState.FINISHED)
+        if n.startswith("p"):
+            refs.append(r, chain, "landed", f"{n}: landed", {"landed": tip, "landed_in": "main"},
+                        state=JobState.LANDED)
+            inbox.post(r, "main", f"balanced/{n} landed in main as {tip[:7]}", kind="landed", job=jid)
     return repo
 
 
@@ -54,17 +66,22 @@ def test_the_read_path_prints_what_click_prints(lead: Path) -> None:
         assert fast.code == 0 and fast == slow, f"`git balanced {' '.join(args)}` differs through the front door"
     shown = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     states = sorted(r["state"] for r in shown["jobs"])
-    assert states.count("landed") == 5 and "failed" in states, f"the lead has done jobs: {states}"
+    assert states == ["failed", "finished", "landed", "landed", "landed", "landed", "landed", "queued"], states
     board = both(lead, ["board"], None)[0].out
-    assert "5 landed" in board and "bad" in board, "five landed rows fold into one line; the failure waits on you"
+    assert "5 landed · 1 failed" in board and "Now\n  ✗ bad" in board, "done rows fold; the failure waits on you"
+    assert "waiting" in board and "later" in board, "the live rows, and the plan not started, are shown"
+    assert "[e6] bad did not finish" in both(lead, ["inbox"], None)[0].out, "the inbox names workers by handle"
 
 
 def test_the_read_path_imports_no_dataclasses(lead: Path) -> None:
-    """Each read in a fresh interpreter, as the console script starts it."""
-    for args in READS:
-        script = ("import io, sys\nfrom git_balanced import front\nsys.stdout = io.StringIO()\n"
-                  f"code = front.main({args!r})\nsys.stdout = sys.__stdout__\n"
-                  f"print(code, sorted(m for m in {NOT_ON_THE_READ_PATH!r} if m in sys.modules))\n")
-        cp = subprocess.run([sys.executable, "-c", script], cwd=lead, capture_output=True, text=True, timeout=60)
-        assert cp.returncode == 0, cp.stderr
-        assert cp.stdout.split() == ["0", "[]"], f"`git balanced {' '.join(args)}` imported {cp.stdout}"
+    """The reads one after another in one fresh interpreter, as the console script starts it: after each, none of
+    the modules named is loaded."""
+    script = ("import io, json, sys\nfrom git_balanced import front\nfound = {}\n"
+              f"for args in {READS!r}:\n"
+              "    sys.stdout = io.StringIO()\n"
+              "    code = front.main(args)\n"
+              f"    found[' '.join(args)] = [code, sorted(m for m in {NOT_ON_THE_READ_PATH!r} if m in sys.modules)]\n"
+              "sys.stdout = sys.__stdout__\nprint(json.dumps(found))\n")
+    cp = subprocess.run([sys.executable, "-c", script], cwd=lead, capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    assert json.loads(cp.stdout) == {" ".join(args): [0, []] for args in READS}, cp.stdout
