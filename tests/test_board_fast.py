@@ -85,3 +85,13 @@ def test_the_read_path_imports_no_dataclasses(lead: Path) -> None:
     cp = subprocess.run([sys.executable, "-c", script], cwd=lead, capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, cp.stderr
     assert json.loads(cp.stdout) == {" ".join(args): [0, []] for args in READS}, cp.stdout
+
+
+def test_the_handles_of_some_jobs_are_theirs_among_all(lead: Path) -> None:
+    """A folded board names only the rows it shows: each handle as it is when every job is named."""
+    from git_balanced import handles
+
+    repo = Repo.discover(lead)
+    every = handles.of_repo(repo, "main")
+    some = set(sorted(every)[::3])
+    assert len(every) == 8 and handles.of_repo(repo, "main", only=some) == {j: every[j] for j in some}
