@@ -66,6 +66,8 @@ COMMANDS: list[tuple[str, list[str], bytes]] = [
 BOUNDS: list[tuple[str, str]] = [
     ("json alone", "import json"),  # what every hook reads its input with (and re and enum, which json imports)
     ("stdlib the package uses", "import dataclasses, enum, json, pathlib, re, subprocess, typing"),
+    # what `board` and `inbox` still import of it (no dataclasses, no subprocess: tests/test_board_fast.py)
+    ("stdlib board and inbox use", "import contextlib, enum, json, pathlib, re, threading, typing"),
     ("git door and state types", "import git_balanced.git, git_balanced.state.health"),
 ]
 
