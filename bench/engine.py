@@ -1,7 +1,7 @@
 """The engine on a plan of trivial shell pieces: finish-to-landing latency, idle CPU, and wall time by hand.
 
     python bench/engine.py [--pieces N] [--rounds R] [--history JOBS] [--idle-seconds S] [--sleep S]
-                           [--profile] [--keep]
+                           [--one-process] [--profile] [--keep]
 
 In throwaway repositories (a private HOME and XDG folders in /tmp; the package byte-compiled first, as
 `pip install .` leaves it, so no command compiles its modules again) whose check is a real one
@@ -12,7 +12,8 @@ In throwaway repositories (a private HOME and XDG folders in /tmp; the package b
       refs/balanced/jobs/<id>, less the check's seconds from the landing note; median and max;
   (b) idle CPU: `git balanced engine` in the background with nothing to do, utime+stime from
       /proc/<pid>/stat over S seconds (20) after it settled; CPU seconds per minute and percent;
-  (c) wall time: `git balanced plan FILE --start` then `git balanced engine --until-idle`, against the
+  (c) wall time: `git balanced plan FILE --start` then `git balanced engine --until-idle` (with
+      `--one-process`, the one command `plan FILE --start --until-idle` instead), against the
       same N commands by hand, one after another, in a twin repository: for each a worktree and
       branch, run the command, commit, `git merge --no-ff` into main, run the check (plain git and sh).
 
@@ -201,20 +202,25 @@ def note_of(box: Box, repo: Path, commit: str, job: str) -> dict:
     sys.exit(f"the landing note on {commit} names no job {job}")
 
 
-def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None = None) -> dict:
-    """`plan --start`, then `engine --until-idle`, timed; the per-job latencies from the refs and notes."""
+def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None = None, one: bool = False) -> dict:
+    """`plan --start`, then `engine --until-idle` (`one`: `plan --start --until-idle`, one process), timed; the
+    per-job latencies from the refs and notes."""
     (box.root / "plan.yaml").write_text(plan_text(n, pause))
     old = set(box.git(repo, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/balanced/jobs/").split())
+    plan = ["plan", str(box.root / "plan.yaml"), "--start"]
     with Ends(box.home / ".balanced" / "runs") as ends:
         t0 = time.perf_counter()
-        cpu = box.counted(repo, [*ME, "plan", str(box.root / "plan.yaml"), "--start"])
-        t1 = time.perf_counter()
         launched = time.time()
+        cpu = 0.0 if one else box.counted(repo, [*ME, *plan])
+        t1 = time.perf_counter()
+        if not one:
+            launched = time.time()
+        engine = [*plan, "--until-idle"] if one else ["engine", "--until-idle"]
         if profile is None:
-            cpu += box.counted(repo, [*ME, "engine", "--until-idle"])
+            cpu += box.counted(repo, [*ME, *engine])
         else:
             res = proc.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "git_balanced.cli",
-                            "engine", "--until-idle"], cwd=repo, env=box.env)
+                            *engine], cwd=repo, env=box.env)
             if res.code != 0:
                 sys.exit(f"the profiled engine failed:\n{res.err}")
         t2 = time.perf_counter()
@@ -240,7 +246,7 @@ def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None 
     if len(rows) != n:
         sys.exit(f"{len(rows)} jobs for {n} pieces")
     assert first_placed is not None and last_landed is not None
-    return {"plan": t1 - t0, "engine": t2 - t1, "wall": t2 - t0, "rows": rows, "cpu": cpu,
+    return {"plan": t1 - t0, "engine": t2 - t1, "wall": t2 - t0, "rows": rows, "cpu": cpu, "one": one,
             "start": first_placed - launched, "last": exited - last_landed,
             "checks": len({r["checked_tree"] for r in rows}),
             "tree": box.git(repo, "rev-parse", "main^{tree}")}
@@ -339,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="how long to sample the idle engine, in the first round (0: not at all)")
     ap.add_argument("--sleep", type=float, default=0.0,
                     help="seconds each piece sleeps before writing its file, to stand for real work (0)")
+    ap.add_argument("--one-process", action="store_true",
+                    help="run the plan with `plan FILE --start --until-idle`, one process, not two")
     ap.add_argument("--profile", action="store_true", help="run once more with the engine under cProfile")
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
     args = ap.parse_args(argv)
@@ -357,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             template = Box(tmp / "history-template")
             with_history(template, build(template, template.root / "lead"), args.history)
         for r in range(1, args.rounds + 1):
-            one = round_of(tmp / f"round{r}", n, args.sleep, template)
+            one = round_of(tmp / f"round{r}", n, args.sleep, template, args.one_process)
             if idle is None and args.idle_seconds > 0:
                 box = Box(tmp / f"round{r}" / "engine")
                 idle = idle_cpu(box, box.root / "lead", args.idle_seconds)
@@ -376,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             prof = tmp / "engine.prof"
             repo = build(pbox, pbox.root / "lead")
             run_engine(pbox, with_history(pbox, repo, args.history) if args.history else repo, n, args.sleep,
-                       profile=prof)
+                       profile=prof, one=args.one_process)
             show_profile(prof, 30)
         return 0 if ok else 1
     finally:
@@ -386,10 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def round_of(where: Path, n: int, pause: float, history: Box | None) -> dict:
+def round_of(where: Path, n: int, pause: float, history: Box | None, one: bool = False) -> dict:
     """One round: the engine in a fresh repository, the same by hand, and in a copy of `history` when given."""
     box = Box(where / "engine")
-    eng = run_engine(box, build(box, box.root / "lead"), n, pause)
+    eng = run_engine(box, build(box, box.root / "lead"), n, pause, one=one)
     hand_box = Box(where / "hand")
     hand = by_hand(hand_box, build(hand_box, hand_box.root / "lead"), n, pause)
     assert eng["tree"] == hand["tree"], "the engine and the hand ended main on different trees"
@@ -398,7 +406,7 @@ def round_of(where: Path, n: int, pause: float, history: Box | None) -> dict:
         shutil.copytree(history.root, where / "history", symlinks=True)
         hbox = Box(where / "history")
         hbox.balanced(hbox.root / "lead", "allow", "--yes")  # approvals name the repository's folder
-        out["history"] = run_engine(hbox, hbox.root / "lead", n, pause)
+        out["history"] = run_engine(hbox, hbox.root / "lead", n, pause, one=one)
         assert out["history"]["tree"] == eng["tree"], "with history, main ended on another tree"
     return out
 
@@ -456,8 +464,11 @@ def report(one: dict, idle: dict | None, n: int) -> None:
               f"{both / idle['seconds'] * 100:.2f}%); its start took {idle['startup']:.2f} CPU s")
         print()
     print(f"{'(c) wall time, ' + str(n) + ' pieces':<44} {'seconds':>8}")
-    print(f"{'    git balanced plan --start':<44} {eng['plan']:>7.2f}s")
-    print(f"{'    git balanced engine --until-idle':<44} {eng['engine']:>7.2f}s")
+    if eng["one"]:
+        print(f"{'    git balanced plan --start --until-idle':<44} {eng['engine']:>7.2f}s")
+    else:
+        print(f"{'    git balanced plan --start':<44} {eng['plan']:>7.2f}s")
+        print(f"{'    git balanced engine --until-idle':<44} {eng['engine']:>7.2f}s")
     print(f"{'      of which its start to the first placed':<44} {eng['start']:>7.2f}s")
     print(f"{'      and its last landing to its exit':<44} {eng['last']:>7.2f}s")
     print(f"{'    the two together':<44} {eng['wall']:>7.2f}s")

@@ -1,6 +1,6 @@
 """Start-up: the commands run most often, at a glance or by a hook, against `python -c pass`.
 
-    python bench/startup.py [--rounds R] [--by cpu|wall] [--no-before] [--keep]
+    python bench/startup.py [--rounds R] [--by cpu|wall] [--no-before] [--against DIR] [--keep]
 
 In a throwaway lead (bench/engine.py's: a private HOME, its check committed and allowed), with the package
 byte-compiled as `pip install` compiles it, it runs the console script the way an install writes it (a script
@@ -13,10 +13,15 @@ command against `python -c pass` on the same interpreter, in turn (A B A B ...),
 A worker's `hook pre-tool-use` runs as its agent runs it on this machine: the command line its hook settings
 name (agents/wiring.py's balanced_argv), in a worktree of its own, with the environment the engine gives a
 worker (its worktree, run folder, lead, branch, job and the lead's mode file) and the lead's mode recorded.
+`hook stop` runs twice: with the smallest input, and with what Claude Code hands it (its session's transcript
+named, which the hook reads for the lead's model). `hook pre-push` is handed what git hands it when main is
+pushed, main's tip having passed the check (`git balanced check`, run once before).
 
 It prints the medians of the CPU time (the command's and every process it waited for) and of the clock, the
 median of the pairs' ratios, the load average beside each, and (unless --no-before) the CPU ratio of the same
-command through cli.py's click app alone, as every command started before the front door (front.py).
+command through cli.py's click app alone, as every command started before the front door (front.py); with
+--against DIR, the CPU ratio of the same command run from the package in DIR (a checkout before a change), timed
+in the same minute.
 
 Goal: each within 2x of `python -c pass` (by CPU time unless --by wall: on a shared machine the clock mostly
 measures the neighbours).
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import resource
 import shutil
@@ -49,22 +55,52 @@ GOAL = 2.0
 READ_CALL = b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}}'
 PROMPT = b'{"hook_event_name": "UserPromptSubmit", "permission_mode": "default", "prompt": "go on"}'
 STOP = b'{"hook_event_name": "Stop", "permission_mode": "default"}'
-# (what the line says, the arguments, what the command reads on stdin)
-COMMANDS: list[tuple[str, list[str], bytes]] = [
-    ("--version", ["--version"], b""),
-    ("board", ["board"], b""),
-    ("board --json", ["board", "--json"], b""),
-    ("inbox", ["inbox"], b""),
-    ("inbox --json", ["inbox", "--json"], b""),
-    ("hook pre-tool-use", ["hook", "pre-tool-use"], READ_CALL),  # as a worker's agent runs it (worker_hook)
-    ("hook user-prompt-submit", ["hook", "user-prompt-submit"], PROMPT),
-    ("hook stop", ["hook", "stop"], STOP),
-    ("hook pre-push", ["hook", "pre-push", "origin"], b""),
-]
+ZERO = "0" * 40
+
+
+def commands(lead: Path, tmp: Path) -> list[tuple[str, list[str], bytes]]:
+    """(what the line says, the arguments, what the command reads on stdin) of each command timed in `lead`."""
+    tip = subprocess.run(["git", "rev-parse", "HEAD"], cwd=lead, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    return [
+        ("--version", ["--version"], b""),
+        ("board", ["board"], b""),
+        ("board --json", ["board", "--json"], b""),
+        ("inbox", ["inbox"], b""),
+        ("inbox --json", ["inbox", "--json"], b""),
+        ("hook pre-tool-use", ["hook", "pre-tool-use"], READ_CALL),  # as a worker's agent runs it (worker_hook)
+        ("hook user-prompt-submit", ["hook", "user-prompt-submit"], PROMPT),
+        ("hook stop", ["hook", "stop"], STOP),
+        ("hook stop (Claude Code's)", ["hook", "stop"], claude_stop(lead, tmp)),
+        ("hook pre-push", ["hook", "pre-push", "origin"], f"refs/heads/main {tip} refs/heads/main {ZERO}\n".encode()),
+    ]
+
+
+def claude_stop(lead: Path, tmp: Path) -> bytes:
+    """Claude Code's Stop input (tests/support/hook_inputs.py), its transcript a session of 300 entries (350 KB)."""
+    transcript = tmp / "transcript.jsonl"
+    with transcript.open("w", encoding="utf-8") as fh:
+        for i in range(300):
+            kind = "assistant" if i % 2 else "user"
+            message = {"role": kind, "content": [{"type": "text", "text": "word " * (10 + i * 37 % 390)}],
+                       **({"model": "claude-sonnet-4-5-20250929"} if kind == "assistant" else {})}
+            fh.write(json.dumps({"parentUuid": str(i - 1), "type": kind, "message": message, "uuid": str(i),
+                                 "sessionId": "77dca979-a16d-4399-8ceb-7bceb54d53b6"}) + "\n")
+    return json.dumps({"session_id": "77dca979-a16d-4399-8ceb-7bceb54d53b6", "transcript_path": str(transcript),
+                       "cwd": str(lead), "prompt_id": "29b9aa88-c445-46a7-b4a9-a27f9bb9d75e",
+                       "permission_mode": "default", "effort": {"level": "medium"}, "hook_event_name": "Stop",
+                       "stop_hook_active": False, "last_assistant_message": "Done.", "background_tasks": [],
+                       "session_crons": []}).encode()
+
+
+# One git process started from Python as hooks/prepush.py starts its `git cat-file --batch` (with os alone).
+ONE_GIT = ("import os; os.waitpid(os.posix_spawnp('git', ['git', 'cat-file', '--batch'], dict(os.environ), "
+           "file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]), 0)")
 # What bounds them, timed the same way (figures, no goal): the standard library the package is written with, and
 # the modules every command that reads the repository imports (the door to git, the state's types and checks).
 BOUNDS: list[tuple[str, str]] = [
-    ("json alone", "import json"),  # what every hook reads its input with (and re and enum, which json imports)
+    ("json alone", "import json"),  # json imports re and enum: the hooks read and write JSON without it
+    ("one git process", ONE_GIT),  # what `hook pre-push` cannot do without
     ("stdlib the package uses", "import dataclasses, enum, json, pathlib, re, subprocess, typing"),
     # what `board` and `inbox` still import of it (no dataclasses, no subprocess: tests/test_board_fast.py)
     ("stdlib board and inbox use", "import contextlib, enum, json, pathlib, re, threading, typing"),
@@ -141,6 +177,7 @@ def build(tmp: Path) -> tuple[Path, dict[str, str]]:
     """The lead, and the environment its commands run in: the package compiled, nothing more written."""
     box = engine_bench.Box(tmp)
     lead = engine_bench.build(box, tmp / "lead")
+    box.balanced(lead, "check")  # main's tip passed: what a push of it finds
     compileall.compile_dir(str(ROOT / "git_balanced"), quiet=1)
     env = {k: v for k, v in box.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT)
@@ -177,8 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--by", choices=("cpu", "wall"), default="cpu",
                     help="what the goal reads: CPU time (default), or the clock")
     ap.add_argument("--no-before", action="store_true", help="skip timing the commands through cli.py alone")
+    ap.add_argument("--against", metavar="DIR", type=Path,
+                    help="a checkout of the package before a change (`git worktree add DIR REV`): each command is "
+                         "timed with it too, in the same minute, its CPU ratio in the column `before`")
     ap.add_argument("--keep", action="store_true", help="keep the folder and print where it is")
     args = ap.parse_args(argv)
+    if args.against is not None:
+        if not (args.against / "git_balanced" / "front.py").is_file():
+            ap.error(f"--against {args.against}: no git_balanced/front.py there; name a checkout of this project")
+        compileall.compile_dir(str(args.against / "git_balanced"), quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="balanced-bench-startup-"))
     verdicts: list[tuple[bool, str]] = []
     try:
@@ -190,16 +234,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; medians of {args.rounds} pairs, each "
               f"command then `python -c pass`\n")
         print(f"  {'command':<26}{'cpu':>8}{'pass':>9}{'ratio':>7}{'wall':>10}{'pass':>9}{'ratio':>7}"
-              f"{'via click':>11}   load")
+              f"{'via click':>11}{'before' if args.against else '':>9}   load")
         worker_argv, worktree, worker_env = worker_hook(tmp, lead, env)
-        for label, words, stdin in COMMANDS:
+        for label, words, stdin in commands(lead, tmp):
             argv, cwd, run_env = ([*worker_argv, *words], worktree, worker_env) if label == "hook pre-tool-use" \
                 else ([str(front), *words], lead, env)
             got = paired(argv, stdin, cwd, run_env, args.rounds)
             was = "" if args.no_before else \
                 f"{paired([str(before), *words], stdin, cwd, run_env, args.rounds).cpu_ratio:9.1f}x"
+            then = "" if args.against is None else \
+                f"{paired(argv, stdin, cwd, {**run_env, 'PYTHONPATH': str(args.against)}, args.rounds).cpu_ratio:7.1f}x"
             print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
-                  f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{was:>11}   {got.load:.2f}", flush=True)
+                  f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{was:>11}{then:>9}   {got.load:.2f}", flush=True)
             ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio
             verdicts.append((ratio <= GOAL, f"start-up of `git balanced {label}` within {GOAL:.0f}x of python -c "
                                             f"pass ({args.by}): {ratio:.1f}x, load {got.load:.2f}"))

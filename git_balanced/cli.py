@@ -265,8 +265,10 @@ def ready(names: tuple[str, ...], yes: bool, share: str | None, replace: bool) -
 @click.option("--start", is_flag=True, help="Start it at once.")
 @click.option("--wait", is_flag=True, help="Store it even when no machine can ever take a piece as things are "
                                            "(its agent installed or signed in nowhere): it waits for one.")
+@click.option("--until-idle", is_flag=True, help="With --start: run the engine here until nothing can move, as "
+                                                 "`engine --until-idle` does, its exit code this command's.")
 @_json_opt
-def plan(file: str, budget: float | None, start: bool, wait: bool, as_json: bool) -> int:
+def plan(file: str, budget: float | None, start: bool, wait: bool, until_idle: bool, as_json: bool) -> int:
     """Read a plan file (or - for stdin), check it, place its pieces and store it. A plan file:
 
     \b
@@ -286,7 +288,7 @@ def plan(file: str, budget: float | None, start: bool, wait: bool, as_json: bool
     """
     from git_balanced.commands import plan as plan_mod
 
-    return plan_mod.plan_command(file, budget=budget, start=start, wait=wait, as_json=as_json)
+    return plan_mod.plan_command(file, budget=budget, start=start, wait=wait, as_json=as_json, until_idle=until_idle)
 
 
 @cli.command(short_help="List plans.")

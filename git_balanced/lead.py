@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
@@ -81,16 +81,27 @@ def _commit_of(repo: Repo, rev: str) -> str | None:
 
 def settings_at(repo: Repo, rev: str | None) -> Settings:
     """Settings as committed at `rev` (the lead decides landings by what it committed), or as in the
-    working tree when `rev` is None or has no settings file yet. Read from git once per commit (_Committed)."""
-    from git_balanced.settings import SETTINGS_PATH, load_settings, load_settings_text
+    working tree when `rev` is None or has no settings file yet. Read from git once per commit (_Committed),
+    and checked by the models once per file (settings_view.py)."""
+    from git_balanced.settings_view import SETTINGS_PATH, committed
 
     if rev is not None:
         commit = _commit_of(repo, rev)
         text = repo.show_file(rev, SETTINGS_PATH) if commit is None else \
             process.part(_Committed).text(repo, commit, SETTINGS_PATH)
-        if text is not None:
-            return load_settings_text(text, f"{SETTINGS_PATH} at {rev}")
+        if text is not None:  # checked once, then read back without the models (settings_view.py)
+            # Read as Settings is: the same keys, frozen.
+            return cast("Settings", committed(repo, text, lambda: _checked(text, f"{SETTINGS_PATH} at {rev}")))
+    from git_balanced.settings import load_settings
+
     return load_settings(repo.root)
+
+
+def _checked(text: str, source_name: str) -> dict[str, Any]:
+    """`text` checked by the settings' models, as plain JSON (settings_view.py keeps it)."""
+    from git_balanced.settings import load_settings_text, plain
+
+    return plain(load_settings_text(text, source_name))
 
 
 def commands_of(settings: Settings) -> Commands:

@@ -3,11 +3,10 @@ bounds of any text a person writes (docs/safety/inputs.md)."""
 
 from __future__ import annotations
 
-import re
-
 from git_balanced.errors import BalancedError
 
-TYPE_CHECKING = False  # typing and datetime are not imported to run: a lead's hook on every turn checks text here
+# typing, datetime and re are not imported to run: a lead's hook on every turn checks text here
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
@@ -93,15 +92,16 @@ def fit(most: int, unit: str = "characters", command: bool = False) -> Callable[
 
 DEPTH_MOST = 20  # levels of nesting in a settings or plan file; real ones have 4
 # A TOML file's strings and comments (whose brackets do not nest), its brackets, and its line ends.
-_TOML_TOKENS = re.compile(r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]|\n',
-                          re.DOTALL)
+_TOML_TOKENS = r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]|\n'
 
 
 def toml_nesting(text: str, most: int = DEPTH_MOST) -> int | None:
     """The line where TOML text nests arrays or inline tables deeper than `most`, or None: tomllib recurses
     once per level, so this is asked before it reads the text."""
+    import re
+
     depth, line = 0, 1
-    for token in _TOML_TOKENS.finditer(text):
+    for token in re.finditer(_TOML_TOKENS, text, re.DOTALL):
         t = token.group()
         if t in "[{":
             depth += 1
@@ -203,6 +203,8 @@ class PieceId(_Name):
 
     @classmethod
     def _hint(cls, value: str) -> str:
+        import re
+
         # Offer the nearest good id: `Orders API` becomes `orders-api`.
         slug = re.sub(r"[^a-z0-9]+", "-", value.lower())[:48].strip("-")
         if slug:

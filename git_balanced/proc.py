@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 MARK = "GIT_BALANCED_CHECK"  # in a check's environment: `<scratch path>#<id>`, inherited by all it starts
 GRACE = 3.0  # seconds a process tree has between SIGTERM and SIGKILL
 SLICE = 0.2  # how often a marked run looks whether the process is stopping
+TIMED_OUT = 124  # the code of a command ended at its timeout, as `timeout` says it; "timed out after" ends its words
 
 
 class _Stop:
@@ -91,7 +92,7 @@ def run(
     except FileNotFoundError:
         return Result(127, "", f"{cmd[0]}: command not found")
     if code is None:
-        return Result(124, out, err + f"\ntimed out after {timeout} seconds")
+        return Result(TIMED_OUT, out, err + f"\ntimed out after {timeout} seconds")
     return Result(code, out, err)
 
 
@@ -106,7 +107,7 @@ def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] |
         code, out = _marked_run(argv or ["sh", "-c", command], cwd, {**(env or os.environ), MARK: mark},
                                 timeout, mark)
     if code is None:
-        return Result(124, out + f"\ntimed out after {timeout} seconds", "")
+        return Result(TIMED_OUT, out + f"\ntimed out after {timeout} seconds", "")
     return Result(code, out, "")
 
 

@@ -29,9 +29,8 @@ from git_balanced import process
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
 from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
+from git_balanced.settings_view import AGENTS, SETTINGS_PATH, ladder_of, stronger_of
 
-SETTINGS_PATH = ".magnum/settings.toml"
-AGENTS = ("claude", "codex", "pi", "shell")
 RESERVES = (0, 10, 20, 30, 50)
 CLAUDE_LADDER = ("haiku", "sonnet", "opus")
 # Only claude has a model name every account can use; the others default to their own CLI's choice.
@@ -134,6 +133,7 @@ class BalancedSettings(_Table):
         return value
     archive_after_days: Annotated[StrictInt, Field(ge=1, le=36500)] = Field(
         default=30, description="a whole number of days from 1 to 36,500")
+    check_machines: StrictBool = Field(default=True, description="true or false")
 
     @model_validator(mode="before")
     @classmethod
@@ -198,20 +198,23 @@ class Settings(_Table):
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""
-        name = agent or self.balanced.agent
-        table = getattr(self.agents, name, None) if name in AGENTS else None
-        if table is not None:
-            return table.models
-        model = self.balanced.model if name == self.balanced.agent else None
-        return (model,) if model else ()
+        return ladder_of(self, agent)
 
     def stronger_model(self, current: str, agent: str | None = None) -> str | None:
         """The next model up the ladder from `current`, or None at the top or off the ladder."""
-        steps = self.ladder(agent)
-        if current not in steps:
-            return None
-        i = steps.index(current)
-        return steps[i + 1] if i + 1 < len(steps) else None
+        return stronger_of(self, current, agent)
+
+
+def plain(model: BaseModel) -> dict[str, Any]:
+    """`model` as plain JSON for settings_view.py: each table's values and the keys its file wrote."""
+    def one(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return plain(value)
+        if isinstance(value, tuple | list):
+            return [one(v) for v in value]
+        return value
+    return {"values": {k: one(getattr(model, k)) for k in type(model).model_fields},
+            "set": sorted(model.model_fields_set)}
 
 
 def settings_path(root: Path) -> Path:
@@ -528,5 +531,5 @@ def write_settings(root: Path, *, check: str | None = None, setup: str | None = 
 __all__ = [
     "AGENTS", "RESERVES", "SETTINGS_PATH", "AgentSettings", "AgentsSettings", "BalancedSettings", "LandingSettings",
     "Settings", "WorktreeSettings", "load_settings", "load_settings_text", "render_settings",
-    "settings_path", "toml_string", "toml_value", "write_settings",
+    "plain", "settings_path", "toml_string", "toml_value", "write_settings",
 ]

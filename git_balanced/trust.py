@@ -19,6 +19,7 @@ from git_balanced.errors import TrustError
 from git_balanced.files import write_json
 from git_balanced.git import Repo
 from git_balanced.models import COMMAND_MOST, text_problem
+from git_balanced.shipped import pids
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def _status_of(rec: dict[str, object], print_: str) -> str:
     if not rec:
         return "unknown"
     if rec.get("decision") == NOT_NOW:
-        if _run_alive(rec.get("run_pid")) or rec.get("run_pid") is None:  # its run goes on, or has not begun
+        if _run_alive(rec) or rec.get("run_pid") is None:  # its run goes on, or has not begun
             return NOT_NOW if rec.get("fingerprint") == print_ else "changed"
         before = rec.get("before")  # its run is over: what stood before it stands again
         return _status_of(before if isinstance(before, dict) else {}, print_)
@@ -84,14 +85,11 @@ def _status_of(rec: dict[str, object], print_: str) -> str:
     return "allowed" if rec.get("decision") == "allowed" else "denied"
 
 
-def _run_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+def _run_alive(rec: dict[str, object]) -> bool:
+    """Whether the engine run a `not now` is for still runs: its pid, started at the tick written beside it (a
+    record from before ticks were kept has none), and this user's."""
+    tick = rec.get("run_tick")
+    return pids.alive(rec.get("run_pid"), tick if isinstance(tick, str) else "", mine=True)
 
 
 def runnable(cmds: Commands) -> None:
@@ -118,14 +116,19 @@ def deny_for_now(repo: Repo, cmds: Commands, run_pid: int | None) -> None:
     it ended, they stand as they stood before (asked again, or allowed, or denied)."""
     rec = _read(repo)
     before = rec.get("before") if rec.get("decision") == NOT_NOW else rec
-    _write(repo, cmds, NOT_NOW, run_pid=run_pid, before=before or None)
+    _write(repo, cmds, NOT_NOW, **_run(run_pid), before=before or None)
 
 
 def bind_run(repo: Repo, pid: int) -> None:
     """An engine run begins (or goes on): a `not now` said while no engine ran is for this run."""
     rec = _read(repo)
     if rec.get("decision") == NOT_NOW and rec.get("run_pid") is None:
-        write_json(_record_path(repo), {**rec, "run_pid": pid}, indent=2)
+        write_json(_record_path(repo), {**rec, **_run(pid)}, indent=2)
+
+
+def _run(pid: int | None) -> dict[str, object]:
+    """An engine run as a `not now` keeps it: its pid and the pid's start tick (None and "" before it began)."""
+    return {"run_pid": pid, "run_tick": pids.start_tick(pid) if pid else ""}
 
 
 def interactive() -> bool:

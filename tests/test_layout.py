@@ -16,9 +16,11 @@ from tests.support import source
 PACKAGE = Path(__file__).resolve().parents[1] / "git_balanced"
 
 # From the bottom up; a module may import its own layer's package, or any layer below it.
-LAYERS = ["errors ui faults proc files bundled fence untrusted process", "git", "models settings trust vocab", "lead",
-          "state", "jobs job_events handles", "shipped", "agents", "machines", "channel", "landing", "forge", "hooks",
-          "engine", "plans", "kit", "chief", "board_app", "commands", "cli front exits"]
+LAYERS = ["errors ui faults proc files bundled fence untrusted process", "shipped", "git",
+          "models settings settings_kept settings_view trust vocab", "lead", "state", "jobs job_events handles",
+          "agents", "machines",
+          "channel", "landing", "forge", "hooks", "engine", "plans", "kit", "chief", "board_app", "commands",
+          "cli front exits"]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names.split()}
 
 

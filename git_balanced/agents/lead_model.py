@@ -9,7 +9,7 @@ start on it (a piece's own `model` still wins; engine/context.py).
 
 from __future__ import annotations
 
-import json
+from git_balanced.shipped import lightjson  # json.loads, without importing json (and re) on every turn
 
 TYPE_CHECKING = False  # a lead's hook reads its model on every turn: typing is not loaded for it
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _newest_reply_model(path: str) -> str | None:
         if '"assistant"' not in line:
             continue
         try:
-            entry = json.loads(line)
+            entry = lightjson.loads(line)
         except ValueError:
             continue
         message = entry.get("message") if isinstance(entry, dict) and entry.get("type") == "assistant" else None
@@ -68,7 +68,7 @@ def of_stream(agent: str, log_text: str) -> str | None:
         if not line.startswith("{") or '"model"' not in line:
             continue
         try:
-            e = json.loads(line)
+            e = lightjson.loads(line)
         except ValueError:
             continue
         if not isinstance(e, dict):

@@ -1,12 +1,12 @@
-"""What a lead's permission mode leaves its workers, and the mode its hooks recorded, read with json and os
-alone: a worker's PreToolUse hook reads it on every tool call (modes.py has the rest, and writes the record).
+"""What a lead's permission mode leaves its workers, and the mode its hooks recorded, read with os and
+shipped/lightjson.py alone: a worker's PreToolUse hook reads it on every tool call (modes.py has the rest, and
+writes the record).
 """
 
 from __future__ import annotations
 
-import json
-
 from git_balanced.agents import lead_session
+from git_balanced.shipped import lightjson
 
 # What a worker may do on its own, strictest first. `read-only`: reads only, every other call refused;
 # `ask`: edits and commands each wait for the lead's yes; `edits`: edits go ahead (the guard still holds them
@@ -51,7 +51,7 @@ def recorded_at(path: str) -> dict | None:
     modes.py raises it."""
     try:
         with open(path, encoding="utf-8") as f:
-            rec = json.loads(f.read())
+            rec = lightjson.loads(f.read())
     except (FileNotFoundError, ValueError):
         return None
     return rec if isinstance(rec, dict) and rec.get("mode") and lead_session.lives(rec) else None

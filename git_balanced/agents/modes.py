@@ -13,15 +13,14 @@ started at the same level (START), so a call its hook never saw is held by the a
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 
 from git_balanced.agents import lead_model, lead_session
 from git_balanced.agents.levels import FROM_LEAD as FROM_LEAD
 from git_balanced.agents.levels import LEVELS as LEVELS
 from git_balanced.agents.levels import level_of, mode_file_in, recorded_at, stricter, workers_level_of
+from git_balanced.shipped import lightjson  # json and re are not imported on a turn that writes nothing
 
 TYPE_CHECKING = False  # a lead's hook records its mode on every turn: typing and the git door are not loaded
 if TYPE_CHECKING:
@@ -115,9 +114,12 @@ def sandbox_of(data: dict[str, Any]) -> str | None:
         with open(str(data.get("transcript_path") or ""), "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - TAIL_BYTES))
-            found = re.findall(SANDBOX, f.read().decode("utf-8", errors="replace"))
+            tail = f.read().decode("utf-8", errors="replace")
     except OSError:
         return None
+    import re
+
+    found = re.findall(SANDBOX, tail)
     return found[-1] if found else None
 
 
@@ -167,7 +169,7 @@ def record_at(path: str, data: dict[str, Any], owner: dict[str, Any] | None = No
         rec["sandbox"] = sandbox
     try:
         with open(path, encoding="utf-8") as fh:
-            old = json.loads(fh.read())
+            old = lightjson.loads(fh.read())
     except (FileNotFoundError, ValueError):
         old = None
     model = lead_model.model_of(data, agent)
@@ -181,6 +183,8 @@ def record_at(path: str, data: dict[str, Any], owner: dict[str, Any] | None = No
 
 
 def _write(path: str, rec: dict[str, Any]) -> None:
+    import json
+
     from git_balanced.files import write_atomic  # only a change is written: most turns import no writer
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -196,7 +200,7 @@ def recorded(repo: Repo, branch: str) -> dict[str, Any] | None:
 def _read(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
-            rec = json.loads(fh.read())
+            rec = lightjson.loads(fh.read())
     except (FileNotFoundError, ValueError):
         return {}
     return rec if isinstance(rec, dict) else {}

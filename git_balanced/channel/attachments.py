@@ -16,7 +16,7 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead, settings_at
-from git_balanced.settings import SETTINGS_PATH
+from git_balanced.settings_view import SETTINGS_PATH
 from git_balanced.state.events import MODE_FILE
 
 MOST_BYTES = 20 * 1024 * 1024  # an attachment is a screenshot or a log, not a build; all of a row's together too

@@ -6,7 +6,6 @@ mark it seen). Where a lead agent was known and none can answer, a worker's ques
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from git_balanced.channel import names
 from git_balanced.channel.names import inbox_ref  # not channel.inbox: the board reads no inbox
 from git_balanced.git import Repo
+from git_balanced.shipped import pids
 from git_balanced.vocab import LeadState
 
 HEADLESS_ENV = names.HEADLESS_ENV  # set for a headless lead's agent: its tool calls are not a session's
@@ -37,14 +37,9 @@ def headless_record(repo: Repo, branch: str) -> dict[str, Any] | None:
 
 
 def pid_alive(pid: Any) -> bool:
-    """Whether the process `pid` still runs."""
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, PermissionError, ValueError):
-        return False
-    return True
+    """Whether the process `pid` (a driver this user started) still runs: shipped/pids.py's check, where a pid
+    that is another user's now counts as gone."""
+    return pids.alive(pid, mine=True)
 
 
 def mark_seen(repo: Repo, branch: str) -> None:

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from typing import TextIO
 
 from git_balanced import proc, ui
 from git_balanced.engine.background import EngineLock, run_loop, start_detached
@@ -30,9 +31,14 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
         ui.say(f"The engine runs in the background (pid {pid}); its log is {lead.repo.state_dir / 'engine.log'}. "
                "`git balanced engine --stop` stops it.")
         return 0
+    return run_here(lead, once=once, until_idle=until_idle)
+
+
+def run_here(lead: Lead, *, once: bool, until_idle: bool, told: TextIO | None = None) -> int:
+    """The engine in this process, each event told as it is recorded (on stdout, or on `told`); its exit code."""
     from git_balanced.engine.narrate import Above, Narrator
 
-    narrator = Narrator(lead.repo)  # one line per event as it is recorded, and a status line on a terminal
+    narrator = Narrator(lead.repo, out=told)  # a line per event as it is recorded, a status line on a terminal
     narrator.start()
     try:
         with contextlib.redirect_stderr(Above(narrator, sys.stderr)):

@@ -35,6 +35,8 @@ def run_hook(name: str, args: list[str]) -> int:
 
         if worker.ready():  # all it reads is named in its environment: no repository to find, no git door
             return worker.pre_tool_use_hook()
+    if name == "pre-push":
+        return _pre_push(args)
     if name in ("user-prompt-submit", "stop"):
         from git_balanced.hooks import turn
 
@@ -49,6 +51,23 @@ def run_hook(name: str, args: list[str]) -> int:
 
     repo = Repo.discover(os.environ.get("GIT_WORK_TREE") or None)
     return int(fn(repo, args))
+
+
+def _pre_push(args: list[str]) -> int:
+    """`hook pre-push`: most pushes are told from one `git cat-file --batch` (hooks/prepush.py); the rest, and
+    every refusal, through the door (git_hooks.pre_push), with what git wrote on stdin."""
+    import sys
+
+    from git_balanced.hooks import prepush
+
+    stdin = None if os.environ.get("PRE_COMMIT_LOCAL_BRANCH") else sys.stdin.read()
+    code = prepush.pre_push(stdin)
+    if code is not None:
+        return code
+    from git_balanced.git import Repo
+    from git_balanced.hooks import git_hooks
+
+    return git_hooks.pre_push(Repo.discover(os.environ.get("GIT_WORK_TREE") or None), args, stdin)
 
 
 def _module(name: str) -> ModuleType:

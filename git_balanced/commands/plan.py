@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from git_balanced import ui
+from git_balanced.errors import UsageError
 from git_balanced.jobs import all_plans
 from git_balanced.lead import open_lead
 from git_balanced.plans.bounds import read_source
@@ -28,8 +30,13 @@ def show_plan(plan_id: str, data: dict[str, Any]) -> None:
     ui.table(rows, indent=2)
 
 
-def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool, wait: bool = False) -> int:
-    """Store the plan file (refused when a piece can never be placed, unless `wait`), and start it if asked."""
+def plan_command(source: str, *, budget: float | None, start: bool, as_json: bool, wait: bool = False,
+                 until_idle: bool = False) -> int:
+    """Store the plan file (refused when a piece can never be placed, unless `wait`), and start it if asked;
+    with `until_idle`, run the engine in this process until nothing can move (one start of Python, not two)."""
+    if until_idle and not start:
+        raise UsageError("--until-idle runs the plan, so it goes with --start.",
+                         hint="`git balanced plan FILE --start --until-idle`.")
     lead = open_lead()
     text, name = read_source(source)
     plan_id, data = store(lead, text, name, budget, wait=wait)
@@ -39,8 +46,14 @@ def plan_command(source: str, *, budget: float | None, start: bool, as_json: boo
         ui.emit_json({"plan": plan_id, **data, "started": start})
     else:
         show_plan(plan_id, data)
-        ui.say("Started: `git balanced engine` runs it; `git balanced board` shows it." if start else
+        ui.say("Started: the engine runs it here until nothing can move." if until_idle else
+               "Started: `git balanced engine` runs it; `git balanced board` shows it." if start else
                f"Start it with `git balanced start {plan_id}`.")
+    if until_idle:
+        from git_balanced.commands.engine import run_here
+
+        # Its modules are imported by now: no second start. After --json, its events go to stderr.
+        return run_here(lead, once=False, until_idle=True, told=sys.stderr if as_json else None)
     return 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_balanced.agents import modes
 from git_balanced.channel.inbox import post
@@ -11,8 +11,10 @@ from git_balanced.channel.told import tell_and_record
 from git_balanced.git import Repo
 from git_balanced.job_events import JobEvent, record
 from git_balanced.lead import Lead, commands_of
-from git_balanced.settings import Settings
 from git_balanced.trust import Commands
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings  # a pass reads settings_view's, without the models
 
 
 @dataclass(frozen=True)

@@ -174,11 +174,13 @@ class Engine:
         """Give schedules and questions their turn: due schedules fire, unanswered questions come to you."""
         from git_balanced.channel import schedules
         from git_balanced.engine import relay
-        from git_balanced.forge import watch as prs
 
         schedules.engine_tick(self.lead, ctx.settings)
         relay.engine_tick(self.lead, ctx.settings)
-        prs.engine_tick(self.lead, ctx.settings)
+        if ctx.settings.pr.fix:  # pull requests are looked at only then: the forge's code is not imported before
+            from git_balanced.forge import watch as prs
+
+            prs.engine_tick(self.lead, ctx.settings)
 
     def _tell_repairs(self, ctx: Context) -> None:
         """Tell the lead, once each, of the stale locks removed and the malformed refs skipped."""

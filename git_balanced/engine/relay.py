@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_balanced import jobs as J
 from git_balanced import ui
@@ -21,8 +21,10 @@ from git_balanced.channel.questions import (
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.settings import Settings
 from git_balanced.vocab import AT_WORK
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 
 def relay(lead: Lead, remote: list[tuple[J.Job, dict[str, Any]]]) -> None:

@@ -322,13 +322,17 @@ def stop(lead: Lead, job: Job) -> dict[str, Any]:
     return host.call(Action.STOP, StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
 
 
+SWEEPERS = 4  # landed workers of this machine cleaned up at once
+
+
 def cleanup(lead: Lead, job: Job) -> None:
     """Remove a job's worktree and run folder (never its branch); quietly, as it is housekeeping."""
     cleanup_many(lead, [job])
 
 
 def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
-    """`cleanup` for several jobs, with one `git worktree prune` per machine, after its last one."""
+    """`cleanup` for several jobs, with one `git worktree prune` per machine, after its last one. Here, where
+    each job's worktree, run folder and copy are its own (mostly waiting on the disk), up to SWEEPERS at once."""
     for machine, js in jobs_mod.by_machine(jobs).items():
         try:
             host = host_for(lead, machine)
@@ -336,7 +340,9 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
         except BalancedError:
             continue
         local = host if isinstance(host, LocalHost) else None
-        for i, job in enumerate(js):
+
+        def one(i: int, job: Job, host: Host = host, repo: str = repo, local: LocalHost | None = local,
+                last: int = len(js) - 1) -> None:
             # Each branch has its own copy: here the lead removes it after the runner's cleanup; on an SSH
             # machine the runner removes it, after the worktree (`own_copy`).
             where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
@@ -344,10 +350,10 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                 if reads_only(job):  # its mark on the shared checkout goes, and the checkout with the last one
                     host.call(Action.CLEANUP, CleanupRequest(job=job.runner_key, repo=repo, worktree=work_path(
                         host, job), runs_dir=RUNS_DIR, prune=False, readonly=True).to_json())
-                    continue
+                    return
                 # Here the branch's copy goes after the worktree (`forget`): neither `worktree remove` nor a prune.
                 asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
-                                       runs_dir=RUNS_DIR, prune=local is None and i == len(js) - 1,
+                                       runs_dir=RUNS_DIR, prune=local is None and i == last,
                                        own_copy=None if local else True, branch=None if local else job.branch,
                                        copy_goes=True if local else None)
                 host.call(Action.CLEANUP, asked.to_json())
@@ -355,3 +361,11 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                     local.forget(job.branch)
             except (BalancedError, MessageError):
                 pass
+
+        own = [j for j in js if local is not None and not reads_only(j)]
+        for i, job in enumerate(js):
+            if job not in own:  # a machine's jobs, or readers of one shared checkout: one after another
+                one(i, job)
+        if own:
+            with ThreadPoolExecutor(max_workers=min(SWEEPERS, len(own))) as pool:
+                list(pool.map(one, range(len(own)), own))

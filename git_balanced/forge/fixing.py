@@ -8,7 +8,7 @@ on it pushes and updates the pull request."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_balanced.channel import inbox, now, presence
 from git_balanced.forge.base import PullRequest
@@ -18,10 +18,12 @@ from git_balanced.jobs import one_plan, unused_branch, used_branches
 from git_balanced.jobs import place as place_job
 from git_balanced.landing.review import run_check
 from git_balanced.lead import Lead
-from git_balanced.settings import Settings
 from git_balanced.state import cache, refs
 from git_balanced.state.events import new_id, node_id
 from git_balanced.vocab import ENDED_BADLY, JobState, LeadState, Trouble
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 NO_PUSH = "Fix it on this branch and commit. Do not push: the person ships the fix (`git balanced ship`)."
 

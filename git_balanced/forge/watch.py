@@ -9,6 +9,7 @@ that to the person only (the board says so). A new failing head re-arms it; pass
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from git_balanced import process, ui
 from git_balanced.errors import BalancedError
@@ -18,8 +19,10 @@ from git_balanced.forge.events import Closed, Looked, Merged, Passed, Sent, ToYo
 from git_balanced.forge.prs import Pr, of_lead
 from git_balanced.forge.where import open_forge
 from git_balanced.lead import Lead, settings_at
-from git_balanced.settings import Settings
 from git_balanced.vocab import ChecksState, PrState, Trouble
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 INTERVAL = 120.0  # seconds between two looks at a lead's pull requests
 

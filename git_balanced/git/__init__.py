@@ -4,6 +4,7 @@
     locks.py     a ref's stale `.lock`
     discover.py  the checkout holding a folder, found as git finds it
     peek.py      a checkout's branch and one ref's id, read from git's files with os alone (for the hooks)
+    catfile.py   objects read through one `git cat-file --batch`, started with os alone (for the pre-push hook)
     refs.py      refs listed from git's own files
     core.py      a repository's folders, git run there, dulwich, compare-and-swap refs, listing once
     packing.py   how much lies loose, and packing refs and objects ourselves (automatic maintenance is off)

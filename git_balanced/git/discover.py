@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import os
-import re
 
-TYPE_CHECKING = False  # pathlib is imported where a Path is made: a hook finds its checkout without it
+TYPE_CHECKING = False  # pathlib and re are imported where they are used: a hook finds its checkout without them
 if TYPE_CHECKING:
     from pathlib import Path
 
 # A config line that moves the working tree, makes the repository bare, or brings in other config files.
-_MOVES_TREE = re.compile(r"^[ \t]*(?:worktree[ \t]*=|bare[ \t]*=[ \t]*(?!false|no|off|0)\w)|^[ \t]*\[[ \t]*include",
-                         re.IGNORECASE | re.MULTILINE)
+MOVES_TREE = r"^[ \t]*(?:worktree[ \t]*=|bare[ \t]*=[ \t]*(?!false|no|off|0)\w)|^[ \t]*\[[ \t]*include"
+_BLANKS = " \t"
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")  # \w, of ASCII lowercased text
+
+
+def moves_tree(config: str) -> bool:
+    """Whether a line of the config text matches MOVES_TREE (case aside, as git reads its keys): read line by line
+    where the text is ASCII, else by the pattern itself (re, IGNORECASE and MULTILINE)."""
+    if not config.isascii():
+        import re
+
+        return re.search(MOVES_TREE, config, re.IGNORECASE | re.MULTILINE) is not None
+    for line in config.lower().split("\n"):
+        text = line.lstrip(_BLANKS)
+        if text.startswith("[") and text[1:].lstrip(_BLANKS).startswith("include"):
+            return True
+        if text.startswith("worktree") and text[8:].lstrip(_BLANKS).startswith("="):
+            return True
+        if text.startswith("bare") and text[4:].lstrip(_BLANKS).startswith("="):
+            value = text[4:].lstrip(_BLANKS)[1:].lstrip(_BLANKS)
+            if value[:1] in _WORD and not value.startswith(("false", "no", "off", "0")):
+                return True
+    return False
 
 
 def _common_dir(git_dir: str) -> str | None:
@@ -82,7 +102,7 @@ def found_paths(where: str) -> tuple[str, str, str] | None:
                 return None
             try:
                 with open(f"{common}/config", encoding="utf-8") as fh:
-                    if _MOVES_TREE.search(fh.read()):
+                    if moves_tree(fh.read()):
                         return None
             except FileNotFoundError:
                 pass

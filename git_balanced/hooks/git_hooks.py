@@ -52,18 +52,19 @@ def pre_merge_commit(repo: Repo, _args: list[str]) -> int:
     return 1
 
 
-def pre_push(repo: Repo, args: list[str]) -> int:
+def pre_push(repo: Repo, args: list[str], stdin: str | None = None) -> int:
     """Refuse to push a lead's branch whose tip's tree never passed the check.
 
     The tip decides, as in the landing: the branch moves on the remote to its tip, so that is the tree that
     must pass; commits below it go out with it (as the merges of a landing batch land under their checked top).
     A tip passes when its tree has a passing check note, or when it landed through the queue in a batch whose
-    checked tree passed (its landing note says so)."""
+    checked tree passed (its landing note says so). `stdin`: what git wrote on stdin, where it was read already
+    (hooks/prepush.py)."""
     cmds = commands_of(settings_at(repo, "HEAD"))
     if not cmds.check:
         return 0
     refused: list[tuple[str, str]] = []
-    for remote_ref, local_sha in _pushed(repo):
+    for remote_ref, local_sha in _pushed(repo, stdin):
         branch = _lead_branch(remote_ref)
         if branch is not None and not _passed(repo, local_sha, cmds.check):
             refused.append((branch, local_sha))
@@ -86,7 +87,7 @@ def _passed(repo: Repo, sha: str, check: str) -> bool:
                for n in notes.read_json(repo, notes.LANDINGS, sha))
 
 
-def _pushed(repo: Repo) -> list[tuple[str, str]]:
+def _pushed(repo: Repo, stdin: str | None = None) -> list[tuple[str, str]]:
     """(remote ref, local sha) being pushed: git's stdin, or what pre-commit read of it and
     passes on in its PRE_COMMIT_* variables (it reads stdin itself, and passes on the first ref pushed)."""
     local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
@@ -95,7 +96,7 @@ def _pushed(repo: Repo) -> list[tuple[str, str]]:
         remote = os.environ.get("PRE_COMMIT_REMOTE_BRANCH") or local
         return [(remote, sha)] if sha else []
     out: list[tuple[str, str]] = []
-    for line in sys.stdin.read().splitlines():
+    for line in (sys.stdin.read() if stdin is None else stdin).splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO:
             out.append((parts[2], parts[1]))

@@ -9,7 +9,7 @@ a schedule) are described in words and checked as objects, so those parts can gr
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
@@ -145,6 +145,12 @@ class LandResult(TypedDict):
     check_runs: Annotated[int, Field(description="How many times the check ran.")]
     rounds: Annotated[int, Field(description="How many rounds the queue took (a failing batch is bisected).")]
     words: Annotated[str | None, Field(description="Why nothing was landed, when nothing was named.")]
+    machine_checks: NotRequired[Annotated[list[Row], Field(
+        description="Checks idle machines ran for this landing: machine, tree, result, code, seconds; each a hint "
+                    "that only chose what this machine checked, never what landed.")]]
+    machines_dropped: NotRequired[Annotated[dict[str, str], Field(
+        description="Machines dropped from this landing (no answer, or a hint this machine's check contradicted), "
+                    "and why.")]]
 
 
 @with_config(_CLOSED)

@@ -198,7 +198,7 @@ def land(names: list[str] | None = None, take_all: bool = False) -> LandResult:
     verdicts = q.run(cands)
     record(lead, verdicts)
     return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs, "rounds": q.rounds,
-            "words": None}
+            "words": None, "machine_checks": q.machine_checks, "machines_dropped": q.machines_dropped}
 
 
 def stop(job: str) -> Stopped:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from git_balanced.git import Repo
 from git_balanced.landing.sizes import Limits, limits
-from git_balanced.settings import Settings
 from git_balanced.shipped.guard import matches
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 SETTINGS_DIR = ".magnum/"
 HOOKS_CONFIG = ".pre-commit-config.yaml"

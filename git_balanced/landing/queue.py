@@ -20,11 +20,11 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
-from git_balanced.landing import checkout, checks, protect, seat
+from git_balanced.landing import checkout, checks, machine_checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
 from git_balanced.lead import Lead, commands_of, settings_at
-from git_balanced.settings import SETTINGS_PATH
+from git_balanced.settings_view import SETTINGS_PATH
 from git_balanced.state import notes
 
 MAX_LIMIT = 64
@@ -98,6 +98,9 @@ class Queue:
         self.checker = Checker(self.repo, self.cmds.check or "", self.cmds.setup, self.slots,
                                timeout=float(settings.worktree.check_timeout),
                                seats=seat.budget_of(self.repo) if self.cmds.check else None)
+        if self.cmds.check and settings.balanced.check_machines:  # idle machines' checks steer the rounds
+            self.checker.machines = machine_checks.Machines(lead, self.cmds.check, self.cmds.setup,
+                                                            float(settings.worktree.check_timeout))
         self.verdicts: list[Verdict] = []
         self.checkout: dict[str, str] = {}  # the lead's own changes in its checkout: path -> what they are
 
@@ -334,6 +337,16 @@ class Queue:
     @property
     def rounds(self) -> int:
         return self.checker.rounds
+
+    @property
+    def machine_checks(self) -> list[dict[str, Any]]:
+        """The checks idle machines ran for this landing, each a hint (machine_checks.Machines.report)."""
+        return self.checker.machines.report() if self.checker.machines else []
+
+    @property
+    def machines_dropped(self) -> dict[str, str]:
+        """The machines dropped from this landing, and why."""
+        return dict(self.checker.machines.dropped) if self.checker.machines else {}
 
     # -- landing -------------------------------------------------------------------------------------------
     def _move(self, tip: str, links: list[Link]) -> bool:

@@ -5,13 +5,14 @@ of the same round. Every check runs in its own scratch worktree of the checks' c
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from git_balanced.git import Repo
-from git_balanced.landing import checks, speculate
+from git_balanced.landing import checks, machine_checks, speculate
 from git_balanced.landing.bisect import Search
 
 
@@ -80,6 +81,9 @@ class Checker:
     _mergers: ThreadPoolExecutor = field(init=False)
     # Every next chain merged ahead of its need, and what stops it when no round needs it any more.
     stops: dict[tuple[str, tuple[str, ...]], threading.Event] = field(default_factory=dict)
+    # The idle machines whose checks steer the rounds, as hints (machine_checks.py); None: no machine is used.
+    machines: machine_checks.Machines | None = None
+    _round_seconds: float = 0.0  # how long the last round's own checks took
 
     def __post_init__(self) -> None:
         self.own = PerThread(self.repo)
@@ -108,14 +112,19 @@ class Checker:
         def probe(idx: list[int], culprits: list[int]) -> dict[int, bool]:
             self.rounds += 1
             self.runs += len(idx)
+            began = time.monotonic()
             with ThreadPoolExecutor(max_workers=len(idx) + len(culprits)) as pool:
                 futs = {i: pool.submit(self._run, chain[i - 1].commit, f"land-{k}") for k, i in enumerate(idx)}
                 ahead = [pool.submit(self._ahead, tip, chain, c, f"land-{len(idx) + k}")
                          for k, c in enumerate(culprits)]
                 got = {i: f.result().passed for i, f in futs.items()}
+                self._round_seconds = time.monotonic() - began
                 spent = sum(1 for f in ahead if f.result())
             self.runs += spent
             self.ahead += spent
+            if self.machines is not None:  # a machine whose hint the lead's own check contradicts is dropped
+                for i, ok in got.items():
+                    self.machines.confirm(chain[i - 1].tree, ok)
             return got
 
         def prepare(culprits: list[int]) -> None:
@@ -127,10 +136,30 @@ class Checker:
                     self.merging[key] = self._mergers.submit(self._merge_after, tip, chain, c, stop)
                     self.stops[key] = stop
 
-        s = speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare)
+        s = speculate.search(len(chain), probe, self.slots, known=known, prepare=prepare,
+                             guide=(lambda s, todo: self._guide(chain, s, todo)) if self.machines else None)
         # What the queue merges next, when a culprit was found, is kept; the other guesses are not needed.
         self._abandon({self._key(tip, chain, s.hi)} if s.hi < len(chain) and not s.passed.get(len(chain)) else set())
         return s
+
+    def _guide(self, chain: Sequence[Link], s: Search, todo: list[int]) -> list[int]:
+        """This round's prefixes, steered by what the idle machines said (machine_checks.picks), and the prefixes
+        the free machines check meanwhile. Hints of a round under way are waited for a little first (half the
+        last round, at least a second), so that a machine as fast as this one steers the next round; only when
+        they can save a round (more prefixes are unknown than this round has slots), and only for those."""
+        m = self.machines
+        if m is None or len(chain) < 2:  # one branch: its one check is the lead's, with nothing to narrow
+            return todo
+        unknown = range(s.lo + 1, min(s.hi, s.n + 1))
+        if s.passed and len(unknown) > self.slots:  # fewer: this round covers them all, a hint saves no round
+            m.settle(max(1.0, self._round_seconds / 2), {chain[i - 1].tree for i in unknown})
+        hints = m.hints(chain)
+        steered = machine_checks.picks(s, hints, self.slots) or todo
+        free = m.free()
+        for i, machine in zip(machine_checks.spare(s, hints, steered, m.holding(chain), len(free)), free,
+                              strict=False):
+            m.send(self.own.get, machine, chain[i - 1])
+        return steered
 
     def _run(self, commit: str, slot: str) -> checks.CheckResult:
         return checks.check_rev(self.own.get(), commit, self.check, self.setup, scratch=slot, timeout=self.timeout,

@@ -8,9 +8,12 @@ good. The limits come from the lead's committed settings, as the protected paths
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from git_balanced.git import Repo, TreeChange
-from git_balanced.settings import Settings
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 MB = 1024 * 1024
 SHOWN = 5

@@ -24,6 +24,9 @@ Probe = Callable[[list[int], list[int]], dict[int, bool]]
 # Told, before each round, the culprits whose next chain this round or the one after may need: it can merge them
 # meanwhile, and stop merging the others.
 Prepare = Callable[[list[int]], None]
+# Given the search so far and the prefixes it would check this round, the ones to check instead (the hints of
+# idle machines steer it: machine_checks.py); it must name at least one prefix not known yet.
+Guide = Callable[[Search, list[int]], list[int]]
 
 
 def culprits(s: Search, spare: int) -> list[int]:
@@ -57,14 +60,17 @@ def later(s: Search, todo: list[int], slots: int) -> list[int]:
 
 
 def search(n: int, probe: Probe, slots: int = 1, known: dict[int, bool] | None = None,
-           prepare: Prepare | None = None) -> Search:
+           prepare: Prepare | None = None, guide: Guide | None = None) -> Search:
     """Rounds of `probe` until the longest passing prefix and the first culprit are known (as bisect.search),
     each round's free slots given to speculative checks of what follows each possible culprit; `prepare` is told
-    first what the round after may need merged (`later`), so it is merged while this round's checks run."""
+    first what the round after may need merged (`later`), so it is merged while this round's checks run; `guide`,
+    when given, chooses each round's prefixes in place of the search's own."""
     s = Search(n, dict(known or {}))
     slots = max(1, slots)
     while not s.done():
         todo = [i for i in next_probes(s, slots) if i not in s.passed]
+        if guide is not None:
+            todo = [i for i in guide(s, todo) if i not in s.passed] or todo
         if not todo:
             break
         if prepare is not None:  # what this round checks ahead, and what the round after may need

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 
-def _stat(pid: int) -> list[str]:
+def stat_fields(pid: int) -> list[str]:
     """Fields of /proc/<pid>/stat after the name, state first (index 1 the parent, 19 the start tick); [] without
     /proc or without the process."""
     try:
@@ -18,14 +18,15 @@ def _stat(pid: int) -> list[str]:
     return text.rsplit(")", 1)[1].split() if ")" in text else []
 
 
-def _tick(pid: int) -> str:
+def start_tick(pid: int) -> str:
     """The start tick of `pid` ("" without /proc)."""
-    return (_stat(pid) + [""] * 20)[19]
+    return (stat_fields(pid) + [""] * 20)[19]
 
 
-def _alive(pid: int | None, tick: str = "") -> bool:
-    """Whether the process runs (and, given its `tick`, is the one that had it); a zombie (an init that never
-    reaps leaves them) counts as gone."""
+def alive(pid: object, tick: str = "", *, mine: bool = False) -> bool:
+    """Whether the process `pid` runs (and, given its `tick`, is the one that had it); a zombie (an init that never
+    reaps leaves them) counts as gone. With `mine`, a process this user may not signal counts as gone too: the
+    pid of a process this user started, now another user's."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -33,6 +34,6 @@ def _alive(pid: int | None, tick: str = "") -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    fields = _stat(pid)
+        return not mine
+    fields = stat_fields(pid)
     return not fields or (fields[0] not in ("Z", "X") and (not tick or fields[19] == tick))

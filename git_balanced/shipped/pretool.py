@@ -12,11 +12,10 @@ found and how the lead is asked.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
-TYPE_CHECKING = False  # typing, shlex and subprocess are imported where they are used: a read loads none of them
+# typing, json, re, shlex and subprocess are imported where they are used: a read loads none of them
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -75,7 +74,7 @@ def plan_said(answer: dict) -> dict:
     return decision("deny", f"Your lead sent the plan back. {reason} Revise the plan and show it again.")
 
 
-PLAN_FILE = re.compile(r'"planFilePath":\s*"([^"]+)"')
+PLAN_FILE = r'"planFilePath":\s*"([^"]+)"'  # in a Claude Code transcript
 
 
 def plan_text(data: dict, tool_input: dict) -> str:
@@ -97,9 +96,12 @@ def plan_file(data: dict) -> str | None:
     """The plan file a Claude Code session in plan mode was told to write, named in its transcript, or None."""
     try:
         with open(str(data.get("transcript_path") or ""), encoding="utf-8", errors="replace") as f:
-            named = PLAN_FILE.findall(f.read())
+            text = f.read()
     except OSError:
         return None
+    import re
+
+    named = re.findall(PLAN_FILE, text)
     return os.path.normpath(named[-1]) if named else None
 
 
@@ -114,6 +116,8 @@ def edited_paths(rules: dict, tool: str, tool_input: dict, cwd: str) -> list[str
     if tool in edits:
         raw = [str(tool_input.get(edits[tool]) or "")]
     elif tool == "apply_patch":  # Codex: the paths are in the patch text
+        import re
+
         patch = str(tool_input.get("command") or tool_input.get("input") or "")
         raw = re.findall(rules.get("patch_path") or "(?!)", patch, re.M)
     else:
@@ -130,6 +134,8 @@ def inside(path: str, folder: str) -> bool:
 def only_asks(command: str, asking: str) -> bool:
     """Whether a shell command is `git balanced ask …` alone: nothing chained, piped, redirected or
     substituted, which its allow would let run with it."""
+    import re
+
     if not re.match(asking, command) or re.search(r"[`\n]|\$\(", command):
         return False
     import shlex
@@ -158,7 +164,7 @@ def own_commit(data: dict, tool_input: dict, command: str, worktree: str) -> lis
     """The git argument lists of a Codex shell call that is only `git add …` and `git commit …` joined by `&&`,
     run in its own worktree; None for any other call (another agent's, another folder, any other command,
     option before the subcommand, redirection, substitution or variable)."""
-    if "turn_id" not in data or not command or re.search(r"[`\n$]", command):
+    if "turn_id" not in data or not command or any(c in command for c in "`\n$"):
         return None
     where = str(tool_input.get("workdir") or data.get("cwd") or "")
     if not where or os.path.realpath(where) != os.path.realpath(worktree):
@@ -314,5 +320,7 @@ def pre_tool_use(data: dict, rules: dict, worktree: str, guard: Any, run_dir: st
         return commit_for_codex(own, worktree)
     if not ask_lead:
         return None
+    import json
+
     what = command or f"{tool} {json.dumps(tool_input, sort_keys=True)[:300]}"
     return ask(tool, what, "command")

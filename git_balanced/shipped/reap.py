@@ -17,7 +17,6 @@ if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source
         GRACE,
         RUNS_DIR,
         RequestError,
-        _alive,
         _git,
         _parsed,
         _path,
@@ -25,8 +24,9 @@ if "_run_dir" not in globals():  # sent to another machine, runfiles.py's source
         _read_pid,
         _run_dir,
         _signal_group,
-        _stat,
         _write_atomic,
+        alive,
+        stat_fields,
     )
 if "RunState" not in globals():  # likewise messages.py, worktrees.py, branchcopy.py and asked.py
     from git_balanced.shipped.messages import CleanupRequest, LogRequest, RunState, StatusRequest, StopRequest
@@ -77,7 +77,7 @@ def _job_status(run_dir: str) -> dict:
     elif pid is None:
         state = RunState.RUNNING if time.time() - os.path.getmtime(run_dir) < START_WINDOW else RunState.DEAD
     else:
-        state = RunState.RUNNING if _alive(pid, tick) else RunState.DEAD
+        state = RunState.RUNNING if alive(pid, tick) else RunState.DEAD
     if state == RunState.DEAD:  # a runner that wrote its result and ended just after the first read is not dead
         result = _result(run_dir)
         state = RunState.FINISHED if result is not None else state
@@ -85,7 +85,7 @@ def _job_status(run_dir: str) -> dict:
     tail = b"\n".join((_read(log, True, -65536) or b"").splitlines()[-TAIL_LINES:]).decode("utf-8", "replace")
     answer = {"state": state, "pid": pid, "result": result, "log_tail": tail,
               "log_size": os.path.getsize(log) if os.path.exists(log) else 0,
-              "agent_alive": _alive(*_read_pid(os.path.join(run_dir, "agent_pid")))}
+              "agent_alive": alive(*_read_pid(os.path.join(run_dir, "agent_pid")))}
     asked = _unsent(run_dir)
     if asked:
         answer["questions"] = asked
@@ -99,16 +99,16 @@ def stop(req: dict) -> dict:
     if _job_status(run_dir)["state"] in (RunState.RUNNING, RunState.DEAD):
         _write_atomic(os.path.join(run_dir, "stop"), f"{time.time()}\n")
         agent, agent_tick = _read_pid(os.path.join(run_dir, "agent_pid"))
-        if agent and _alive(agent, agent_tick):
+        if agent and alive(agent, agent_tick):
             _signal_group(agent, signal.SIGTERM)
         pid, tick = _read_pid(os.path.join(run_dir, "pid"))
-        if pid and _alive(pid, tick):
+        if pid and alive(pid, tick):
             os.kill(pid, signal.SIGTERM)  # it passes it on to setup too, and escalates after the grace
         elif agent:  # no runner left to escalate: wait out the grace here
             deadline = time.monotonic() + grace
-            while _alive(agent, agent_tick) and time.monotonic() < deadline:
+            while alive(agent, agent_tick) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if _alive(agent, agent_tick):
+            if alive(agent, agent_tick):
                 _signal_group(agent, signal.SIGKILL)
     deadline = time.monotonic() + (got.wait or 0.0)
     while time.monotonic() < deadline and _job_status(run_dir)["state"] == RunState.RUNNING:
@@ -187,7 +187,7 @@ def _scan() -> list:
     me, skip, pid = os.getuid(), set(), os.getpid()
     while pid > 1 and pid not in skip:
         skip.add(pid)
-        pid = int((_stat(pid) + ["0", "0"])[1])
+        pid = int((stat_fields(pid) + ["0", "0"])[1])
     found = []
     for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not name.isdigit() or int(name) in skip:
@@ -199,7 +199,7 @@ def _scan() -> list:
                 env = f.read().split(b"\0")
         except OSError:
             continue
-        fields = _stat(int(name))
+        fields = stat_fields(int(name))
         if len(fields) < 20 or fields[0] in ("Z", "X"):
             continue
         mark = next((v[17:].decode("utf-8", "replace") for v in env if v.startswith(b"BALANCED_RUN_DIR=")), "")
@@ -211,7 +211,7 @@ def _left(run_dir: str, scan: list) -> list:
     """Of `scan`, what the worker of `run_dir` started: marked with its run folder, or in its agent's process
     group or session (a pid the kernel does not hand out again while a group or session of that id lives)."""
     agent, tick = _read_pid(os.path.join(run_dir, "agent_pid"))
-    own = agent and (not _stat(agent) or _alive(agent, tick))  # else the pid is another process's now
+    own = agent and (not stat_fields(agent) or alive(agent, tick))  # else the pid is another process's now
     return [p for p in scan if p[4] == run_dir or (own and agent in (p[0], p[2], p[3]))]
 
 
@@ -224,13 +224,13 @@ def _reap(run_dir: str, grace: float, wait: bool = True, scan: list | None = Non
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while wait and procs and time.monotonic() < deadline and any(_alive(p[0], p[1]) for p in procs):
+    while wait and procs and time.monotonic() < deadline and any(alive(p[0], p[1]) for p in procs):
         time.sleep(0.05)
     out = []
     for pid, tick, _, _, _ in procs:
-        if wait and _alive(pid, tick):
+        if wait and alive(pid, tick):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             time.sleep(0.05)
-        out.append({"pid": pid, "command": names[pid], "stopped": not _alive(pid, tick)})
+        out.append({"pid": pid, "command": names[pid], "stopped": not alive(pid, tick)})
     return out

@@ -13,8 +13,8 @@ if "safe_argv" not in globals():  # sent to another machine, untrusted.py's sour
     from git_balanced.untrusted import safe_argv, safe_env, safe_listing
 if "JOB_ID" not in globals():  # likewise messages.py
     from git_balanced.shipped.messages import JOB_ID, M, MessageError, Reason
-if "_alive" not in globals():  # likewise pids.py; the other parts import its checks from here
-    from git_balanced.shipped.pids import _alive, _stat, _tick  # noqa: F401
+if "alive" not in globals():  # likewise pids.py; the other parts import its checks from here
+    from git_balanced.shipped.pids import alive, start_tick, stat_fields  # noqa: F401
 
 RUNS_DIR = "~/.balanced/runs"
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
@@ -83,7 +83,7 @@ def _read_pid(path: str) -> tuple[int | None, str]:
 
 
 def _write_pid(path: str, pid: int) -> None:
-    _write_atomic(path, f"{pid}\n{_tick(pid)}\n")
+    _write_atomic(path, f"{pid}\n{start_tick(pid)}\n")
 
 
 def _signal_group(pgid: int, sig: int) -> None:

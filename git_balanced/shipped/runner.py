@@ -3,14 +3,15 @@
 Run it as `python3 runner.py ACTION` with a JSON request on stdin, or send `source()` (its parts as one script)
 to another machine. It prints one JSON line; `serve` answers many requests, a line each, over one process (a
 session kept open by the lead). Nothing a user wrote travels in argv: the action word is the only argument.
-Actions: start, status, stop, log, cleanup, forwarded, answer, tell.
+Actions: start, status, stop, log, cleanup, forwarded, answer, tell, seats, landcheck.
 
 This module is the wire protocol: the actions by name, one request in and one answer out, and the one script
 that carries the runner elsewhere. Its parts, each stdlib only: pids.py (a process by pid and start tick),
 messages.py (the start request and the result, as types), runfiles.py (run folders, pid files, git), worktrees.py,
 asked.py (a worker's questions, by store and forward: `git balanced ask` there is a small script the runner writes,
 ASK_SHIM, which leaves the question in the run folder), reap.py (status, log, stop, cleanup, and what a worker left
-running) and launch.py (starting a worker and the detached runner that watches it).
+running), launch.py (starting a worker and the detached runner that watches it) and landcheck.py (a landing check
+the lead asks of an idle machine).
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ if __name__ == "__main__" and "__file__" in globals():  # run as a file: its par
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 if "start" not in globals():  # sent to another machine, its parts' source comes first and defines these
     from git_balanced.shipped.asked import answer_question, forwarded, told
+    from git_balanced.shipped.landcheck import landcheck
     from git_balanced.shipped.launch import ASK_SHIM_FILES, seats_answer, start
     from git_balanced.shipped.reap import cleanup, log, status, stop
     from git_balanced.shipped.runfiles import RequestError, _read
 SERVE_IDLE = 60.0  # seconds a session (`serve`) waits for its next request before it ends
 ACTIONS = {"start": start, "status": status, "stop": stop, "log": log, "cleanup": cleanup,
-           "forwarded": forwarded, "answer": answer_question, "tell": told, "seats": seats_answer}
+           "forwarded": forwarded, "answer": answer_question, "tell": told, "seats": seats_answer,
+           "landcheck": landcheck}
 # The runner's parts in the order the one script defines them: each finds what it needs already there.
 PARTS = ("pids.py", "workenv.py", "pen.py", "branchcopy.py", "meter.py", "messages.py", "runfiles.py", "worktrees.py",
-         "readonly.py", "asked.py", "reap.py", "launch.py")
+         "readonly.py", "asked.py", "reap.py", "launch.py", "landcheck.py")
 
 
 def source(with_meter: bool = True) -> str:

@@ -15,8 +15,8 @@ import json
 import os
 import time
 
-if "_alive" not in globals():  # as sent, pids.py's source comes first and defines it
-    from git_balanced.shipped.pids import _alive
+if "alive" not in globals():  # as sent, pids.py's source comes first and defines it
+    from git_balanced.shipped.pids import alive
 
 SEATS_DIR = "~/.balanced/seats"
 SEAT_RUNS = "~/.balanced/runs"
@@ -138,7 +138,7 @@ def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict
                 note = json.load(f)
         except (OSError, ValueError):
             continue
-        if isinstance(note, dict) and _alive(note.get("pid")):
+        if isinstance(note, dict) and alive(note.get("pid")):
             out.append(note)
     return sorted(out, key=lambda h: (h.get("seat", 0), h.get("since", 0)))
 

@@ -9,7 +9,7 @@ import os
 import shutil
 
 if "_git" not in globals():  # sent to another machine, runfiles.py's source comes first and defines these
-    from git_balanced.shipped.runfiles import RunError, _alive, _git, _note, _path, _read, _read_pid, _write_atomic
+    from git_balanced.shipped.runfiles import RunError, _git, _note, _path, _read, _read_pid, _write_atomic, alive
 if "own_copy_ensure" not in globals():  # likewise branchcopy.py
     from git_balanced.shipped.branchcopy import own_copy_ensure
 
@@ -143,7 +143,7 @@ def _free_branch(repo: str, wt: str, branch: str, runs: str, listed: str) -> boo
             continue
         for name in ("pid", "agent_pid"):
             pid, tick = _read_pid(os.path.join(runs, job, name))
-            if _alive(pid, tick):
+            if alive(pid, tick):
                 raise RunError(f"{branch} is checked out at {holder} by job {job}, which still runs (pid {pid})")
         code, out = _git(["worktree", "remove", "--force", "--force", holder], repo)
         _note(f"removed {holder}, left on {branch} by job {job} whose runner is gone"

@@ -9,15 +9,11 @@ from typing import Any
 
 import pytest
 
-from git_balanced import jobs as J
 from git_balanced.channel import questions
 from git_balanced.chief import news, remote, tools
 from git_balanced.chief.projects import add_project, project
-from git_balanced.lead import open_lead
 from tests.chief.test_news import Started
-from tests.chief.test_remote_project import install_there, owned_by
-from tests.support.builders import make_repo
-from tests.support.cli import balanced
+from tests.support.remote_projects import install_there, owned_by, project_there
 from tests.support.sshd import sshd_machines
 from tests.support.wait import wait_until
 
@@ -28,10 +24,7 @@ WAIT = 20.0  # what each call waits there: the question must come well before it
 def test_a_machines_project_brings_a_passed_question_at_once_and_is_read_in_one_call(tmp_path: Path) -> None:
     with sshd_machines(tmp_path, ["box"]) as machines:
         box = machines[0]
-        assert balanced(tmp_path, "machines", "add", "box").code == 0
-        ios = open_lead(str(make_repo(box.home / "ios", {"README.md": "ios"})))
-        jid = J.place(ios.repo, {"plan": "p1", "piece": "build", "task": "t", "lead": "main", "machine": "local",
-                                 "agent": "shell", "attempt": 1})
+        ios, jid = project_there(tmp_path, box, "ios")
         qid = questions.ask(ios.repo, jid, "Which scheme?")
         owned_by(box, box.home / "ios")
         install_there(box)

@@ -4,55 +4,25 @@ Now (read with `git balanced board --json` there), answered and noted across pro
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sysconfig
 from pathlib import Path
 
 import pytest
 
-import git_balanced
-from git_balanced import jobs as J
 from git_balanced.channel import now, questions
 from git_balanced.lead import open_lead
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
-from tests.support.sshd import MACHINE_PYTHON, Machine, sshd_machines
+from tests.support.remote_projects import install_there, owned_by, project_there
+from tests.support.sshd import sshd_machines
 
 pytestmark = pytest.mark.sshd
-
-
-def install_there(m: Machine) -> None:
-    """git balanced in the machine user's ~/.local/bin, as `pipx install` puts it: this checkout of the package
-    and the test environment's libraries, run by the machine's own Python."""
-    code = Path(git_balanced.__file__).resolve().parents[1]
-    libs = sysconfig.get_paths()["purelib"]
-    script = m.home / ".local" / "bin" / "git-balanced"
-    script.parent.mkdir(parents=True)
-    script.write_text(f"#!/bin/sh\nPYTHONPATH={code}:{libs} exec {MACHINE_PYTHON} -c "
-                      "'import sys; from git_balanced.front import main; sys.exit(main())' \"$@\"\n")
-    script.chmod(0o755)
-
-
-def owned_by(m: Machine, path: Path) -> None:
-    """Everything under `path` made the machine user's, as if it had made it there."""
-    if not m.own_user:
-        return
-    for root, dirs, files in os.walk(m.home):
-        for name in [*dirs, *files]:
-            shutil.chown(os.path.join(root, name), m.user, m.user)
-    shutil.chown(m.home, m.user, m.user)
-    assert path.is_relative_to(m.home)
 
 
 def test_a_project_on_a_machine_is_read_answered_and_noted_there(tmp_path: Path) -> None:
     web = open_lead(str(make_repo(tmp_path / "web", {"README.md": "web"})))
     with sshd_machines(tmp_path, ["box"]) as machines:
         box = machines[0]
-        assert balanced(tmp_path, "machines", "add", "box").code == 0
-        ios = open_lead(str(make_repo(box.home / "ios", {"README.md": "ios"})))
-        jid = J.place(ios.repo, {"plan": "p1", "piece": "build", "task": "t", "lead": "main", "machine": "local",
-                                 "agent": "shell", "attempt": 1})
+        ios, jid = project_there(tmp_path, box, "ios")
         qid = questions.ask(ios.repo, jid, "xcodebuild", kind="command")
         assert questions.pass_on(ios.repo, qid, "passed on by the lead")
         review = now.put(ios.repo, "Added the cart screen", ships=None, check=None)

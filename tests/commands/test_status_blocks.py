@@ -24,20 +24,21 @@ def _record(task: str) -> dict:
             "last_words": "Planned two pieces."}
 
 
+def _block(head: str, told: str, spent: str, *between: str) -> list[str]:
+    """What status prints of _record's session under `head`: what it was `told` (its label padded, and the text),
+    its spend, and the lines only one of the commands has."""
+    return [head, f"  {told}", "  session   5f0c1d2e", "  turns     3, the last 5 min ago", f"  spent     {spent}",
+            *between, "  waits on  news in its inbox", "  it said   Planned two pieces."]
+
+
 def test_lead_status_prints_its_block(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "lead")
     rec = _record("Add a health endpoint")
     (presence.lead_dir(open_lead(str(repo)).repo, "main") / "lead.json").write_text(json.dumps(rec))
     ran = balanced(repo, "lead", "status")
     assert ran.code == 0, ran.err
-    assert ran.out.splitlines() == [
-        f"Lead of main: Claude Code, waiting (pid {os.getpid()})",
-        "  task      Add a health endpoint",
-        "  session   5f0c1d2e",
-        "  turns     3, the last 5 min ago",
-        "  spent     $0.25, its workers $0.00",
-        "  waits on  news in its inbox",
-        "  it said   Planned two pieces."]
+    assert ran.out.splitlines() == _block(f"Lead of main: Claude Code, waiting (pid {os.getpid()})",
+                                          "task      Add a health endpoint", "$0.25, its workers $0.00")
     assert ran.out.splitlines()[1:] == ui.session_lines(rec, True, told="task", spent=", its workers $0.00")
 
 
@@ -46,16 +47,9 @@ def test_chief_status_prints_the_same_block(tmp_path: Path) -> None:
     (session.folder() / session.RECORD).write_text(json.dumps(rec))
     ran = balanced(tmp_path, "chief", "status")
     assert ran.code == 0, ran.err
-    assert ran.out.splitlines() == [
-        f"Chief: Claude Code, waiting (pid {os.getpid()})",
-        "  told      Look over the projects.",
-        "  session   5f0c1d2e",
-        "  turns     3, the last 5 min ago",
-        "  spent     $0.25",
-        "  passes on what it leaves unanswered for 600 s",
-        "  waits on  news in its inbox",
-        "  it said   Planned two pieces."]
     passes = "  passes on what it leaves unanswered for 600 s"
+    assert ran.out.splitlines() == _block(f"Chief: Claude Code, waiting (pid {os.getpid()})",
+                                          "told      Look over the projects.", "$0.25", passes)
     assert ran.out.splitlines()[1:] == ui.session_lines(rec, True, told="told", between=[passes])
     rec["pid"] = None
     (session.folder() / session.RECORD).write_text(json.dumps(rec))

@@ -17,7 +17,7 @@ from tests.support.wait import wait_until
 
 def test_the_runner_and_the_seats_as_sent_define_one_pid_check_each() -> None:
     for name, source in (("the runner's script", runner.source()), ("seats.py as sent", check_seats.source())):
-        assert source.count("\ndef _alive(") == 1, f"{name} carries exactly one pid check"
+        assert source.count("\ndef alive(") == 1, f"{name} carries exactly one pid check"
         assert "def _seat_alive(" not in source, f"{name} has no check of its own beside pids.py's"
 
 

@@ -9,7 +9,7 @@ import subprocess
 from contextlib import suppress
 from pathlib import Path
 
-from git_balanced.shipped.runfiles import _alive
+from git_balanced.shipped.runfiles import alive
 from tests.shipped.test_runner import request, wait_for
 from tests.support.builders import git, make_repo
 from tests.support.runner_calls import call
@@ -34,12 +34,12 @@ def test_stop_ends_the_daemon_its_worker_left_and_no_other(tmp_path: Path) -> No
         wait_for("j1", runs)
         reaped = call("cleanup", {"job": "j1", "runs_dir": str(runs), "repo": str(repo),
                                   "worktree": str(tmp_path / "worktrees" / "j1")})
-        wait_until(lambda: not _alive(pids[0]), 10, "j1's daemon to end with it")
+        wait_until(lambda: not alive(pids[0]), 10, "j1's daemon to end with it")
         # Ended by the runner itself as its worker ended, else by the stop or the cleanup.
         by_runner = (stopped.get("result") or {}).get("ended_left_running")
         assert by_runner or any(p["pid"] == pids[0] for p in stopped["reaped"] + reaped["reaped"]), (stopped, reaped)
-        assert _alive(pids[1]), "the daemon of another worker that still runs lives on"
-        assert _alive(stray.pid), "a process no worker started lives on"
+        assert alive(pids[1]), "the daemon of another worker that still runs lives on"
+        assert alive(stray.pid), "a process no worker started lives on"
     finally:
         for pid in [*pids, stray.pid]:
             with suppress(ProcessLookupError, PermissionError):

@@ -172,7 +172,7 @@ def test_status_answers_for_several_jobs_in_one_call(tmp_path: Path, lead: tuple
     wait_for("done", runs)
     wait_for("killed", runs, ("running",))
     os.kill(killed["pid"], signal.SIGKILL)  # the runner killed hard: no result.json will ever come
-    wait_until(lambda: not runfiles._alive(killed["pid"]), 10, "the killed runner to end")
+    wait_until(lambda: not runfiles.alive(killed["pid"]), 10, "the killed runner to end")
 
     jobs = call("status", {"jobs": ["done", "busy", "killed", "never"], "runs_dir": str(runs)})["jobs"]
     assert jobs["done"]["state"] == "finished" and jobs["done"]["result"]["exit_code"] == 0
@@ -201,18 +201,18 @@ def test_a_runner_that_ends_while_its_status_is_read_is_finished_not_dead(tmp_pa
     ended = subprocess.Popen(["true"])
     ended.wait()
     (run_dir / "pid").write_text(f"{ended.pid}\n\n")
-    real_alive = runfiles._alive
+    real_alive = runfiles.alive
 
     def ends_meanwhile(pid: int | None, tick: str = "") -> bool:
         if pid == ended.pid:  # the runner's last act, just before this look
             (run_dir / "result.json").write_text(json.dumps({"exit_code": 0, "commits": 1}))
         return real_alive(pid, tick)
 
-    monkeypatch.setattr(reap, "_alive", ends_meanwhile)  # where status looks
+    monkeypatch.setattr(reap, "alive", ends_meanwhile)  # where status looks
     st = reap._job_status(str(run_dir))
     assert st["state"] == "finished" and st["result"] == {"exit_code": 0, "commits": 1}, st
     (run_dir / "result.json").unlink()
-    monkeypatch.setattr(reap, "_alive", real_alive)
+    monkeypatch.setattr(reap, "alive", real_alive)
     assert reap._job_status(str(run_dir))["state"] == "dead", "with no result at all, it is dead"
 
 
@@ -251,9 +251,9 @@ def test_the_worker_survives_its_caller_and_start_returns_at_once(tmp_path: Path
     assert time.monotonic() - began < 2.5, "start does not wait for the worker"
     # The caller (the `python runner.py start` process) has exited; the runner lives on, in a session of
     # its own, not a child of this test.
-    assert runfiles._alive(started["pid"])
+    assert runfiles.alive(started["pid"])
     assert os.getsid(started["pid"]) != os.getsid(0)
-    assert int(runfiles._stat(started["pid"])[1]) != os.getpid()
+    assert int(runfiles.stat_fields(started["pid"])[1]) != os.getpid()
     assert call("status", {"jobs": ["bg"], "runs_dir": str(runs)})["jobs"]["bg"]["state"] == "running"
     res = wait_for("bg", runs)["result"]
     assert res["exit_code"] == 0 and res["commits"] == 1 and res["seconds"] >= 3, res

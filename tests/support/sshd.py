@@ -24,7 +24,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_balanced.shipped.runfiles import _alive as process_alive  # zombie-aware
+from git_balanced.shipped.runfiles import alive as process_alive  # zombie-aware
 
 SSHD = "/usr/sbin/sshd"
 # The interpreter machine users run: the project's own python may live under /root, which they cannot read.

@@ -18,7 +18,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_balanced.agents import extra_usage
 from git_balanced.files import Flock, write_json
@@ -26,8 +26,10 @@ from git_balanced.git import Repo
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory.placement import Placement, Seat, able, choose
 from git_balanced.machines.prepare.agents_probe import configured_agents
-from git_balanced.settings import Settings
 from git_balanced.ui import clock
+
+if TYPE_CHECKING:
+    from git_balanced.settings import Settings
 
 STATE_FILE = "accounts.json"
 RESUME_MARGIN = 60.0  # a paused worker goes on a minute after its reset

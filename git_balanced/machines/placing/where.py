@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from git_balanced.lead import Lead, settings_at
 from git_balanced.machines.inventory.placement import Placement, Seat, counted
 from git_balanced.machines.inventory.records import LOCAL
 from git_balanced.machines.placing import accounts
 from git_balanced.machines.placing.seats import probed, seats, with_agents
-from git_balanced.settings import SETTINGS_PATH, BalancedSettings
+from git_balanced.settings_view import SETTINGS_PATH
+
+if TYPE_CHECKING:
+    from git_balanced.settings import BalancedSettings
 
 
 @dataclass(frozen=True)

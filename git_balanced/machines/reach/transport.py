@@ -27,7 +27,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import Flock
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.proc import Result
-from git_balanced.shipped.runfiles import _alive as process_alive  # zombie-aware, stdlib
+from git_balanced.shipped.runfiles import alive as process_alive  # zombie-aware, stdlib
 
 MAX_SESSIONS = 6
 CONNECT_TIMEOUT = 10

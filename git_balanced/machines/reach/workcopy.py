@@ -89,7 +89,8 @@ def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None 
     # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
     # none of its refs (a worker sees the base the lead gives it, and its own branch). Not bare: a bare one's
     # core.bare would make its worktrees bare too once the guard turns on extensions.worktreeConfig.
-    res = run_git(["init", "-q", str(tmp)], cwd=repo.common_dir)
+    # No template: none of git's sample hooks, description or exclude file, made for each worker and removed again.
+    res = run_git(["init", "-q", "--template=", str(tmp)], cwd=repo.common_dir)
     if res.code != 0:
         raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
                             hint=f"check that {where.parent} is writable.")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.shipped.runfiles import _alive
+from git_balanced.shipped.runfiles import alive
 from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.sshd import Machines, sshd_machines, wire_lead
@@ -72,7 +72,7 @@ def test_a_daemon_left_by_a_worker_that_landed_is_ended_here_and_over_ssh(
     try:
         states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
         assert states == {"d-local": "landed", "d-alpha": "landed"}, states
-        wait_until(lambda: not any(_alive(p) for p in pids), 30, "the daemons to end with their workers' cleanup")
+        wait_until(lambda: not any(alive(p) for p in pids), 30, "the daemons to end with their workers' cleanup")
     finally:
         for p in pids:
             with suppress(ProcessLookupError, PermissionError):
@@ -90,7 +90,7 @@ def test_a_daemon_of_a_failed_worker_is_listed_then_stopped_by_ready_and_doctor(
     try:
         states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
         assert set(states.values()) == {"failed"}, states
-        assert _alive(mine) and _alive(theirs), "its runner was killed: nothing ended the daemon, which doctor finds"
+        assert alive(mine) and alive(theirs), "its runner was killed: nothing ended the daemon, which doctor finds"
 
         listed = balanced(repo, "doctor")
         assert listed.code == 1, listed
@@ -108,17 +108,17 @@ def test_a_daemon_of_a_failed_worker_is_listed_then_stopped_by_ready_and_doctor(
         assert f"left running by earlier workers: sleep (pid {mine}) of job " in ready.out, ready.out
         assert "left behind by workers whose jobs are done: " in ready.out and "run folder; `git balanced ready " \
                "alpha --yes` removes them" in ready.out, ready.out
-        assert _alive(mine) and _alive(theirs), "without --yes, nothing is stopped"
+        assert alive(mine) and alive(theirs), "without --yes, nothing is stopped"
 
         ready = balanced(repo, "ready", "alpha", "--yes")
         assert ready.code == 0 and f"stopped sleep (pid {theirs}) of job " in ready.out, ready.out
         assert "run folder left behind by workers whose jobs are done" in ready.out, ready.out
-        wait_until(lambda: not _alive(theirs), 10, "alpha's daemon to be stopped by ready --yes")
+        wait_until(lambda: not alive(theirs), 10, "alpha's daemon to be stopped by ready --yes")
         assert not list((alpha.home / ".balanced" / "runs").iterdir()), "alpha's run folder is gone"
 
         fixed = balanced(repo, "doctor", "--fix", "--yes")
         assert f"stopped  local: sleep (pid {mine}) of job " in fixed.out, fixed.out
-        wait_until(lambda: not _alive(mine), 10, "this machine's daemon to be stopped by doctor --fix")
+        wait_until(lambda: not alive(mine), 10, "this machine's daemon to be stopped by doctor --fix")
         after = json.loads(balanced(repo, "doctor", "--json").out)
         # What is left holds work (its runner was killed before it committed what its worker left): kept.
         assert after["processes"] == [] and all(x["kept"] for x in after["leftovers"]), after
@@ -139,7 +139,7 @@ def test_a_daemon_a_failed_worker_left_ends_with_its_worker(machines: Machines, 
     try:
         states = {j["piece"]: j["state"] for j in json.loads(balanced(repo, "board", "--json", "--all").out)["jobs"]}
         assert set(states.values()) == {"failed"}, states
-        wait_until(lambda: not any(_alive(p) for p in pids), 30, "the daemons to end with their workers")
+        wait_until(lambda: not any(alive(p) for p in pids), 30, "the daemons to end with their workers")
     finally:
         for p in pids:
             with suppress(ProcessLookupError, PermissionError):

@@ -304,19 +304,19 @@ def test_an_agent_left_running_by_a_killed_worker_is_stopped_and_nothing_else(ma
     agent_pid = wait_until(lambda: agent_file.exists() and int(agent_file.read_text().split()[0]), 30,
                            "the worker's agent to start")
     os.kill(runner_pid, signal.SIGKILL)  # the worker dies; its agent, in a session of its own, lives on
-    wait_until(lambda: not runfiles._alive(runner_pid), 10, "the runner to die")
+    wait_until(lambda: not runfiles.alive(runner_pid), 10, "the runner to die")
     other = int(there("sh", "-c", "setsid sleep 3601 >/dev/null 2>&1 < /dev/null & echo $!"))
     try:
         ran = balanced(repo, "ready", "box")
         assert ran.code == 0 and f"left running by earlier workers: sleep (pid {agent_pid}) of job j-left-1; " \
                                  "`git balanced ready box --yes` stops them" in ran.out, ran.out
-        assert runfiles._alive(agent_pid), "without --yes, nothing is stopped"
+        assert runfiles.alive(agent_pid), "without --yes, nothing is stopped"
 
         ran = balanced(repo, "ready", "box", "--yes")
         assert ran.code == 0, ran
         assert f"stopped sleep (pid {agent_pid}) of job j-left-1, left running by an earlier worker" in ran.out
-        wait_until(lambda: not runfiles._alive(agent_pid), 10, "the left agent to be gone")
-        assert runfiles._alive(other), "a process of the machine that no worker left is not touched"
+        wait_until(lambda: not runfiles.alive(agent_pid), 10, "the left agent to be gone")
+        assert runfiles.alive(other), "a process of the machine that no worker left is not touched"
         assert agent_file.parent.is_dir(), "the run folder stays, for `doctor` to show"
         assert "stopped" not in balanced(repo, "ready", "box", "--yes").out, "once stopped, nothing more"
     finally:
