@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Sequence
@@ -75,6 +73,9 @@ class _Probed:
 
 
 def _probe() -> str | None:
+    import shutil  # here, not above: the board reads the remembered answer and probes nothing
+    import subprocess
+
     missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
     if missing:
         return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not on PATH (util-linux has them)"

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.state import cache
-from git_balanced.state.views import PlanView
+from git_balanced.state.declared import PlanView
 
 LIVE_PLAN_STATES = ("created", "started")
 
@@ -102,18 +102,23 @@ def shown(core: str, job: Named, qualify: bool) -> str:
     return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
 
 
-def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None) -> dict[str, str]:
-    """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another."""
+def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None
+            ) -> dict[str, str]:
+    """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
+    `only`, the handles of those jobs alone (each made from every job, as without it)."""
     plans = _plans(repo)
     core = cores(jobs, plans)
+    wanted = None if only is None else {core[jid] for jid in only if jid in core}
     groups: dict[str, list[Named]] = {}
     for jid, c in core.items():
-        groups.setdefault(c, []).append(jobs[jid])
+        if wanted is None or c in wanted:
+            groups.setdefault(c, []).append(jobs[jid])
     out = {}
     for c, js in groups.items():
         chosen = _narrow(js, plans, lead)
         for j in js:
-            out[j.id] = shown(c, j, qualify=not (len(chosen) == 1 and chosen[0].id == j.id))
+            if only is None or j.id in only:
+                out[j.id] = shown(c, j, qualify=not (len(chosen) == 1 and chosen[0].id == j.id))
     return out
 
 
@@ -154,11 +159,13 @@ def find(repo: Repo, jobs: Mapping[str, N], name: str, lead: str | None = None) 
                         hint=f"name one as {core}:PLAN, as listed, or by its job id.")
 
 
-def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None) -> dict[str, str]:
-    """Every job's handle as shown, by id (only the jobs of `plans`, when given)."""
+def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None,
+            only: set[str] | None = None) -> dict[str, str]:
+    """Every job's handle as shown, by id (only the jobs of `plans`, when given; only those of `only`, when
+    given, though each is made from them all)."""
     jobs = {jid: w for jid, st in cache.read_live(repo, "jobs").items()  # a done job's brief names it
             if (w := Who.of(jid, st)) and (plans is None or w.plan in plans)}
-    return handles(repo, jobs, lead)
+    return handles(repo, jobs, lead, only)
 
 
 def add_to_entries(repo: Repo, lead: str, items: list[dict[str, Any]],
@@ -172,10 +179,14 @@ def add_to_entries(repo: Repo, lead: str, items: list[dict[str, Any]],
 
 
 def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
-    """The board's data with each job's `handle` added to its rows (its jobs, and the jobs under Now)."""
+    """The board's data with each job's `handle` added to its rows (its jobs, and the jobs under Now). A folded
+    board's brief rows (done workers it counts in one line) show no handle, so none is made for them."""
+    rows = list(data.get("jobs", ())) + list(data.get("now", ()))
+    only = {r["id"] for r in rows if "id" in r and not r.get("brief")} \
+        if any(r.get("brief") for r in data.get("jobs", ())) else None
     with repo.listing_once():  # the jobs and plans listed once
-        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())})
-    for r in list(data.get("jobs", ())) + list(data.get("now", ())):
+        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
+    for r in rows:
         if "id" in r and r["id"] in named:
             r["handle"] = named[r["id"]]
     return data

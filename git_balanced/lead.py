@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
@@ -15,8 +14,9 @@ if TYPE_CHECKING:
     from git_balanced.trust import Commands
 
 
-@dataclass(frozen=True)
-class Lead:
+class Lead(NamedTuple):
+    """A repository and the branch its work lands in (a NamedTuple: the board starts without `dataclasses`)."""
+
     repo: Repo
     branch: str
 

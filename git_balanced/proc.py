@@ -5,14 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_balanced import process
+
+if TYPE_CHECKING:
+    import subprocess
 
 MARK = "GIT_BALANCED_CHECK"  # in a check's environment: `<scratch path>#<id>`, inherited by all it starts
 GRACE = 3.0  # seconds a process tree has between SIGTERM and SIGKILL
@@ -48,8 +49,9 @@ class Stopped(BaseException):
     failures mistakes it for one (a check that was stopped neither passed nor failed)."""
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
+    """What a command ended with: its exit code and its two streams (a NamedTuple: no `dataclasses` at start)."""
+
     code: int
     out: str
     err: str
@@ -113,6 +115,8 @@ def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[st
                 mark: str) -> tuple[int | None, str]:
     """Run in a process group of its own, output merged: (code, out), or (None, what came) past `timeout`,
     when its tree is ended; Stopped once stop_asked(), its tree ended first."""
+    import subprocess  # here: the board and the inbox start no process
+
     if stop_asked():
         raise Stopped
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -226,6 +230,8 @@ def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Ma
     plumbum's `run(timeout=...)` kills only the direct child, then waits for the pipes to close, so it
     would wait for those as long as they live. Without a timeout the command stays in our group, where
     the terminal's Ctrl-C reaches it."""
+    import subprocess  # here: the board and the inbox start no process
+
     with subprocess.Popen(
         list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
         stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
@@ -263,6 +269,8 @@ def _decoded(data: str | bytes | None) -> str:
 def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],
                    env: Mapping[str, str] | None = None) -> int:
     """Start a process in its own session, stdin /dev/null, output to `log`; returns its pid at once."""
+    import subprocess  # here: the board and the inbox start no process
+
     with open(log, "ab") as out:
         p = subprocess.Popen(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -273,5 +281,7 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
 def open_pipes(cmd: Sequence[str]) -> subprocess.Popen[bytes]:
     """Start a process to talk to over its stdin and stdout (a runner session); stderr is dropped, since a
     session that fails is replaced by a one-off command that reports what went wrong."""
+    import subprocess  # here: the board and the inbox start no process
+
     return subprocess.Popen(list(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             close_fds=True)

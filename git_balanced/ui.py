@@ -7,7 +7,6 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from git_balanced import process
@@ -117,11 +116,23 @@ def clock(ts: float, *, seconds: bool = False) -> str:
     return time.strftime("%H:%M:%S" if seconds else "%H:%M", time.localtime(float(ts)))
 
 
-@dataclass(frozen=True, slots=True)
 class Under:
-    """A line of a table under the row above it, starting where the second column starts: a why, a hint."""
+    """A line of a table under the row above it, starting where the second column starts: a why, a hint. A plain
+    class, not a dataclass: `dataclasses` imports `inspect` and `ast`, which the board would pay for at start."""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Under and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"Under(text={self.text!r})"
 
 
 def table(rows: Sequence[Sequence[str] | Under], *, head: Sequence[str] | None = None, indent: int = 0,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
 # Each names a program git may run, or a way for one to be run, and is set to nothing that runs.
@@ -203,6 +202,8 @@ def machine_program(program: str) -> str:
 
 def safe_listing(argv_: Sequence[str], cwd: str, environ: Mapping[str, str]) -> tuple[int, bytes]:
     """Run a config listing (which runs nothing of the folder's) and return (exit code, stdout)."""
+    import subprocess  # here: the board and the inbox start no process
+
     try:
         cp = subprocess.run(list(argv_), cwd=cwd, env=dict(environ), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced.channel import names
-from git_balanced.channel.inbox import inbox_ref
+from git_balanced.channel.names import inbox_ref  # not channel.inbox: the board reads no inbox
 from git_balanced.git import Repo
 from git_balanced.shipped import pids
 from git_balanced.vocab import LeadState

@@ -10,7 +10,7 @@ from typing import Any
 from git_balanced import fence, ui
 from git_balanced.lead import Lead
 from git_balanced.state import cache
-from git_balanced.state.views import Job, PlanView
+from git_balanced.state.declared import Job, PlanView
 from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
 
 
@@ -278,12 +278,13 @@ SESSION_ACTIVE_S = 600.0  # a lead session seen within this long is taken to be 
 def _lead_session(lead: Lead) -> dict[str, Any] | None:
     """The lead's agent session at the keyboard (not the headless lead), if one was ever seen here: its agent,
     mode and model as its hooks recorded them, and how long ago it last acted."""
-    from git_balanced.agents.modes import last
     from git_balanced.channel.presence import seen_at
 
     seen = seen_at(lead.repo, lead.branch)
     if seen is None:
         return None
+    from git_balanced.agents.modes import last  # here: a lead no session was seen in reads no mode
+
     rec = last(lead.repo, lead.branch)
     ago = max(0.0, time.time() - seen)
     return {"agent": rec.get("agent"), "mode": rec.get("mode"), "model": rec.get("model"),

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_balanced import proc
 from git_balanced.errors import GitError
@@ -21,15 +20,13 @@ _DETACHED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\n?")
 _REV_SYNTAX = re.compile(r"[~^:?*\[\\@\s]|\.\.")
 
 
-@dataclass(frozen=True)
-class MergeResult:
+class MergeResult(NamedTuple):
     clean: bool
     tree: str
     conflicts: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class TreeChange:
+class TreeChange(NamedTuple):
     """One file that differs between two trees, as `git diff-tree -r --no-renames` names it: its modes and
     blob ids on each side (a zero id, and mode 0, on the side where it is absent) and what happened to it
     (`A`, `M`, `D`, `T`)."""

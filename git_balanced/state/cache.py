@@ -223,15 +223,27 @@ def read_live(repo: Repo, kind: str) -> dict[str, dict[str, Any]]:
 
 
 def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """The refs `names` folded in full, as they are now, without reading or writing the cache: for the few settled
-    ones a reader of briefs shows whole. A ref that is gone or malformed is left out."""
+    """The refs `names` folded in full, as they are now: for the few settled ones a reader of briefs shows whole
+    (the failures that wait on you). Kept by (ref, tip) in `<kind>.whole.json`, which holds what was asked the
+    last time and nothing else (a few entries), so that the next look reads no chain from git's objects; a ref
+    whose tip that file does not hold is folded from its chain. A ref that is gone or malformed is left out."""
     prefix = f"refs/balanced/{kind}/"
+    path = _apart(_path(repo, kind), "whole")
+    kept = _load(path)
     out = {}
+    fresh: Entries = {}
     for name in names:
-        tip = repo.read_ref(prefix + name)
-        state = _fold(repo, kind, prefix, prefix + name, tip) if tip else None
+        ref = prefix + name
+        tip = repo.read_ref(ref)
+        entry = kept.get(ref)
+        state = entry[1] if entry and entry[0] == tip else _fold(repo, kind, prefix, ref, tip) if tip else None
         if state is not None:
             out[name] = state
+            fresh[ref] = [tip, state]
+    changed = [ref for ref in fresh if kept.get(ref, [None])[0] != fresh[ref][0]] + \
+        [ref for ref in kept if ref not in fresh]
+    if changed:
+        _save(path, fresh, changed)
     return out
 
 

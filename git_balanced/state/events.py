@@ -8,7 +8,6 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from git_balanced import process
@@ -74,17 +73,37 @@ def node_id(repo: Repo) -> str:
     return path.read_text().strip()
 
 
-@dataclass(frozen=True)
 class Event:
-    """One thing that happened to one thing (a job, a plan, a schedule, the inbox)."""
+    """One thing that happened to one thing (a job, a plan, a schedule, the inbox). A plain class with slots, not
+    a dataclass: the board and the inbox start without `dataclasses` (it imports `inspect` and `ast`)."""
 
-    event: str
-    data: dict[str, Any] = field(default_factory=dict)
-    state: str | None = None
-    lamport: int = 0
-    node: str = ""
-    time: float = 0.0
-    sha: str = ""
+    __slots__ = ("event", "data", "state", "lamport", "node", "time", "sha")
+    _FIELDS = __slots__
+
+    def __init__(self, event: str, data: dict[str, Any] | None = None, state: str | None = None, lamport: int = 0,
+                 node: str = "", time: float = 0.0, sha: str = "") -> None:
+        self.event = event
+        self.data: dict[str, Any] = {} if data is None else data
+        self.state = state
+        self.lamport = lamport
+        self.node = node
+        self.time = time
+        self.sha = sha
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # as a dataclass with a dict field: not hashable
+
+    def __repr__(self) -> str:
+        return "Event(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"
+
+    def replace(self, **changes: Any) -> Event:
+        """A copy with `changes` made (what `dataclasses.replace` did)."""
+        return Event(**{**{k: getattr(self, k) for k in self._FIELDS}, **changes})
 
     def to_json(self) -> bytes:
         body = {"event": self.event, "state": self.state, "lamport": self.lamport, "node": self.node,

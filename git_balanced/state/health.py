@@ -4,15 +4,14 @@ that ended. A reader skips a malformed ref and names it once; `git balanced doct
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from weakref import WeakKeyDictionary, WeakSet
 
 from git_balanced import process, ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import Event, Malformed
 from git_balanced.state.refs import read_chain
-from git_balanced.state.shapes import wrong_field
 
 # Jobs, plans and schedules are named by ids (`events.new_id`); a name of another form was not written by
 # git balanced, and a reader that trusted it would place a job at a path it cannot name.
@@ -33,8 +32,7 @@ GONE = "(removed)"  # what `set_aside` says of a ref to a missing object, remove
 NOT_CHAINS = ("nodes", "base", "bases", "broken", "archive")
 
 
-@dataclass(frozen=True)
-class BrokenRef:
+class BrokenRef(NamedTuple):
     """A ref under `refs/balanced/` that is not a chain of events git balanced can read."""
 
     ref: str
@@ -149,6 +147,8 @@ def chain_of(repo: Repo, kind: str, name: str, tip: str) -> tuple[list[Event], s
 
 def wrong_shape(kind: str, events: list[Event]) -> str | None:
     """Why these well-formed events cannot be a `kind`'s (a field the fold or the board reads, of another type)."""
+    from git_balanced.state.shapes import wrong_field  # here: a reader whose folds are all cached checks none
+
     for ev in events:
         why = wrong_field(kind, ev.data)
         if why:
@@ -231,8 +231,7 @@ def untold(repo: Repo, broken: list[BrokenRef]) -> list[BrokenRef]:
     return new
 
 
-@dataclass(frozen=True)
-class StaleLock:
+class StaleLock(NamedTuple):
     """A ref's `.lock` file older than any writer holds one."""
 
     path: Path

@@ -6,8 +6,7 @@ The notes tree is fanned out one level (`ab/cdef…`), which git reads like any 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_balanced.files import json_objects
 from git_balanced.git import Repo
@@ -68,9 +67,9 @@ def read_json(repo: Repo, notes_ref: str, obj: str) -> list[dict[str, Any]]:
     return json_objects("\n".join(read_lines(repo, notes_ref, obj)))
 
 
-@dataclass(frozen=True)
-class Landing:
-    """A commit of the lead's branch and its landing notes (job, piece, attempt, machine, agent, cost...)."""
+class Landing(NamedTuple):
+    """A commit of the lead's branch and its landing notes (job, piece, attempt, machine, agent, cost...). A
+    NamedTuple: the board reads them, and starts without `dataclasses`."""
 
     commit: str
     subject: str

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from git_balanced import process
@@ -92,6 +90,8 @@ def update_with_retry(repo: Repo, ref: str, build: Callable[[str | None], str | 
             note_written(repo, ref)
             return new
         if not _waited_for_lock(repo, ref):
+            import random  # here: only a writer that lost a race waits a random while
+
             attempt += 1
             time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))
     raise StaleRef(f"could not update {ref} after {tries} tries")
@@ -125,7 +125,7 @@ def append(repo: Repo, ref: str, event: str, subject: str, data: dict[str, Any] 
         return write_event_commit(repo, built[0], subject, [tip] if tip else [])
 
     sha = update_with_retry(repo, ref, build, f"balanced: {event}")
-    return replace(built[0], sha=sha or "")
+    return built[0].replace(sha=sha or "")
 
 
 def read_chain(repo: Repo, tip: str, known: set[str] | None = None) -> list[Event]:

@@ -5,10 +5,9 @@ set aside, rather than a crash of the board or of every engine pass."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import fields
 from typing import Any
 
-from git_balanced.state.views import PIECE_NEEDS, Job, StoredPiece, StoredPlan
+from git_balanced.state.declared import PIECE_NEEDS, Job, StoredPiece, StoredPlan, declared_fields
 
 Check = Callable[[Any], bool]
 
@@ -41,8 +40,8 @@ def _of(annotation: str) -> Check:
 
 def _fields_of(kind: type, *skip: str) -> dict[str, Check]:
     """The check of each field of a dataclass the events set (not the fold's own), from its annotation."""
-    return {f.name: _of(str(f.type)) for f in fields(kind)
-            if f.name not in ("id", "state", "created", "updated", "extra", "set_", *skip)}
+    return {name: _of(annotation) for name, (annotation, _, _) in declared_fields(kind).items()
+            if name not in ("id", "state", "created", "updated", "extra", "set_", *skip)}
 
 
 _PIECE = _fields_of(StoredPiece)
