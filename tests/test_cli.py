@@ -122,6 +122,9 @@ def test_a_recursion_error_from_input_exits_1_naming_the_command(tmp_path: Path)
     flat, deep = tmp_path / "flat.yaml", tmp_path / "deep.yaml"
     flat.write_text("task: t\npieces:\n  - id: a\n    task: x\n")
     deep.write_text("task: t\npieces:\n  - id: a\n    task: x\n    paths: " + "[" * 16 + "]" * 16 + "\n")
+    # Stored once at the usual limit first, so that every module the command imports is imported whole: an
+    # import cut short by the lowered limit would leave a package half-imported for the tests after this one.
+    assert balanced(repo, "plan", str(flat)).code == 0
     here, limit = len(inspect.stack()), sys.getrecursionlimit()
     try:
         # The lowest stack a flat plan is stored with: 16 more levels of nesting overflow it.
