@@ -98,6 +98,11 @@ def test_log_and_show_read_an_archived_job(history) -> None:
     assert now == was, "an archived job shows as it did"
 
 
+def _steady(board: str) -> str:
+    """`board` without its clock: a running job's time shown moves on between two reads a second apart."""
+    return re.sub(r"running \d+:\d\d", "running M:SS", board)
+
+
 def test_a_gc_killed_before_the_refs_go_loses_nothing_and_the_next_finishes(history, monkeypatch) -> None:
     repo, plans, between = history
     old_pid, old_jobs = plans["old"]
@@ -114,7 +119,7 @@ def test_a_gc_killed_before_the_refs_go_loses_nothing_and_the_next_finishes(hist
     assert _tips(repo) == before, "no ref removed"
     assert repo.read_ref(f"refs/balanced/archive/{old_pid}"), "the archive was written"
     process.forget()
-    assert balanced(repo.root, "board", "--json").out == board, "readers read the refs as before"
+    assert _steady(balanced(repo.root, "board", "--json").out) == _steady(board), "readers read the refs as before"
     done = archive.fold_away(repo, 0, now=between)
     assert done.removed == 3
     log = git(repo.root, "log", "--format=%H", f"refs/balanced/archive/{old_pid}").splitlines()
@@ -178,7 +183,8 @@ def test_the_board_reads_done_jobs_as_briefs_and_prints_what_it_printed(history)
     whole = balanced(repo.root, "board", "--all", "--json")
     assert whole.code == 0, whole.err
     process.forget()
-    assert balanced(repo.root, "board", "--all", "--json").out == whole.out, "from the split cache, the same bytes"
+    again = balanced(repo.root, "board", "--all", "--json").out
+    assert _steady(again) == _steady(whole.out), "from the split cache, the same bytes"
     states = cache.read_live(repo, "jobs")
     assert {st["state"] for st in states.values() if st.get("brief")} >= {"landed", "failed"}
     assert not any(st.get("brief") for st in states.values() if st["state"] == "running"), "live ones in full"
