@@ -27,6 +27,32 @@ class _Stop:
 
     def __init__(self) -> None:
         self.event = threading.Event()
+        self.marks: set[str] = set()  # mark prefixes whose runs alone are asked to stop (stop_marked)
+        self.lock = threading.Lock()
+
+
+def stop_marked(prefixes: Sequence[str]) -> None:
+    """Ask the marked runs whose mark starts with one of `prefixes` (and those that start meanwhile) to end their
+    tree and raise Stopped, as ask_to_stop asks all of them; until go_on_marked takes it back."""
+    part = process.part(_Stop)
+    with part.lock:
+        part.marks.update(prefixes)
+
+
+def go_on_marked(prefixes: Sequence[str]) -> None:
+    """Take back stop_marked for `prefixes`: runs marked with them run again."""
+    part = process.part(_Stop)
+    with part.lock:
+        part.marks.difference_update(prefixes)
+
+
+def _stopping(mark: str) -> bool:
+    """Whether the run marked `mark` is to stop: the whole process is, or its mark was (stop_marked)."""
+    part = process.part(_Stop)
+    if part.event.is_set():
+        return True
+    with part.lock:
+        return any(mark.startswith(p) for p in part.marks)
 
 
 def ask_to_stop() -> None:
@@ -114,10 +140,10 @@ def shell(command: str, *, cwd: str | os.PathLike[str], env: Mapping[str, str] |
 def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str], timeout: float | None,
                 mark: str) -> tuple[int | None, str]:
     """Run in a process group of its own, output merged: (code, out), or (None, what came) past `timeout`,
-    when its tree is ended; Stopped once stop_asked(), its tree ended first."""
+    when its tree is ended; Stopped once stop_asked() or its mark is stopped (stop_marked), its tree ended first."""
     import subprocess  # here: the board and the inbox start no process
 
-    if stop_asked():
+    if _stopping(mark):
         raise Stopped
     deadline = None if timeout is None else time.monotonic() + timeout
     with subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -133,7 +159,7 @@ def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[st
                     return p.returncode, out
                 except subprocess.TimeoutExpired as exc:
                     got[:] = [_decoded(exc.stdout)]
-                if stop_asked():
+                if _stopping(mark):
                     raise Stopped
                 if deadline is not None and time.monotonic() >= deadline:
                     end_tree(p.pid, mark)

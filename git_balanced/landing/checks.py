@@ -297,6 +297,12 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
+def mark_of(repo: Repo, scratch: str) -> str:
+    """What every check run in the scratch folder `scratch` (check_rev's name for it) carries in its environment,
+    first (Scratch.mark_prefix, without taking the folder)."""
+    return f"{repo.worktrees_home() / f'scratch-{scratch}'}#"
+
+
 def marks_of(repo: Repo) -> str:
     """What every check run in any of this repository's scratch folders carries in its environment, first."""
     return str(repo.worktrees_home() / "scratch-")

@@ -7,10 +7,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from git_balanced import proc
 from git_balanced.git import Repo
 from git_balanced.landing import checks, machine_checks, speculate
 from git_balanced.landing.bisect import Search
@@ -132,12 +133,13 @@ class Checker:
                 if early := self._top_passed(futs, len(chain), ahead):
                     if self.machines is not None:  # the top's pass is the lead's own: a hint against it drops
                         self.machines.confirm(chain[-1].tree, True)
+                    self._stop_others(futs, {i: f"land-{k}" for k, i in enumerate(idx)}, len(chain))
                     return early
                 got = {i: f.result().passed for i, f in futs.items()}
                 self._round_seconds = time.monotonic() - began
                 spent = sum(1 for f in ahead if f.result())
             finally:
-                pool.shutdown(wait=early is None)  # after `early`, the others end on their own, recorded as ever
+                pool.shutdown(wait=True)
             self.runs += spent
             self.ahead += spent
             if self.machines is not None:  # a machine whose hint the lead's own check contradicts is dropped
@@ -187,13 +189,28 @@ class Checker:
     def _top_passed(self, futs: dict[int, Future[checks.CheckResult]], n: int,
                     ahead: list[Future[bool]]) -> dict[int, bool] | None:
         """{n: True} as soon as the chain's top, checked in this round, passed: the search ends there (every
-        branch lands, as on one slot), so the round's other prefixes are not waited for (they run to their end
-        and are recorded, in the background) and no next chain is merged. None otherwise, or when checks ahead
+        branch lands, as on one slot), so the round's other prefixes are not waited for (they are stopped, and
+        record nothing: _stop_others) and no next chain is merged. None otherwise, or when checks ahead
         run in this round (their runs are counted when they end)."""
         if n not in futs or ahead or not futs[n].result().passed:
             return None
         self._abandon(set())
         return {n: True}
+
+    def _stop_others(self, futs: dict[int, Future[checks.CheckResult]], slots: dict[int, str], top: int) -> None:
+        """End the round's other checks, now that its top passed, and wait until they have: a stopped check
+        records nothing and puts back what its code moved, which must come before the landing moves the branch
+        (a check left running would judge that move, or a later one, as its code's)."""
+        others = [slots[i] for i, f in futs.items() if i != top and not f.done()]
+        if not others:
+            return
+        repo = self.own.get()
+        marks = [checks.mark_of(repo, slot) for slot in others]
+        proc.stop_marked(marks)
+        try:
+            wait([f for i, f in futs.items() if i != top])
+        finally:
+            proc.go_on_marked(marks)
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
