@@ -24,10 +24,12 @@ if "_git" not in globals():  # sent to another machine, runfiles.py's source com
     from git_balanced.shipped.runfiles import KEEP_GIT, RequestError, _git, _path
 if "own_copy_objects" not in globals():
     from git_balanced.shipped.branchcopy import own_copy_objects
+# Named apart from launch.py's `pen`: sent to another machine, both are one script's globals, and this one's
+# namespace must not take the place of that one's.
 if "folders" not in globals():
-    from git_balanced.shipped import pen
+    from git_balanced.shipped import pen as check_pen
 else:  # pen.py's functions are this script's own globals there
-    pen = types.SimpleNamespace(  # type: ignore[assignment]
+    check_pen = types.SimpleNamespace(  # type: ignore[assignment]
         **{n: globals()[n] for n in ("probe", "preexec", "LIBC", "wrap", "folders")})
 
 LANDCHECK_TAIL = 30  # lines of the output sent back
@@ -95,13 +97,13 @@ def _landcheck_run(command: str, where: str, timeout: float) -> dict:
     past `timeout`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in KEEP_GIT}
     env["TMPDIR"] = os.path.join(where, "tmp")
-    argv, first, way = ["sh", "-c", command], None, pen.probe()
+    argv, first, way = ["sh", "-c", command], None, check_pen.probe()
     if way is not None:
-        readonly, writable = pen.folders(env, [where])
-        if way == pen.LIBC:
-            first = pen.preexec(readonly, writable)
+        readonly, writable = check_pen.folders(env, [where])
+        if way == check_pen.LIBC:
+            first = check_pen.preexec(readonly, writable)
         else:
-            argv = list(pen.wrap(argv, readonly, writable))
+            argv = list(check_pen.wrap(argv, readonly, writable))
     start = time.time()
     p = subprocess.Popen(argv, cwd=os.path.join(where, "tree"), env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=first)

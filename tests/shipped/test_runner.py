@@ -423,3 +423,37 @@ def test_a_result_the_runner_filled_wrongly_is_still_written_and_says_so(tmp_pat
     assert data["reason"] == "crashed", data
     assert data["error"] == "the runner's result was malformed: a field the runner filled wrongly", data
     assert data["job"] == "job" and data["base"] == req.base, "the rest of the result is kept"
+
+
+def test_no_two_parts_of_the_one_script_bind_the_same_name() -> None:
+    """Sent to another machine, the runner's parts are one script's globals: a part that binds a name an earlier
+    part bound (outside the `if "NAME" not in globals():` of a part run alone) takes its place for all of them,
+    as landcheck.py's `pen` once did launch.py's."""
+    import ast
+    from collections import defaultdict
+
+    from git_balanced.shipped import runner
+
+    def guarded(node: ast.stmt) -> bool:  # `if "X" not in globals():` — its body runs only where X is missing
+        t = node.test if isinstance(node, ast.If) else None
+        return (isinstance(t, ast.Compare) and isinstance(t.ops[0], ast.NotIn)
+                and isinstance(t.comparators[0], ast.Call) and getattr(t.comparators[0].func, "id", "") == "globals")
+
+    def bound(body: list[ast.stmt]) -> set[str]:
+        names: set[str] = set()
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.If):
+                names |= (set() if guarded(node) else bound(node.body)) | bound(node.orelse)
+        return names
+
+    folder = Path(runner.__file__).parent
+    where: dict[str, list[str]] = defaultdict(list)
+    for part in (*runner.PARTS, "runner.py"):
+        for name in bound(ast.parse((folder / part).read_text()).body):
+            where[name].append(part)
+    assert {n: ps for n, ps in where.items() if len(ps) > 1} == {}
