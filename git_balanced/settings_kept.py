@@ -19,7 +19,10 @@ def fingerprint() -> str:
     here = os.path.dirname(os.path.abspath(git_balanced.__file__))
     parts = [git_balanced.__version__]
     for name in _MODELS:
-        st = os.stat(os.path.join(here, name))
+        try:
+            st = os.stat(os.path.join(here, name))
+        except OSError:  # installed without its sources: its version alone tells one model from another
+            continue
         parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
     return " ".join(parts)
 

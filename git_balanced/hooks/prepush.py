@@ -34,6 +34,7 @@ CHECKS, LANDINGS = "refs/notes/balanced-checks", "refs/notes/balanced"  # state/
 MODE_TREE = 0o040000
 CHECKED_FILE = "pre-push.json"  # in settings_kept.folder
 CHECKED_KEPT = 16  # settings blobs remembered
+MOST_TIPS = 256  # lead tips read here at most: Batch.read writes all its names before it reads, so pipes bound it
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -74,9 +75,12 @@ def check_of(state_dir: str, blob: str, text: str) -> tuple[str, str] | None | b
     False where the settings' model refuses them (the door says why). Checked by the model once per blob."""
     kept = _checked(state_dir)
     known = (kept.get("blobs") or {}).get(blob)
-    if isinstance(known, dict):
+    if isinstance(known, dict):  # kept as {"check": None} (no check) or a command and its hash; else read again
         check, digest = known.get("check"), known.get("hash")
-        return (check, digest) if isinstance(check, str) and isinstance(digest, str) else None
+        if isinstance(check, str) and isinstance(digest, str):
+            return check, digest
+        if check is None and "check" in known:
+            return None
     from git_balanced.errors import BalancedError
     from git_balanced.landing.checks import command_hash
     from git_balanced.settings import load_settings_text
@@ -171,7 +175,7 @@ def pre_push(stdin: str | None) -> int | None:
     where = os.environ.get("GIT_WORK_TREE") or None
     found = found_paths(os.path.realpath(where or os.getcwd()))
     tips = _lead_tips(refs) if refs is not None else None
-    if found is None or tips is None or peek.branch_of(found[1]) is None:
+    if found is None or tips is None or len(tips) > MOST_TIPS or peek.branch_of(found[1]) is None:
         return None
     try:
         with catfile.Batch(found[0]) as batch:

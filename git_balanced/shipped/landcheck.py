@@ -112,7 +112,11 @@ def _landcheck_run(command: str, where: str, timeout: float) -> dict:
         code = p.returncode
     except subprocess.TimeoutExpired:
         _landcheck_end(p.pid)
-        raw, _ = p.communicate()
+        try:  # a process of its own session may still hold the pipe: what came is enough then
+            raw, _ = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired as late:
+            p.kill()
+            raw = late.stdout or b""
         raw += f"\nthe check ran past its {timeout:g} s timeout there and was stopped".encode()
         code = 124
     _landcheck_end(p.pid)  # what it left running in its group
