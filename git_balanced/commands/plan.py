@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from git_balanced import ui
-from git_balanced.errors import UsageError
+from git_balanced.errors import BalancedError, UsageError
 from git_balanced.jobs import all_plans
 from git_balanced.lead import open_lead
 from git_balanced.plans.bounds import read_source
@@ -38,6 +38,14 @@ def plan_command(source: str, *, budget: float | None, start: bool, as_json: boo
         raise UsageError("--until-idle runs the plan, so it goes with --start.",
                          hint="`git balanced plan FILE --start --until-idle`.")
     lead = open_lead()
+    if until_idle:
+        from git_balanced.engine.background import EngineLock
+
+        if (pid := EngineLock(lead).holder()) is not None:  # refused before anything is stored
+            raise BalancedError(f"An engine already runs for this repository (pid {pid}): this process cannot run "
+                             "the plan beside it.",
+                             hint="store and start it without --until-idle (`git balanced plan FILE --start`): that "
+                                  "engine runs it; `git balanced board` shows it.")
     text, name = read_source(source)
     plan_id, data = store(lead, text, name, budget, wait=wait)
     if start:

@@ -40,3 +40,19 @@ def test_until_idle_without_start_is_refused_and_stores_nothing(tmp_path: Path) 
     assert "--until-idle runs the plan, so it goes with --start" in r.err
     assert "git balanced plan FILE --start --until-idle" in r.err
     assert balanced(repo, "plans", "--json").out.strip() == "[]"
+
+
+def test_until_idle_beside_a_running_engine_is_refused_and_stores_nothing(tmp_path: Path) -> None:
+    from git_balanced.engine.background import EngineLock
+    from git_balanced.lead import open_lead
+
+    repo = lead_repo(tmp_path)
+    lock = EngineLock(open_lead(str(repo)))
+    assert lock.acquire(), "no engine ran yet"
+    try:
+        r = plan(repo, [piece("one", "echo one > src/one.txt")], "--start", "--until-idle")
+    finally:
+        lock.release()
+    assert r.code == 1 and "An engine already runs for this repository" in r.err, r
+    assert "git balanced plan FILE --start" in r.err and "Started" not in r.out, r
+    assert balanced(repo, "plans", "--json").out.strip() == "[]", "nothing stored"
