@@ -19,6 +19,7 @@ from tests.support.builders import make_repo
 from tests.support.cli import balanced
 from tests.support.remote_projects import install_there, owned_by, project_there
 from tests.support.sshd import Machine, known_in, module_machine
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.sshd
 
@@ -63,7 +64,12 @@ def test_a_refusal_there_is_said_in_its_own_words(box: tuple[Machine, Path], sea
 def test_a_call_past_its_time_says_so_with_the_command_that_runs_it_there(
         box: tuple[Machine, Path], sealed: Path, tmp_path: Path) -> None:
     _there(box, sealed, tmp_path, "slow")
-    stamp = remote.read_json(project("slow"), ["chief", "held", "--since", ""])["stamp"]
+    # A stamp there once its refs have settled (tochief.stamp is empty for a second after a write, and a call
+    # since an empty stamp answers at once)
+    stamps: list[str] = []
+    wait_until(lambda: stamps.append(remote.read_json(project("slow"), ["chief", "held", "--since", ""])["stamp"])
+               or stamps[-1] != "", 20, "a settled stamp on box")
+    stamp = stamps[-1]
     args = ["chief", "held", "--json", "--since", stamp, "--wait", "8"]  # nothing changes there: it waits 8 s
     late = _refused("slow", args, timeout=2)
     assert late.message == f"box:slow: `git balanced {shlex.join(args)}` did not end within 2 s on box.", late
