@@ -208,9 +208,12 @@ class Checker:
         marks = [checks.mark_of(repo, slot) for slot in others]
         proc.stop_marked(marks)
         try:
-            wait([f for i, f in futs.items() if i != top])
+            rest = [f for i, f in futs.items() if i != top]
+            wait(rest)
         finally:
             proc.go_on_marked(marks)
+        # A stopped check recorded nothing: it is not counted among the runs (one that ended first is)
+        self.runs -= sum(1 for f in rest if isinstance(f.exception(), proc.Stopped))
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
