@@ -49,7 +49,8 @@ def land_command(names: list[str], *, take_all: bool, include_protected: bool, a
     record(lead, verdicts)
     if as_json:
         ui.emit_json({"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs,
-                      "rounds": q.rounds, "machine_checks": q.machine_checks, "machines_dropped": q.machines_dropped})
+                      "checks_stopped": q.checks_stopped, "rounds": q.rounds, "machine_checks": q.machine_checks,
+                      "machines_dropped": q.machines_dropped})
     else:
         for v in verdicts:
             show(v, lead)

@@ -143,6 +143,8 @@ class LandResult(TypedDict):
     verdicts: Annotated[list[Row], Field(description="Each branch: branch, status (landed, failed, held, ...), "
                                                      "job, commit, reason, the check's output tail, paths.")]
     check_runs: Annotated[int, Field(description="How many times the check ran.")]
+    checks_stopped: NotRequired[Annotated[int, Field(
+        description="Checks stopped before their end once their round's top passed (not among check_runs).")]]
     rounds: Annotated[int, Field(description="How many rounds the queue took (a failing batch is bisected).")]
     words: Annotated[str | None, Field(description="Why nothing was landed, when nothing was named.")]
     machine_checks: NotRequired[Annotated[list[Row], Field(

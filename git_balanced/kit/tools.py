@@ -197,7 +197,8 @@ def land(names: list[str] | None = None, take_all: bool = False) -> LandResult:
     q = Queue(lead)
     verdicts = q.run(cands)
     record(lead, verdicts)
-    return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs, "rounds": q.rounds,
+    return {"verdicts": [v.as_dict() for v in verdicts], "check_runs": q.check_runs,
+            "checks_stopped": q.checks_stopped, "rounds": q.rounds,
             "words": None, "machine_checks": q.machine_checks, "machines_dropped": q.machines_dropped}
 
 

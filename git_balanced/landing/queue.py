@@ -348,6 +348,11 @@ class Queue:
         return self.checker.runs
 
     @property
+    def checks_stopped(self) -> int:
+        """Checks stopped before their end, once their round's top passed: not among check_runs."""
+        return self.checker.stopped
+
+    @property
     def rounds(self) -> int:
         return self.checker.rounds
 

@@ -86,6 +86,7 @@ class Checker:
     stops: dict[tuple[str, tuple[str, ...]], threading.Event] = field(default_factory=dict)
     # The idle machines whose checks steer the rounds, as hints (machine_checks.py); None: no machine is used.
     machines: machine_checks.Machines | None = None
+    stopped: int = 0  # checks stopped once their round's top passed (_stop_others): not among `runs`
     _round_seconds: float = 0.0  # how long the last round's own checks took
     starts: Starts = field(default_factory=Starts)  # the order the current round's checks start in
     carried: dict[str, str] = field(init=False)  # the lead's config carried into the checks' copy
@@ -213,7 +214,9 @@ class Checker:
         finally:
             proc.go_on_marked(marks)
         # A stopped check recorded nothing: it is not counted among the runs (one that ended first is)
-        self.runs -= sum(1 for f in rest if isinstance(f.exception(), proc.Stopped))
+        stopped = sum(1 for f in rest if isinstance(f.exception(), proc.Stopped))
+        self.runs -= stopped
+        self.stopped += stopped
 
     def _ahead(self, tip: str, chain: Sequence[Link], culprit: int, slot: str) -> bool:
         """Check the chain that follows when branch `culprit` (1-based) is the one that fails: the branches
