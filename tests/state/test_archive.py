@@ -234,3 +234,20 @@ def test_the_inbox_is_folded_by_when_its_messages_were_said_not_by_their_commits
     archive.fold_away(repo, 30)
     assert archive.inbox_mark(repo, "refs/balanced/inbox/main") is None, "nothing of it is old"
     assert [e["text"] for e in inbox.entries(repo, "main")] == ["said just now", "said just now"]
+
+
+def test_placement_counts_what_runs_from_the_live_jobs_as_from_every_job(tmp_path: Path) -> None:
+    """seats' count of queued and running jobs per machine (live_counts, done jobs read as briefs) is the count
+    every job folded gives (running_counts), before and after the cache holds the done ones as briefs."""
+    from git_balanced.machines.placing.seats import live_counts, running_counts
+
+    repo = Repo.discover(make_repo(tmp_path / "lead"))
+    _plan(repo, 3, done=True)
+    _plan(repo, 2, done=False)
+    jobs.place(repo, {"plan": new_id(), "piece": "q", "task": "queued", "agent": "shell", "run": "true",
+                      "machine": "box", "branch": "balanced/q", "lead": "main"})
+    for _ in range(2):
+        process.forget()
+        want = running_counts(jobs.all_jobs(repo).values())
+        assert want == {"local": 1, "box": 1}, want  # the one running, the one queued; the landed ones not
+        assert live_counts(repo) == want

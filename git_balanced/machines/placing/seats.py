@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import replace
 
 from git_balanced.git import Repo
-from git_balanced.jobs import Job, all_jobs, by_machine
+from git_balanced.jobs import Job, by_machine
 from git_balanced.lead import Lead
 from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory.placement import Seat
@@ -24,7 +24,7 @@ def seats(lead: Lead, running: dict[str, int] | None = None) -> list[Seat]:
     ticks = ticked(repo)
     ready = readiness(repo)
     if running is None:
-        running = running_counts(all_jobs(repo).values())
+        running = live_counts(repo)
     machines = added()
     away = {name: why for name, why in ineligible(repo).items() if name in machines}
     out = [Seat(LOCAL, local_preference(), running.get(LOCAL, 0), ready=True, reachable=True,
@@ -68,6 +68,19 @@ def with_agents(out: list[Seat], agents: Collection[str]) -> list[Seat]:
         lacks = {a: agents_probe.missing_words(a, facts.get(a)) for a in agents if a in facts}
         done.append(replace(s, lacks={a: why for a, why in lacks.items() if why}))
     return done
+
+
+def live_counts(repo: Repo) -> dict[str, int]:
+    """Queued and running jobs, per machine, as running_counts counts them, read with `cache.read_live`: the done
+    jobs are not parsed (their briefs say they are done), so it costs what is live."""
+    from git_balanced.state import cache
+
+    out: dict[str, int] = {}
+    for st in cache.read_live(repo, "jobs").values():
+        if st.get("state") in (JobState.QUEUED, JobState.RUNNING):
+            machine = (st.get("fields") or {}).get("machine") or Job.machine
+            out[machine] = out.get(machine, 0) + 1
+    return out
 
 
 def running_counts(jobs: Iterable[Job]) -> dict[str, int]:
