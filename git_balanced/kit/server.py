@@ -1,5 +1,6 @@
 """`git balanced mcp`: the lead's tools over stdio, on the official MCP SDK. The only module that imports it,
-so no other command pays for its import.
+so no other command pays for its import; kit/stdio.py starts the server and imports this module only when a
+client asks more than the handshake and the list of tools (a tool call).
 
 Each tool is a verb of kit/verbs.py: its name, title, hints and JSON schema come from the verb's declaration,
 and it has a structured result (a JSON object). A tool that refuses says exactly what the command would:
@@ -12,7 +13,6 @@ import functools
 import inspect
 import io
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -25,9 +25,10 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from git_balanced import __version__
 from git_balanced.errors import BalancedError, disk_full
-from git_balanced.kit import tools
+from git_balanced.kit import said, tools
 from git_balanced.kit.results import RESULTS
 from git_balanced.kit.spoken import for_tools
+from git_balanced.kit.stdio import REPLAYED
 from git_balanced.kit.tools import Piece
 from git_balanced.kit.verbs import VERBS, Arg, Verb
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
@@ -179,31 +180,112 @@ def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
     return server
 
 
-def serve(verbs: tuple[Verb, ...] = VERBS) -> int:
-    """Serve the verbs' tools (the lead's unless told) over stdin and stdout until the client goes away."""
-    wire = os.fdopen(os.dup(0), "rb", buffering=0)
-    # The server's children read nothing of the wire, as the SDK would arrange for its own stdin.
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Mended(wire)), encoding="utf-8", errors="replace")
-    build(verbs).run()
+def serve_wire(verbs: tuple[Verb, ...], wire: io.BufferedReader, sink: io.BufferedWriter, first: list[bytes],
+               record: str | None = None, kept: said.Said | None = None) -> int:
+    """Serve the verbs' tools on the wire (kit/stdio.py holds its ends, and has pointed stdin and stdout away from
+    it) until the client goes away: `first` is read before the wire (the handshake kit/stdio.py answered, handed
+    on again: its answer is not sent twice). With `record` ("lead" or "chief"), what the server answers to the
+    client's handshake and `tools/list`, and `kept` does not hold, is kept under that name (kit/said.py) for the
+    next start."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    heard = _Heard(record, kept) if record else None
+    server = build(verbs)
+    reader = io.TextIOWrapper(io.BufferedReader(_Mended(wire, first, heard)), encoding="utf-8", errors="replace")
+    writer = io.TextIOWrapper(io.BufferedWriter(_Answers(sink, heard)), encoding="utf-8")
+
+    async def run() -> None:  # what MCPServer.run_stdio_async does, on these ends of the wire
+        async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read, write):
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(run)
     return 0
 
 
-class _Mended(io.RawIOBase):
-    """The wire, a line at a time, each mended by `mend` before the SDK reads it."""
+def _id(message: Any) -> str | None:
+    """A JSON-RPC message's id as text (ids are numbers or strings), or None."""
+    return json.dumps(message["id"]) if isinstance(message, dict) and "id" in message else None
 
-    def __init__(self, wire: io.RawIOBase) -> None:
+
+class _Heard:
+    """What the server is asked and answers: each answer to a question of said.ASKED not kept yet is kept."""
+
+    def __init__(self, which: str, kept: said.Said | None) -> None:
+        self.which, self.kept = which, kept or said.Said({})
+        self.hello: dict[str, Any] | None = None  # the client's initialize
+        self.asked: dict[str, str] = {}  # the id of each question heard and not answered yet -> the question
+
+    def asked_line(self, line: bytes) -> None:
+        if not any(m.encode() in line for m in said.ASKED):
+            return
+        message = _json(line)
+        if (asked := _id(message)) is None or message.get("method") not in said.ASKED:
+            return
+        question = said.question(message, self.hello)
+        if message["method"] == "initialize":
+            self.hello = self.hello or message
+        if question not in self.kept.answers:
+            self.asked[asked] = question
+
+    def answered_line(self, line: bytes) -> None:
+        if not self.asked:
+            return
+        message = _json(line)
+        question = self.asked.pop(_id(message) or "", None)
+        if question is not None and isinstance(message.get("result"), dict):
+            self.kept.answers[question] = message["result"]
+            said.store(self.which, said.Said({question: message["result"]}))
+
+
+class _Answers(io.RawIOBase):
+    """The wire's writing end, a line at a time: the answer to the handshake handed on again is dropped (the
+    client had it), and each other line written on, and heard."""
+
+    def __init__(self, sink: io.BufferedWriter, heard: _Heard | None) -> None:
         super().__init__()
-        self._wire, self._left = io.BufferedReader(wire), b""  # type: ignore[arg-type]
+        self._sink, self._heard, self._part = sink, heard, b""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._part += bytes(data)
+        while b"\n" in self._part:
+            line, self._part = self._part.split(b"\n", 1)
+            if REPLAYED.encode() in line and _id(_json(line)) == json.dumps(REPLAYED):
+                continue
+            self._sink.write(line + b"\n")
+            self._sink.flush()
+            if self._heard:
+                self._heard.answered_line(line)
+        return len(data)
+
+
+def _json(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+class _Mended(io.RawIOBase):
+    """The wire, a line at a time after the lines `first`, each mended by `mend` before the SDK reads it."""
+
+    def __init__(self, wire: io.BufferedReader, first: list[bytes], heard: _Heard | None) -> None:
+        super().__init__()
+        self._wire, self._first, self._heard, self._left = wire, list(first), heard, b""
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, into: Any) -> int:
         if not self._left:
-            self._left = mend(self._wire.readline())
+            line = self._first.pop(0) if self._first else self._wire.readline()
+            if self._heard:
+                self._heard.asked_line(line)
+            self._left = mend(line)
         n = min(len(into), len(self._left))
         into[:n], self._left = self._left[:n], self._left[n:]
         return n
