@@ -1,6 +1,6 @@
 """Start-up: the commands run most often, at a glance or by a hook, against `python -c pass`.
 
-    python bench/startup.py [--rounds R] [--by cpu|wall] [--no-before] [--against DIR] [--keep]
+    python bench/startup.py [--rounds R] [--by cpu|wall] [--no-before] [--against DIR] [--only commands|mcp] [--keep]
 
 In a throwaway lead (bench/engine.py's: a private HOME, its check committed and allowed), with the package
 byte-compiled as `pip install` compiles it, it runs the console script the way an install writes it (a script
@@ -9,6 +9,13 @@ command against `python -c pass` on the same interpreter, in turn (A B A B ...),
 
   --version, board, board --json, inbox, inbox --json                  what a person runs to look
   hook pre-tool-use, hook user-prompt-submit, hook stop, hook pre-push  what the agents' and git's hooks run
+  mcp, mcp --chief                                                     what an agent CLI starts on each turn
+
+`mcp` is timed from its start to its answer to `tools/list`, asked as an agent CLI asks it (`initialize`, then
+`notifications/initialized`, then `tools/list`, the wire held open until the answer), with the answers the
+server keeps (kit/said.py) in a folder of the benchmark's, written by the warm-up run; beside it, what bounds it:
+the same start without click (what front.py's door would run), and the SDK's server at every start (nothing
+kept: what each start cost before kit/stdio.py).
 
 A worker's `hook pre-tool-use` runs as its agent runs it on this machine: the command line its hook settings
 name (agents/wiring.py's balanced_argv), in a worktree of its own, with the environment the engine gives a
@@ -24,7 +31,8 @@ command through cli.py's click app alone, as every command started before the fr
 in the same minute.
 
 Goal: each within 2x of `python -c pass` (by CPU time unless --by wall: on a shared machine the clock mostly
-measures the neighbours).
+measures the neighbours); `mcp` within MCP_GOAL (10x) of it, and at least 10x less CPU than the SDK's server at
+every start.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +61,14 @@ sys.path.insert(0, str(HERE))  # the other benchmarks' helpers
 import engine as engine_bench  # noqa: E402
 
 GOAL = 2.0
+MCP_GOAL = 10.0  # click's import, which cli.py's `mcp` command still pays, is most of it (see docs/performance.md)
+MCP_GAIN = 10.0  # at least this much less CPU than the SDK's server started at every start
+MCP_ASKED = b"".join(json.dumps(m).encode() + b"\n" for m in (
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}},
+                "clientInfo": {"name": "claude-code", "version": "2.0.1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
 READ_CALL = b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "README.md"}}'
 PROMPT = b'{"hook_event_name": "UserPromptSubmit", "permission_mode": "default", "prompt": "go on"}'
 STOP = b'{"hook_event_name": "Stop", "permission_mode": "default"}'
@@ -156,13 +173,35 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes) -> Took:
     return Took(took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
-def paired(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str], rounds: int) -> Pair:
+def run_mcp(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes) -> Took:
+    """What one start of the MCP server takes to its answer to `tools/list` (the last request of `stdin`, id 2),
+    the wire held open until then; CPU counted to its exit, which closing the wire then brings."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    answered = any(json.loads(line).get("id") == 2 for line in iter(proc.stdout.readline, b""))
+    took = time.perf_counter() - start
+    proc.stdin.close()
+    err = proc.stderr.read()
+    code = proc.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if not answered or code != 0:
+        sys.exit(f"{' '.join(argv)} did not answer tools/list (exit {code}):\n{err.decode()}")
+    return Took(took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+
+def paired(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str], rounds: int,
+           runner: Callable[[list[str], Path, dict[str, str], bytes], Took] = run) -> Pair:
     """The command and `python -c pass` in turn, one warm-up each, then `rounds` pairs."""
     floor = [sys.executable, "-c", "pass"]
-    run(argv, cwd, env, stdin)
+    runner(argv, cwd, env, stdin)
     run(floor, cwd, env, b"")
     load = os.getloadavg()[0]
-    pairs = [(run(argv, cwd, env, stdin), run(floor, cwd, env, b"")) for _ in range(rounds)]
+    pairs = [(runner(argv, cwd, env, stdin), run(floor, cwd, env, b"")) for _ in range(rounds)]
 
     def med(values: list[float]) -> float:
         return statistics.median(values)
@@ -203,6 +242,40 @@ def worker_hook(tmp: Path, lead: Path, env: dict[str, str]) -> tuple[list[str], 
         "GIT_BALANCED_WORKER_MODE": "edits", "GIT_BALANCED_ASK_COMMANDS": "0", "GIT_BALANCED_EDIT_WITHOUT_ASKING": "1"}
 
 
+def mcp_lines(front: Path, lead: Path, env: dict[str, str], tmp: Path,
+              args: argparse.Namespace) -> list[tuple[bool, str]]:
+    """Time `mcp` and `mcp --chief` to their answer to `tools/list`, and what bounds them; their verdicts."""
+    kept = {**env, "GIT_BALANCED_MCP_CACHE": str(tmp / "mcp-said")}
+    every = {**env, "GIT_BALANCED_MCP_CACHE": "/dev/null/nothing-kept"}  # a folder no file can be kept in
+    door = [sys.executable, "-c", "import sys; from git_balanced.commands.mcp import mcp_command; "
+                                  "sys.exit(mcp_command(chief='--chief' in sys.argv))"]
+    verdicts: list[tuple[bool, str]] = []
+    for label, words in (("mcp to tools/list", ["mcp"]), ("mcp --chief to tools/list", ["mcp", "--chief"])):
+        got = paired([str(front), *words], MCP_ASKED, lead, kept, args.rounds, run_mcp)
+        old = {**kept, "PYTHONPATH": str(args.against)}
+        then = "" if args.against is None else \
+            f"{paired([str(front), *words], MCP_ASKED, lead, old, args.rounds, run_mcp).cpu_ratio:7.1f}x"
+        _line(label, got, "", then)
+        ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio
+        verdicts.append((ratio <= MCP_GOAL, f"start-up of `git balanced {' '.join(words)}` to its answer to "
+                                            f"tools/list within {MCP_GOAL:.0f}x of python -c pass ({args.by}): "
+                                            f"{ratio:.1f}x, load {got.load:.2f}"))
+        bare = paired([*door, *words[1:]], MCP_ASKED, lead, kept, args.rounds, run_mcp)
+        _line("  without click", bare, "", "")
+        sdk = paired([str(front), *words], MCP_ASKED, lead, every, max(3, args.rounds // 3), run_mcp)
+        _line("  the SDK at every start", sdk, "", "")
+        gain = sdk.a.cpu / got.a.cpu
+        verdicts.append((gain >= MCP_GAIN, f"`git balanced {' '.join(words)}` to tools/list takes {gain:.0f}x less "
+                                           f"CPU than the SDK's server at every start (at least {MCP_GAIN:.0f}x), "
+                                           f"load {sdk.load:.2f}"))
+    return verdicts
+
+
+def _line(label: str, got: Pair, was: str, then: str) -> None:
+    print(f"  {label:<26}{ms(got.a.cpu):>8}{ms(got.b.cpu):>9}{got.cpu_ratio:6.1f}x{ms(got.a.wall):>10}"
+          f"{ms(got.b.wall):>9}{got.wall_ratio:6.1f}x{was:>11}{then:>9}   {got.load:.2f}", flush=True)
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:5.0f} ms"
 
@@ -217,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", metavar="DIR", type=Path,
                     help="a checkout of the package before a change (`git worktree add DIR REV`): each command is "
                          "timed with it too, in the same minute, its CPU ratio in the column `before`")
+    ap.add_argument("--only", choices=("commands", "mcp"), help="time only the commands, or only `mcp`")
     ap.add_argument("--keep", action="store_true", help="keep the folder and print where it is")
     args = ap.parse_args(argv)
     if args.against is not None:
@@ -236,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'command':<26}{'cpu':>8}{'pass':>9}{'ratio':>7}{'wall':>10}{'pass':>9}{'ratio':>7}"
               f"{'via click':>11}{'before' if args.against else '':>9}   load")
         worker_argv, worktree, worker_env = worker_hook(tmp, lead, env)
-        for label, words, stdin in commands(lead, tmp):
+        for label, words, stdin in ([] if args.only == "mcp" else commands(lead, tmp)):
             argv, cwd, run_env = ([*worker_argv, *words], worktree, worker_env) if label == "hook pre-tool-use" \
                 else ([str(front), *words], lead, env)
             got = paired(argv, stdin, cwd, run_env, args.rounds)
@@ -249,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = got.cpu_ratio if args.by == "cpu" else got.wall_ratio
             verdicts.append((ratio <= GOAL, f"start-up of `git balanced {label}` within {GOAL:.0f}x of python -c "
                                             f"pass ({args.by}): {ratio:.1f}x, load {got.load:.2f}"))
+        verdicts += [] if args.only == "commands" else mcp_lines(front, lead, env, tmp, args)
         print("\n  what bounds them (python -c 'IMPORTS', no goal)")
         for label, code in BOUNDS:
             got = paired([sys.executable, "-c", code], b"", lead, env, args.rounds)

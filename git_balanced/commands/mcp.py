@@ -3,7 +3,9 @@ one tool."""
 
 from __future__ import annotations
 
-from git_balanced.kit.verbs import Verb
+TYPE_CHECKING = False  # typing itself is not imported for this: kit/stdio.py starts light
+if TYPE_CHECKING:
+    from git_balanced.kit.verbs import Verb
 
 
 def mcp_command(*, call: str | None = None, arguments: str = "", chief: bool = False) -> int:

@@ -11,7 +11,7 @@ only ever sent back as it was received, never run.
 
 from __future__ import annotations
 
-import hashlib
+import binascii
 import json
 import os
 import sys
@@ -29,6 +29,8 @@ MADE_WITH = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 # The requests answered from what was kept: the handshake (`initialize`; `server/discover` in the protocol
 # without one) and the list of tools.
 ASKED = ("initialize", "server/discover", "tools/list")
+# The id the client's `initialize` is handed to the SDK's server again under (kit/stdio.py); its answer is dropped.
+REPLAYED = "balanced-replayed-initialize"
 
 
 class Said:
@@ -54,19 +56,30 @@ def question(request: dict[str, Any], hello: dict[str, Any] | None) -> str:
 
 
 def key() -> str:
-    """The key of the answers this installation gives (see the module's words)."""
-    h = hashlib.sha256(f"{sys.version}\n{PACKAGE}\n".encode())
-    for folder, dirs, files in os.walk(PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(f for f in files if f.endswith(".py")):
-            st = os.stat(os.path.join(folder, name))
-            h.update(f"{folder}/{name} {st.st_size} {st.st_mtime_ns}\n".encode())
+    """The key of the answers this installation gives (see the module's words): a checksum of what they are
+    made from (binascii's, as hashlib's import would be a good part of the start-up)."""
+    made: list[str] = []
+    _modules(PACKAGE, made)
+    made.sort()
+    made[:0] = [sys.version, PACKAGE]
     for module in MADE_WITH:
         found = next((os.path.join(p, module, "__init__.py") for p in sys.path
                       if os.path.isfile(os.path.join(p or ".", module, "__init__.py"))), "")
         size, time = (os.stat(found).st_size, os.stat(found).st_mtime_ns) if found else (0, 0)
-        h.update(f"{module} {found} {size} {time}\n".encode())
-    return h.hexdigest()[:20]
+        made.append(f"{module} {found} {size} {time}")
+    text = "\n".join(made).encode()
+    return f"{binascii.crc32(text):08x}{binascii.crc32(text[::-1]):08x}{len(made):04x}"
+
+
+def _modules(folder: str, made: list[str]) -> None:
+    """Add each module under `folder` to `made`: its path, size and time."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".py"):
+                st = entry.stat()
+                made.append(f"{entry.path} {st.st_size} {st.st_mtime_ns}")
+            elif entry.name != "__pycache__" and entry.is_dir():
+                _modules(entry.path, made)
 
 
 def folders() -> list[str]:

@@ -28,7 +28,6 @@ from git_balanced.errors import BalancedError, disk_full
 from git_balanced.kit import said, tools
 from git_balanced.kit.results import RESULTS
 from git_balanced.kit.spoken import for_tools
-from git_balanced.kit.stdio import REPLAYED
 from git_balanced.kit.tools import Piece
 from git_balanced.kit.verbs import VERBS, Arg, Verb
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, shown, text_problem
@@ -254,7 +253,7 @@ class _Answers(io.RawIOBase):
         self._part += bytes(data)
         while b"\n" in self._part:
             line, self._part = self._part.split(b"\n", 1)
-            if REPLAYED.encode() in line and _id(_json(line)) == json.dumps(REPLAYED):
+            if said.REPLAYED.encode() in line and _id(_json(line)) == json.dumps(said.REPLAYED):
                 continue
             self._sink.write(line + b"\n")
             self._sink.flush()

@@ -22,10 +22,6 @@ if TYPE_CHECKING:
 
     from git_balanced.kit.verbs import Verb
 
-# The id the client's `initialize` is handed to the SDK's server again under; its answer is dropped.
-REPLAYED = "balanced-replayed-initialize"
-
-
 def serve(which: str, verbs: Callable[[], tuple[Verb, ...]]) -> int:
     """Serve the tools of `verbs` (called only when a client asks more than the handshake and the list), the
     lead's (`which` "lead") or the chief's ("chief"), over stdin and stdout until the client goes away."""
@@ -50,7 +46,7 @@ def serve(which: str, verbs: Callable[[], tuple[Verb, ...]]) -> int:
 
 def answer_light(wire: io.BufferedReader, sink: io.BufferedWriter, kept: said_mod.Said) -> list[bytes] | None:
     """Answer from `kept` what it holds the answer to, until the client asks anything else: then the lines to
-    hand the SDK's server first (the handshake again, under REPLAYED, and that request), or None at the end of
+    hand the SDK's server first (the handshake again, under said.REPLAYED, and that request), or None at the end of
     the wire."""
     hello: dict[str, Any] | None = None  # the client's `initialize`
     ready = False  # it said `notifications/initialized`
@@ -96,7 +92,7 @@ def _handover(hello: dict[str, Any] | None, ready: bool, pending: bytes) -> list
     """The lines the SDK's server reads first: the client's handshake again (its answer dropped), then `pending`."""
     lines: list[bytes] = []
     if hello is not None:
-        lines.append(_line({**hello, "id": REPLAYED}))
+        lines.append(_line({**hello, "id": said_mod.REPLAYED}))
         if ready:
             lines.append(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     return [*lines, pending if pending.endswith(b"\n") else pending + b"\n"]
