@@ -27,8 +27,9 @@ MADE_WITH = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 
 
 # The requests answered from what was kept: the handshake (`initialize`; `server/discover` in the protocol
-# without one) and the list of tools.
-ASKED = ("initialize", "server/discover", "tools/list")
+# without one), the list of tools, and the lists a client may ask at its start (none of them grows: the server
+# has no resources nor prompts, and says so).
+ASKED = ("initialize", "server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list")
 # The id the client's `initialize` is handed to the SDK's server again under (kit/stdio.py); its answer is dropped.
 REPLAYED = "balanced-replayed-initialize"
 

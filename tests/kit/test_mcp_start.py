@@ -56,10 +56,13 @@ class Wire:
         return dict(reply["result"])
 
     def start(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The handshake as an agent CLI makes it, then the list of tools: both results."""
+        """The handshake as an agent CLI makes it, then the lists it asks for (the resources and prompts, none):
+        the handshake's result and the list of tools."""
         hello = self.ask("initialize", HELLO)
         self.send("notifications/initialized", note=True)
-        return hello, self.ask("tools/list")
+        tools = self.ask("tools/list")
+        assert self.ask("resources/list") == {"resources": []} and self.ask("prompts/list") == {"prompts": []}
+        return hello, tools
 
     def loaded(self, library: str) -> bool:
         """Whether the server process has loaded a shared library whose path holds `library`."""
@@ -127,7 +130,7 @@ def _another_client_is_answered_by_the_sdk_and_that_answer_kept_too(lead: Path, 
     assert other.ask("tools/list")["tools"] == _fixture("lead")["tools"]
     other.close()
     (answers,) = kept.iterdir()
-    assert len(json.loads(answers.read_text())["answers"]) == 4, "two handshakes, and the list after each"
+    assert len(json.loads(answers.read_text())["answers"]) == 6, "two handshakes, the tools after each, the lists"
 
 
 
