@@ -5,6 +5,7 @@ other request (a tool call), and that server is then handed the handshake again 
 
 An agent CLI starts the server on each of its turns, and most of its start-up was the SDK's import (about 2 CPU
 seconds here), whether or not the turn called a tool. Nothing here imports more than the standard library.
+The lists of resources and prompts a client may ask at its start (none) are answered the same way (said.ASKED).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from git_balanced.kit.verbs import Verb
+
 
 def serve(which: str, verbs: Callable[[], tuple[Verb, ...]]) -> int:
     """Serve the tools of `verbs` (called only when a client asks more than the handshake and the list), the
