@@ -94,17 +94,15 @@ def _handover(hello: dict[str, Any] | None, ready: bool, pending: bytes) -> list
     """The lines the SDK's server reads first: the client's handshake again (its answer dropped), then `pending`."""
     lines: list[bytes] = []
     if hello is not None:
-        lines.append(_line({**hello, "id": said_mod.REPLAYED}))
+        # Escaped as the client may have escaped it, so that `mend` finds a lone surrogate as it would have.
+        lines.append(json.dumps({**hello, "id": said_mod.REPLAYED}).encode() + b"\n")
         if ready:
-            lines.append(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            lines.append(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     return [*lines, pending if pending.endswith(b"\n") else pending + b"\n"]
 
 
-def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
-
-
 def _write(sink: io.BufferedWriter, message: dict[str, Any]) -> None:
-    sink.write(_line(message))
+    """Write one message on the wire, as the SDK writes one (compact, UTF-8)."""
+    sink.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n")
     sink.flush()
 
