@@ -147,3 +147,18 @@ def test_a_damaged_file_of_answers_is_not_read_and_is_written_again(kept: Path) 
     (kept / "mcp-lead-0000.json").write_text("{}")
     said.store("lead", said.Said({}))
     assert sorted(p.name for p in kept.iterdir()) == [path.name], "a file of another key is removed"
+
+
+def test_junk_after_a_light_start_is_the_sdks_to_answer_and_the_server_keeps_answering(lead: Path, kept: Path) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+    said.store("lead", said.Said({said.question(hello, None): {"kept": "here"}}))  # what the next start answers
+    w = Wire(lead)
+    assert w.ask("initialize", HELLO) == {"kept": "here"}, "answered from the file, as it was kept"
+    w.send("notifications/initialized", note=True)
+    assert w.proc.stdin is not None
+    w.proc.stdin.write(b'not json {\n[1, 2]\n\n')  # the SDK's server reads these, and answers none
+    assert w.ask("tools/list")["tools"] == _fixture("lead")["tools"], "the SDK's server took over the wire"
+    refused = w.ask("tools/call", {"name": "idea", "arguments": {"text": "a\ud800"}})
+    assert refused["isError"] and "`text` holds a lone surrogate (\\ud800)" in refused["content"][0]["text"], refused
+    assert w.ask("ping") == {}
+    assert "Traceback" not in w.close()
