@@ -24,12 +24,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import json_objects
 from git_balanced.git import Repo
 from git_balanced.landing.bisect import Search, next_probes
 from git_balanced.lead import Lead
 from git_balanced.state import notes
 
 HINTS = "refs/notes/hints/balanced-machine-checks"  # never read for landing; outside what `sync` carries
+HINT_DAYS = 7.0  # the hints on a tree are kept this long after the last of them (prune_hints, when the engine idles)
+HINTS_KEPT = 500  # and for at most this many trees, the newest
 LANDING_REFS = "refs/balanced/landing-checks/"  # where a candidate is pushed in a machine's copy
 PUSH_TIMEOUT = 120.0
 
@@ -210,6 +213,26 @@ class Machines:
             return [{"machine": h.machine, "tree": h.tree, "commit": h.commit, "result": "pass" if h.passed else "fail",
                      "code": h.code, "seconds": h.seconds, "hint": True, "dropped": self.dropped.get(h.machine)}
                     for h in self.ran]
+
+
+def prune_hints(repo: Repo, *, now: float | None = None, days: float = HINT_DAYS, most: int = HINTS_KEPT) -> int:
+    """Keep the hints on the `most` trees hinted at last, within `days`, in one commit of no parent: the rest and
+    their history go (no landing reads them, and `sync` does not carry them). How many trees' hints went; nothing
+    is written when none go and there is no history to drop, or when a hint was added meanwhile (the next look
+    prunes)."""
+    tip = repo.read_ref(HINTS)
+    if tip is None:
+        return 0
+    found = notes.all_notes(repo, tip)
+    cutoff = (time.time() if now is None else now) - days * 86400
+    last = {obj: max((float(r.get("at") or 0) for r in json_objects("\n".join(lines))), default=0.0)
+            for obj, lines in found.items()}
+    kept = sorted((obj for obj, at in last.items() if at >= cutoff), key=lambda obj: -last[obj])[:max(0, most)]
+    if len(kept) == len(found) and not notes.has_history(repo, tip):
+        return 0
+    subject = f"Hints kept by git balanced: the last {len(kept)} trees'"
+    ok = notes.keep_only(repo, HINTS, tip, {obj: found[obj] for obj in kept}, subject)
+    return len(found) - len(kept) if ok else 0
 
 
 def ask(repo: Repo, lead: Lead, machine: str, link: Tree, commands: tuple[str, str | None], timeout: float) -> Hint:
