@@ -2,8 +2,9 @@
 
 A machine that is ticked, ready for this repository, answers, and runs no worker can take landing checks while
 a round of the search runs (rounds.py): the lead pushes the candidate merge into the machine's copy, the way it
-pushes a worker's base (`refs/balanced/landing-checks/<slot>` there), and the runner runs the lead's committed
-check on exactly that commit's tree in a fenced scratch repository of its own (shipped/landcheck.py).
+pushes a worker's base (`refs/balanced/landing-checks/<branch>` there), and the runner runs the lead's committed
+check on exactly that commit's tree in a fenced scratch repository of its own (shipped/landcheck.py), then removes
+that ref: a machine's copy keeps no candidate once its check ended.
 
 A machine's copy is one a worker may have written, so its answer is a HINT, never a verdict. Hints only choose
 which prefixes the lead checks next (`view`, `picks`): the prefix they say is the longest passing one and the one
@@ -253,7 +254,7 @@ def ask(repo: Repo, lead: Lead, machine: str, link: Tree, commands: tuple[str, s
     if res.code != 0:
         raise BalancedError(f"could not push {link.commit[:12]} to {machine}: {(res.err or res.out).strip()[-300:]}")
     request = {"copy": host.repo_path(), "commit": link.commit, "command": commands[0], "setup": commands[1],
-               "timeout": timeout, "slot": slot}
+               "timeout": timeout, "slot": slot, "ref": f"{LANDING_REFS}{ref}"}  # removed there after the check
     ran = host.transport.run_python(host.reach.runner_source(), ["landcheck"], input=json.dumps(request),
                                     timeout=timeout * (2 if commands[1] else 1) + 60)
     try:
