@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
+from git_balanced.errors import BalancedError
 from git_balanced.files import Flock
 from git_balanced.git import Repo, packing
 from git_balanced.landing import machine_checks
@@ -44,7 +45,12 @@ class Upkeep:
             return None
         self.looked = now
         self.left = archive.when_idle(self.lead)
-        machine_checks.prune_hints(self.repo)
+        try:
+            machine_checks.prune_hints(self.repo)
+        except (KeyError, OSError, BalancedError) as exc:  # a hint's object gone: the engine goes on, and says so
+            print(f"[balanced] The machines' landing hints ({machine_checks.HINTS}) could not be pruned: {exc}; "
+                  f"`git update-ref -d {machine_checks.HINTS}` drops them all (no landing reads them).",
+                  file=sys.stderr, flush=True)
         line = pack_if_loose(self.repo)
         if line:
             print(f"[balanced] {line}", file=sys.stderr, flush=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from git_balanced.engine.upkeep import Upkeep
 from git_balanced.git import Repo
 from git_balanced.landing import machine_checks
@@ -48,3 +50,11 @@ def test_the_idle_engine_prunes_them(tmp_path: Path) -> None:
     Upkeep(Lead(repo, "main")).idle(now=0.0)
     tip = repo.read_ref(HINTS)
     assert tip and list(notes.all_notes(repo, tip)) == [kept] and not notes.has_history(repo, tip)
+
+
+def test_hints_that_cannot_be_read_leave_the_engine_going(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = Repo.discover(make_repo(tmp_path / "r"))
+    assert repo.cas_ref(HINTS, repo.write_commit("1" * 40, [], "a tree that is not there\n"), None)
+    Upkeep(Lead(repo, "main")).idle(now=0.0)
+    said = capsys.readouterr().err
+    assert "could not be pruned" in said and f"git update-ref -d {HINTS}" in said
