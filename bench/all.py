@@ -31,7 +31,8 @@ START, END = "<!-- figures now: written by `make bench` (bench/all.py) -->", "<!
 
 # In the order `make bench` runs them: quick and independent first, the long fault suite last.
 BENCHES = ["state", "landing", "engine", "maintenance", "ssh_connect", "dispatch", "board", "startup", "listing",
-           "door", "fence", "scale", "faults", "handles", "readonly_checkout", "allnow", "readers", "chiefnews"]
+           "door", "fence", "scale", "faults", "handles", "readonly_checkout", "allnow", "readers", "chiefnews",
+           "landing_machines", "prs", "typed_jobs"]
 VERDICT = re.compile(r"^\s*(PASS|MISS)\b[\s:]*(.*)$")
 
 

@@ -15,6 +15,11 @@ branch (f5) and 2 (f5, f11), each way --rounds times, in a new lead each time (s
 
 Every run must land exactly the good branches, refuse exactly the bad ones and end on the same tree.
 
+Goals, one PASS or MISS line each (exit 1 on a miss): for each placement and each way with machines, no more
+rounds and no more of the lead's own check runs than alone (the medians: hints only steer, so they may save
+rounds, never cost one), and the machines took checks (some hint ran, none was dropped). Without an OpenSSH
+server here (scripts/ensure-sshd.sh installs one) it measures nothing and says MISS, with why.
+
 What it cannot show: the machines are on this computer, so their checks share its cores with the lead's (a
 `sleep` check hides that), and the SSH round trips are loopback ones. It measures what the hints save in
 rounds, not what a real second machine's cores add.
@@ -37,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from bench.landing_parallel import check_of  # noqa: E402
 from bench.landing_repos import Sandbox, build, label  # noqa: E402
 from git_balanced import proc  # noqa: E402
-from tests.support.sshd import sshd_machines  # noqa: E402
+from tests.support.sshd import sshd_available, sshd_machines  # noqa: E402
 
 PLACED = ((5,), (5, 11))
 WAYS = {"alone": [], "+ alpha": ["alpha"], "+ both": ["alpha", "beta"]}
@@ -100,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slots", type=int, default=4, help="the lead's check_slots (default 4)")
     args = ap.parse_args(argv)
     n, check = args.branches, check_of(args.check_seconds)
+    if not sshd_available():
+        print(f"MISS  landing with idle machines: not measured, this machine has no OpenSSH server (sshd, ssh, "
+              f"ssh-keygen); scripts/ensure-sshd.sh installs one. Load {os.getloadavg()[0]:.2f}")
+        return 1
     with tempfile.TemporaryDirectory(prefix="bench-landing-machines-") as tmp:
         top = Path(tmp)
         box = Sandbox(top)
@@ -123,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                     assert len(trees) == 1, f"{label(bad)}: the ways ended on different trees"
                 print(f"  {label(bad)}: done", flush=True)
     report(found, args.check_seconds, args.rounds, loads)
-    return 0
+    return 0 if goals(found, statistics.median(loads)) else 1
 
 
 def report(found: dict[tuple[tuple[int, ...], str], list[Run]], seconds: float, rounds: int,
@@ -141,6 +150,31 @@ def report(found: dict[tuple[tuple[int, ...], str], list[Run]], seconds: float, 
         wall = med(runs, "seconds")
         print(f"{label(bad) + ', ' + way:<28} {wall:>5.1f}s {wall / seconds:>9.2f} {med(runs, 'rounds'):>6g} "
               f"{med(runs, 'own'):>8g} {med(runs, 'hints'):>5g} {med(runs, 'dropped'):>7g} {alone / wall:>7.2f}x")
+
+
+
+def goals(found: dict[tuple[tuple[int, ...], str], list[Run]], load: float) -> bool:
+    """One PASS or MISS line per goal; True when every goal is met. Rounds and runs are medians over the rounds."""
+    ok_all = True
+    for bad in sorted({bad for bad, _ in found}):
+        alone = found[(bad, "alone")]
+        a_rounds, a_own = (statistics.median(getattr(r, w) for r in alone) for w in ("rounds", "own"))
+        for way in WAYS:
+            if way == "alone":
+                continue
+            runs = found[(bad, way)]
+            rounds, own = (statistics.median(getattr(r, w) for r in runs) for w in ("rounds", "own"))
+            ok = rounds <= a_rounds and own <= a_own
+            ok_all &= ok
+            print(f"{'PASS' if ok else 'MISS'}  {label(bad)}, {way}: no more rounds or own check runs than alone, "
+                  f"{rounds:g} rounds and {own:g} runs against {a_rounds:g} and {a_own:g} (load {load:.2f})")
+    with_machines = [r for (_, way), runs in found.items() if way != "alone" for r in runs]
+    hints, dropped = sum(r.hints for r in with_machines), sum(r.dropped for r in with_machines)
+    ok = hints > 0 and dropped == 0
+    ok_all &= ok
+    print(f"{'PASS' if ok else 'MISS'}  the idle machines took checks: {hints} hints in {len(with_machines)} "
+          f"landings, {dropped} machines dropped (load {load:.2f})")
+    return ok_all
 
 
 if __name__ == "__main__":

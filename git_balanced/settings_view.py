@@ -141,6 +141,7 @@ def _read(repo: Repo, name: str, check: Callable[[], dict[str, Any]]) -> View:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(kept, sort_keys=True))
+        settings_kept.prune(repo.state_dir)
     except OSError:
         pass  # a read-only or full disk: the next reader checks it again
     return _thawed(kept, top=True)  # type: ignore[no-any-return]

@@ -36,10 +36,21 @@ def headless_record(repo: Repo, branch: str) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else None
 
 
-def pid_alive(pid: Any) -> bool:
+def pid_alive(pid: Any, tick: Any = "") -> bool:
     """Whether the process `pid` (a driver this user started) still runs: shipped/pids.py's check, where a pid
-    that is another user's now counts as gone."""
-    return pids.alive(pid, mine=True)
+    that is another user's now counts as gone, and, given its start `tick`, one that a later process got too."""
+    return pids.alive(pid, str(tick or ""), mine=True)
+
+
+def driver_alive(rec: dict[str, Any] | None) -> bool:
+    """Whether the driver a headless lead's or the chief's record names (`pid`, and `tick` since 5 December
+    2026) still runs."""
+    return bool(rec) and pid_alive((rec or {}).get("pid"), (rec or {}).get("tick"))
+
+
+def driver(pid: int) -> dict[str, Any]:
+    """What a record keeps of the driver `pid` it started: its pid and start tick."""
+    return {"pid": pid, "tick": pids.start_tick(pid)}
 
 
 def mark_seen(repo: Repo, branch: str) -> None:
@@ -62,7 +73,7 @@ def cannot_answer(repo: Repo, branch: str, within: float) -> str | None:
     seen = seen_at(repo, branch)
     if rec is None and seen is None:
         return None
-    if rec is not None and pid_alive(rec.get("pid")):
+    if rec is not None and driver_alive(rec):
         return "its lead is paused for its plan's usage limit" if rec.get("state") == LeadState.PAUSED else None
     if seen is not None and time.time() - seen <= within:
         return None

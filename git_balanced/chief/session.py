@@ -59,7 +59,7 @@ def save(rec: dict[str, Any]) -> None:
 
 def alive(rec: dict[str, Any] | None) -> bool:
     """Whether the record's driver still runs."""
-    return bool(rec) and presence.pid_alive((rec or {}).get("pid"))
+    return presence.driver_alive(rec)
 
 
 def instructions() -> str:
@@ -119,7 +119,7 @@ def start(agent: str, text: str, *, model: str | None = None, pass_after: float 
            "last_words": "", "reset_at": None, "waits_on": "its first turn", "pass_after": float(pass_after)}
     save(rec)
     argv = [sys.executable, "-m", "git_balanced.cli", "chief", "run"]
-    rec["pid"] = proc.spawn_detached(argv, cwd=home.folder(), log=d / "driver.log")
+    rec.update(presence.driver(proc.spawn_detached(argv, cwd=home.folder(), log=d / "driver.log")))
     save(rec)
     return rec
 

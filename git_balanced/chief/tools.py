@@ -27,7 +27,7 @@ def headless_lead(lead: Lead) -> dict[str, Any] | None:
     rec = presence.headless_record(lead.repo, lead.branch)
     if rec is None:
         return None
-    running = presence.pid_alive(rec.get("pid"))
+    running = presence.driver_alive(rec)
     state = rec.get("state") if running or rec.get("state") == LeadState.STOPPED else "ended"
     return {"agent": rec.get("agent"), "state": state, "task": rec.get("task"), "turns": rec.get("turns"),
             "cost_usd": rec.get("cost_usd"), "started_by": rec.get("started_by"), "waits_on": rec.get("waits_on")}

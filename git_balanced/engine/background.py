@@ -17,6 +17,7 @@ from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
+from git_balanced.shipped import pids
 from git_balanced.shipped.runfiles import RUNS_DIR
 
 if TYPE_CHECKING:
@@ -306,15 +307,7 @@ def _taken(lock: EngineLock, pid: int, log: os.PathLike[str], *, after: int | No
 def _named(lock: EngineLock) -> int | None:
     """The engine the lock's pid file names, while that process lives (read without taking the lock)."""
     pid = lock.holder_pid()
-    if pid is None:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None  # killed, and its file left behind
-    except PermissionError:
-        pass
-    return pid
+    return pid if pid is not None and pids.alive(pid) else None  # else killed, and its file left behind
 
 
 def _alive(pid: int) -> bool:
@@ -322,9 +315,5 @@ def _alive(pid: int) -> bool:
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:  # not ours to reap, or reaped already
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
+        return pids.alive(pid)
     return done == 0

@@ -1,5 +1,6 @@
 """The engine's one idle hook: between passes when nothing is due, it folds what was done long ago into the
-archive (state/archive.when_idle) and packs the lead's repository: git's automatic maintenance is off in every
+archive (state/archive.when_idle), keeps the idle machines' landing hints of the last week only
+(landing/machine_checks.prune_hints), and packs the lead's repository: git's automatic maintenance is off in every
 git command of ours (git/run.py), so the loose refs and objects the passes write are packed here, bounded in
 time, and said in one line on stderr (the engine's log)."""
 
@@ -8,8 +9,10 @@ from __future__ import annotations
 import sys
 import time
 
+from git_balanced.errors import BalancedError
 from git_balanced.files import Flock
 from git_balanced.git import Repo, packing
+from git_balanced.landing import machine_checks
 from git_balanced.lead import Lead
 from git_balanced.state import archive
 
@@ -34,14 +37,20 @@ class Upkeep:
         self.left = False  # the last fold left plans: the next idle look folds more, without waiting EVERY
 
     def idle(self, *, now: float | None = None) -> str | None:
-        """Fold what was done long ago (archive.when_idle, its own throttle), then pack what lies loose beyond
-        the limits, at most once every EVERY seconds (sooner while the fold left plans); the packing's line said,
-        or None when nothing was packed."""
+        """Fold what was done long ago (archive.when_idle, its own throttle), prune the machines' hints, then pack
+        what lies loose beyond the limits, at most once every EVERY seconds (sooner while the fold left plans);
+        the packing's line said, or None when nothing was packed."""
         now = time.monotonic() if now is None else now
         if now - self.looked < EVERY and not self.left:
             return None
         self.looked = now
         self.left = archive.when_idle(self.lead)
+        try:
+            machine_checks.prune_hints(self.repo)
+        except (KeyError, OSError, BalancedError) as exc:  # a hint's object gone: the engine goes on, and says so
+            print(f"[balanced] The machines' landing hints ({machine_checks.HINTS}) could not be pruned: {exc}; "
+                  f"`git update-ref -d {machine_checks.HINTS}` drops them all (no landing reads them).",
+                  file=sys.stderr, flush=True)
         line = pack_if_loose(self.repo)
         if line:
             print(f"[balanced] {line}", file=sys.stderr, flush=True)

@@ -38,7 +38,7 @@ def message(pr: PullRequest, trouble: Trouble, said: str) -> str:
 
 def lead_session_alive(lead: Lead) -> bool:
     """Whether a headless lead runs on the branch: its session made the work and gets the fix."""
-    return presence.pid_alive((presence.headless_record(lead.repo, lead.branch) or {}).get("pid"))
+    return presence.driver_alive(presence.headless_record(lead.repo, lead.branch))
 
 
 def send(lead: Lead, settings: Settings, pr: PullRequest, trouble: Trouble, said: str, remote: str = "origin") -> str:

@@ -54,7 +54,7 @@ def _save(lead: Lead, rec: dict[str, Any]) -> None:
 
 def alive(rec: dict[str, Any] | None) -> bool:
     """Whether the record's driver process still runs."""
-    return bool(rec) and presence.pid_alive((rec or {}).get("pid"))
+    return presence.driver_alive(rec)
 
 
 def start(lead: Lead, agent: str, task: str, *, model: str | None = None,
@@ -81,7 +81,7 @@ def start(lead: Lead, agent: str, task: str, *, model: str | None = None,
            "waits_on": "its first turn", **({"started_by": started_by} if started_by else {})}
     _save(lead, rec)
     argv = [sys.executable, "-m", "git_balanced.cli", "lead", "run"]
-    rec["pid"] = proc.spawn_detached(argv, cwd=lead.repo.root, log=d / "driver.log")
+    rec.update(presence.driver(proc.spawn_detached(argv, cwd=lead.repo.root, log=d / "driver.log")))
     _save(lead, rec)
     return rec
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from git_balanced.errors import BalancedError, DiskFull, GitError, disk_full
 from git_balanced.files import clear_debris
 from git_balanced.git import Repo
+from git_balanced.shipped import pids
 
 BLOCK = 4096  # what one more file costs at the least on most file systems
 MARGIN = 1 << 20  # room kept over the estimate: reflogs, ORIG_HEAD, the locks, what the estimate cannot see
@@ -102,14 +103,8 @@ def _forget_kept(repo: Repo) -> None:
     """Remove the second names of old indexes that a landing killed halfway left (each holds an index's room)."""
     for kept in repo.state_dir.glob("index.before-land.*"):
         pid = kept.name.rsplit(".", 1)[1]
-        if pid.isdigit() and int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), 0)
-                continue  # a landing of another process, going on now
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                continue
+        if pid.isdigit() and int(pid) != os.getpid() and pids.alive(int(pid)):
+            continue  # a landing of another process, going on now
         kept.unlink(missing_ok=True)
 
 

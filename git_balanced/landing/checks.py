@@ -222,6 +222,17 @@ def run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit:
     stopped past `timeout` seconds (default: `[worktree] check_timeout` as committed at HEAD), and fails."""
     repo = scratch.repo
     limit = timeout if timeout is not None else timeout_of(repo)
+    ours = process.part(Ours)
+    token = ours.begin()  # before the branches and notes are read: what moves after is this check's to judge
+    try:
+        return _run_in(scratch, tree, command, setup, commit, limit, seats)
+    finally:
+        ours.end(token)
+
+
+def _run_in(scratch: Scratch, tree: str, command: str, setup: str | None, commit: str | None, limit: float,
+            seats: int | None) -> CheckResult:
+    repo = scratch.repo
     start = time.time()
     before = _branches_and_tags(repo) if commit else {}
     notes_before = repo.read_ref(notes.CHECKS)
@@ -326,40 +337,79 @@ def _past(out: str, what: str, limit: float) -> str:
     return f"{body}\nthe {what} ran past its {limit:g} s timeout and was stopped".lstrip("\n")
 
 
+RAN_KEPT = 2000  # the newest checks this process ran that a landing without a fence may count (Ours.ran)
+MOVE_GRACE = 60.0  # seconds a landing's move is kept past the checks begun after it: it is said before it is made
+
+
 class Ours:
-    """The checks this process ran and recorded (a part of process.py)."""
+    """The checks this process ran and recorded (a part of process.py). What a running check needs (`moves`,
+    `written`) is kept while one that started before it runs, and dropped as the last such check ends; `ran`
+    keeps the newest RAN_KEPT. So a long-running engine holds what its live checks need, not its history."""
 
     def __init__(self) -> None:
-        # The check results this process wrote, by their notes commit: a result in the lead's notes that
-        # appeared while a check ran and is not one of these was written by the checked code (where the fence
-        # is not available to stop it), or by another process of the lead's, whose result is only a cache and
-        # is made again when needed.
+        # The check results this process wrote, by their notes commit, with when (time.monotonic()): a result in
+        # the lead's notes that appeared while a check ran and is not one of these was written by the checked
+        # code (where the fence is not available to stop it), or by another process of the lead's, whose result
+        # is only a cache and is made again when needed.
         self.written: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.written_at: dict[str, float] = {}
         self.lock = threading.RLock()  # held while writing one, so a check that looks meanwhile never sees it half-done
         # The checks this process ran, by (repository, tree, command hash): without a fence, the only results a
         # landing counts.
         self.ran: dict[tuple[str, str, str], CheckResult] = {}
-        # The moves of the lead's branch this process's landings made, by (repository, ref, commit): a check still
-        # running when its landing moved the branch (one a round did not wait for) does not take that move for
-        # its code's, and put it back.
-        self.moves: set[tuple[str, str, str]] = set()
+        # The moves of the lead's branch this process's landings made, by (repository, ref, commit), with when: a
+        # check still running when its landing moved the branch (one a round did not wait for) does not take that
+        # move for its code's, and put it back.
+        self.moves: dict[tuple[str, str, str], float] = {}
+        # The checks running now (a token each), with when each began.
+        self.running: dict[int, float] = {}
+        self._next = 0
+
+    def begin(self) -> int:
+        """A check begins: its token, for `end`."""
+        with self.lock:
+            self._next += 1
+            self.running[self._next] = time.monotonic()
+            return self._next
+
+    def end(self, token: int, *, now: float | None = None) -> None:
+        """A check ended: what only checks begun before the oldest still running could need is dropped (a
+        landing's move MOVE_GRACE seconds after that, as it is said before it is made)."""
+        with self.lock:
+            self.running.pop(token, None)
+            oldest = min(self.running.values(), default=time.monotonic() if now is None else now)
+            for key in [k for k, at in self.moves.items() if at < oldest - MOVE_GRACE]:
+                del self.moves[key]
+            for commit in [c for c, at in self.written_at.items() if at < oldest]:
+                del self.written_at[commit]
+                self.written.pop(commit, None)
+
+    def keep_ran(self, key: tuple[str, str, str], result: CheckResult) -> None:
+        """Keep a result this process ran; the oldest beyond RAN_KEPT is dropped (a landing runs it again)."""
+        with self.lock:
+            self.ran.pop(key, None)
+            self.ran[key] = result
+            while len(self.ran) > RAN_KEPT:
+                del self.ran[next(iter(self.ran))]
 
 
 def landing_moves(repo: Repo, ref: str, commit: str) -> None:
     """The landing of this process is about to move `ref` to `commit`: no check of this process puts that back."""
     ours = process.part(Ours)
     with ours.lock:
-        ours.moves.add((repo.identity, ref, commit))
+        ours.moves[(repo.identity, ref, commit)] = time.monotonic()
 
 
 def _record(repo: Repo, tree: str, record: dict[str, Any]) -> None:
     ours = process.part(Ours)
     with ours.lock:
-        ours.written[notes.add_json(repo, notes.CHECKS, tree, record)] = (tree, record)
-        ours.ran[(repo.identity, tree, str(record.get("command_hash")))] = CheckResult(
+        commit = notes.add_json(repo, notes.CHECKS, tree, record)
+        ours.written[commit] = (tree, record)
+        ours.written_at[commit] = time.monotonic()
+        ours.keep_ran((repo.identity, tree, str(record.get("command_hash"))), CheckResult(
             tree=tree, command=str(record.get("command")), passed=record.get("result") == "pass",
             code=int(record.get("code", 1)), seconds=float(record.get("seconds", 0)), tail=str(record.get("tail", "")),
-            at=float(record.get("at", 0)), cached=True)
+            at=float(record.get("at", 0)), cached=True))
 
 
 def _undo_foreign_results(repo: Repo, before: str | None) -> int:

@@ -2,8 +2,9 @@
 
 A machine that is ticked, ready for this repository, answers, and runs no worker can take landing checks while
 a round of the search runs (rounds.py): the lead pushes the candidate merge into the machine's copy, the way it
-pushes a worker's base (`refs/balanced/landing-checks/<slot>` there), and the runner runs the lead's committed
-check on exactly that commit's tree in a fenced scratch repository of its own (shipped/landcheck.py).
+pushes a worker's base (`refs/balanced/landing-checks/<branch>` there), and the runner runs the lead's committed
+check on exactly that commit's tree in a fenced scratch repository of its own (shipped/landcheck.py), then removes
+that ref: a machine's copy keeps no candidate once its check ended.
 
 A machine's copy is one a worker may have written, so its answer is a HINT, never a verdict. Hints only choose
 which prefixes the lead checks next (`view`, `picks`): the prefix they say is the longest passing one and the one
@@ -24,12 +25,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from git_balanced.errors import BalancedError
+from git_balanced.files import json_objects
 from git_balanced.git import Repo
 from git_balanced.landing.bisect import Search, next_probes
 from git_balanced.lead import Lead
 from git_balanced.state import notes
 
 HINTS = "refs/notes/hints/balanced-machine-checks"  # never read for landing; outside what `sync` carries
+HINT_DAYS = 7.0  # the hints on a tree are kept this long after the last of them (prune_hints, when the engine idles)
+HINTS_KEPT = 500  # and for at most this many trees, the newest
 LANDING_REFS = "refs/balanced/landing-checks/"  # where a candidate is pushed in a machine's copy
 PUSH_TIMEOUT = 120.0
 
@@ -212,6 +216,26 @@ class Machines:
                     for h in self.ran]
 
 
+def prune_hints(repo: Repo, *, now: float | None = None, days: float = HINT_DAYS, most: int = HINTS_KEPT) -> int:
+    """Keep the hints on the `most` trees hinted at last, within `days`, in one commit of no parent: the rest and
+    their history go (no landing reads them, and `sync` does not carry them). How many trees' hints went; nothing
+    is written when none go and there is no history to drop, or when a hint was added meanwhile (the next look
+    prunes)."""
+    tip = repo.read_ref(HINTS)
+    if tip is None:
+        return 0
+    found = notes.all_notes(repo, tip)
+    cutoff = (time.time() if now is None else now) - days * 86400
+    last = {obj: max((float(r.get("at") or 0) for r in json_objects("\n".join(lines))), default=0.0)
+            for obj, lines in found.items()}
+    kept = sorted((obj for obj, at in last.items() if at >= cutoff), key=lambda obj: -last[obj])[:max(0, most)]
+    if len(kept) == len(found) and not notes.has_history(repo, tip):
+        return 0
+    subject = f"Hints kept by git balanced: the last {len(kept)} trees'"
+    ok = notes.keep_only(repo, HINTS, tip, {obj: found[obj] for obj in kept}, subject)
+    return len(found) - len(kept) if ok else 0
+
+
 def ask(repo: Repo, lead: Lead, machine: str, link: Tree, commands: tuple[str, str | None], timeout: float) -> Hint:
     """Push `link`'s commit into `machine`'s copy and run the check of `commands` (check, setup) on it there;
     BalancedError when the machine cannot be reached, refuses, or its answer is not about that tree."""
@@ -230,7 +254,7 @@ def ask(repo: Repo, lead: Lead, machine: str, link: Tree, commands: tuple[str, s
     if res.code != 0:
         raise BalancedError(f"could not push {link.commit[:12]} to {machine}: {(res.err or res.out).strip()[-300:]}")
     request = {"copy": host.repo_path(), "commit": link.commit, "command": commands[0], "setup": commands[1],
-               "timeout": timeout, "slot": slot}
+               "timeout": timeout, "slot": slot, "ref": f"{LANDING_REFS}{ref}"}  # removed there after the check
     ran = host.transport.run_python(host.reach.runner_source(), ["landcheck"], input=json.dumps(request),
                                     timeout=timeout * (2 if commands[1] else 1) + 60)
     try:

@@ -4,9 +4,10 @@ Python 3.9+: part of the runner's source (runner.py).
 The lead pushes a candidate commit into the machine's copy and asks for `landcheck`: the runner makes a scratch
 repository of its own that borrows the copy's objects (as a branch's copy does, branchcopy.py), checks that commit
 out there with git that runs nothing it finds (untrusted.py), runs the lead's check command in it, penned where
-the machine allows (pen.py: only that scratch folder is writable), and removes it. The answer is pass or fail, the
-exit code and the tail of the output. The lead takes it as a hint, never as a verdict: the copy is one a worker
-may have written, and so may be the machine.
+the machine allows (pen.py: only that scratch folder is writable), and removes it, and the ref the commit came
+under (`ref`, when named) while it still names that commit: the copy keeps no landing's candidate. The answer is
+pass or fail, the exit code and the tail of the output. The lead takes it as a hint, never as a verdict: the copy
+is one a worker may have written, and so may be the machine.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ else:  # pen.py's functions are this script's own globals there
 LANDCHECK_TAIL = 30  # lines of the output sent back
 LANDCHECK_SLOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 LANDCHECK_COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+LANDCHECK_REF = re.compile(r"^refs/balanced/landing-checks/[\w-]{1,64}$")  # a word of the lead's branch
 
 
 def landcheck_folder(copy: str, slot: str) -> str:
@@ -54,6 +56,9 @@ def landcheck(request: dict) -> dict:
         raise RequestError(f"`commit` must be a full commit id, not {commit!r}")
     if not LANDCHECK_SLOT.match(slot):
         raise RequestError(f"`slot` must be a plain name ([A-Za-z0-9_-]), not {slot!r}")
+    ref = str(request.get("ref") or "")
+    if ref and not LANDCHECK_REF.match(ref):
+        raise RequestError(f"`ref` must be refs/balanced/landing-checks/<one word>, not {ref!r}")
     if not command.strip():
         raise RequestError("`command` is empty: there is no check to run")
     try:
@@ -71,6 +76,8 @@ def landcheck(request: dict) -> dict:
         return {"commit": commit, "tree": tree, **_landcheck_run(command, where, timeout)}
     finally:
         shutil.rmtree(where, ignore_errors=True)
+        if ref:  # only while it names this commit: a later push under it is another check's
+            _git(["update-ref", "-d", ref, commit], copy)
 
 
 def _landcheck_scratch(copy: str, commit: str, where: str) -> str:

@@ -21,9 +21,11 @@ them (`CARRIED`). Adding one is a field here, its rule and words in the plan fil
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from git_balanced import process
 from git_balanced.vocab import JobState
 
 if TYPE_CHECKING:
@@ -33,7 +35,8 @@ else:  # ClassVar stays imported at run time: dataclasses reads it here to tell 
     def declared(**options: Any) -> Callable[[type], type]:
         """Keep a class as written, with what `state/views.py` needs to make it a dataclass later (`options`,
         and each `field(...)`'s arguments), its plain defaults as class attributes, and an `__init__`,
-        `__eq__` and `__repr__` that make the dataclasses first."""
+        `__eq__` and `__repr__` that make the dataclasses first (and a `__new__` that does, for a call that comes
+        while another thread makes them: see `make_dataclasses`)."""
 
         def keep(cls: type) -> type:
             specs = {}
@@ -48,6 +51,7 @@ else:  # ClassVar stays imported at run time: dataclasses reads it here to tell 
             cls.__declared__ = options
             for name in MADE_FIRST:
                 setattr(cls, name, _made_first(name))
+            cls.__new__ = _new_made_first  # type: ignore[assignment]
             return cls
 
         return keep
@@ -80,9 +84,44 @@ def _made_first(name: str) -> Callable[..., Any]:
     return first
 
 
+def _new_made_first(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """The stand-in `__new__`: a call that comes while another thread makes the dataclasses (its class's
+    `__init__` taken away, the dataclass's not there yet) waits for them here, then the dataclass's `__init__`
+    runs on what it returns. Once they are made, `_plain_new` takes its place (a `__new__` once set cannot be
+    taken away: `object.__new__` would refuse the arguments then). Without arguments (a copy, a pickle) and
+    with none making them, it makes nothing: a plain class's instance is copied as it is."""
+    if args or kwargs or process.part(_Making).lock.locked():
+        make_dataclasses()
+    return object.__new__(cls)
+
+
+def _plain_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """The declared classes' `__new__` once they are dataclasses: a new instance, for their `__init__`."""
+    return object.__new__(cls)
+
+
+class _Making:
+    """Held while the declared classes are made dataclasses: two threads that meet a stand-in at once must not
+    both make them (the second would set each field's class attribute back to its `dataclasses.field`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = False  # set once all are made, after the lock: the classes are read whole then
+
+
 def make_dataclasses() -> None:
     """Make the declared classes the dataclasses they are written as, in place, bases first (a dataclass takes its
-    bases' fields): once, by `state/views.py` as it is imported or by the first stand-in called."""
+    bases' fields): once, by `state/views.py` as it is imported or by the first stand-in called, one thread at a
+    time."""
+    making = process.part(_Making)
+    if making.done:
+        return
+    with making.lock:
+        _make_each()
+        making.done = True
+
+
+def _make_each() -> None:
     import dataclasses
 
     for cls in (PieceOptions, Job, StoredPiece, StoredPlan):
@@ -94,6 +133,8 @@ def make_dataclasses() -> None:
         for name, kw in cls.__dict__["__field_specs__"].items():
             setattr(cls, name, dataclasses.field(**kw))
         dataclasses.dataclass(**cls.__dict__["__declared__"])(cls)
+    for cls in (PieceOptions, Job, StoredPiece, StoredPlan):  # last: a call meanwhile waited in it
+        cls.__new__ = _plain_new  # type: ignore[assignment]
 
 
 def declared_fields(kind: type) -> dict[str, tuple[str, dict[str, Any], bool]]:

@@ -153,6 +153,31 @@ def all_notes(repo: Repo, tip: str) -> dict[str, list[str]]:
     return out
 
 
+def write_notes(repo: Repo, found: dict[str, list[str]]) -> str:
+    """A root tree holding exactly the notes of `found` (their lines by annotated object id), fanned out one level
+    as `_set_note` writes them; its id."""
+    fans: dict[str, list[tuple[str, int, str]]] = {}
+    for obj, lines in sorted(found.items()):
+        blob = repo.write_blob(("\n".join(lines) + "\n").encode())
+        fans.setdefault(obj[:2], []).append((obj[2:], MODE_FILE, blob))
+    return repo.write_tree([(fan, MODE_TREE, repo.write_tree(entries)) for fan, entries in sorted(fans.items())])
+
+
+def keep_only(repo: Repo, notes_ref: str, tip: str, kept: dict[str, list[str]], subject: str) -> bool:
+    """Point `notes_ref`, still at `tip`, at one commit of no parent holding only the notes of `kept` (the ref
+    removed when there are none): its history goes. For notes no one shares (`sync` carries LANDINGS and CHECKS
+    only). False when another writer moved it first."""
+    if not kept:
+        return repo.cas_ref_delete(notes_ref, tip)
+    new = repo.write_commit(write_notes(repo, kept), [], subject + "\n")
+    return repo.cas_ref(notes_ref, new, tip, message="balanced: notes kept")
+
+
+def has_history(repo: Repo, tip: str) -> bool:
+    """Whether the notes commit `tip` has a parent."""
+    return bool(repo.store[tip.encode()].parents)
+
+
 def merge_notes_commit(repo: Repo, ours: str, theirs: str, subject: str) -> str:
     """A merge commit of two notes histories whose every note is the cat_sort_uniq of both sides."""
     a, b = all_notes(repo, ours), all_notes(repo, theirs)
