@@ -62,7 +62,9 @@ EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_le
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built when a file is first checked, not at import: a command that reads checked settings (settings_view.py)
+    # or only the names here (AGENTS) never builds them.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class WorktreeSettings(_Table):
@@ -180,7 +182,7 @@ class PrSettings(_Table):
 class AgentsSettings(_Table):
     """`[agents]`: one optional table per agent."""
 
-    claude: AgentSettings | None = Field(default=AgentSettings(models=CLAUDE_LADDER),
+    claude: AgentSettings | None = Field(default_factory=lambda: AgentSettings(models=CLAUDE_LADDER),
                                          description=_TABLE + " [agents.claude]")
     codex: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.codex]")
     pi: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.pi]")
@@ -190,11 +192,11 @@ class AgentsSettings(_Table):
 class Settings(_Table):
     """The whole of `.magnum/settings.toml`; every key has a default, so a missing file is valid."""
 
-    worktree: WorktreeSettings = Field(default=WorktreeSettings(), description=_TABLE + " [worktree]")
-    balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
-    agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
-    landing: LandingSettings = Field(default=LandingSettings(), description=_TABLE + " [landing]")
-    pr: PrSettings = Field(default=PrSettings(), description=_TABLE + " [pr]")
+    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings, description=_TABLE + " [worktree]")
+    balanced: BalancedSettings = Field(default_factory=BalancedSettings, description=_TABLE + " [balanced]")
+    agents: AgentsSettings = Field(default_factory=AgentsSettings, description=_TABLE + " [agents]")
+    landing: LandingSettings = Field(default_factory=LandingSettings, description=_TABLE + " [landing]")
+    pr: PrSettings = Field(default_factory=PrSettings, description=_TABLE + " [pr]")
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""
