@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from collections.abc import Callable
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +27,9 @@ from pydantic import (
 from git_balanced import process
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
+
+if TYPE_CHECKING:
+    import tomllib
 from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
 from git_balanced.settings_view import AGENTS, SETTINGS_PATH, ladder_of, stronger_of
 
@@ -264,6 +266,8 @@ def load_settings_text(text: str, source_name: str) -> Settings:
 
 def _parsed(text: str, source_name: str) -> Settings:
     """Settings from `text`, checked: nesting, TOML, then every key and value."""
+    import tomllib  # here: settings read back checked (settings_view.py) parse no TOML
+
     deep = toml_nesting(text)  # before tomllib, which recurses once per level of brackets
     if deep is not None:
         raise SettingsError(f"{source_name}: line {deep} nests brackets more than {DEPTH_MOST} levels deep; "
