@@ -228,11 +228,16 @@ def settings_path(root: Path) -> Path:
 
 def load_settings(root: Path) -> Settings:
     """Read `<root>/.magnum/settings.toml`; a missing file gives the defaults."""
+    return read_settings_file(root)[0]
+
+
+def read_settings_file(root: Path) -> tuple[Settings, str | None]:
+    """load_settings, and the text the settings were read from (None when there is no file)."""
     path = settings_path(root)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return Settings()
+        return Settings(), None
     except OSError as exc:
         raise SettingsError(f"{path} cannot be read: {exc.strerror}.",
                             hint=f"check that {path} is a readable file") from exc
@@ -241,7 +246,7 @@ def load_settings(root: Path) -> Settings:
     except UnicodeDecodeError as exc:
         raise SettingsError(f"{path} is not UTF-8 text (byte {exc.start}).",
                             hint=f"save {path} as UTF-8") from exc
-    return load_settings_text(text, str(path))
+    return load_settings_text(text, str(path)), text
 
 
 class _Read(process.Bounded[str, Settings]):

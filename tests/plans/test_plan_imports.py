@@ -1,6 +1,6 @@
 """What `plan FILE` imports and builds, where only this machine is ticked: no SSH (placement asks no machine), no
-job events (a plan places no job), no thread pool, and no settings model once the settings were checked before
-(settings_view.py reads them back): the engine's fixed cost starts with storing the plan."""
+job events (a plan places no job), no thread pool, and no settings model: `allow` kept its checked reading of the
+settings (settings_view.py), which `plan` reads back. The engine's fixed cost starts with storing the plan."""
 
 from __future__ import annotations
 
@@ -37,11 +37,10 @@ def test_plan_imports_no_ssh_no_job_events_and_builds_no_settings_model(tmp_path
     repo = lead_repo(tmp_path)
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"task": "Two plans", "pieces": [piece("p1", "echo 1 > one.txt")]}))
-    first = _plan(repo, path)  # the settings as committed were checked by `allow`: read back, not checked
-    second = _plan(repo, path)
-    for ran in (first, second):
+    for ran in (_plan(repo, path), _plan(repo, path)):  # the first plan after `allow`, and one after it
         assert ran["code"] == 0, ran
         unused = [m for m in ran["modules"] if m.startswith(UNUSED)]
         assert unused == [], f"`plan` imported what it does not use: {unused}"
-    assert second["built"] == [], f"settings models built though the settings were checked before: {second['built']}"
-    assert "git_balanced.plans.planfile" in second["modules"], "the plan itself is still checked by its models"
+        assert ran["built"] == [], f"settings models built though `allow` checked the settings: {ran['built']}"
+        assert "tomllib" not in ran["modules"], "the settings' TOML parsed again"
+        assert "git_balanced.plans.planfile" in ran["modules"], "the plan itself is still checked by its models"
