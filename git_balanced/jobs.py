@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import fields as dataclass_fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from git_balanced import handles, process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
-from git_balanced.job_events import Claimed, Placed, TakenOver, record
 from git_balanced.models import JobId
 from git_balanced.state import cache, health, refs
 from git_balanced.state.events import Event, Malformed, new_id, node_id, write_event_commit
@@ -29,6 +28,9 @@ from git_balanced.state.views import StoredPlan as StoredPlan
 from git_balanced.state.views import latest_by_piece as latest_by_piece
 from git_balanced.vocab import LIVE as LIVE  # re-exported for older callers
 from git_balanced.vocab import JobState
+
+if TYPE_CHECKING:  # the events' types are imported where a job is placed: a reader (plan, board) makes none
+    from git_balanced.job_events import Claimed, TakenOver
 
 
 class UnreadableFields(BalancedError):
@@ -145,6 +147,8 @@ def one_plan(repo: Repo, plan_id: str) -> StoredPlan | None:
 def place(repo: Repo, fields: dict[str, Any]) -> str:
     """Create a job (queued) and return its id; the event comes before any effect. A field a job does not
     have is refused here, before it is stored."""
+    from git_balanced.job_events import Placed, record
+
     # What the fold sets (its id, state, times) is not a job's to place with.
     unknown = sorted(set(fields) - ({f.name for f in dataclass_fields(Job)} - _FOLD_KEYS))
     if unknown:

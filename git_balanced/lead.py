@@ -92,9 +92,14 @@ def settings_at(repo: Repo, rev: str | None) -> Settings:
         if text is not None:  # checked once, then read back without the models (settings_view.py)
             # Read as Settings is: the same keys, frozen.
             return cast("Settings", committed(repo, text, lambda: _checked(text, f"{SETTINGS_PATH} at {rev}")))
-    from git_balanced.settings import load_settings
+    from git_balanced.settings import plain, read_settings_file
 
-    return load_settings(repo.root)
+    settings, file_text = read_settings_file(repo.root)
+    if file_text is not None:
+        # Its checked reading kept, named by the text's blob id (settings_view.py): the same text read as
+        # committed later (the first `plan` after `allow`) is read back, not checked by the models again.
+        committed(repo, file_text, lambda: plain(settings))
+    return settings
 
 
 def _checked(text: str, source_name: str) -> dict[str, Any]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from collections.abc import Callable
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +27,9 @@ from pydantic import (
 from git_balanced import process
 from git_balanced.bundled import template_text
 from git_balanced.errors import BalancedError, SettingsError, UsageError
+
+if TYPE_CHECKING:
+    import tomllib
 from git_balanced.models import COMMAND_MOST, DEPTH_MOST, NAME_MOST, fit, nested_deeper, toml_nesting
 from git_balanced.settings_view import AGENTS, SETTINGS_PATH, ladder_of, stronger_of
 
@@ -62,7 +64,9 @@ EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_le
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built when a file is first checked, not at import: a command that reads checked settings (settings_view.py)
+    # or only the names here (AGENTS) never builds them.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class WorktreeSettings(_Table):
@@ -180,7 +184,7 @@ class PrSettings(_Table):
 class AgentsSettings(_Table):
     """`[agents]`: one optional table per agent."""
 
-    claude: AgentSettings | None = Field(default=AgentSettings(models=CLAUDE_LADDER),
+    claude: AgentSettings | None = Field(default_factory=lambda: AgentSettings(models=CLAUDE_LADDER),
                                          description=_TABLE + " [agents.claude]")
     codex: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.codex]")
     pi: AgentSettings | None = Field(default=None, description=_TABLE + " [agents.pi]")
@@ -190,11 +194,11 @@ class AgentsSettings(_Table):
 class Settings(_Table):
     """The whole of `.magnum/settings.toml`; every key has a default, so a missing file is valid."""
 
-    worktree: WorktreeSettings = Field(default=WorktreeSettings(), description=_TABLE + " [worktree]")
-    balanced: BalancedSettings = Field(default=BalancedSettings(), description=_TABLE + " [balanced]")
-    agents: AgentsSettings = Field(default=AgentsSettings(), description=_TABLE + " [agents]")
-    landing: LandingSettings = Field(default=LandingSettings(), description=_TABLE + " [landing]")
-    pr: PrSettings = Field(default=PrSettings(), description=_TABLE + " [pr]")
+    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings, description=_TABLE + " [worktree]")
+    balanced: BalancedSettings = Field(default_factory=BalancedSettings, description=_TABLE + " [balanced]")
+    agents: AgentsSettings = Field(default_factory=AgentsSettings, description=_TABLE + " [agents]")
+    landing: LandingSettings = Field(default_factory=LandingSettings, description=_TABLE + " [landing]")
+    pr: PrSettings = Field(default_factory=PrSettings, description=_TABLE + " [pr]")
 
     def ladder(self, agent: str | None = None) -> tuple[str, ...]:
         """The models a retry climbs for `agent` (default: the configured one), weakest first."""
@@ -224,11 +228,16 @@ def settings_path(root: Path) -> Path:
 
 def load_settings(root: Path) -> Settings:
     """Read `<root>/.magnum/settings.toml`; a missing file gives the defaults."""
+    return read_settings_file(root)[0]
+
+
+def read_settings_file(root: Path) -> tuple[Settings, str | None]:
+    """load_settings, and the text the settings were read from (None when there is no file)."""
     path = settings_path(root)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return Settings()
+        return Settings(), None
     except OSError as exc:
         raise SettingsError(f"{path} cannot be read: {exc.strerror}.",
                             hint=f"check that {path} is a readable file") from exc
@@ -237,7 +246,7 @@ def load_settings(root: Path) -> Settings:
     except UnicodeDecodeError as exc:
         raise SettingsError(f"{path} is not UTF-8 text (byte {exc.start}).",
                             hint=f"save {path} as UTF-8") from exc
-    return load_settings_text(text, str(path))
+    return load_settings_text(text, str(path)), text
 
 
 class _Read(process.Bounded[str, Settings]):
@@ -262,6 +271,8 @@ def load_settings_text(text: str, source_name: str) -> Settings:
 
 def _parsed(text: str, source_name: str) -> Settings:
     """Settings from `text`, checked: nesting, TOML, then every key and value."""
+    import tomllib  # here: settings read back checked (settings_view.py) parse no TOML
+
     deep = toml_nesting(text)  # before tomllib, which recurses once per level of brackets
     if deep is not None:
         raise SettingsError(f"{source_name}: line {deep} nests brackets more than {DEPTH_MOST} levels deep; "

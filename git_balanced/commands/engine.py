@@ -6,14 +6,16 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from git_balanced import proc, ui
-from git_balanced.engine.background import EngineLock, run_loop, start_detached
+from git_balanced import fence, proc, ui
 from git_balanced.errors import BalancedError
-from git_balanced.landing import checks
 from git_balanced.lead import Lead, open_lead
+
+if TYPE_CHECKING:
+    from git_balanced.engine.background import EngineLock
 
 STOP_WAIT = 8.0  # seconds an engine has to stop after SIGTERM before it is killed (its checks end in ~3)
 KILL_WAIT = 5.0  # and to be gone after SIGKILL
@@ -23,6 +25,8 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
     lead = open_lead()
     if stop:
         return stop_engine(lead)
+    from git_balanced.engine.background import start_detached
+
     if detach:
         pid, started = start_detached(lead, until_idle=until_idle)
         if not started:
@@ -35,21 +39,32 @@ def engine_command(*, once: bool, until_idle: bool, detach: bool, stop: bool) ->
 
 
 def run_here(lead: Lead, *, once: bool, until_idle: bool, told: TextIO | None = None) -> int:
-    """The engine in this process, each event told as it is recorded (on stdout, or on `told`); its exit code."""
-    from git_balanced.engine.narrate import Above, Narrator
-
-    narrator = Narrator(lead.repo, out=told)  # a line per event as it is recorded, a status line on a terminal
-    narrator.start()
+    """The engine in this process, each event told as it is recorded (on stdout, or on `told`); its exit code.
+    Whether the fence works here is asked in a thread of its own meanwhile (its processes start and end while
+    this one imports the engine and reads the state); the engine's start and its workers take the answer."""
+    probe = threading.Thread(target=fence.why_unavailable, name="fence-probe", daemon=True)
+    probe.start()
     try:
-        with contextlib.redirect_stderr(Above(narrator, sys.stderr)):
-            return run_loop(lead, once=once, until_idle=until_idle)
+        from git_balanced.engine.background import run_loop
+        from git_balanced.engine.narrate import Above, Narrator
+
+        narrator = Narrator(lead.repo, out=told)  # a line per event as it is recorded, a status line on a terminal
+        narrator.start()
+        try:
+            with contextlib.redirect_stderr(Above(narrator, sys.stderr)):
+                return run_loop(lead, once=once, until_idle=until_idle)
+        finally:
+            narrator.stop()
     finally:
-        narrator.stop()
+        probe.join()  # its folder removed and its processes ended, whatever ended the engine
 
 
 def stop_engine(lead: Lead) -> int:
     """Stop this repository's engine and its checks, whatever they do: SIGTERM, then SIGKILL past STOP_WAIT;
     then any check still running in its scratch folders is ended too. Says what it did."""
+    from git_balanced.engine.background import EngineLock
+    from git_balanced.landing import checks
+
     lock = EngineLock(lead)
     pid = lock.holder()
     prefix = checks.marks_of(lead.repo)

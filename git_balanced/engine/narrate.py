@@ -59,8 +59,8 @@ class Narrator:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        with contextlib.suppress(Exception):  # a last look: what the last pass wrote
-            self.look(Repo.discover(self.root))
+        with contextlib.suppress(Exception):  # a last look: what the last pass wrote; its checks have ended
+            self.look(Repo.discover(self.root), last=True)
         self._clear()
 
     def _run(self) -> None:
@@ -69,10 +69,10 @@ class Narrator:
             with contextlib.suppress(Exception):  # a look that fails (a ref moving under it) is looked at again
                 self.look(repo)
 
-    def look(self, repo: Repo) -> None:
-        """Say what changed since the last look."""
+    def look(self, repo: Repo, *, last: bool = False) -> None:
+        """Say what changed since the last look (`last`: the engine has ended, and with it its checks)."""
         lines = self._moves(repo)
-        lines += self._checks()
+        lines += self._checks(last)
         self._say(sorted(lines, key=lambda x: x[0]))
 
     def _moves(self, repo: Repo) -> list[tuple[float, str]]:
@@ -115,13 +115,14 @@ class Narrator:
                 lines.append((ev.when, ev.subject))
         return lines
 
-    def _checks(self) -> list[tuple[float, str]]:
-        """A line when a check starts running, and one when none runs any more, with how long it took."""
+    def _checks(self, ended: bool = False) -> list[tuple[float, str]]:
+        """A line when a check starts running, and one when none runs any more, with how long it took; with
+        `ended` (the engine has ended its checks), none runs, and /proc is not read to know it."""
         now = time.time()
         if now - self._checks_looked < CHECKS_EVERY:
             return []
         self._checks_looked = now
-        running = bool(proc.marked(self._marks))
+        running = not ended and bool(proc.marked(self._marks))
         if running and self.check_since is None:
             self.check_since = now
             waiting = sum(1 for s in self.states.values() if s == JobState.FINISHED)

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
@@ -96,13 +97,14 @@ def _decoded(data: bytes, name: str) -> str:
                             hint=f"save {name} as UTF-8") from None
 
 
-def scan(text: str, source: str) -> list[tuple[int, str, str]]:
+def scan(text: str, source: str, events: Iterable[Any] | None = None) -> list[tuple[int, str, str]]:
     """Problems no plan may have, as (line, message, hint): nesting deeper than DEPTH_MOST (the scan stops
     there, before a parser that recurses could), numbers too long to read, and text with a NUL, a control
-    character or a lone surrogate. Broken YAML raises the parser's YAMLError."""
+    character or a lone surrogate. Broken YAML raises the parser's YAMLError. `events`: the text's parser
+    events, when the caller keeps them (plans/parsed.py); else it is parsed here."""
     found: list[tuple[int, str, str]] = []
     stack: list[list[Any]] = []  # per open collection: [is a mapping, key or index, expecting a key]
-    for event in YAML(typ="rt").parse(text):
+    for event in YAML(typ="rt").parse(text) if events is None else events:
         line = event.start_mark.line + 1 if event.start_mark else 0
         if isinstance(event, CollectionEndEvent):
             stack.pop()

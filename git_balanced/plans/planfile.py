@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.dataclasses import dataclass as checked
-from ruamel.yaml import YAML, YAMLError
+from ruamel.yaml import YAMLError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from git_balanced.errors import BalancedError, SettingsError
@@ -19,6 +19,7 @@ from git_balanced.jobs import FILE_OPTIONS, PieceOptions
 from git_balanced.models import COMMAND_MOST, NAME_MOST, TEXT_MOST, MachineName, PieceId, shown, text_problem
 from git_balanced.plans import bounds
 from git_balanced.plans.bounds import said as _said
+from git_balanced.plans.parsed import Parsed
 from git_balanced.settings import AGENTS, AgentName
 
 PLAN_KEYS = ("task", "budget", "pieces")
@@ -164,10 +165,11 @@ def load_plan(text: str, source: str, *, known_machines: set[str] | None = None)
     """Read and check a plan file's text: every problem found, each with `source`, the piece, the field
     and the line, in one SettingsError."""
     try:
-        bad = bounds.scan(text, source)  # before the parser, which recurses, meets the nesting
+        parsed = Parsed(text)  # parsed once: the scan reads its events, the document is composed from them
+        bad = bounds.scan(text, source, parsed.events())  # before the composer, which recurses, meets the nesting
         if bad:
             raise SettingsError("\n".join(f"{source}:{line}: {said}" for line, said, _ in bad), hint=bad[0][2])
-        doc = YAML(typ="rt").load(text)
+        doc = parsed.load()
     except YAMLError as exc:
         raise bounds.yaml_error(exc, text, source) from None
     if not isinstance(doc, CommentedMap):

@@ -13,7 +13,6 @@ from git_balanced.machines.inventory import held
 from git_balanced.machines.inventory.placement import Seat
 from git_balanced.machines.inventory.records import LOCAL, added, ineligible, local_preference, readiness, ticked
 from git_balanced.machines.prepare import agents_probe
-from git_balanced.machines.reach import probe
 from git_balanced.vocab import JobState
 
 
@@ -45,6 +44,10 @@ def probed(repo: Repo, seen: Iterable[Seat]) -> list[Seat]:
     seen = list(seen)
     on_hold = held.held(repo)
     ask = [s.name for s in seen if s.name != LOCAL and s.ticked and s.ready and (s.reachable or s.name in on_hold)]
+    if not ask:  # only this machine: nothing to ask, and SSH's modules are not imported
+        return seen
+    from git_balanced.machines.reach import probe
+
     away = probe.unanswering(repo, ask)
     back = {name for name in on_hold if name in ask and name not in away}
     return [replace(s, reachable=False, why_not=away[s.name]) if s.name in away else

@@ -17,7 +17,6 @@ import shlex
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -315,6 +314,8 @@ def refresh(machines: Iterable[str], agents: Sequence[str], path: Sequence[str] 
             pass
 
     if todo:
+        from concurrent.futures import ThreadPoolExecutor  # here: a command that asks no machine starts no pool
+
         with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
             list(pool.map(ask, todo))
         have = kept()
