@@ -12,15 +12,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from git_balanced import process
-from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.state import health, listed
+from git_balanced.state import listed
 from git_balanced.state.cachefile import Entries, Kept
 from git_balanced.state.cachefile import load as _load
 from git_balanced.state.cachefile import save as _save
-from git_balanced.state.fold import RANKS, fold
 from git_balanced.vocab import DONE
+
+# Not imported here: state/health.py (a ref's chain read and checked) and state/fold.py, which a fold alone needs;
+# a reader whose every entry is cached (the board, the inbox) loads neither, nor the events' and refs' modules.
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
@@ -133,6 +134,9 @@ def _store(path: str, kind: str, fresh: Entries, changed: list[str]) -> None:
 
 def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, Any] | None:
     """The folded state of `ref` at `tip`; None (named once) when the ref is malformed."""
+    from git_balanced.state import health
+    from git_balanced.state.fold import RANKS, fold
+
     met = process.part(Kept).broken
     broken = met.get((ref, tip))
     events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
@@ -249,6 +253,10 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
 
 def read_one(repo: Repo, kind: str, name: str) -> dict[str, Any] | None:
     """One folded state, or None when there is no such ref."""
+    from git_balanced.errors import BalancedError
+    from git_balanced.state import health
+    from git_balanced.state.fold import RANKS, fold
+
     ref = f"refs/balanced/{kind}/{name}"
     tip = repo.read_ref(ref)
     if tip is None:
