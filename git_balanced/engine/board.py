@@ -3,6 +3,7 @@ prints it; the lead's tools hand it over as it is."""
 
 from __future__ import annotations
 
+import os
 import time
 from operator import itemgetter
 from typing import Any
@@ -119,21 +120,24 @@ def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
 
 def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
-    # through light views, whose pieces are read only for the plans still live (see docs/performance.md).
-    read = cache.read_all if fold_after is None else cache.read_live
-    plans = {pid: p for pid, st in read(lead.repo, "plans").items()
+    # through light views, whose pieces are read only for the plans still live (see docs/performance.md). The done
+    # jobs and plans are read as briefs; a done job shown whole is typed from its full state (`fold_now`), or, when
+    # every one is shown (`--all`), its row is the one kept beside the cache (`_kept_rows`): none is parsed whole.
+    plans = {pid: p for pid, st in cache.read_live(lead.repo, "plans").items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    states = {jid: st for jid, st in read(lead.repo, "jobs").items() if st["fields"].get("plan", "") in plans}
+    states = {jid: st for jid, st in cache.read_live(lead.repo, "jobs").items()
+              if st["fields"].get("plan", "") in plans}
     jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
     briefs = {jid: st for jid, st in states.items() if st.get("brief")}
-    latest = _latest(jobs, briefs, {pid for pid, p in plans.items() if p.state in ("created", "started")})
-    if briefs:
-        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after or 0))
+    live_plans = {pid for pid, p in plans.items() if p.state in ("created", "started")}
+    latest = _latest(jobs, briefs, live_plans, every=fold_after is None)
+    if briefs and fold_after is not None:
+        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after))
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
         briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
-    rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed]
-                  + [_brief_row(jid, st) for jid, st in briefs.items() if not st["fields"].get("dismissed")],
-                  key=itemgetter("updated", "id"))
+    shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
+    done = _kept_rows(lead, shown) if fold_after is None else [_brief_row(jid, briefs[jid]) for jid in shown]
+    rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed] + done, key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
     _landed_elsewhere(lead, rows)
     now = [r for r in rows if r["state"] == JobState.HELD or (r["state"] == JobState.FINISHED and r["in_the_way"])]
@@ -167,17 +171,18 @@ def _fence(lead: Lead) -> dict[str, Any]:
     return {"fenced": why is None, "why": why}
 
 
-def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str]
+def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str], every: bool = False
             ) -> dict[tuple[str, str], str]:
     """The id of the newest attempt of each (plan, piece), among jobs and briefs alike (latest_by_piece's order):
-    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks)."""
+    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks); with
+    `every`, of every piece (the board that shows every job, as it shows them when all are read whole)."""
     best: dict[tuple[str, str], tuple[int, float, str]] = {}
     ranks = [((j.plan, j.piece), (j.attempt, j.created, j.id)) for j in jobs.values()]
     asked = {key for key, _ in ranks}
     for jid, st in briefs.items():
         f = st["fields"]
         key = (f.get("plan", ""), f.get("piece", ""))
-        if key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
+        if every or key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
             ranks.append((key, (int(f.get("attempt", 1)), float(st["created"] or 0.0), jid)))
     for key, rank in ranks:
         if key not in best or rank > best[key]:
@@ -201,6 +206,22 @@ def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
     """A done job's row as a folded board counts it: what it is, where it ended, and when."""
     return {"id": jid, "plan": st["fields"].get("plan", ""), "piece": st["fields"].get("piece", ""),
             "state": st["state"], "updated": float(st["updated"] or 0.0), "reason": "", "brief": True}
+
+
+ROWS_FORMAT = "1"  # the rows kept of done jobs (`_kept_rows`): made again when this, or this module, changes
+
+
+def _kept_rows(lead: Lead, names: list[str]) -> list[dict[str, Any]]:
+    """The rows of the done jobs `names`, each made once from its whole state and kept beside the cache
+    (`jobs.rows.json`, by its ref's tip and what made it: this module's file and the time zone its clock speaks
+    in), so `board --all` parses no done job's whole state. Copies: a row shown gets its handle."""
+    try:
+        st = os.stat(__file__)
+        made_by = f"{ROWS_FORMAT}.{st.st_size}.{st.st_mtime_ns}.{time.tzname[0]}"
+    except OSError:
+        made_by = f"{ROWS_FORMAT}.{time.tzname[0]}"
+    kept = cache.derived(lead.repo, "jobs", "rows", names, lambda jid, st: job_row(Job.of(jid, st)), made_by)
+    return [dict(row) for row in kept.values()]
 
 
 def _brief_cost(st: dict[str, Any]) -> float:

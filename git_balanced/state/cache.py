@@ -8,7 +8,7 @@ what is live (the board) parses only what is live and the briefs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from git_balanced import process
@@ -248,6 +248,44 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
         [ref for ref in kept if ref not in fresh]
     if changed:
         _save(path, fresh, changed)
+    return out
+
+
+def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callable[[str, dict[str, Any]], Any],
+            stamp: str = "") -> dict[str, Any]:
+    """What `make(name, state)` makes of each of the refs `names` in full (the board's row of a done job), kept by
+    (ref, tip, `stamp`) in `<kind>.<part>.json`: a reader finds it there without parsing the ref's whole state, and
+    only a ref whose tip (or the `stamp` of what makes it: its code) is not held is made again, from `read_all`.
+    A ref that is gone is left out, and dropped from the file."""
+    prefix = f"refs/balanced/{kind}/"
+    path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path))
+    where = _apart(path, part)
+    held = _load(where)
+    out: dict[str, Any] = {}
+    missing = []
+    for name in names:
+        tip = tips.get(prefix + name)
+        entry = held.get(prefix + name)
+        if tip is None:
+            continue
+        if entry is not None and entry[0] == f"{tip} {stamp}":
+            out[name] = entry[1]
+        else:
+            missing.append(name)
+    gone = [ref for ref in held if ref not in tips]
+    if not missing and not gone:
+        return out
+    states = read_all(repo, kind) if missing else {}
+    fresh = {ref: entry for ref, entry in held.items() if ref in tips}
+    changed = []
+    for name in missing:
+        state = states.get(name)
+        if state is not None:
+            out[name] = make(name, state)
+            fresh[prefix + name] = [f"{tips[prefix + name]} {stamp}", out[name]]
+            changed.append(prefix + name)
+    _save(where, fresh, changed + gone)
     return out
 
 
