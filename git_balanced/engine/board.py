@@ -234,9 +234,7 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
     says so, rather than that it landed in the branch. Only other clones' landings are looked for (what this
     clone's engine landed is on its branch), in the branch's first-parent history (landings are on it), listed
     by one git call for them all."""
-    from git_balanced.state.events import node_id
-
-    me = node_id(lead.repo)
+    me = _this_node(lead)
     landed = {r["landed"]: r for r in rows
               if r["state"] == JobState.LANDED and r.get("landed") and r.get("node") and r["node"] != me}
     if not landed:
@@ -248,6 +246,21 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
             continue
         row["reason"] = (f"landed in {lead.branch} on another clone as {commit[:7]}, which is not in this clone's "
                          f"{lead.branch} yet (`git pull`)")
+
+
+def _this_node(lead: Lead) -> str:
+    """This clone's node name (state/events.node_id), read from its file where it is made already: the board
+    loads the events' module (and compiles its patterns) only on a clone's first look."""
+    try:
+        with open(lead.repo.state_dir / "node", encoding="utf-8") as f:
+            node = f.read().strip()
+    except OSError:
+        node = ""
+    if node:
+        return node
+    from git_balanced.state.events import node_id
+
+    return node_id(lead.repo)
 
 
 def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:
