@@ -1,6 +1,7 @@
 """The board's read path stays light: with its cache warm, `board` and `board --all --json` load none of the
 modules a fold or a process needs (state/health.py, state/fold.py, glob, signal), and
-`board --all` shows each done job's row as kept beside the cache (`jobs.rows.json`), made again when the job's
+`board --all` shows each done job's row as kept beside the cache (`jobs.rows.json`, with its JSON text, which
+`board --json` writes as it is), made again when the job's
 ref moves or what makes the rows changes."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from git_balanced import ui
 from git_balanced.engine import board as engine_board
 from git_balanced.git import Repo
 from git_balanced.state import cache, cachefile, refs
@@ -51,12 +53,15 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     kept = json.loads(rows.read_text())
     landed = sorted(ref for ref, (_, row) in kept.items() if row["state"] == "landed")
     assert len(kept) == 6 and len(landed) == 5, "a row kept for each done job, none for the live ones"
-    # A kept row is what the board shows: its words changed in the file are the words shown.
+    # A kept row is what the board shows: its words changed in the file (the row and its text) are the words shown.
     ref = landed[0]
+    was = kept[ref][1]["reason"]
     kept[ref][1]["reason"] = "as kept"
+    kept[ref][1]["_json"] = kept[ref][1]["_json"].replace(json.dumps(was), '"as kept"')
     rows.write_text(json.dumps(kept))
     shown = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     assert [r["reason"] for r in shown["jobs"] if r["id"] == ref.rsplit("/", 1)[1]] == ["as kept"]
+    assert "as kept" in both(lead, ["board", "--all"], None)[0].out
     # What makes the rows changed: each is made again, from the job's state.
     monkeypatch.setattr(engine_board, "ROWS_FORMAT", "another")
     again = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
@@ -69,3 +74,20 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     held = cachefile.load(str(rows))
     assert held[ref][0].startswith(repo.read_ref(ref) or "-"), "kept by the ref's new tip"
     assert cache.read_all(repo, "jobs")[ref.rsplit("/", 1)[1]]["fields"]["cost_usd"] == 0.25
+
+
+def test_a_kept_row_is_written_as_kept_unless_it_changed() -> None:
+    """`laid_out`: a kept row's text, its handle put in, is what `ui.dumps` writes of the row; a row changed since
+    it was kept (another clone's landing says so) is written from its fields."""
+    row = {"id": "j1", "piece": "api", "reason": "landed in main as 1234567", "state": "landed", "checks": [],
+           "dismissed": False, "updated": 1.5, "in_the_way": [{"path": "a.txt"}]}
+    kept = {**row, "_json": ui.dumps(row, 2)}
+    r = engine_board.KeptRow(kept)
+    r.text, r.was = r.pop("_json"), kept
+    r["handle"] = "e1"
+    data = {"jobs": [r], "now": [r], "lead": "main"}
+    out = engine_board.laid_out(data)
+    assert type(out["jobs"][0]) is ui.Dumped and ui.dumps(out) == ui.dumps(data)
+    r["reason"] = "landed in main on another clone"
+    out = engine_board.laid_out(data)
+    assert out["jobs"][0] is r and ui.dumps(out) == ui.dumps(data)
