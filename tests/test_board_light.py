@@ -1,8 +1,7 @@
 """The board's read path stays light: with its cache warm, `board` and `board --all --json` load none of the
-modules a fold or a process needs (state/health.py, state/fold.py, glob, signal), and
-`board --all` shows each done job's row as kept beside the cache (`jobs.rows.json`, with its JSON text, which
-`board --json` writes as it is), made again when the job's
-ref moves or what makes the rows changes."""
+modules a fold or a process needs (state/health.py, state/fold.py, glob, signal), and `board --all` shows each
+done job's row as kept beside the cache (`jobs.rows.json`, with its JSON text, which `board --json` writes as it
+is), made again when the job's ref moves or what makes the rows changes."""
 
 from __future__ import annotations
 
