@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced import ui
-from git_balanced.engine import board as engine_board
+from git_balanced.engine import kept as kept_rows
 from git_balanced.git import Repo
 from git_balanced.state import cache, cachefile, refs
 from tests.test_board_fast import lead  # noqa: F401 — the same lead: five landed, one failed, live ones
@@ -62,7 +62,7 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     assert [r["reason"] for r in shown["jobs"] if r["id"] == ref.rsplit("/", 1)[1]] == ["as kept"]
     assert "as kept" in both(lead, ["board", "--all"], None)[0].out
     # What makes the rows changed: each is made again, from the job's state.
-    monkeypatch.setattr(engine_board, "ROWS_FORMAT", "another")
+    monkeypatch.setattr(kept_rows, "FORMAT", "another")
     again = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     assert again == json.loads(first.out), "the rows made again are the rows first shown"
     # The job's ref moved: its row is made again, the others are read as kept.
@@ -81,12 +81,12 @@ def test_a_kept_row_is_written_as_kept_unless_it_changed() -> None:
     row = {"id": "j1", "piece": "api", "reason": "landed in main as 1234567", "state": "landed", "checks": [],
            "dismissed": False, "updated": 1.5, "in_the_way": [{"path": "a.txt"}]}
     kept = {**row, "_json": ui.dumps(row, 2)}
-    r = engine_board.KeptRow(kept)
+    r = kept_rows.KeptRow(kept)
     r.text, r.was = r.pop("_json"), kept
     r["handle"] = "e1"
     data = {"jobs": [r], "now": [r], "lead": "main"}
-    out = engine_board.laid_out(data)
+    out = kept_rows.laid_out(data)
     assert type(out["jobs"][0]) is ui.Dumped and ui.dumps(out) == ui.dumps(data)
     r["reason"] = "landed in main on another clone"
-    out = engine_board.laid_out(data)
+    out = kept_rows.laid_out(data)
     assert out["jobs"][0] is r and ui.dumps(out) == ui.dumps(data)

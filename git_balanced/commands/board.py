@@ -6,7 +6,8 @@ import time
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.engine.board import collect, job_row, laid_out, under_next
+from git_balanced.engine.board import collect, job_row, under_next
+from git_balanced.engine.kept import laid_out
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState

@@ -9,6 +9,7 @@ from operator import itemgetter
 from typing import Any
 
 from git_balanced import fence, ui
+from git_balanced.engine import kept
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.declared import Job, PlanView
@@ -208,57 +209,15 @@ def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
             "state": st["state"], "updated": float(st["updated"] or 0.0), "reason": "", "brief": True}
 
 
-ROWS_FORMAT = "2"  # the rows kept of done jobs (`_kept_rows`): made again when this, or this module, changes
-ID_LINE = '\n      "id": '  # where a row's `id` starts in its text as `board --json` lays it out (level 2)
-
-
-class KeptRow(dict[str, Any]):
-    """A done job's row as kept beside the cache (`_kept_rows`), with its text as `board --json` lays it out
-    (`text`, without its handle) and the row it was kept as (`was`), to tell whether it changed since."""
-
-    __slots__ = ("text", "was")
-    text: str
-    was: dict[str, Any]
-
-
 def _kept_rows(lead: Lead, names: list[str]) -> list[dict[str, Any]]:
-    """The rows of the done jobs `names`, each made once from its whole state and kept beside the cache with its
-    JSON text (`jobs.rows.json`, by its ref's tip and what made it: this module's file and the time zone its
-    clock speaks in), so `board --all` and `--json` parse no done job's whole state, and write the text as kept
-    (`laid_out`). Copies: a row shown gets its handle."""
+    """The rows of the done jobs `names` as kept beside the cache (engine/kept.py), made by `job_row`: kept by
+    this module's file (which makes them) and the time zone its clock speaks in."""
     try:
         st = os.stat(__file__)
-        made_by = f"{ROWS_FORMAT}.{st.st_size}.{st.st_mtime_ns}.{time.tzname[0]}"
+        made_by = f"{st.st_size}.{st.st_mtime_ns}.{time.tzname[0]}"
     except OSError:
-        made_by = f"{ROWS_FORMAT}.{time.tzname[0]}"
-
-    def make(jid: str, state: dict[str, Any]) -> dict[str, Any]:
-        row = job_row(Job.of(jid, state))
-        return {**row, "_json": ui.dumps(row, 2)}
-
-    out: list[dict[str, Any]] = []
-    for kept in cache.derived(lead.repo, "jobs", "rows", names, make, made_by).values():
-        row = KeptRow(kept)
-        row.text, row.was = row.pop("_json"), kept
-        out.append(row)
-    return out
-
-
-def laid_out(data: dict[str, Any]) -> dict[str, Any]:
-    """The board's data as `board --json` writes it: each kept row still as it was kept (its handle aside) is
-    its kept text, its handle put in where `ui.dumps` puts it (before `id`, the keys sorted)."""
-    import json
-
-    rows: list[Any] = []
-    for r in data.get("jobs", ()):
-        if type(r) is not KeptRow or len(r) != len(r.was) - 1 + ("handle" in r) or any(
-                r.get(k) != v for k, v in r.was.items() if k != "_json"):
-            rows.append(r)
-            continue
-        at = r.text.find(ID_LINE) + 1
-        handle = f'      "handle": {json.dumps(r["handle"], ensure_ascii=False)},\n' if "handle" in r else ""
-        rows.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
-    return {**data, "jobs": rows}
+        made_by = time.tzname[0]
+    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), made_by)
 
 
 def _brief_cost(st: dict[str, Any]) -> float:
