@@ -77,16 +77,19 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
 
 def test_a_kept_row_is_written_as_kept_unless_it_changed() -> None:
     """`laid_out`: a kept row's text, its handle put in, is what `ui.dumps` writes of the row; a row changed since
-    it was kept (another clone's landing says so) is written from its fields."""
+    it was kept (another clone's landing says so, a landing not yet recorded) is written from its fields."""
     row = {"id": "j1", "piece": "api", "reason": "landed in main as 1234567", "state": "landed", "checks": [],
            "dismissed": False, "updated": 1.5, "in_the_way": [{"path": "a.txt"}]}
-    kept = {**row, "_json": ui.dumps(row, 2)}
-    r = kept_rows.KeptRow(kept)
-    r.text, r.was = r.pop("_json"), kept
-    r["handle"] = "e1"
-    data = {"jobs": [r], "now": [r], "lead": "main"}
-    out = kept_rows.laid_out(data)
-    assert type(out["jobs"][0]) is ui.Dumped and ui.dumps(out) == ui.dumps(data)
-    r["reason"] = "landed in main on another clone"
-    out = kept_rows.laid_out(data)
-    assert out["jobs"][0] is r and ui.dumps(out) == ui.dumps(data)
+    for change in ({"reason": "landed in main on another clone"}, {"state": "finished", "landed": "abc"}):
+        r = kept_rows.KeptRow({**row, "_json": ui.dumps(row, 2)})
+        r.text, r.changed = dict.pop(r, "_json"), False
+        r["handle"] = "e1"
+        data = {"jobs": [r], "now": [r], "lead": "main"}
+        out = kept_rows.laid_out(data)
+        assert type(out["jobs"][0]) is ui.Dumped and ui.dumps(out) == ui.dumps(data)
+        if len(change) == 1:
+            r["reason"] = change["reason"]
+        else:
+            r.update(change)
+        out = kept_rows.laid_out(data)
+        assert out["jobs"][0] is r and ui.dumps(out) == ui.dumps(data)

@@ -18,11 +18,32 @@ ID_LINE = '\n      "id": '  # where a row's `id` starts in its text as `board --
 
 class KeptRow(dict[str, Any]):
     """A done job's row as kept (`rows`), with its text as `board --json` lays it out (`text`, without its
-    handle) and the row it was kept as (`was`), to tell whether it changed since."""
+    handle), and whether a field other than its handle was set since (`changed`: then the text is not its own)."""
 
-    __slots__ = ("text", "was")
+    __slots__ = ("changed", "text")
+    changed: bool
     text: str
-    was: dict[str, Any]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key != "handle":
+            self.changed = True
+        super().__setitem__(key, value)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.changed = True
+        super().update(*args, **kwargs)
+
+    def __delitem__(self, key: str) -> None:
+        self.changed = True
+        super().__delitem__(key)
+
+    def pop(self, *args: Any) -> Any:
+        self.changed = True
+        return super().pop(*args)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.changed = self.changed or key not in self
+        return super().setdefault(key, default)
 
 
 def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dict[str, Any]],
@@ -36,7 +57,7 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     out: list[dict[str, Any]] = []
     for held in cache.derived(repo, "jobs", "rows", names, made, f"{FORMAT}.{made_by}").values():
         row = KeptRow(held)
-        row.text, row.was = row.pop("_json"), held
+        row.text, row.changed = dict.pop(row, "_json"), False
         out.append(row)
     return out
 
@@ -46,8 +67,7 @@ def laid_out(data: dict[str, Any]) -> dict[str, Any]:
     its kept text, its handle put in where `ui.dumps` puts it (before `id`, the keys sorted)."""
     out: list[Any] = []
     for r in data.get("jobs", ()):
-        if type(r) is not KeptRow or len(r) != len(r.was) - 1 + ("handle" in r) or any(
-                r.get(k) != v for k, v in r.was.items() if k != "_json"):
+        if type(r) is not KeptRow or r.changed:
             out.append(r)
             continue
         at = r.text.find(ID_LINE) + 1
