@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
@@ -20,25 +20,26 @@ from git_balanced.state.declared import PlanView
 
 LIVE_PLAN_STATES = ("created", "started")
 
+if TYPE_CHECKING:  # for the checker alone: a Protocol's class is slow to make, and the board imports this
+    from typing import Protocol, TypeVar
 
-class Named(Protocol):
-    """What a handle is made of: a job (state/views.Job) or its few fields (Who)."""
+    class Named(Protocol):
+        """What a handle is made of: a job (state/views.Job) or its few fields (Who)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def plan(self) -> str: ...
-    @property
-    def piece(self) -> str: ...
-    @property
-    def machine(self) -> str: ...
-    @property
-    def lead(self) -> str: ...
-    @property
-    def state(self) -> str: ...
+        @property
+        def id(self) -> str: ...
+        @property
+        def plan(self) -> str: ...
+        @property
+        def piece(self) -> str: ...
+        @property
+        def machine(self) -> str: ...
+        @property
+        def lead(self) -> str: ...
+        @property
+        def state(self) -> str: ...
 
-
-N = TypeVar("N", bound=Named)
+    N = TypeVar("N", bound=Named)
 
 
 class Who(NamedTuple):
@@ -57,13 +58,13 @@ class Who(NamedTuple):
         f = folded["fields"]
         return cls(jid, str(f.get("plan") or ""), str(f.get("piece") or ""), str(f.get("machine") or ""),
                    str(f.get("lead") or ""), str(folded["state"] or ""))
-_FORM = re.compile(r"^e(\d+)(?:\.(\d+))?(?:@([A-Za-z0-9_.-]+))?(?::([0-9a-z]+))?$")
+_FORM = r"^e(\d+)(?:\.(\d+))?(?:@([A-Za-z0-9_.-]+))?(?::([0-9a-z]+))?$"  # compiled on first use (re's cache)
 LOCAL = "local"
 
 
 def looks_like(name: str) -> bool:
     """Whether `name` has a handle's form (`e3`, `e3.2`, `e3@box`, `e3:k2m4`)."""
-    return _FORM.match(name.strip().lower()) is not None
+    return re.match(_FORM, name.strip().lower()) is not None
 
 
 def plan_tag(plan_id: str) -> str:
@@ -136,7 +137,7 @@ def _narrow(js: list[N], plans: Mapping[str, PlanView], lead: str | None) -> lis
 
 def find(repo: Repo, jobs: Mapping[str, N], name: str, lead: str | None = None) -> N:
     """The job a handle names; refused, naming the candidates, when none or several do."""
-    m = _FORM.match(name.strip().lower())
+    m = re.match(_FORM, name.strip().lower())
     if m is None:
         raise BalancedError(f"{name!r} is not a worker's handle.", hint="a handle reads e3, e3.2 or e3@MACHINE.")
     piece_no, k, machine, plan = m.groups()

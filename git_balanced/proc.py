@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -196,6 +195,8 @@ def marked(prefix: str) -> list[int]:
 def end_tree(group: int | None, mark: str, grace: float = GRACE) -> int:
     """End process group `group` and every process marked with `mark` (or starting with it): SIGTERM, then
     SIGKILL to what is left after `grace` seconds. How many processes there were."""
+    import signal  # here: the board and the inbox end no process
+
     def alive() -> set[int]:
         pids = set(marked(mark))
         if group is not None:
@@ -277,6 +278,8 @@ def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Ma
 
 
 def _kill(p: subprocess.Popen[Any], *, group: bool) -> None:
+    import signal  # here: the board and the inbox end no process
+
     with contextlib.suppress(ProcessLookupError):
         if group:
             os.killpg(p.pid, signal.SIGKILL)

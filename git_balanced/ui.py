@@ -83,12 +83,22 @@ def _encoder(level: int) -> Any:
     return enc
 
 
+class Dumped(str):
+    """JSON text laid out as `dumps` lays out a value at the level it is put at: `dumps` writes it as it is (the
+    board's rows kept as text beside the cache)."""
+
+    __slots__ = ()
+
+
 def dumps(data: Any, level: int = 0) -> str:
     """`json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)`, to the byte.
 
     With `indent`, json encodes in pure Python, which for the board's 10,000 jobs costs more than all the rest
     of the board: here each container of scalars (a job's row) goes through the C encoder, its items separated
-    by the newline and indent that `indent=2` would put there, and only the nesting is done in Python."""
+    by the newline and indent that `indent=2` would put there, and only the nesting is done in Python. A `Dumped`
+    is written as it is."""
+    if type(data) is Dumped:
+        return data
     if not data or not isinstance(data, _NESTED):
         return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     pad, inner = "  " * level, "  " * (level + 1)

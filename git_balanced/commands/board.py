@@ -7,6 +7,7 @@ from typing import Any
 
 from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row, under_next
+from git_balanced.engine.kept import laid_out
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
@@ -135,7 +136,7 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
 
         return board_app.run(lead)
     if as_json:
-        ui.emit_json(collect_shown(lead))
+        ui.emit_json(laid_out(collect_shown(lead)))
         return 0
     folded = None if show_all else FOLD_AFTER  # done workers folded into one line: read as briefs
     if not watch:

@@ -3,11 +3,13 @@ prints it; the lead's tools hand it over as it is."""
 
 from __future__ import annotations
 
+import os
 import time
 from operator import itemgetter
 from typing import Any
 
 from git_balanced import fence, ui
+from git_balanced.engine import kept
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.declared import Job, PlanView
@@ -119,21 +121,24 @@ def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
 
 def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
-    # through light views, whose pieces are read only for the plans still live (see docs/performance.md).
-    read = cache.read_all if fold_after is None else cache.read_live
-    plans = {pid: p for pid, st in read(lead.repo, "plans").items()
+    # through light views, whose pieces are read only for the plans still live (see docs/performance.md). The done
+    # jobs and plans are read as briefs; a done job shown whole is typed from its full state (`fold_now`), or, when
+    # every one is shown (`--all`), its row is the one kept beside the cache (`_kept_rows`): none is parsed whole.
+    plans = {pid: p for pid, st in cache.read_live(lead.repo, "plans").items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    states = {jid: st for jid, st in read(lead.repo, "jobs").items() if st["fields"].get("plan", "") in plans}
+    states = {jid: st for jid, st in cache.read_live(lead.repo, "jobs").items()
+              if st["fields"].get("plan", "") in plans}
     jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
     briefs = {jid: st for jid, st in states.items() if st.get("brief")}
-    latest = _latest(jobs, briefs, {pid for pid, p in plans.items() if p.state in ("created", "started")})
-    if briefs:
-        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after or 0))
+    live_plans = {pid for pid, p in plans.items() if p.state in ("created", "started")}
+    latest = _latest(jobs, briefs, live_plans, every=fold_after is None)
+    if briefs and fold_after is not None:
+        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after))
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
         briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
-    rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed]
-                  + [_brief_row(jid, st) for jid, st in briefs.items() if not st["fields"].get("dismissed")],
-                  key=itemgetter("updated", "id"))
+    shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
+    done = _kept_rows(lead, shown) if fold_after is None else [_brief_row(jid, briefs[jid]) for jid in shown]
+    rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed] + done, key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
     _landed_elsewhere(lead, rows)
     now = [r for r in rows if r["state"] == JobState.HELD or (r["state"] == JobState.FINISHED and r["in_the_way"])]
@@ -167,17 +172,18 @@ def _fence(lead: Lead) -> dict[str, Any]:
     return {"fenced": why is None, "why": why}
 
 
-def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str]
+def _latest(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], live_plans: set[str], every: bool = False
             ) -> dict[tuple[str, str], str]:
     """The id of the newest attempt of each (plan, piece), among jobs and briefs alike (latest_by_piece's order):
-    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks)."""
+    of every piece that has a job read whole, ended badly, or belongs to a live plan (what the board asks); with
+    `every`, of every piece (the board that shows every job, as it shows them when all are read whole)."""
     best: dict[tuple[str, str], tuple[int, float, str]] = {}
     ranks = [((j.plan, j.piece), (j.attempt, j.created, j.id)) for j in jobs.values()]
     asked = {key for key, _ in ranks}
     for jid, st in briefs.items():
         f = st["fields"]
         key = (f.get("plan", ""), f.get("piece", ""))
-        if key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
+        if every or key in asked or key[0] in live_plans or st["state"] in ENDED_BADLY:
             ranks.append((key, (int(f.get("attempt", 1)), float(st["created"] or 0.0), jid)))
     for key, rank in ranks:
         if key not in best or rank > best[key]:
@@ -203,6 +209,17 @@ def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
             "state": st["state"], "updated": float(st["updated"] or 0.0), "reason": "", "brief": True}
 
 
+def _kept_rows(lead: Lead, names: list[str]) -> list[dict[str, Any]]:
+    """The rows of the done jobs `names` as kept beside the cache (engine/kept.py), made by `job_row`: kept by
+    this module's file (which makes them) and the time zone its clock speaks in."""
+    try:
+        st = os.stat(__file__)
+        made_by = f"{st.st_size}.{st.st_mtime_ns}.{time.tzname[0]}"
+    except OSError:
+        made_by = time.tzname[0]
+    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), made_by)
+
+
 def _brief_cost(st: dict[str, Any]) -> float:
     cost = st["fields"].get("cost_usd")
     return float(cost if cost is not None else st["fields"].get("spent_before", 0.0))
@@ -213,9 +230,7 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
     says so, rather than that it landed in the branch. Only other clones' landings are looked for (what this
     clone's engine landed is on its branch), in the branch's first-parent history (landings are on it), listed
     by one git call for them all."""
-    from git_balanced.state.events import node_id
-
-    me = node_id(lead.repo)
+    me = _this_node(lead)
     landed = {r["landed"]: r for r in rows
               if r["state"] == JobState.LANDED and r.get("landed") and r.get("node") and r["node"] != me}
     if not landed:
@@ -227,6 +242,21 @@ def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:
             continue
         row["reason"] = (f"landed in {lead.branch} on another clone as {commit[:7]}, which is not in this clone's "
                          f"{lead.branch} yet (`git pull`)")
+
+
+def _this_node(lead: Lead) -> str:
+    """This clone's node name (state/events.node_id), read from its file where it is made already: the board
+    loads the events' module (and compiles its patterns) only on a clone's first look."""
+    try:
+        with open(lead.repo.state_dir / "node", encoding="utf-8") as f:
+            node = f.read().strip()
+    except OSError:
+        node = ""
+    if node:
+        return node
+    from git_balanced.state.events import node_id
+
+    return node_id(lead.repo)
 
 
 def _landed_untold(lead: Lead, rows: list[dict[str, Any]]) -> None:

@@ -10,7 +10,6 @@ sends its source, after pids.py's, with a worker's start (its run folder's `bin/
 from __future__ import annotations
 
 import fcntl
-import glob
 import json
 import os
 import time
@@ -126,11 +125,22 @@ def seat_take(n: int, holder: dict, note: str | None = None, where: str | None =
         time.sleep(SEAT_POLL)
 
 
+def _seat_names(d: str, start: str = "", end: str = "") -> list:
+    """The paths of the entries of folder `d` named `start`...`end`, hidden ones left out (as a shell's `*`
+    matches them); none when there is no such folder. Without `glob`: the board reads seats on every look."""
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    return [os.path.join(d, n) for n in names if n.startswith(start) and n.endswith(end) and not n.startswith(".")
+            and len(n) >= len(start) + len(end)]
+
+
 def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict]:
     """Who holds this machine's seats now: each note whose holder still runs, by seat."""
     d = seat_folder(where)
-    paths = glob.glob(os.path.join(d, "held-*.json"))
-    paths += glob.glob(os.path.join(os.path.expanduser(runs or SEAT_RUNS), "*", SEAT_NOTE))
+    paths = _seat_names(d, "held-", ".json")
+    paths += [os.path.join(run, SEAT_NOTE) for run in _seat_names(os.path.expanduser(runs or SEAT_RUNS))]
     out = []
     for path in paths:
         try:
@@ -147,7 +157,7 @@ def seats_in_use(where: str | None = None) -> int:
     """How many of this machine's seats are held now (each lock file tried, and let go at once if free)."""
     d = seat_folder(where)
     used = 0
-    for path in glob.glob(os.path.join(d, "seat-*.lock")):
+    for path in _seat_names(d, "seat-", ".lock"):
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:

@@ -8,19 +8,20 @@ what is live (the board) parses only what is live and the briefs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from git_balanced import process
-from git_balanced.errors import BalancedError
 from git_balanced.files import write_atomic
 from git_balanced.git import Repo
-from git_balanced.state import health, listed
+from git_balanced.state import listed
 from git_balanced.state.cachefile import Entries, Kept
 from git_balanced.state.cachefile import load as _load
 from git_balanced.state.cachefile import save as _save
-from git_balanced.state.fold import RANKS, fold
 from git_balanced.vocab import DONE
+
+# Not imported here: state/health.py (a ref's chain read and checked) and state/fold.py, which a fold alone needs;
+# a reader whose every entry is cached (the board, the inbox) loads neither, nor the events' and refs' modules.
 
 # What the folds in the cache were checked for: a cache written before (folds of events whose fields were never
 # checked for their types) is dropped once, as an entry is trusted for as long as its ref's tip stays.
@@ -133,6 +134,9 @@ def _store(path: str, kind: str, fresh: Entries, changed: list[str]) -> None:
 
 def _fold(repo: Repo, kind: str, prefix: str, ref: str, tip: str) -> dict[str, Any] | None:
     """The folded state of `ref` at `tip`; None (named once) when the ref is malformed."""
+    from git_balanced.state import health
+    from git_balanced.state.fold import RANKS, fold
+
     met = process.part(Kept).broken
     broken = met.get((ref, tip))
     events, why = ([], broken) if broken else health.chain_of(repo, kind, ref[len(prefix):], tip)
@@ -247,8 +251,50 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
     return out
 
 
+def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callable[[str, dict[str, Any]], Any],
+            stamp: str = "") -> dict[str, Any]:
+    """What `make(name, state)` makes of each of the refs `names` in full (the board's row of a done job), kept by
+    (ref, tip, `stamp`) in `<kind>.<part>.json`: a reader finds it there without parsing the ref's whole state, and
+    only a ref whose tip (or the `stamp` of what makes it: its code) is not held is made again, from `read_all`.
+    A ref that is gone is left out, and dropped from the file."""
+    prefix = f"refs/balanced/{kind}/"
+    path = _path(repo, kind)
+    tips = listed.tips(repo, kind, os.path.dirname(path))
+    where = _apart(path, part)
+    held = _load(where)
+    out: dict[str, Any] = {}
+    missing = []
+    for name in names:
+        tip = tips.get(prefix + name)
+        entry = held.get(prefix + name)
+        if tip is None:
+            continue
+        if entry is not None and entry[0] == f"{tip} {stamp}":
+            out[name] = entry[1]
+        else:
+            missing.append(name)
+    gone = [ref for ref in held if ref not in tips]
+    if not missing and not gone:
+        return out
+    states = read_all(repo, kind) if missing else {}
+    fresh = {ref: entry for ref, entry in held.items() if ref in tips}
+    changed = []
+    for name in missing:
+        state = states.get(name)
+        if state is not None:
+            out[name] = make(name, state)
+            fresh[prefix + name] = [f"{tips[prefix + name]} {stamp}", out[name]]
+            changed.append(prefix + name)
+    _save(where, fresh, changed + gone)
+    return out
+
+
 def read_one(repo: Repo, kind: str, name: str) -> dict[str, Any] | None:
     """One folded state, or None when there is no such ref."""
+    from git_balanced.errors import BalancedError
+    from git_balanced.state import health
+    from git_balanced.state.fold import RANKS, fold
+
     ref = f"refs/balanced/{kind}/{name}"
     tip = repo.read_ref(ref)
     if tip is None:
