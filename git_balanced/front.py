@@ -1,6 +1,6 @@
 """The front door of `git balanced` (the console script's entry point): the commands run most often, by a hook or
-at a glance (`--version`, `board`, `inbox`, `hook NAME ...`), start here without click and run only what they
-use; any other arguments, or these with an option they do not list here, go to cli.py's click app, which parses
+at a glance (`--version`, `board`, `inbox`, `hook NAME ...`, and `mcp`, which an agent starts on each turn), start
+here without click and run only what they use; any other arguments, or these with an option they do not list here, go to cli.py's click app, which parses
 them and says what is wrong with them.
 
 What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 # The options each fast command takes here (any of them, in any order); anything else goes to click.
 BOARD_FLAGS = frozenset({"--json", "--all"})
 INBOX_FLAGS = frozenset({"--json"})
+MCP_FLAGS = frozenset({"--chief"})  # the server an agent starts on each turn; `--call` and `--help` are click's
 
 
 def fast(args: list[str]) -> Callable[[], int] | None:
@@ -28,6 +29,8 @@ def fast(args: list[str]) -> Callable[[], int] | None:
         return lambda: _board(as_json="--json" in rest, show_all="--all" in rest)
     if word == "inbox" and set(rest) <= INBOX_FLAGS:
         return lambda: _inbox(as_json="--json" in rest)
+    if word == "mcp" and set(rest) <= MCP_FLAGS:
+        return lambda: _mcp(chief="--chief" in rest)
     if word == "hook" and rest and not any(a.startswith("-") for a in rest):  # `-h` and the like are click's
         return lambda: _hook(rest[0], rest[1:])
     return None
@@ -51,6 +54,12 @@ def _inbox(*, as_json: bool) -> int:
     from git_balanced.commands.inbox import inbox_command
 
     return int(inbox_command(as_json=as_json, follow=False))
+
+
+def _mcp(*, chief: bool) -> int:
+    from git_balanced.commands.mcp import mcp_command
+
+    return int(mcp_command(chief=chief))
 
 
 def _hook(name: str, args: list[str]) -> int:

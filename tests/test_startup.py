@@ -73,6 +73,20 @@ def test_the_fast_commands_run_what_their_verbs_declare() -> None:
         assert flags <= {f for a in face.options for f in a.flags}, f"{name} takes no such flag: {flags}"
 
 
+def test_the_mcp_server_starts_without_click() -> None:
+    """`mcp` and `mcp --chief` (what an agent starts on each turn) take the front door; a call, help or anything
+    else goes to click, which knows `mcp`'s options as front.py names them."""
+    import click
+
+    from git_balanced.cli import cli
+
+    assert front.fast(["mcp"]) is not None and front.fast(["mcp", "--chief"]) is not None
+    for args in (["mcp", "--call", "board"], ["mcp", "--help"], ["mcp", "{}"], ["mcp", "--chief", "-h"]):
+        assert front.fast(args) is None, args
+    command = cli.commands["mcp"]
+    assert front.MCP_FLAGS <= {f for p in command.params if isinstance(p, click.Option) for f in p.opts}
+
+
 def test_the_fast_commands_import_no_click_pydantic_or_mcp(lead: Path) -> None:
     """Run each in one fresh interpreter, one after another; after each, none of the heavy packages is loaded.
     `--version` loads nothing of the package but the front door, and a worker's pre-tool-use no state."""

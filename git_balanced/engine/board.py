@@ -323,12 +323,12 @@ def _lead_session(lead: Lead) -> dict[str, Any] | None:
 
 def _lead_agent(lead: Lead) -> dict[str, Any] | None:
     """The headless lead of this branch, if one was started: its agent, state, turns and spend."""
-    from git_balanced.channel.presence import headless_record, pid_alive
+    from git_balanced.channel.presence import driver_alive, headless_record
 
     rec = headless_record(lead.repo, lead.branch)
     if rec is None:
         return None
-    running = pid_alive(rec.get("pid"))
+    running = driver_alive(rec)
     return {"agent": rec.get("agent"), "state": rec.get("state") if running or rec.get("state") == LeadState.STOPPED
             else "ended", "running": running, "turns": rec.get("turns", 0),
             "cost_usd": round(float(rec.get("cost_usd") or 0), 6), "started_by": rec.get("started_by") or "you"}
