@@ -1,7 +1,7 @@
 """The front door of `git balanced` (the console script's entry point): the commands run most often, by a hook or
 at a glance (`--version`, `board`, `inbox`, `hook NAME ...`, and `mcp`, which an agent starts on each turn), start
-here without click and run only what they use; any other arguments, or these with an option they do not list here, go to cli.py's click app, which parses
-them and says what is wrong with them.
+here without click and run only what they use; any other arguments, or these with an option they do not list
+here, go to cli.py's click app, which parses them and says what is wrong with them.
 
 What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
 """
