@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+from git_balanced.git import Repo, handback
 from git_balanced.machines.reach import sessions, workcopy
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.shipped import runner
@@ -139,12 +139,26 @@ class LocalHost:
         return self.fetch_back_many([branch])[branch]
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        """Each branch from its own copy; None for a branch that has none here."""
+        """Each branch from its own copy; None for a branch that has none here. Each branch's objects come in
+        two git processes and every branch's ref moves in one (git/handback.py); one that cannot is fetched."""
         out: dict[str, str | None] = {}
+        carried: dict[str, str] = {}
+        fetch: list[str] = []
         for branch in branches:
             copy = workcopy.for_branch(self.repo, branch)
+            tip = workcopy.carry_back(self.repo, copy, branch) if copy.is_dir() else None
+            if tip:
+                carried[branch] = tip
+            else:
+                fetch.append(branch)
+        if not handback.set_branches(self.repo, carried):
+            fetch += list(carried)
+        else:
+            out.update({b: f"refs/heads/{b}" for b in carried})
+        for branch in fetch:
+            copy = workcopy.for_branch(self.repo, branch)
             out.update(workcopy.fetch_branches(self.repo, copy, [branch]) if copy.is_dir() else {branch: None})
-        return out
+        return {b: out[b] for b in branches}
 
     def forget(self, branch: str) -> None:
         """Remove the branch's worker copy once its worktree is gone."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic_bytes
-from git_balanced.git import Repo, run_git, write_config
+from git_balanced.git import Repo, handback, peek, run_git, write_config
 
 WORKERS = "workers"
 CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
@@ -219,6 +219,16 @@ def _has_branch(copy: Path, branch: str) -> bool:
     except OSError:
         return False
     return any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines())
+
+
+def carry_back(repo: Repo, copy: Path, branch: str) -> str | None:
+    """The worker's branch's objects brought here from its copy without a fetch (git/handback.py), past what the
+    lead holds of it and the base it was given; its tip, or None when it is to be fetched (which says why)."""
+    if not branch.startswith("balanced/"):
+        return None  # fetch_branches refuses it, and says so
+    given = peek.ref_id(str(git_dir(copy)), f"refs/balanced/bases/{branch}")  # a wrong one only fails the carry
+    known = [repo.read_ref(f"refs/heads/{branch}") or "", given or ""]
+    return handback.carry(repo, copy, branch, known)
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:

@@ -1,0 +1,66 @@
+"""A worker's branch brought back from its own copy on this machine without a fetch (git/handback.py, through
+LocalHost.fetch_back_many), and fetched as before wherever that cannot be trusted to be whole: real repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from git_balanced.git import Repo
+from git_balanced.machines.reach import workcopy
+from git_balanced.machines.reach.hosts import LocalHost
+from tests.support.builders import commit, git, make_repo
+
+
+def _worker(tmp_path: Path, branch: str, files: dict[str, str]) -> tuple[Path, Repo, Path, str, str]:
+    """A lead, the branch's copy set to the lead's tip, a worktree of it with one commit of `files`: (lead, its
+    Repo, the copy, the base, the worker's tip)."""
+    lead = tmp_path / "lead"
+    if not lead.exists():
+        make_repo(lead, {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    base = git(lead, "rev-parse", "HEAD")
+    copy = workcopy.ensure(repo, workcopy.WORKERS, branch)
+    workcopy.set_base(copy, branch, base, None)
+    wt = tmp_path / f"wt-{branch.replace('/', '-')}"
+    git(copy, "worktree", "add", "-q", str(wt), branch)
+    tip = commit(wt, files, "the worker's work")
+    return lead, repo, copy, base, tip
+
+
+def test_branches_come_back_whole_in_one_ref_update_and_a_second_time_as_well(tmp_path: Path) -> None:
+    lead, repo, _, base, one = _worker(tmp_path, "balanced/one", {"b.txt": "bee\n", "dir/c.txt": "sea\n"})
+    many = {f"many/{i}.txt": f"{i}\n" for i in range(110)}  # past UNPACK_MOST objects: kept as a pack
+    _, _, _, _, two = _worker(tmp_path, "balanced/two", many)
+    got = LocalHost(repo).fetch_back_many(["balanced/one", "balanced/two", "balanced/none"])
+    assert got == {"balanced/one": "refs/heads/balanced/one", "balanced/two": "refs/heads/balanced/two",
+                   "balanced/none": None}
+    assert git(lead, "rev-parse", "refs/heads/balanced/one", "refs/heads/balanced/two").split() == [one, two]
+    git(lead, "fsck", "--connectivity-only", "--no-dangling")  # every object of both is here
+    assert git(lead, "show", f"{one}:dir/c.txt") == "sea" and git(lead, "show", f"{two}:many/109.txt") == "109"
+    assert git(lead, "count-objects", "-v").count("packs: 1"), "the larger one came as a pack"
+    assert "fetch: back from the worker copy" in git(lead, "reflog", "show", "refs/heads/balanced/one")
+    wt = tmp_path / "wt-balanced-one"
+    again = commit(wt, {"b.txt": "bee again\n"}, "more work")
+    assert LocalHost(repo).fetch_back_many(["balanced/one"]) == {"balanced/one": "refs/heads/balanced/one"}
+    assert git(lead, "rev-parse", "refs/heads/balanced/one") == again
+    assert git(lead, "merge-base", base, again) == base
+
+
+def test_what_cannot_be_carried_whole_is_fetched_and_comes_back_the_same(tmp_path: Path) -> None:
+    """A base the worker moved past its own commits leaves them out of the pack: the lead refuses the pack (an
+    object it names is missing here) and fetches instead. A link in the copy's objects: fetched."""
+    lead, repo, copy, _, tip = _worker(tmp_path, "balanced/one", {"b.txt": "bee\n"})
+    second = commit(tmp_path / "wt-balanced-one", {"b.txt": "bee 2\n"}, "second")
+    git(copy, "update-ref", "refs/balanced/bases/balanced/one", tip)  # what the worker could write there
+    assert workcopy.carry_back(repo, copy, "balanced/one") is None, "a pack missing its first commit is refused"
+    assert subprocess.run(["git", "cat-file", "-e", tip], cwd=lead).returncode != 0, "nothing of it written"
+    assert LocalHost(repo).fetch_back_many(["balanced/one"]) == {"balanced/one": "refs/heads/balanced/one"}
+    assert git(lead, "rev-parse", "refs/heads/balanced/one") == second
+    git(lead, "fsck", "--connectivity-only", "--no-dangling")
+    _, _, other, _, two = _worker(tmp_path, "balanced/two", {"c.txt": "sea\n"})
+    os.symlink("/dev/zero", other / ".git" / "objects" / "zero")
+    assert workcopy.carry_back(repo, other, "balanced/two") is None, "not read through a link"
+    assert LocalHost(repo).fetch_back_many(["balanced/two"]) == {"balanced/two": "refs/heads/balanced/two"}
+    assert git(lead, "rev-parse", "refs/heads/balanced/two") == two
