@@ -8,6 +8,7 @@ from pathlib import Path
 from git_balanced.git import Repo
 from git_balanced.git.contains import holding
 from git_balanced.git.forkdiff import since_fork
+from git_balanced.git.loosesize import object_sizes
 from tests.support.builders import commit, git, make_repo
 
 
@@ -54,3 +55,15 @@ def test_the_refs_holding_a_commit_are_those_merge_base_says(tmp_path: Path) -> 
     assert holding(repo, base, refs) == {"refs/heads/main", "refs/heads/at", "refs/tags/tagged", "refs/heads/side"}
     assert holding(repo, on_top, refs) == {"refs/heads/main"}
     assert holding(repo, on_top, set()) == set()
+
+
+def test_sizes_read_from_loose_files_are_git_s_and_packed_ones_are_asked(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    commit(lead, {"big.bin": "x" * 70_000, "small.txt": "small\n", "empty": ""}, "three blobs")
+    ids = git(lead, "rev-parse", "HEAD:big.bin", "HEAD:small.txt", "HEAD:empty", "HEAD^{tree}", "HEAD").split()
+    said = [int(x) for x in git(lead, "cat-file", "--batch-check=%(objectsize)", input="\n".join(ids) + "\n").split()]
+    assert object_sizes(repo, ids + ids[:1]) == said + said[:1]
+    git(lead, "repack", "-q", "-a", "-d")  # every one packed now: asked of git
+    assert not list((lead / ".git" / "objects").glob("??/*"))
+    assert object_sizes(repo, ids) == said and object_sizes(repo, []) == []

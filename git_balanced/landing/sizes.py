@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from git_balanced.git import Repo, TreeChange
+from git_balanced.git.loosesize import object_sizes
 
 if TYPE_CHECKING:
     from git_balanced.settings import Settings
@@ -50,7 +51,7 @@ def written(repo: Repo, changes: list[TreeChange]) -> dict[str, int]:
     new side (git's own count, without reading the files)."""
     blobs = {c.path: c.new for c in changes
              if c.status != "D" and c.new_mode != 0o160000}  # a submodule is no blob here
-    return dict(zip(blobs, repo.object_sizes(list(blobs.values())), strict=True))
+    return dict(zip(blobs, object_sizes(repo, list(blobs.values())), strict=True))
 
 
 def size_words(n: int) -> str:

@@ -130,9 +130,13 @@ class LocalHost:
         if self._config is None:  # a batch of starts reads the lead's config once (a host is made per batch)
             self._config = (workcopy.carried_config(self.repo), self.repo.config_value("core.hooksPath") or "")
         carried, hooks_path = self._config
-        copy = workcopy.ensure(self.repo, workcopy.WORKERS, branch, carried)
+        earlier = earlier_work(self.repo, branch)
+        # A copy made now has the base and the branch written in it before it takes its place: no update-ref.
+        copy, made = workcopy.ensure_with(self.repo, workcopy.WORKERS, branch, carried,
+                                          workcopy.base_refs(branch, base, earlier))
         workcopy.sync_hooks(self.repo, copy, hooks_path)
-        workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
+        if not made:
+            workcopy.set_base(copy, branch, base, earlier)
 
     def fetch_back(self, branch: str) -> str | None:
         """Fetch exactly the worker's branch from the copy into `refs/heads/<branch>`; the ref's name."""

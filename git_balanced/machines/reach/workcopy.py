@@ -21,7 +21,7 @@ from pathlib import Path
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic_bytes
-from git_balanced.git import Repo, handback, peek, run_git, write_config
+from git_balanced.git import Repo, freshcopy, handback, peek, run_git, write_config
 
 WORKERS = "workers"
 CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
@@ -64,15 +64,22 @@ def git_dir(copy: Path) -> Path:
 def ensure(repo: Repo, kind: str, branch: str | None = None, carried: dict[str, str] | None = None) -> Path:
     """The copy of `kind`, or the workers' copy of `branch`, made now if it is missing or broken (one maker at
     a time); `carried`: the lead's `carried_config`, when the caller read it already (for a batch of copies)."""
+    return ensure_with(repo, kind, branch, carried)[0]
+
+
+def ensure_with(repo: Repo, kind: str, branch: str | None = None, carried: dict[str, str] | None = None,
+                refs: dict[str, str] | None = None) -> tuple[Path, bool]:
+    """`ensure`, and whether the copy was made now with `refs` ({full name: id}) in it, written before it took
+    its place (so no other process saw it without them, and no `update-ref` is needed)."""
     where = path(repo, kind) if branch is None else for_branch(repo, branch)
     objects = str((repo.common_dir / "objects").resolve())
     if _valid(where, objects):
-        return where
+        return where, False
     where.parent.mkdir(parents=True, exist_ok=True)
     with Flock(repo.state_dir / "copies.lock"):
         if not _valid(where, objects):
-            _make(repo, where, objects, carried)
-    return where
+            return where, _make(repo, where, objects, carried, refs)
+    return where, False
 
 
 def _valid(where: Path, objects: str) -> bool:
@@ -83,7 +90,8 @@ def _valid(where: Path, objects: str) -> bool:
     return objects in borrowed and (git_dir(where) / "HEAD").is_file()
 
 
-def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None = None) -> None:
+def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None = None,
+          refs: dict[str, str] | None = None) -> bool:
     tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
@@ -98,8 +106,10 @@ def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None 
     # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
     # there must not drop what a running worker holds.
     write_config(git_dir(tmp) / "config", {**(carried_config(repo) if carried is None else carried), "gc.auto": "0"})
+    written = bool(refs) and freshcopy.write_refs(git_dir(tmp), refs or {}, repo.identity_line, "balanced: the base")
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
+    return written
 
 
 def carried_config(repo: Repo) -> dict[str, str]:
@@ -162,6 +172,12 @@ def git_in(copy: Path, *args: str, input: str | None = None) -> str:
         raise BalancedError(f"`git {' '.join(args)}` failed in the worker copy {copy}: {res.err.strip()[-300:]}",
                             hint=f"remove {copy}; the next job makes it again.")
     return res.out.strip()
+
+
+def base_refs(branch: str, base: str, earlier: str | None) -> dict[str, str]:
+    """What `set_base` sets in a copy no worktree holds the branch of: the base, and the branch at the earlier
+    attempt's work, else the base."""
+    return {f"refs/balanced/bases/{branch}": base, f"refs/heads/{branch}": earlier or base}
 
 
 def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:

@@ -64,3 +64,23 @@ def test_what_cannot_be_carried_whole_is_fetched_and_comes_back_the_same(tmp_pat
     assert workcopy.carry_back(repo, other, "balanced/two") is None, "not read through a link"
     assert LocalHost(repo).fetch_back_many(["balanced/two"]) == {"balanced/two": "refs/heads/balanced/two"}
     assert git(lead, "rev-parse", "refs/heads/balanced/two") == two
+
+
+def test_a_copy_made_for_a_job_holds_its_base_and_branch_from_the_start(tmp_path: Path) -> None:
+    """Written before the copy takes its place (git/freshcopy.py); a copy there already is set through git, and
+    a branch a worker planted in it is put back to the lead's record."""
+    lead = make_repo(tmp_path / "lead", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    base = git(lead, "rev-parse", "HEAD")
+    earlier = git(lead, "commit-tree", f"{base}^{{tree}}", "-p", base, "-m", "earlier attempt")
+    git(lead, "update-ref", "refs/heads/balanced/one", earlier)
+    LocalHost(repo).prepare_base("balanced/one", base)
+    copy = workcopy.for_branch(repo, "balanced/one")
+    assert git(copy, "rev-parse", "refs/balanced/bases/balanced/one", "refs/heads/balanced/one").split() == [
+        base, earlier], "the base, and the branch at the earlier work the lead holds"
+    assert "balanced: the base" in git(copy, "reflog", "show", "refs/heads/balanced/one")
+    planted = git(copy, "commit-tree", f"{base}^{{tree}}", "-m", "planted")
+    git(copy, "update-ref", "refs/heads/balanced/one", planted)
+    LocalHost(repo).prepare_base("balanced/one", base)
+    assert git(copy, "rev-parse", "refs/heads/balanced/one") == earlier
+    git(copy, "fsck", "--connectivity-only", "--no-dangling")
