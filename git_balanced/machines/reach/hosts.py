@@ -128,7 +128,7 @@ class LocalHost:
         machine, else the base): as an SSH machine's copy gets it pushed, without a push, since the copy
         borrows this repository's objects."""
         if self._config is None:  # a batch of starts reads the lead's config once (a host is made per batch)
-            self._config = (workcopy.carried_config(self.repo), self.repo.config_value("core.hooksPath") or "")
+            self._config = workcopy.copy_config(self.repo)  # one `git config` for both
         carried, hooks_path = self._config
         earlier = earlier_work(self.repo, branch)
         # A copy made now has the base and the branch written in it before it takes its place: no update-ref.

@@ -115,8 +115,18 @@ def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None 
 def carried_config(repo: Repo) -> dict[str, str]:
     """The lead's CARRIED_CONFIG values that are set (the last of several, as `git config --get` says), read
     with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
-    spelled = {key.lower(): key for key in CARRIED_CONFIG}
-    pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
+    return _config_of(repo, CARRIED_CONFIG)
+
+
+def copy_config(repo: Repo) -> tuple[dict[str, str], str]:
+    """`carried_config`, and the lead's core.hooksPath ('' when unset), read with one `git config` for both."""
+    found = _config_of(repo, (*CARRIED_CONFIG, "core.hooksPath"))
+    return found, found.pop("core.hooksPath", "")
+
+
+def _config_of(repo: Repo, keys: tuple[str, ...]) -> dict[str, str]:
+    spelled = {key.lower(): key for key in keys}
+    pattern = "^(" + "|".join(re.escape(key.lower()) for key in keys) + ")$"
     found: dict[str, str] = {}
     for key, value in repo.config_values(pattern):
         if key.lower() in spelled and value.strip():

@@ -84,3 +84,14 @@ def test_a_copy_made_for_a_job_holds_its_base_and_branch_from_the_start(tmp_path
     LocalHost(repo).prepare_base("balanced/one", base)
     assert git(copy, "rev-parse", "refs/heads/balanced/one") == earlier
     git(copy, "fsck", "--connectivity-only", "--no-dangling")
+
+
+def test_what_a_copy_takes_of_the_leads_config_is_read_at_once(tmp_path: Path) -> None:
+    lead = make_repo(tmp_path / "lead", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    assert workcopy.copy_config(repo) == (workcopy.carried_config(repo), "")
+    git(lead, "config", "user.name", "Lead Person")
+    git(lead, "config", "core.hooksPath", ".first")
+    git(lead, "config", "--add", "core.hooksPath", ".husky")  # the last one is git's
+    assert workcopy.copy_config(repo) == ({**workcopy.carried_config(repo), "user.name": "Lead Person"}, ".husky")
+    assert git(lead, "config", "--get", "core.hooksPath") == ".husky"
