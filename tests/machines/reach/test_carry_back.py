@@ -7,7 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from git_balanced.git import Repo
+from git_balanced import process
+from git_balanced.git import Repo, initseed
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import LocalHost
 from tests.support.builders import commit, git, make_repo
@@ -95,3 +96,23 @@ def test_what_a_copy_takes_of_the_leads_config_is_read_at_once(tmp_path: Path) -
     git(lead, "config", "--add", "core.hooksPath", ".husky")  # the last one is git's
     assert workcopy.copy_config(repo) == ({**workcopy.carried_config(repo), "user.name": "Lead Person"}, ".husky")
     assert git(lead, "config", "--get", "core.hooksPath") == ".husky"
+
+
+
+def test_repositories_after_the_first_of_a_folder_are_laid_out_as_git_made_it(tmp_path: Path) -> None:
+    """git inits the first repository of a folder; the next are laid out by hand alike (git/initseed.py), file
+    for file and mode for mode, and git takes them as its own. (The copies of the test above: the second one of
+    each lead was laid out so, and its worktree, commit and bring-back worked.)"""
+    first, second = tmp_path / "copies" / "a", tmp_path / "copies" / "b"
+    assert initseed.init(first, tmp_path) is None
+    assert process.part(initseed._Laid).get(str(first.parent)) is not None, "what git laid out, kept"
+    assert initseed.init(second, tmp_path) is None
+
+    def layout(repo: Path) -> dict[str, tuple[int, bytes | None]]:
+        return {str(p.relative_to(repo)): (p.stat().st_mode, None if p.is_dir() else p.read_bytes())
+                for p in (repo / ".git").rglob("*")}
+
+    assert layout(first) == layout(second) and {".git/HEAD", ".git/config", ".git/objects/pack"} <= set(layout(second))
+    git(second, "commit", "-q", "--allow-empty", "-m", "a commit in it")
+    git(second, "fsck", "--no-dangling")
+    assert git(second, "rev-parse", "--is-bare-repository") == "false"
