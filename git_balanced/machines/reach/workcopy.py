@@ -250,11 +250,25 @@ def _has_branch(copy: Path, branch: str) -> bool:
 def carry_back(repo: Repo, copy: Path, branch: str) -> str | None:
     """The worker's branch's objects brought here from its copy without a fetch (git/handback.py), past what the
     lead holds of it and the base it was given; its tip, or None when it is to be fetched (which says why)."""
-    if not branch.startswith("balanced/"):
-        return None  # fetch_branches refuses it, and says so
+    if not branch.startswith("balanced/") or _checked_out(repo, branch):
+        return None  # fetch_branches refuses it, and says so; git's fetch refuses a branch checked out here
     given = peek.ref_id(str(git_dir(copy)), f"refs/balanced/bases/{branch}")  # a wrong one only fails the carry
     known = [repo.read_ref(f"refs/heads/{branch}") or "", given or ""]
     return handback.carry(repo, copy, branch, known)
+
+
+def _checked_out(repo: Repo, branch: str) -> bool:
+    """Whether a checkout of the lead has `branch` checked out (its HEAD files, read here), or one cannot be read."""
+    heads = [repo.common_dir / "HEAD", *(repo.common_dir / "worktrees").glob("*/HEAD")]
+    for head in heads:
+        try:
+            if head.read_text(encoding="utf-8", errors="replace").strip() == f"ref: refs/heads/{branch}":
+                return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+    return False
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:

@@ -7,7 +7,10 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from git_balanced import process
+from git_balanced.errors import BalancedError
 from git_balanced.git import Repo, initseed
 from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import LocalHost
@@ -60,6 +63,12 @@ def test_what_cannot_be_carried_whole_is_fetched_and_comes_back_the_same(tmp_pat
     assert LocalHost(repo).fetch_back_many(["balanced/one"]) == {"balanced/one": "refs/heads/balanced/one"}
     assert git(lead, "rev-parse", "refs/heads/balanced/one") == second
     git(lead, "fsck", "--connectivity-only", "--no-dangling")
+    git(lead, "worktree", "add", "-q", str(tmp_path / "users"), "balanced/one")  # you have it checked out
+    commit(tmp_path / "wt-balanced-one", {"b.txt": "bee 3\n"}, "third")
+    assert workcopy.carry_back(repo, copy, "balanced/one") is None, "left to git's fetch, which refuses it"
+    with pytest.raises(BalancedError, match="refusing to fetch into branch"):
+        LocalHost(repo).fetch_back_many(["balanced/one"])
+    assert git(lead, "rev-parse", "refs/heads/balanced/one") == second, "not moved under your checkout"
     _, _, other, _, two = _worker(tmp_path, "balanced/two", {"c.txt": "sea\n"})
     os.symlink("/dev/zero", other / ".git" / "objects" / "zero")
     assert workcopy.carry_back(repo, other, "balanced/two") is None, "not read through a link"
