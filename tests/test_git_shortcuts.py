@@ -57,7 +57,7 @@ def test_the_refs_holding_a_commit_are_those_merge_base_says(tmp_path: Path) -> 
     assert holding(repo, on_top, set()) == set()
 
 
-def test_sizes_read_from_loose_files_are_git_s_and_packed_ones_are_asked(tmp_path: Path) -> None:
+def test_sizes_read_from_loose_files_are_what_git_says_and_packed_ones_are_asked(tmp_path: Path) -> None:
     lead = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     repo = Repo.discover(lead)
     commit(lead, {"big.bin": "x" * 70_000, "small.txt": "small\n", "empty": ""}, "three blobs")
