@@ -33,3 +33,16 @@ def test_a_new_worktree_starts_at_the_leads_record_planted_or_already_there(tmp_
     assert _branch_at(str(repo), BRANCH) is None, "a link is not read"
     (repo / ".git" / "refs" / "heads" / "balanced" / "piece").unlink()
     assert _branch_at(str(repo), "balanced/none") is None
+
+
+def test_the_seats_sent_are_this_packages_imported_or_else_compiled_as_sent() -> None:
+    """On the lead's machine the runner runs from the package: seats.py as the engine sends it is that module,
+    imported once, not compiled again for each worker; any other text is compiled as it came."""
+    from git_balanced.machines.placing import check_seats
+    from git_balanced.shipped import launch, seats
+
+    mine = launch.seats_module(check_seats.source())
+    assert mine is not None and mine["seat_budget"] is seats.seat_budget
+    other = launch.seats_module(check_seats.source() + "\nSENT_ALONE = 1\n")
+    assert other is not None and other["SENT_ALONE"] == 1 and other["seat_budget"] is not seats.seat_budget
+    assert other["seat_budget"]("3") == mine["seat_budget"]("3") == 3
