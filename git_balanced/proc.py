@@ -173,7 +173,7 @@ def _marked_run(cmd: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[st
 def marked(prefix: str) -> list[int]:
     """The processes of this user whose environment carries MARK starting with `prefix` (read from /proc; none
     where there is no /proc)."""
-    want = f"{MARK}={prefix}".encode()
+    want = f"\0{MARK}={prefix}".encode()  # a variable starting so, found by one search of the whole block
     found = []
     try:
         pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
@@ -187,7 +187,7 @@ def marked(prefix: str) -> list[int]:
                 env = f.read()
         except OSError:  # gone meanwhile, or another user's
             continue
-        if any(v.startswith(want) for v in env.split(b"\0")):
+        if want in b"\0" + env:
             found.append(pid)
     return found
 

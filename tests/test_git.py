@@ -262,9 +262,9 @@ def test_git_is_run_through_repos_named_methods_only() -> None:
     package = Path(__file__).resolve().parents[1] / "git_balanced"
     # a Repo's git, by name or by its private doors
     raw = re.compile(r"\.git\(\s*(?:f?\"|\*)|repo\._git\(|repo\._?run\(|\brun_git\(")
-    # run_git where no Repo can do it: a worker copy made, set up and run in before it is a checkout (git_in);
+    # run_git where no Repo can do it: a worker copy set up and run in before it is a checkout (git_in);
     # the scope core.hooksPath is set in, for the words that say how to unset it
-    allowed = {"git_balanced/machines/reach/workcopy.py": 3, "git_balanced/hooks/precommit.py": 1}
+    allowed = {"git_balanced/machines/reach/workcopy.py": 2, "git_balanced/hooks/precommit.py": 1}
     found = [f"{p.relative_to(package.parent)}:{n}" for p in sorted(package.rglob("*.py"))
              if p.parent != package / "git"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]

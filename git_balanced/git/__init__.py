@@ -9,6 +9,12 @@
     core.py      a repository's folders, git run there, dulwich, compare-and-swap refs, listing once
     packing.py   how much lies loose, and packing refs and objects ourselves (automatic maintenance is off)
     repo.py      Repo: what the package asks git for, by name
+    handback.py  a worker's branch brought back from its copy here in two git processes, not a fetch of six
+    forkdiff.py  the change since a branch forked, in one process (`diff-tree --merge-base`)
+    contains.py  which of some refs hold a commit, in one process (`for-each-ref --contains`)
+    loosesize.py objects' sizes read from their loose files' headers, `cat-file` for the rest
+    freshcopy.py refs written into a repository git has just made and nothing else has seen
+    initseed.py  the repositories of one folder after the first laid out as git laid out the first
 
 Each name below is imported from its module when first asked for: a hook that only peeks (peek.py) does not
 load the rest of the door (pathlib, subprocess, dataclasses, dulwich's shims).

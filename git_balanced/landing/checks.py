@@ -15,6 +15,7 @@ from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError, NotARepository
 from git_balanced.files import Flock, write_atomic, write_atomic_bytes
 from git_balanced.git import Repo, config_text
+from git_balanced.git.contains import holding
 from git_balanced.landing.starts import Starts
 from git_balanced.machines.reach import workcopy
 from git_balanced.state import notes
@@ -447,8 +448,9 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
     ours = process.part(Ours)
     with ours.lock:
         landed = {(ref, sha) for who, ref, sha in ours.moves if who == repo.identity}
-    moved = [ref for ref, sha in after.items() if sha != before.get(ref) and (ref, sha) not in landed
-             and (sha == commit or repo.is_ancestor(commit, sha))]
+    changed = {ref for ref, sha in after.items() if sha != before.get(ref) and (ref, sha) not in landed}
+    held = holding(repo, commit, changed)  # one git process for all of them
+    moved = [ref for ref in after if ref in held]
     for ref in moved:
         old = before.get(ref)
         if old:  # compare-and-swap both ways: a ref moved again meanwhile is left to whoever moved it

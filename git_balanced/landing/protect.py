@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from git_balanced.git import Repo
+from git_balanced.git import Repo, TreeChange
 from git_balanced.landing.sizes import Limits, limits
 from git_balanced.shipped.guard import matches
 
@@ -59,12 +59,12 @@ class Rules:
         """The protected paths among `paths`, each with why, in their order."""
         return {p: w for p in paths if (w := self.why(p)) is not None}
 
-    def held(self, repo: Repo, base: str, tip: str) -> dict[str, str]:
-        """What holds the change from `base` to `tip` for you: its protected paths, then files past the size
-        limit, each with why."""
-        changes = repo.diff_tree(base, tip)  # one diff for both: the paths, and the blobs whose sizes count
+    def held(self, repo: Repo, changes: list[TreeChange]) -> dict[str, str]:
+        """What holds a change (its files, `changes`, from the branch's merge base) for you: its protected
+        paths, then files past the size limit, each with why. One diff for both: the paths, and the blobs whose
+        sizes count."""
         out = self.touched([c.path for c in changes])
-        for path, why in (self.sizes.over(repo, base, tip, changes) if self.sizes else {}).items():
+        for path, why in (self.sizes.over(repo, changes) if self.sizes else {}).items():
             out[path] = f"{out[path]}; {why}" if path in out else why
         return out
 

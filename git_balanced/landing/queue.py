@@ -20,6 +20,7 @@ from git_balanced.errors import BalancedError, LandingBusy
 from git_balanced.faults import crashpoint
 from git_balanced.files import Flock, write_json
 from git_balanced.git import MergeResult, Repo
+from git_balanced.git.forkdiff import since_fork
 from git_balanced.landing import checkout, checks, machine_checks, protect, seat
 from git_balanced.landing.bisect import Search, search
 from git_balanced.landing.rounds import Checker
@@ -223,11 +224,16 @@ class Queue:
         if c.info.get("dirty"):
             return Verdict(c.branch, "refused", c.job,
                            reason="its worktree has uncommitted changes, which would not land")
-        base = repo.merge_base(lead_tip, c.tip)
-        if base == c.tip:  # nothing on it that the lead lacks
-            return Verdict(c.branch, "already", c.job, commit=lead_tip,
-                           reason=f"everything on it is in {self.lead.branch} already")
-        touched = self.protected.held(repo, base, c.tip)  # protected paths and files past the size limit
+        # One git process for the merge base and the change from it; `merge-base` alone when that change is
+        # empty (everything on it may be in the lead already) or git could not say in one step.
+        changes = since_fork(repo, lead_tip, c.tip)
+        if not changes:
+            base = repo.merge_base(lead_tip, c.tip)
+            if base == c.tip:  # nothing on it that the lead lacks
+                return Verdict(c.branch, "already", c.job, commit=lead_tip,
+                               reason=f"everything on it is in {self.lead.branch} already")
+            changes = repo.diff_tree(base, c.tip) if changes is None else changes
+        touched = self.protected.held(repo, changes)  # protected paths and files past the size limit
         if SETTINGS_PATH in touched:
             bad = self._bad_settings(repo, c.tip)
             if bad:

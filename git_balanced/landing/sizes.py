@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from git_balanced.git import Repo, TreeChange
+from git_balanced.git.loosesize import object_sizes
 
 if TYPE_CHECKING:
     from git_balanced.settings import Settings
@@ -26,10 +27,10 @@ class Limits:
     file_mb: float
     change_mb: float
 
-    def over(self, repo: Repo, base: str, tip: str, changes: list[TreeChange] | None = None) -> dict[str, str]:
-        """The files of the change from `base` to `tip` (its `changes`, when the caller has them) that pass a
-        limit, each with the words that say so."""
-        sizes = written(repo, base, tip, changes)
+    def over(self, repo: Repo, changes: list[TreeChange]) -> dict[str, str]:
+        """The files of a change (its `changes`, as `diff-tree` lists them) that pass a limit, each with the
+        words that say so."""
+        sizes = written(repo, changes)
         out = {p: f"{size_words(n)}: {n:,} bytes, over `[landing] max_file_mb` = {self.file_mb:g}"
                for p, n in sizes.items() if n > self.file_mb * MB}
         total = sum(sizes.values())
@@ -45,12 +46,12 @@ def limits(settings: Settings) -> Limits:
     return Limits(settings.landing.max_file_mb, settings.landing.max_change_mb)
 
 
-def written(repo: Repo, base: str, tip: str, changes: list[TreeChange] | None = None) -> dict[str, int]:
-    """Each file added or changed from `base` to `tip` (`changes`: that diff, made already), with its size in
-    bytes at `tip` (git's own count, without reading the files)."""
-    blobs = {c.path: c.new for c in (repo.diff_tree(base, tip) if changes is None else changes)
+def written(repo: Repo, changes: list[TreeChange]) -> dict[str, int]:
+    """Each file a change adds or changes (`changes`, as `diff-tree` lists them), with its size in bytes on its
+    new side (git's own count, without reading the files)."""
+    blobs = {c.path: c.new for c in changes
              if c.status != "D" and c.new_mode != 0o160000}  # a submodule is no blob here
-    return dict(zip(blobs, repo.object_sizes(list(blobs.values())), strict=True))
+    return dict(zip(blobs, object_sizes(repo, list(blobs.values())), strict=True))
 
 
 def size_words(n: int) -> str:

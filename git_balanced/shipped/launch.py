@@ -38,6 +38,7 @@ if "_git" not in globals():
         _note,
         _parsed,
         _path,
+        _read,
         _read_pid,
         _run_dir,
         _signal_group,
@@ -65,9 +66,26 @@ def seats_module(source: str | None) -> dict | None:
     """seats.py's functions from the source the engine sent (never from a file a worker could have changed)."""
     if not source:
         return None
+    mine = _package_seats(source)
+    if mine is not None:
+        return mine
     found: dict = {"__name__": "balanced_seats"}
     exec(compile(source, "seats.py", "exec"), found)
     return found
+
+
+def _package_seats(source: str) -> dict | None:
+    """This package's seats.py as imported (its bytecode compiled once, not for each worker), when this runner
+    runs from the package, as it does on the lead's machine, and the source sent is that very file's text;
+    None otherwise (the one script on another machine compiles what was sent)."""
+    if __name__ != "git_balanced.shipped.launch":
+        return None
+    from git_balanced.shipped import pids, seats
+
+    # What the engine sends (machines/placing/check_seats.source): pids.py's text, then seats.py's.
+    texts = [_read(str(m.__file__)) or "" for m in (pids, seats)]
+    sent = texts[0] + texts[1].replace("\nfrom __future__ import annotations\n", "\n")
+    return dict(vars(seats)) if all(texts) and sent == source else None
 
 
 def seats_answer(req: dict) -> dict:

@@ -196,13 +196,15 @@ def _scan() -> list:
             if os.stat(f"/proc/{name}").st_uid != me:
                 continue
             with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read().split(b"\0")
+                env = b"\0" + f.read()
         except OSError:
             continue
         fields = stat_fields(int(name))
         if len(fields) < 20 or fields[0] in ("Z", "X"):
             continue
-        mark = next((v[17:].decode("utf-8", "replace") for v in env if v.startswith(b"BALANCED_RUN_DIR=")), "")
+        at = env.find(b"\0BALANCED_RUN_DIR=")  # the first such variable, found by one search of the whole block
+        end = env.find(b"\0", at + 1) if at >= 0 else -1
+        mark = env[at + 18:end if end >= 0 else len(env)].decode("utf-8", "replace") if at >= 0 else ""
         found.append((int(name), fields[19], int(fields[2]), int(fields[3]), mark))
     return found
 

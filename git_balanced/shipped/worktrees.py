@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 
 if "_git" not in globals():  # sent to another machine, runfiles.py's source comes first and defines these
     from git_balanced.shipped.runfiles import RunError, _git, _note, _path, _read, _read_pid, _write_atomic, alive
@@ -76,9 +77,10 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         if runs and _free_branch(repo, wt, branch, runs, listed):
             listed = _worktree_list(repo)
         if isinstance(start_at, str) and start_at and not _held(repo, branch, listed):
-            code, out = _git(["update-ref", f"refs/heads/{branch}", start_at], repo)
-            if code != 0:
-                raise RunError(f"could not set {branch} to {start_at} in {repo}: {out}")
+            if _branch_at(repo, branch) != start_at:  # the lead set it already in a copy of this machine's
+                code, out = _git(["update-ref", f"refs/heads/{branch}", start_at], repo)
+                if code != 0:
+                    raise RunError(f"could not set {branch} to {start_at} in {repo}: {out}")
             set_here = True
         args = add_args()
         code, out = _git(args, repo)
@@ -91,6 +93,20 @@ def _worktree(repo: str, wt: str, branch: str, base: str, runs: str | None = Non
         os.close(fd)
     if code != 0:
         raise RunError(f"`git {' '.join(args)}` failed in {repo}: {out}")
+
+
+def _branch_at(repo: str, branch: str) -> str | None:
+    """The id in the branch's loose ref file of a plain repository (`repo/.git`), or None where git should say
+    (no such plain file: packed, a link, another ref store). Read only to skip an `update-ref` to what it is."""
+    path = os.path.join(repo, ".git", "refs", "heads", *branch.split("/"))
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode) or os.path.exists(os.path.join(repo, ".git", "reftable")):
+            return None
+        with open(path, encoding="ascii") as f:
+            text = f.read(100).strip()
+    except (OSError, ValueError):
+        return None
+    return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
 
 
 def _worktree_list(repo: str) -> str:

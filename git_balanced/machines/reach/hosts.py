@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from git_balanced import fence, proc, process
 from git_balanced.errors import BalancedError
-from git_balanced.git import Repo
+from git_balanced.git import Repo, handback
 from git_balanced.machines.reach import sessions, workcopy
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.shipped import runner
@@ -128,23 +128,41 @@ class LocalHost:
         machine, else the base): as an SSH machine's copy gets it pushed, without a push, since the copy
         borrows this repository's objects."""
         if self._config is None:  # a batch of starts reads the lead's config once (a host is made per batch)
-            self._config = (workcopy.carried_config(self.repo), self.repo.config_value("core.hooksPath") or "")
+            self._config = workcopy.copy_config(self.repo)  # one `git config` for both
         carried, hooks_path = self._config
-        copy = workcopy.ensure(self.repo, workcopy.WORKERS, branch, carried)
+        earlier = earlier_work(self.repo, branch)
+        # A copy made now has the base and the branch written in it before it takes its place: no update-ref.
+        copy, made = workcopy.ensure_with(self.repo, workcopy.WORKERS, branch, carried,
+                                          workcopy.base_refs(branch, base, earlier))
         workcopy.sync_hooks(self.repo, copy, hooks_path)
-        workcopy.set_base(copy, branch, base, earlier_work(self.repo, branch))
+        if not made:
+            workcopy.set_base(copy, branch, base, earlier)
 
     def fetch_back(self, branch: str) -> str | None:
         """Fetch exactly the worker's branch from the copy into `refs/heads/<branch>`; the ref's name."""
         return self.fetch_back_many([branch])[branch]
 
     def fetch_back_many(self, branches: list[str]) -> dict[str, str | None]:
-        """Each branch from its own copy; None for a branch that has none here."""
+        """Each branch from its own copy; None for a branch that has none here. Each branch's objects come in
+        two git processes and every branch's ref moves in one (git/handback.py); one that cannot is fetched."""
         out: dict[str, str | None] = {}
+        carried: dict[str, str] = {}
+        fetch: list[str] = []
         for branch in branches:
             copy = workcopy.for_branch(self.repo, branch)
+            tip = workcopy.carry_back(self.repo, copy, branch) if copy.is_dir() else None
+            if tip:
+                carried[branch] = tip
+            else:
+                fetch.append(branch)
+        if not handback.set_branches(self.repo, carried):
+            fetch += list(carried)
+        else:
+            out.update({b: f"refs/heads/{b}" for b in carried})
+        for branch in fetch:
+            copy = workcopy.for_branch(self.repo, branch)
             out.update(workcopy.fetch_branches(self.repo, copy, [branch]) if copy.is_dir() else {branch: None})
-        return out
+        return {b: out[b] for b in branches}
 
     def forget(self, branch: str) -> None:
         """Remove the branch's worker copy once its worktree is gone."""

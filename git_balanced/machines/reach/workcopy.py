@@ -21,7 +21,7 @@ from pathlib import Path
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic_bytes
-from git_balanced.git import Repo, run_git, write_config
+from git_balanced.git import Repo, freshcopy, handback, initseed, peek, run_git, write_config
 
 WORKERS = "workers"
 CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
@@ -64,15 +64,22 @@ def git_dir(copy: Path) -> Path:
 def ensure(repo: Repo, kind: str, branch: str | None = None, carried: dict[str, str] | None = None) -> Path:
     """The copy of `kind`, or the workers' copy of `branch`, made now if it is missing or broken (one maker at
     a time); `carried`: the lead's `carried_config`, when the caller read it already (for a batch of copies)."""
+    return ensure_with(repo, kind, branch, carried)[0]
+
+
+def ensure_with(repo: Repo, kind: str, branch: str | None = None, carried: dict[str, str] | None = None,
+                refs: dict[str, str] | None = None) -> tuple[Path, bool]:
+    """`ensure`, and whether the copy was made now with `refs` ({full name: id}) in it, written before it took
+    its place (so no other process saw it without them, and no `update-ref` is needed)."""
     where = path(repo, kind) if branch is None else for_branch(repo, branch)
     objects = str((repo.common_dir / "objects").resolve())
     if _valid(where, objects):
-        return where
+        return where, False
     where.parent.mkdir(parents=True, exist_ok=True)
     with Flock(repo.state_dir / "copies.lock"):
         if not _valid(where, objects):
-            _make(repo, where, objects, carried)
-    return where
+            return where, _make(repo, where, objects, carried, refs)
+    return where, False
 
 
 def _valid(where: Path, objects: str) -> bool:
@@ -83,30 +90,43 @@ def _valid(where: Path, objects: str) -> bool:
     return objects in borrowed and (git_dir(where) / "HEAD").is_file()
 
 
-def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None = None) -> None:
+def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None = None,
+          refs: dict[str, str] | None = None) -> bool:
     tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     # `clone --shared --no-checkout` by hand: an empty repository that borrows every object of the lead, and
     # none of its refs (a worker sees the base the lead gives it, and its own branch). Not bare: a bare one's
     # core.bare would make its worktrees bare too once the guard turns on extensions.worktreeConfig.
     # No template: none of git's sample hooks, description or exclude file, made for each worker and removed again.
-    res = run_git(["init", "-q", "--template=", str(tmp)], cwd=repo.common_dir)
-    if res.code != 0:
+    res = initseed.init(tmp, repo.common_dir)  # git inits the first copy; the next ones are laid out alike
+    if res is not None:
         raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
                             hint=f"check that {where.parent} is writable.")
     (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
     # there must not drop what a running worker holds.
     write_config(git_dir(tmp) / "config", {**(carried_config(repo) if carried is None else carried), "gc.auto": "0"})
+    written = bool(refs) and freshcopy.write_refs(git_dir(tmp), refs or {}, repo.identity_line, "balanced: the base")
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
+    return written
 
 
 def carried_config(repo: Repo) -> dict[str, str]:
     """The lead's CARRIED_CONFIG values that are set (the last of several, as `git config --get` says), read
     with one `git config`: its names come back lowercased, and are put back in CARRIED_CONFIG's spelling."""
-    spelled = {key.lower(): key for key in CARRIED_CONFIG}
-    pattern = "^(" + "|".join(re.escape(key.lower()) for key in CARRIED_CONFIG) + ")$"
+    return _config_of(repo, CARRIED_CONFIG)
+
+
+def copy_config(repo: Repo) -> tuple[dict[str, str], str]:
+    """`carried_config`, and the lead's core.hooksPath ('' when unset), read with one `git config` for both."""
+    found = _config_of(repo, (*CARRIED_CONFIG, "core.hooksPath"))
+    return found, found.pop("core.hooksPath", "")
+
+
+def _config_of(repo: Repo, keys: tuple[str, ...]) -> dict[str, str]:
+    spelled = {key.lower(): key for key in keys}
+    pattern = "^(" + "|".join(re.escape(key.lower()) for key in keys) + ")$"
     found: dict[str, str] = {}
     for key, value in repo.config_values(pattern):
         if key.lower() in spelled and value.strip():
@@ -164,6 +184,12 @@ def git_in(copy: Path, *args: str, input: str | None = None) -> str:
     return res.out.strip()
 
 
+def base_refs(branch: str, base: str, earlier: str | None) -> dict[str, str]:
+    """What `set_base` sets in a copy no worktree holds the branch of: the base, and the branch at the earlier
+    attempt's work, else the base."""
+    return {f"refs/balanced/bases/{branch}": base, f"refs/heads/{branch}": earlier or base}
+
+
 def set_base(copy: Path, branch: str, base: str, earlier: str | None) -> None:
     """Make the job's base visible in the copy, and set its branch to what the lead recorded: an earlier
     attempt's work, else the base. Never a ref found in the copy (a worker may have planted it), unless a
@@ -219,6 +245,30 @@ def _has_branch(copy: Path, branch: str) -> bool:
     except OSError:
         return False
     return any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines())
+
+
+def carry_back(repo: Repo, copy: Path, branch: str) -> str | None:
+    """The worker's branch's objects brought here from its copy without a fetch (git/handback.py), past what the
+    lead holds of it and the base it was given; its tip, or None when it is to be fetched (which says why)."""
+    if not branch.startswith("balanced/") or _checked_out(repo, branch):
+        return None  # fetch_branches refuses it, and says so; git's fetch refuses a branch checked out here
+    given = peek.ref_id(str(git_dir(copy)), f"refs/balanced/bases/{branch}")  # a wrong one only fails the carry
+    known = [repo.read_ref(f"refs/heads/{branch}") or "", given or ""]
+    return handback.carry(repo, copy, branch, known)
+
+
+def _checked_out(repo: Repo, branch: str) -> bool:
+    """Whether a checkout of the lead has `branch` checked out (its HEAD files, read here), or one cannot be read."""
+    heads = [repo.common_dir / "HEAD", *(repo.common_dir / "worktrees").glob("*/HEAD")]
+    for head in heads:
+        try:
+            if head.read_text(encoding="utf-8", errors="replace").strip() == f"ref: refs/heads/{branch}":
+                return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+    return False
 
 
 def fetch_branches(repo: Repo, copy: Path, branches: list[str]) -> dict[str, str | None]:
