@@ -15,6 +15,7 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
+from git_balanced.git.objects import Objects, shared
 from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
@@ -115,10 +116,11 @@ class RepoCore:
 
         return DulwichRepo(str(self.common_dir if self.bare else self.root))
 
-    @property
-    def store(self) -> Any:
-        """dulwich's object store, loosely typed: its stubs want ObjectID where bytes do."""
-        return self.dul.object_store
+    @cached_property
+    def store(self) -> Objects:
+        """The objects of this repository: dulwich's store of its objects folder, shared by every Repo and
+        thread of this process that reads it (objects.py)."""
+        return shared(self.dul)
 
     @property
     def _refs(self) -> Any:
