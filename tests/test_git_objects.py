@@ -92,3 +92,24 @@ def test_a_missed_object_lists_the_pack_folder_only_when_it_changed(tmp_path: Pa
     objects[fresh.encode()]
     objects[fresh.encode()]
     assert len(listings) == 4
+
+
+def test_packed_refs_are_parsed_once_a_process_and_a_packed_branch_or_notes_ref_is_swapped_as_git_would(
+        tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    first = git(root, "rev-parse", "HEAD")
+    second = commit(root, {"b.txt": "b\n"})
+    git(root, "notes", "--ref=balanced", "add", "-m", "a note", first)
+    notes = git(root, "rev-parse", "refs/notes/balanced")
+    git(root, "pack-refs", "--all")  # the branch and the notes ref now only in packed-refs
+    a, b = Repo.discover(root), Repo.discover(root)
+    assert a._packed is b._packed
+    assert a.read_ref("refs/heads/main") == second and a.read_ref("refs/notes/balanced") == notes
+    assert a.read_ref("refs/heads/nothing") is None
+    assert not a.cas_ref("refs/heads/main", first, first, message="balanced land")  # not what it holds: refused
+    assert a.cas_ref("refs/heads/main", first, second, message="balanced land")
+    assert git(root, "rev-parse", "refs/heads/main") == first == b.read_ref("refs/heads/main")
+    assert git(root, "reflog", "-1", "--format=%gs", "refs/heads/main") == "balanced land"
+    assert b.cas_ref("refs/notes/balanced", first, notes, message="balanced: notes")
+    assert git(root, "rev-parse", "refs/notes/balanced") == first
+    git(root, "fsck", "--no-dangling")
