@@ -90,7 +90,11 @@ class _Stores(process.Bounded[tuple[str, int, int], Objects]):
 def shared(dul: Any) -> Objects:
     """The shared store of the objects folder of `dul` (a dulwich Repo): its own store, the first time."""
     path = os.path.realpath(dul.object_store.path)
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+        key = (path, st.st_dev, st.st_ino)
+    except OSError:  # no such folder: dulwich says what it finds there, at each read
+        key = (path, 0, 0)
     stores = process.part(_Stores)
     with stores.lock:
-        return stores.made((path, st.st_dev, st.st_ino), lambda: Objects(dul.object_store))
+        return stores.made(key, lambda: Objects(dul.object_store))
