@@ -1,7 +1,7 @@
 """Scale: a plan of 500 shell pieces over this machine and three sshd machines, in a lead that already holds
 10,000 landed jobs, against the same plan in a fresh lead.
 
-    python bench/scale.py [--pieces N] [--history JOBS] [--machines M] [--keep]
+    python bench/scale.py [--pieces N] [--history JOBS] [--machines M] [--keep] [--memory]
 
 Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
 two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
@@ -14,6 +14,9 @@ ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of histor
     (/proc/stat: the machines' sshd and workers run here too);
   - the engine's peak resident memory (ru_maxrss of the engine process);
   - wall time.
+
+With `--memory`, it also samples the engine's /proc/PID/smaps while it runs and prints, at its peak, its resident
+memory by what is mapped (anonymous memory, the heap, each file: a pack's index mapped twice shows as 2 maps).
 
 Then `git gc` in both leads, and the bytes of `.git` the history adds, a job (the lead with history less the fresh
 one, which ran the same plan, over the jobs of history), with the largest parts of `.git`.
@@ -32,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,14 +103,60 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
     return repo
 
 
-def engine(repo: Path, env: dict[str, str], pieces: int) -> Run:
-    """`engine --until-idle` as a process, with what it and its waited-for processes used."""
+class Peak:
+    """The resident memory of a process by mapping, sampled from /proc/PID/smaps at its highest VmRSS."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.rss_kb = pid, 0
+        self.maps: dict[str, list[int]] = {}  # path ("[anon]", "[heap]", a file) -> [resident kB, mappings]
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.2):
+            try:
+                with open(f"/proc/{self.pid}/status") as fh:
+                    rss = next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+                if rss > self.rss_kb + 256:
+                    self.maps, self.rss_kb = self._smaps(), rss
+            except (OSError, StopIteration, ValueError):
+                return  # the process ended
+
+    def _smaps(self) -> dict[str, list[int]]:
+        maps: dict[str, list[int]] = {}
+        now: list[int] = [0, 0]
+        with open(f"/proc/{self.pid}/smaps") as fh:
+            for line in fh:
+                parts = line.split()
+                if parts and not parts[0].endswith(":") and "-" in parts[0]:
+                    now = maps.setdefault(parts[5] if len(parts) > 5 else "[anon]", [0, 0])
+                    now[1] += 1
+                elif parts and parts[0] == "Rss:":
+                    now[0] += int(parts[1])
+        return maps
+
+    def report(self, most: int = 8) -> str:
+        """The largest parts at the peak, a line each."""
+        self._done.set()
+        self._thread.join()
+        rows = sorted(self.maps.items(), key=lambda kv: -kv[1][0])[:most]
+        return "\n".join([f"  smaps at the peak ({self.rss_kb / 1024:.1f} MB resident), the largest parts:"] + [
+            f"  {kb / 1024:6.1f} MB in {n} map{'s' if n > 1 else ''}  {path}" for path, (kb, n) in rows])
+
+
+def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False) -> Run:
+    """`engine --until-idle` as a process, with what it and its waited-for processes used (and, with `memory`,
+    its smaps at its peak, printed)."""
     busy, t0 = cpu_busy(), time.perf_counter()
     p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    peak = Peak(p.pid) if memory else None
     assert p.stdout is not None
     out = p.stdout.read()
     _, status, use = os.wait4(p.pid, 0)
+    if peak is not None:
+        print(peak.report(), flush=True)
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
@@ -141,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--history", type=int, default=10_000, help="landed jobs of history (default 10000)")
     ap.add_argument("--machines", type=int, default=3, help="sshd machines besides local (default 3)")
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
+    ap.add_argument("--memory", action="store_true", help="print the engine's smaps at its peak, by mapping")
     args = ap.parse_args(argv)
     top = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     env = private_env(top)
@@ -152,12 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     with sshd_machines(top / "sshd", names) as machines:
         names = [m.name for m in machines]
         fresh_repo = lead(top, "fresh", env, names, args.pieces, 0)
-        fresh = engine(fresh_repo, env, args.pieces)
+        fresh = engine(fresh_repo, env, args.pieces, args.memory)
         print(f"fresh:   {fresh.wall:7.1f} s wall, {fresh.per_piece() * 1000:6.0f} ms CPU a piece "
               f"({fresh.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {fresh.rss_mb:.0f} MB, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
         old_repo = lead(top, "history", env, names, args.pieces, args.history)
-        old = engine(old_repo, env, args.pieces)
+        old = engine(old_repo, env, args.pieces, args.memory)
         print(f"history: {old.wall:7.1f} s wall, {old.per_piece() * 1000:6.0f} ms CPU a piece "
               f"({old.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {old.rss_mb:.0f} MB, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)

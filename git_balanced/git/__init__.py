@@ -6,6 +6,7 @@
     peek.py      a checkout's branch and one ref's id, read from git's files with os alone (for the hooks)
     catfile.py   objects read through one `git cat-file --batch`, started with os alone (for the pre-push hook)
     refs.py      refs listed from git's own files
+    objects.py   one dulwich object store per objects folder, shared by the process's Repos and threads
     core.py      a repository's folders, git run there, dulwich, compare-and-swap refs, listing once
     packing.py   how much lies loose, and packing refs and objects ourselves (automatic maintenance is off)
     repo.py      Repo: what the package asks git for, by name

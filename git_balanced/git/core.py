@@ -15,7 +15,8 @@ from git_balanced import proc
 from git_balanced.errors import NotARepository
 from git_balanced.git.discover import found_in_process
 from git_balanced.git.locks import remove_if_stale
-from git_balanced.git.refs import BALANCED, LOCKED, PackedRefs, fsync_file, read_plain, refs_from_files, write_loose
+from git_balanced.git.objects import Objects, shared
+from git_balanced.git.refs import BALANCED, LOCKED, fsync_file, packed_refs, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
 if TYPE_CHECKING:
@@ -26,6 +27,10 @@ _READS_NO_REF = frozenset({
     "rev-parse", "for-each-ref", "show-ref", "cat-file", "show", "log", "rev-list", "merge-base", "ls-tree",
     "ls-files", "diff", "diff-tree", "status", "config", "symbolic-ref", "merge-tree", "commit-tree", "hash-object",
     "mktree", "check-ref-format", "var", "grep", "describe", "name-rev", "count-objects", "check-ignore"})
+
+
+# Besides the state's refs, those swapped as git swaps a loose ref (refs.write_loose) once they exist.
+_SWAPPED_OWN = ("refs/heads/", "refs/notes/")
 
 
 class RepoCore:
@@ -42,7 +47,7 @@ class RepoCore:
         self._log_dirs: set[str] = set()  # the reflog folders known to exist (see _reflog_dir)
         self._listing = 0  # inside how many `listing_once` blocks
         self._listed: dict[str, dict[str, str]] | None = None  # "refs/balanced/<kind>/" -> its refs, while listing
-        self._packed = PackedRefs(common_dir / "packed-refs")
+        self._packed = packed_refs(common_dir)  # shared by the process's Repos on it
         self._batching = 0  # inside how many `batch` blocks
         self._unsynced: str | None = None  # the last ref written in a batch without an fsync
 
@@ -115,10 +120,11 @@ class RepoCore:
 
         return DulwichRepo(str(self.common_dir if self.bare else self.root))
 
-    @property
-    def store(self) -> Any:
-        """dulwich's object store, loosely typed: its stubs want ObjectID where bytes do."""
-        return self.dul.object_store
+    @cached_property
+    def store(self) -> Objects:
+        """The objects of this repository: dulwich's store of its objects folder, shared by every Repo and
+        thread of this process that reads it (objects.py)."""
+        return shared(self.dul)
 
     @property
     def _refs(self) -> Any:
@@ -174,8 +180,9 @@ class RepoCore:
         return f"{name or 'git balanced'} <{email or 'balanced@localhost'}>"
 
     def read_ref(self, ref: str) -> str | None:
-        """The id a ref points at, or None. The state's refs are read from git's files (refs.read_plain)."""
-        if ref.startswith(BALANCED) and not self._reftable:
+        """The id a ref points at, or None. A ref under refs/ is read from git's files (refs.read_plain), with the
+        packed-refs this process shared (dulwich would parse them again for each Repo); dulwich reads the others."""
+        if ref.startswith("refs/") and not self._reftable:
             plain, tip = read_plain(self.common_dir, ref, self._packed)
             if plain:
                 return tip
@@ -212,10 +219,12 @@ class RepoCore:
         """Compare-and-swap: point `ref` at `new` only if it still points at `old` (None: is absent). A stale
         lock on the ref is removed, and the swap tried again; a fresh one is a lost race. The state's refs are
         swapped here as git swaps a loose ref (refs.write_loose), each with an fsync, or one for a whole `batch`;
-        any other ref through dulwich."""
+        a lead's branch and the notes (an existing one: a new one is left to dulwich's checks of the names around
+        it) the same way, which reads packed-refs through the process's shared copy; any other ref through
+        dulwich, which parses packed-refs in each Repo."""
         self._reflog_dir(ref)
         self._listed = None
-        plain = ref.startswith(BALANCED) and not self._reftable
+        plain = not self._reftable and (ref.startswith(BALANCED) or (old is not None and ref.startswith(_SWAPPED_OWN)))
         swapped = self._swap_own(ref, new, old, message) if plain else self._swap_dulwich(ref, new, old, message)
         if swapped is None:
             if self.clear_stale_lock(ref):
@@ -229,7 +238,7 @@ class RepoCore:
         path = f"{self.common_dir}/{ref}"
         try:
             done = write_loose(self.common_dir, ref, new, old, self._packed, who=self.identity_line,
-                               message=message, fsync=not self._batching)
+                               message=message, fsync=not (self._batching and ref.startswith(BALANCED)))
         except (ValueError, NotADirectoryError, FileExistsError, IsADirectoryError):
             return self._swap_dulwich(ref, new, old, message)
         if done is LOCKED:

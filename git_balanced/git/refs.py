@@ -7,8 +7,12 @@ import bisect
 import contextlib
 import os
 import re
+import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
+
+from git_balanced import process
 
 ZERO = "0" * 40
 BALANCED = "refs/balanced/"  # the state's refs (DESIGN §4)
@@ -19,46 +23,93 @@ _ODD_PART = re.compile(r"^\.|\.lock$|\.\.|[\x00-\x20\x7f~^:?*\[\\]|@\{|\.$|^$")
 
 
 class PackedRefs:
-    """The packed-refs file of a repository, parsed once for each version of it (its inode, size and time)."""
+    """The packed-refs file of a repository, parsed once for each version of it (its inode, size and time), and
+    shared by this process's Repos and threads on that repository (`packed_refs`): a lead's ten thousand packed
+    refs are some megabytes parsed, once, not once a Repo. Each version is read whole under a lock and kept as one
+    snapshot, so a reader never mixes two."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.Lock()
         self._key: tuple[int, int, int] | None = None
-        self._refs: dict[str, str] = {}
-        self._names: list[str] = []  # sorted: a prefix's refs are found by bisection, not by reading them all
+        self._seen = Packed({}, [])  # the last version read
+
+    def read(self) -> Packed | None:
+        """Each packed ref with its id, and their names sorted (empty when there is no file); None when the file is
+        not what git writes."""
+        with self._lock:
+            try:
+                with open(self.path, "rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+                    if key != self._key:
+                        parsed = _parse(fh.read())
+                        if parsed is None:
+                            return None
+                        self._key, self._seen = key, Packed(parsed, sorted(parsed))
+            except FileNotFoundError:
+                self._key, self._seen = None, Packed({}, [])
+            except OSError:
+                return None
+            return self._seen
 
     def refs(self) -> dict[str, str] | None:
         """Each packed ref with its id ({} when there is no file); None when the file is not what git writes."""
-        try:
-            with open(self.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                key = (st.st_ino, st.st_size, st.st_mtime_ns)
-                if key != self._key:
-                    parsed: dict[str, str] = {}
-                    for raw in fh.read().decode("utf-8", "replace").splitlines():
-                        if raw.startswith(("#", "^")) or not raw:
-                            continue
-                        sha, _, name = raw.partition(" ")
-                        if not OBJECT_ID.fullmatch(sha) or not name.startswith("refs/"):
-                            return None
-                        parsed[name] = sha
-                    self._key, self._refs, self._names = key, parsed, sorted(parsed)
-        except FileNotFoundError:
-            self._key, self._refs, self._names = None, {}, []
-        except OSError:
-            return None
-        return self._refs
+        seen = self.read()
+        return None if seen is None else seen.refs
 
     def names_under(self, whole: str) -> list[str]:
-        """The packed refs named `whole` or under `whole/`, as the last `refs()` read them: a bisection of the
-        sorted names, so a lead's thousands of packed branches cost nothing to a listing of its jobs."""
-        names, out = self._names, []
+        """The packed refs named `whole` or under `whole/`, as the last `read()` read them."""
+        return self._seen.names_under(whole)
+
+
+class Packed(NamedTuple):
+    """One version of packed-refs: each ref's id, and the names sorted."""
+
+    refs: dict[str, str]
+    names: list[str]
+
+    def names_under(self, whole: str) -> list[str]:
+        """The refs named `whole` or under `whole/`: a bisection of the sorted names, so a lead's thousands of
+        packed branches cost nothing to a listing of its jobs."""
+        names, out = self.names, []
         at = bisect.bisect_left(names, whole)
         while at < len(names) and names[at].startswith(whole):
             if len(names[at]) == len(whole) or names[at][len(whole)] == "/":
                 out.append(names[at])
             at += 1
         return out
+
+
+def _parse(raw: bytes) -> dict[str, str] | None:
+    """The refs of a packed-refs file's bytes; None when it is not what git writes."""
+    parsed: dict[str, str] = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if line.startswith(("#", "^")) or not line:
+            continue
+        sha, _, name = line.partition(" ")
+        if not OBJECT_ID.fullmatch(sha) or not name.startswith("refs/"):
+            return None
+        parsed[name] = sha
+    return parsed
+
+
+class _Shared(process.Bounded[str, PackedRefs]):
+    """This process's PackedRefs, by the real path of the file."""
+
+    KEEP = 16
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+
+def packed_refs(common_dir: Path) -> PackedRefs:
+    """The PackedRefs of the repository whose common folder is `common_dir`, shared by this process."""
+    path = os.path.realpath(common_dir / "packed-refs")
+    shared = process.part(_Shared)
+    with shared.lock:
+        return shared.made(path, lambda: PackedRefs(Path(path)))
 
 
 def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[str, str] | None:
@@ -107,10 +158,11 @@ def refs_from_files(common_dir: Path, prefix: str, packed: PackedRefs) -> dict[s
             symbolic[name] = text[5:]
         else:
             return None
-    listed = packed.refs()
-    if listed is None:
+    seen = packed.read()
+    if seen is None:
         return None
-    for name in packed.names_under(whole):
+    listed = seen.refs
+    for name in seen.names_under(whole):
         if name not in found and name not in symbolic and (name != whole or not prefix.endswith("/")):
             found[name] = listed[name]
     for name, target in symbolic.items():  # as git shows one: the id of the ref it names

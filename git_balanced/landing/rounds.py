@@ -20,8 +20,10 @@ from git_balanced.machines.reach import workcopy
 
 
 class PerThread:
-    """A Repo of its own for each thread on one repository: dulwich's object and pack reads are not thread-safe,
-    so the landing's threads (preflights, checks, the next chains built ahead) never share one."""
+    """A Repo of its own for each thread on one repository: a Repo's listing of refs and its batch of swaps are
+    not thread-safe, so the landing's threads (preflights, checks, the next chains built ahead) never share one.
+    Their objects they do share: every Repo on the repository reads through one locked store (git/objects.py),
+    its packs mapped once."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
