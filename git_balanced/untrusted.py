@@ -52,7 +52,10 @@ OWN_SCOPES = ("local", "worktree")
 DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER", "GIT_EDITOR",
                "GIT_SEQUENCE_EDITOR", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
                "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
-SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false"}
+# GIT_NO_LAZY_FETCH: a folder whose config makes it a partial clone would have git fetch a missing object from
+# its "promisor" remote, running the upload-pack command that remote names (git 2.39.4 and later honour it).
+SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false",
+           "GIT_NO_LAZY_FETCH": "1"}
 
 GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
 

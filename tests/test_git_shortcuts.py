@@ -55,6 +55,10 @@ def test_the_refs_holding_a_commit_are_those_merge_base_says(tmp_path: Path) -> 
     assert holding(repo, base, refs) == {"refs/heads/main", "refs/heads/at", "refs/tags/tagged", "refs/heads/side"}
     assert holding(repo, on_top, refs) == {"refs/heads/main"}
     assert holding(repo, on_top, set()) == set()
+    assert holding(repo, base, {"refs/heads/before"}) == {"refs/heads/before"}, "only the refs asked of"
+    many = {f"refs/heads/made/{i}" for i in range(40_000)}  # more names than one command line holds
+    assert holding(repo, base, many | {"refs/heads/at"}) == {"refs/heads/at"}, "asked by prefix, not by name"
+    assert holding(repo, "0" * 40, refs) is None, "git could not answer: the caller asks of each ref"
 
 
 def test_sizes_read_from_loose_files_are_what_git_says_and_packed_ones_are_asked(tmp_path: Path) -> None:

@@ -161,10 +161,20 @@ def gitfile_second_line(repo: Path, marker: Path) -> list[str]:
     return ["add", "-A"]
 
 
+def promisor_remote(repo: Path, marker: Path) -> list[str]:
+    """The repository made a partial clone whose "promisor" remote names the upload-pack command: reading an
+    object it lacks would fetch it from there, running that command."""
+    for key, value in (("core.repositoryformatversion", "1"), ("extensions.partialclone", "origin"),
+                       ("remote.origin.url", str(repo)), ("remote.origin.promisor", "true"),
+                       ("remote.origin.uploadpack", f"{script(repo.parent / 'upload', marker)}; git-upload-pack")):
+        git(repo, "config", key, value)
+    return ["cat-file", "-p", "1234567890abcdef1234567890abcdef12345678"]
+
+
 ROUTES: dict[str, Plant] = {f.__name__: f for f in (
     hook, hooks_path, fsmonitor, included_fsmonitor, clean_filter, smudge_filter, process_filter, textconv,
     external_diff, merge_driver, ssh_command, pre_commit_hook, reference_transaction, bom_config,
-    carriage_return_section, emptied_dot_git, gitfile_second_line)}
+    carriage_return_section, emptied_dot_git, gitfile_second_line, promisor_remote)}
 
 
 def planted(where: Path, route: Plant) -> tuple[Path, Path, list[str]]:

@@ -8,11 +8,13 @@ from collections.abc import Collection
 from git_balanced.git.core import RepoCore
 
 
-def holding(repo: RepoCore, commit: str, refs: Collection[str]) -> set[str]:
-    """Those of `refs` (full names) that point at `commit` or a commit on top of it (a tag peeled to its
-    commit); a ref gone meanwhile, or one that names no commit, is not among them."""
+def holding(repo: RepoCore, commit: str, refs: Collection[str]) -> set[str] | None:
+    """Those of `refs` (full names, under refs/heads/ or refs/tags/) that point at `commit` or a commit on top of
+    it (a tag peeled to its commit); a ref gone meanwhile, or one that names no commit, is not among them. None
+    where git could not answer: the caller asks of each ref then. The refs are listed by their prefixes, not
+    named: the checked code may have made more of them than one command line holds."""
     if not refs:
         return set()
-    # Each full name is a pattern matching that ref alone (a ref's name holds none of `*?[`).
-    res = repo._run("for-each-ref", f"--contains={commit}", "--format=%(refname)", *sorted(refs))
-    return set(res.out.split()) & set(refs) if res.ok else set()
+    prefixes = sorted({"refs/tags/" if r.startswith("refs/tags/") else "refs/heads/" for r in refs})
+    res = repo._run("for-each-ref", f"--contains={commit}", "--format=%(refname)", *prefixes)
+    return set(res.out.split()) & set(refs) if res.ok else None

@@ -30,8 +30,10 @@ def carry(repo: RepoCore, copy: Path, branch: str, known: list[str]) -> str | No
     if tip is None or tip == UNSURE or not _small(git_dir / "objects"):
         return None
     revs = "".join(f"^{k}\n" for k in known if k and k != UNSURE)
-    packed = run_git(["pack-objects", "--revs", "--stdout", "-q"], cwd=copy, input=f"{tip}\n{revs}".encode(),
-                     text=False)
+    # --missing=allow-any: an object the copy lacks is left out, never fetched from a "promisor" remote its config
+    # names (which would run that remote's upload-pack command here); --strict below then refuses the pack.
+    packed = run_git(["pack-objects", "--revs", "--stdout", "-q", "--missing=allow-any"], cwd=copy,
+                     input=f"{tip}\n{revs}".encode(), text=False)
     pack = packed.out if isinstance(packed.out, bytes) else b""
     if packed.code != 0 or len(pack) < 12 or pack[:4] != b"PACK":
         return None

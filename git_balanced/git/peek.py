@@ -6,6 +6,7 @@ a file that is not what git writes). Nothing here writes."""
 from __future__ import annotations
 
 import os
+import stat
 
 _HEX = frozenset("0123456789abcdef")
 UNSURE = "?"  # ref_id's answer where only git can tell
@@ -15,12 +16,24 @@ def _object_id(text: str) -> bool:
     return len(text) in (40, 64) and set(text) <= _HEX
 
 
+def _read(path: str, errors: str = "strict") -> str:
+    """The text of the plain file `path`, opened without waiting: a FIFO, a device or a folder planted where
+    git keeps a file (in a worker's copy, say) raises OSError here, where reading it could block for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a plain file")
+        with os.fdopen(fd, encoding="utf-8", errors=errors, closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def branch_of(git_dir: str) -> str | None:
     """The checked-out branch's short name from the checkout's HEAD file, or None where git must say (detached
     included: Repo.current_branch tells that apart)."""
     try:
-        with open(f"{git_dir}/HEAD", encoding="utf-8") as fh:
-            head = fh.read()
+        head = _read(f"{git_dir}/HEAD")
     except (OSError, UnicodeDecodeError):
         return None
     name = head[len("ref: refs/heads/"):].rstrip("\n") if head.startswith("ref: refs/heads/") else ""
@@ -36,16 +49,14 @@ def ref_id(common_dir: str, ref: str) -> str | None:
     try:
         if os.path.islink(path):
             return UNSURE
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read().strip()
+        text = _read(path).strip()
         return text if _object_id(text) else UNSURE
     except FileNotFoundError:
         pass
     except (OSError, UnicodeDecodeError):
         return UNSURE
     try:
-        with open(f"{common_dir}/packed-refs", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        lines = _read(f"{common_dir}/packed-refs", errors="replace").splitlines()
     except FileNotFoundError:
         return None
     except OSError:

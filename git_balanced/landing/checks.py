@@ -450,6 +450,8 @@ def _put_back(repo: Repo, commit: str, before: dict[str, str]) -> str:
         landed = {(ref, sha) for who, ref, sha in ours.moves if who == repo.identity}
     changed = {ref for ref, sha in after.items() if sha != before.get(ref) and (ref, sha) not in landed}
     held = holding(repo, commit, changed)  # one git process for all of them
+    if held is None:  # git did not answer for all at once: each asked alone, as a failing list must not hide one
+        held = {ref for ref in changed if after[ref] == commit or repo.is_ancestor(commit, after[ref])}
     moved = [ref for ref in after if ref in held]
     for ref in moved:
         old = before.get(ref)

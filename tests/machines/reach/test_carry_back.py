@@ -125,3 +125,45 @@ def test_repositories_after_the_first_of_a_folder_are_laid_out_as_git_made_it(tm
     git(second, "commit", "-q", "--allow-empty", "-m", "a commit in it")
     git(second, "fsck", "--no-dangling")
     assert git(second, "rev-parse", "--is-bare-repository") == "false"
+
+
+def test_a_copy_made_a_partial_clone_runs_nothing_when_its_branch_comes_back(tmp_path: Path) -> None:
+    """The worker's copy names a "promisor" remote whose upload-pack command is the worker's, and commits a tree
+    naming a blob it lacks: bringing the branch back must not fetch that blob (which would run the command here,
+    outside the fence). The pack is refused, the fetch fails as a fetch of a broken branch does, nothing ran."""
+    lead, repo, copy, _, _ = _worker(tmp_path, "balanced/one", {"b.txt": "bee\n"})
+    ran = tmp_path / "ran"
+    for key, value in (("core.repositoryformatversion", "1"), ("extensions.partialclone", "origin"),
+                       ("remote.origin.url", str(lead)), ("remote.origin.promisor", "true"),
+                       ("remote.origin.uploadpack", f"touch {ran}; git-upload-pack")):
+        git(copy, "config", key, value)
+    wt = tmp_path / "wt-balanced-one"
+    missing = "1234567890abcdef1234567890abcdef12345678"
+    tree = subprocess.run(["git", "mktree", "--missing"], cwd=wt, input=f"100644 blob {missing}\tgone.txt\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tip = git(wt, "commit-tree", tree, "-p", "HEAD", "-m", "names a blob it lacks")
+    git(wt, "update-ref", "refs/heads/balanced/one", tip)
+    try:
+        LocalHost(repo).fetch_back_many(["balanced/one"])
+    except BalancedError:
+        pass  # the branch cannot come back whole: said as a failed fetch is
+    assert not ran.exists(), "a command the worker's copy named ran outside the fence"
+    here = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/balanced/one"], cwd=lead,
+                          capture_output=True, text=True).stdout.strip()
+    assert here != tip, "a branch naming an object the lead lacks came back"
+
+
+def test_a_fifo_where_the_branch_ref_should_be_does_not_hang_the_engine(tmp_path: Path) -> None:
+    """A worker can make its branch's loose ref in its copy a FIFO: reading it must not block (peek reads plain
+    files only); the branch is asked of git instead, which reads no FIFO either."""
+    lead, repo, copy, _, tip = _worker(tmp_path, "balanced/one", {"b.txt": "bee\n"})
+    from git_balanced.git import peek
+
+    ref = copy / ".git" / "refs" / "heads" / "balanced" / "one"
+    ref.unlink()
+    os.mkfifo(ref)
+    assert peek.ref_id(str(copy / ".git"), "refs/heads/balanced/one") == peek.UNSURE
+    ref.unlink()
+    (copy / ".git" / "packed-refs").unlink(missing_ok=True)
+    os.mkfifo(copy / ".git" / "packed-refs")
+    assert peek.ref_id(str(copy / ".git"), "refs/heads/balanced/one") == peek.UNSURE
