@@ -82,10 +82,12 @@ def write_graph(repo: RepoCore, timeout: float) -> bool:
 
 def left_behind(repo: RepoCore, since: float) -> list[str]:
     """Remove what a packing git ended at its timeout (a SIGKILL: no handler of its own runs) left since
-    `since`: packed-refs' lock, which would keep every later packing and ref removal out, its temporary pack
+    `since`: packed-refs' lock, which would keep every later packing and ref removal out, and the new packed-refs
+    it was writing under that lock (`packed-refs.new`, which every later packing would refuse to write over), its
+    temporary pack
     and commit-graph files, and the graph chain's lock. A ref's own lock it held is removed once stale, as any
     (locks.py). The removed paths."""
-    found = [repo.common_dir / "packed-refs.lock"]
+    found = [repo.common_dir / "packed-refs.lock", repo.common_dir / "packed-refs.new"]
     pack_dir = repo.common_dir / "objects" / "pack"
     found += [p for p in pack_dir.glob("*") if p.name.startswith(("tmp_", ".tmp-"))]
     graphs = repo.common_dir / "objects" / "info" / "commit-graphs"

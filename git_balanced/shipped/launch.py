@@ -80,8 +80,10 @@ def _package_seats(source: str) -> dict | None:
     None otherwise (the one script on another machine compiles what was sent)."""
     if __name__ != "git_balanced.shipped.launch":
         return None
-    from git_balanced.shipped import pids, seats
-
+    try:
+        from git_balanced.shipped import pids, seats
+    except ImportError:  # a package without them: compile what was sent
+        return None
     # What the engine sends (machines/placing/check_seats.source): pids.py's text, then seats.py's.
     texts = [_read(str(m.__file__)) or "" for m in (pids, seats)]
     sent = texts[0] + texts[1].replace("\nfrom __future__ import annotations\n", "\n")

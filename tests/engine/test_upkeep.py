@@ -109,7 +109,9 @@ def test_what_a_packing_ended_at_its_timeout_left_is_removed(tmp_path: Path) -> 
     lock.unlink()
     lock.write_text("")
     (root / ".git" / "objects" / "pack" / "tmp_pack_x").write_text("half a pack")
-    assert sorted(Path(p).name for p in packing.left_behind(repo, start)) == ["packed-refs.lock", "tmp_pack_x"]
+    (root / ".git" / "packed-refs.new").write_text("half of the new packed-refs")  # git refuses to write over it
+    assert sorted(Path(p).name for p in packing.left_behind(repo, start)) == [
+        "packed-refs.lock", "packed-refs.new", "tmp_pack_x"]
     git(root, "update-ref", "--stdin", input="".join(f"create refs/balanced/jobs/j{k:03d} {head}\n"
                                                      for k in range(300)))
     packing.pack_refs(repo, 0.001)  # ended at once, or done: either way nothing of it is in the way
