@@ -65,7 +65,7 @@ def test_a_hint_whose_time_is_not_a_number_is_old_and_goes(tmp_path: Path) -> No
     repo = Repo.discover(path)
     kept = hint(repo, 0, time.time())
     junk = [repo.write_tree([("f", notes.MODE_FILE, repo.write_blob(f"junk {k}\n".encode()))]) for k in range(3)]
-    for tree, line in zip(junk, ('{"at": "yesterday"}', '{"at": null}', '{"at": [1]}')):
+    for tree, line in zip(junk, ('{"at": "yesterday"}', '{"at": null}', '{"at": [1]}'), strict=True):
         git(path, "notes", "--ref=refs/notes/hints/balanced-machine-checks", "add", "-m", line, tree)
     assert machine_checks.prune_hints(repo) == 3
     tip = repo.read_ref(HINTS)
