@@ -4,7 +4,10 @@ shape written. Each such row is made again from the job's state; the board shows
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+
+import pytest
 
 from git_balanced.git import Repo
 from git_balanced.state import cachefile
@@ -41,3 +44,20 @@ def test_junk_kept_rows_are_made_again(lead: Path) -> None:  # noqa: F811
         assert _shown(lead) == plain, junk
     held = cachefile.load(str(rows))
     assert all(isinstance(held[ref][1].get("_json"), str) for ref in refs), "made again, and kept"
+
+
+def test_kept_rows_are_made_again_in_another_time_zone(lead: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Two zones of the same standard-time name (EST, one with summer time): the rows kept in one are made again
+    in the other, and each run's rows are the rows of a board with no kept file."""
+    rows = Repo.discover(lead).state_dir / "cache" / "jobs.rows.json"
+    stamps = []
+    try:
+        for zone in ("EST5", "EST5EDT", "EST5"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            assert both(lead, ["board", "--all", "--json"], None)[0].code == 0
+            stamps.append({entry[0] for entry in cachefile.load(str(rows)).values()})
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert len(stamps[0]) == 6 and not stamps[0] & stamps[1] and stamps[2] == stamps[0], stamps

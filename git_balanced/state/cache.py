@@ -272,7 +272,7 @@ def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callab
     missing = []
     for name in names:
         tip = tips.get(prefix + name)
-        entry = held.get(prefix + name)
+        entry: Any = held.get(prefix + name)
         if tip is None:
             continue
         if _usable(entry, f"{tip} {stamp}") and (valid is None or valid(entry[1])):
