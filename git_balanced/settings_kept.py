@@ -65,7 +65,7 @@ def prune(state_dir: str | os.PathLike[str], keep: int | None = None) -> int:
 
 
 def _a_reading(name: str) -> bool:
-    """Whether `name` is a kept reading's: 40 hex digits, `-`, 12, `.json`."""
+    """Whether `name` is a kept reading's: 40 hex digits (64 in a sha256 repository), `-`, 12, `.json`."""
     stem, ext = os.path.splitext(name)
     blob, _, stamp = stem.partition("-")
-    return ext == ".json" and len(blob) == 40 and len(stamp) == 12 and all(c in _HEX for c in blob + stamp)
+    return ext == ".json" and len(blob) in (40, 64) and len(stamp) == 12 and all(c in _HEX for c in blob + stamp)

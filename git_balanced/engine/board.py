@@ -211,13 +211,26 @@ def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
 
 def _kept_rows(lead: Lead, names: list[str]) -> list[dict[str, Any]]:
     """The rows of the done jobs `names` as kept beside the cache (engine/kept.py), made by `job_row`: kept by
-    this module's file (which makes them) and the time zone its clock speaks in."""
-    try:
-        st = os.stat(__file__)
-        made_by = f"{st.st_size}.{st.st_mtime_ns}.{time.tzname[0]}"
-    except OSError:
-        made_by = time.tzname[0]
-    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), made_by)
+    the files that make and word them and the time zone its clock speaks in."""
+    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), _made_by())
+
+
+# What makes a done job's row, beside this file: the package's files whose stamps key the kept rows.
+MADE_BY = (os.path.join("state", "declared.py"), "vocab.py", "ui.py")
+
+
+def _made_by() -> str:
+    """The stamp of what makes the kept rows: each file's (size, mtime in ns), and the time zone in full."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = []
+    for path in (os.path.abspath(__file__), *(os.path.join(package, name) for name in MADE_BY)):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_size}.{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    parts.append(f"{time.timezone}.{time.altzone}.{'/'.join(time.tzname)}")
+    return ".".join(parts)
 
 
 def _brief_cost(st: dict[str, Any]) -> float:

@@ -55,7 +55,10 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
         return {**row, "_json": ui.dumps(row, 2)}
 
     out: list[dict[str, Any]] = []
-    for held in cache.derived(repo, "jobs", "rows", names, made, f"{FORMAT}.{made_by}").values():
+    def whole(held: Any) -> bool:
+        return isinstance(held, dict) and isinstance(held.get("_json"), str)
+
+    for held in cache.derived(repo, "jobs", "rows", names, made, f"{FORMAT}.{made_by}", whole).values():
         row = KeptRow(held)
         row.text, row.changed = dict.pop(row, "_json"), False
         out.append(row)

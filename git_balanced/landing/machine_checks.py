@@ -216,6 +216,12 @@ class Machines:
                     for h in self.ran]
 
 
+def _at(record: dict[str, object]) -> float:
+    """When a hint line says it was given; 0 (old: pruned) when its `at` is not a number."""
+    at = record.get("at")
+    return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0
+
+
 def prune_hints(repo: Repo, *, now: float | None = None, days: float = HINT_DAYS, most: int = HINTS_KEPT) -> int:
     """Keep the hints on the `most` trees hinted at last, within `days`, in one commit of no parent: the rest and
     their history go (no landing reads them, and `sync` does not carry them). How many trees' hints went; nothing
@@ -226,7 +232,7 @@ def prune_hints(repo: Repo, *, now: float | None = None, days: float = HINT_DAYS
         return 0
     found = notes.all_notes(repo, tip)
     cutoff = (time.time() if now is None else now) - days * 86400
-    last = {obj: max((float(r.get("at") or 0) for r in json_objects("\n".join(lines))), default=0.0)
+    last = {obj: max((_at(r) for r in json_objects("\n".join(lines))), default=0.0)
             for obj, lines in found.items()}
     kept = sorted((obj for obj, at in last.items() if at >= cutoff), key=lambda obj: -last[obj])[:max(0, most)]
     if len(kept) == len(found) and not notes.has_history(repo, tip):

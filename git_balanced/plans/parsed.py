@@ -54,7 +54,20 @@ class Parsed:
             yield event
 
     def load(self) -> Any:
-        """The document, composed and constructed from every event of the text (events() read to its end)."""
+        """The document, composed and constructed from every event of the text (events() read to its end); read
+        afresh by ruamel's own `load` when its insides the replay leans on are not as they were (an AttributeError,
+        or another lookup or type error of a loader reading from where the events are not, or nothing made of a
+        text that is not empty). A broken document still raises the YAMLError it raises."""
+        try:
+            data = self._replayed()
+        except (AttributeError, LookupError, TypeError):
+            data = None
+        if data is None or data == {} or data == []:
+            return YAML(typ="rt").load(self.text) if self.text.strip() else data
+        return data
+
+    def _replayed(self) -> Any:
+        """The document constructed from the kept events, through ruamel's loader's insides."""
         yaml = self.yaml
         yaml._parser = _Replay(self.kept)  # type: ignore[attr-defined]  # the composer asks the loader for it
         yaml.scanner.yaml_version = self.version

@@ -251,12 +251,18 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
     return out
 
 
+def _usable(entry: Any, key: str) -> bool:
+    """Whether a kept entry is `[key, value]`, as `derived` writes it."""
+    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key
+
+
 def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callable[[str, dict[str, Any]], Any],
-            stamp: str = "") -> dict[str, Any]:
+            stamp: str = "", valid: Callable[[Any], bool] | None = None) -> dict[str, Any]:
     """What `make(name, state)` makes of each of the refs `names` in full (the board's row of a done job), kept by
     (ref, tip, `stamp`) in `<kind>.<part>.json`: a reader finds it there without parsing the ref's whole state, and
     only a ref whose tip (or the `stamp` of what makes it: its code) is not held is made again, from `read_all`.
-    A ref that is gone is left out, and dropped from the file."""
+    A ref that is gone is left out, and dropped from the file; an entry not of the shape written (or whose made
+    value `valid` refuses) is made again."""
     prefix = f"refs/balanced/{kind}/"
     path = _path(repo, kind)
     tips = listed.tips(repo, kind, os.path.dirname(path))
@@ -266,10 +272,10 @@ def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callab
     missing = []
     for name in names:
         tip = tips.get(prefix + name)
-        entry = held.get(prefix + name)
+        entry: Any = held.get(prefix + name)
         if tip is None:
             continue
-        if entry is not None and entry[0] == f"{tip} {stamp}":
+        if _usable(entry, f"{tip} {stamp}") and (valid is None or valid(entry[1])):
             out[name] = entry[1]
         else:
             missing.append(name)

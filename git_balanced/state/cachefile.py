@@ -85,7 +85,7 @@ def _replay(entries: Entries, data: bytes) -> tuple[Entries, int]:
         ref = item[0]
         if len(item) == 3 and isinstance(item[1], str):
             held = out.get(ref)
-            if not (held and held[0] == item[1]):
+            if not (isinstance(held, list) and held and held[0] == item[1]):
                 out[ref] = [item[1], item[2]]
         else:
             out.pop(ref, None)

@@ -58,3 +58,15 @@ def test_hints_that_cannot_be_read_leave_the_engine_going(tmp_path: Path, capsys
     Upkeep(Lead(repo, "main")).idle(now=0.0)
     said = capsys.readouterr().err
     assert "could not be pruned" in said and f"git update-ref -d {HINTS}" in said
+
+
+def test_a_hint_whose_time_is_not_a_number_is_old_and_goes(tmp_path: Path) -> None:
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    kept = hint(repo, 0, time.time())
+    junk = [repo.write_tree([("f", notes.MODE_FILE, repo.write_blob(f"junk {k}\n".encode()))]) for k in range(3)]
+    for tree, line in zip(junk, ('{"at": "yesterday"}', '{"at": null}', '{"at": [1]}'), strict=True):
+        git(path, "notes", "--ref=refs/notes/hints/balanced-machine-checks", "add", "-m", line, tree)
+    assert machine_checks.prune_hints(repo) == 3
+    tip = repo.read_ref(HINTS)
+    assert tip and list(notes.all_notes(repo, tip)) == [kept]
