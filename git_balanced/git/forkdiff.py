@@ -4,7 +4,7 @@ merge base and diffs from it, where `merge-base` then `diff-tree` took two (the 
 from __future__ import annotations
 
 from git_balanced.git.core import RepoCore
-from git_balanced.git.repo import TreeChange
+from git_balanced.git.repo import TreeChange, tree_changes
 
 
 def since_fork(repo: RepoCore, ours: str, theirs: str) -> list[TreeChange] | None:
@@ -13,11 +13,4 @@ def since_fork(repo: RepoCore, ours: str, theirs: str) -> list[TreeChange] | Non
     res = repo._run("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--merge-base", ours, theirs)
     if res.code != 0:
         return None
-    parts = res.out.split("\0")
-    found = []
-    for head, path in zip(parts[0::2], parts[1::2], strict=False):
-        if not head.startswith(":"):
-            continue
-        old_mode, new_mode, old, new, status = head[1:].split(" ")
-        found.append(TreeChange(path, int(old_mode, 8), int(new_mode, 8), old, new, status))
-    return found
+    return tree_changes(res.out)

@@ -39,6 +39,18 @@ class TreeChange(NamedTuple):
     status: str
 
 
+def tree_changes(out: str) -> list[TreeChange]:
+    """The files `git diff-tree -r -z` printed (`out`), each with its modes, blobs and status."""
+    parts = out.split("\0")
+    found = []
+    for head, path in zip(parts[0::2], parts[1::2], strict=False):
+        if not head.startswith(":"):
+            continue
+        old_mode, new_mode, old, new, status = head[1:].split(" ")
+        found.append(TreeChange(path, int(old_mode, 8), int(new_mode, 8), old, new, status))
+    return found
+
+
 class Repo(RepoCore):
     """One repository as seen from a checkout (or a bare repository), and git's answers about it by name."""
 
@@ -151,15 +163,7 @@ class Repo(RepoCore):
 
     def diff_tree(self, a: str, b: str) -> list[TreeChange]:
         """The files that differ between commits or trees `a` and `b`, each with its blobs on both sides."""
-        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", a, b)
-        parts = out.split("\0")
-        found = []
-        for head, path in zip(parts[0::2], parts[1::2], strict=False):
-            if not head.startswith(":"):
-                continue
-            old_mode, new_mode, old, new, status = head[1:].split(" ")
-            found.append(TreeChange(path, int(old_mode, 8), int(new_mode, 8), old, new, status))
-        return found
+        return tree_changes(self._git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", a, b))
 
     def numstat(self, base: str, tip: str) -> list[tuple[int | None, int | None, str]]:
         """Lines added and removed in each file from the merge base of `base` and `tip` to `tip`
