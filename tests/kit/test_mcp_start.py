@@ -30,7 +30,9 @@ class Wire:
     """A `git balanced mcp` process and the raw lines to and from it."""
 
     def __init__(self, repo: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "mcp", *args], cwd=repo,
+        # Through the front door, as the console script an agent starts runs it (front.py takes `mcp` without
+        # click); cli.py's own `mcp` is what tests/kit/test_server.py starts.
+        self.proc = subprocess.Popen([sys.executable, "-m", "git_balanced.front", "mcp", *args], cwd=repo,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=dict(os.environ))
         self.n = 0
