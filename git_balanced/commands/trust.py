@@ -73,12 +73,10 @@ def deny_command(for_now: bool = False) -> int:
 
 def _deny_for_now(repo: Repo, cmds: trust.Commands) -> int:
     """Not now: refused for the engine run going on (or, when none runs, the next one), asked again after it."""
-    from git_balanced.channel.presence import pid_alive
-    from git_balanced.engine.shown import engine_pid
+    from git_balanced.engine.shown import engine_running
     from git_balanced.lead import Lead
 
-    pid = engine_pid(Lead(repo, repo.current_branch() or "HEAD"))
-    pid = pid if pid is not None and pid_alive(pid) else None
+    pid = engine_running(Lead(repo, repo.current_branch() or "HEAD"))
     before = state_of(repo, cmds)
     trust.deny_for_now(repo, cmds, pid)
     run = f"the engine run going on (pid {pid})" if pid else "the next engine run"

@@ -56,7 +56,8 @@ class EngineLock:
                 time.sleep(0.1)
                 continue
             return False
-        write_atomic(self.pid_path, f"{os.getpid()}\n")  # a reader never sees it half-written
+        # A reader never sees it half-written; the start tick tells this engine from a later process given its pid.
+        write_atomic(self.pid_path, f"{os.getpid()}\n{pids.start_tick(os.getpid())}\n")
         return True
 
     def release(self) -> None:
@@ -306,8 +307,7 @@ def _taken(lock: EngineLock, pid: int, log: os.PathLike[str], *, after: int | No
 
 def _named(lock: EngineLock) -> int | None:
     """The engine the lock's pid file names, while that process lives (read without taking the lock)."""
-    pid = lock.holder_pid()
-    return pid if pid is not None and pids.alive(pid) else None  # else killed, and its file left behind
+    return shown.engine_running(lock.lead)  # else killed, and its file left behind (its pid perhaps reused)
 
 
 def _alive(pid: int) -> bool:

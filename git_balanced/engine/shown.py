@@ -37,8 +37,8 @@ def collect_shown(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
 def engine_state(lead: Lead, data: dict[str, Any]) -> dict[str, Any]:
     """Whether an engine runs for this repository (read from its lock's pid file, never by taking the lock,
     which could turn away an engine starting then), and how many pieces have work only an engine does."""
-    pid = engine_pid(lead)
-    running = pid is not None and pid_alive(pid)
+    pid, tick = engine_record(lead)
+    running = pid is not None and pid_alive(pid, tick)
     waiting = sum(1 for r in data["jobs"] if r["state"] in LIVE) + \
         sum(1 for n in data["next"] if "piece" in n and n.get("words") == "about to start")
     return {"running": running, "pid": pid if running else None, "waiting": waiting,
@@ -48,10 +48,24 @@ def engine_state(lead: Lead, data: dict[str, Any]) -> dict[str, Any]:
 def engine_pid(lead: Lead) -> int | None:
     """The pid in the engine's pid file (engine/background.EngineLock writes it, and takes it away as it ends),
     read without loading the engine's loop: the board starts fast."""
+    return engine_record(lead)[0]
+
+
+def engine_record(lead: Lead) -> tuple[int | None, str]:
+    """(pid, start tick) in the engine's pid file: `PID` on its first line and, since 5 December 2026, its start
+    tick on the second ("" in a file written before), so that a pid the kernel gave to a later process after the
+    engine was killed is not taken for the engine. (None, "") without a file, or with junk in it."""
     try:
-        return int((lead.repo.state_dir / PID_FILE).read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
+        lines = (lead.repo.state_dir / PID_FILE).read_text().split()
+        return int(lines[0]), (lines[1] if len(lines) > 1 else "")
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None, ""
+
+
+def engine_running(lead: Lead) -> int | None:
+    """The pid of the engine the pid file names, while that very process runs (its start tick checked)."""
+    pid, tick = engine_record(lead)
+    return pid if pid is not None and pid_alive(pid, tick) else None
 
 
 def engine_line(data: dict[str, Any]) -> str:

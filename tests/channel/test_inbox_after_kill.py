@@ -52,7 +52,7 @@ def test_a_real_sigkill_right_after_the_branch_moved(tmp_path: Path) -> None:
     hook.parent.mkdir(exist_ok=True)
     done = tmp_path / "killed"
     hook.write_text(f"#!/bin/sh\n[ -e {done} ] && exit 0\ntouch {done}\n"
-                    f"kill -9 $(cat {repo}/.git/balanced/engine.pid)\n")
+                    f"kill -9 $(head -n 1 {repo}/.git/balanced/engine.pid)\n")
     hook.chmod(0o755)
     assert plan(repo, [piece("a", "echo a > src/a.txt")], "--start").code == 0
 

@@ -86,7 +86,7 @@ def test_detach_against_a_running_engine_says_it_runs(tmp_path: Path) -> None:
     old = _engine_proc(repo, tmp_path / "old.log")
     try:
         pid_file = repo / ".git" / "balanced" / "engine.pid"
-        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() == str(old.pid), 30,
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().split()[:1] == [str(old.pid)], 30,
                    "the engine to take its lock")
         r = balanced(repo, "engine", "--detach")
         assert r.code == 0 and f"An engine runs already (pid {old.pid})" in r.out, r
