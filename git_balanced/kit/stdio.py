@@ -92,13 +92,14 @@ class Load:
 
     def _load(self) -> None:
         try:
-            import anyio  # noqa: F401  what serve_wire imports to run the server, loaded here
-            from mcp.server.stdio import stdio_server  # noqa: F401
+            import anyio
+            from mcp.server.stdio import stdio_server  # noqa: F401  what serve_wire runs the server with
 
             from git_balanced.kit import server
 
             tools = self.verbs()
             self.got = (server, server.build(tools), tools)
+            anyio.run(_nothing)  # what its event loop loads at its first run, loaded here
         except BaseException as exc:  # noqa: BLE001 — said to the client as the answer to its request
             self.got = exc
 
@@ -119,6 +120,10 @@ class Load:
             for out in (sys.stdout, sys.stderr):
                 out.flush()
             os._exit(0)
+
+
+async def _nothing() -> None:
+    """Nothing, run once to load what running the server's event loop loads."""
 
 
 def refuse_all(wire: io.BufferedReader, sink: io.BufferedWriter, first: list[bytes], why: BaseException) -> int:
