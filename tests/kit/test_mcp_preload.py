@@ -59,14 +59,17 @@ def start(repo: Path, env: dict[str, str] | None = None) -> subprocess.Popen[byt
 
 
 def answers(proc: subprocess.Popen[bytes], n: int) -> list[dict[str, Any]]:
-    """The next `n` lines the server writes; one that never comes fails the test, it does not hang it."""
+    """The first `n` lines the server writes (read from its pipe as they come: a buffered reader may hold
+    lines select cannot see); one that never comes fails the test, it does not hang it."""
     assert proc.stdout is not None
-    got = []
-    for _ in range(n):
+    out = b""
+    while out.count(b"\n") < n:
         ready, _, _ = select.select([proc.stdout], [], [], 90)
-        assert ready, f"answered only {got}"
-        got.append(json.loads(proc.stdout.readline()))
-    return got
+        assert ready, f"answered only {out!r}"
+        part = os.read(proc.stdout.fileno(), 1 << 16)
+        assert part, f"the server ended, having answered only {out!r}"
+        out += part
+    return [json.loads(line) for line in out.splitlines()[:n]]
 
 
 def close(proc: subprocess.Popen[bytes]) -> tuple[int, str]:
