@@ -37,9 +37,10 @@ LOAD_FAILED = -32603  # JSON-RPC's "internal error": the answer to each request 
 
 
 def serve(which: str, verbs: Callable[[], tuple[Verb, ...]], *, preload: bool = True) -> int:
-    """Serve the tools of `verbs` (called only when a client asks more than the handshake and the list), the
-    lead's (`which` "lead") or the chief's ("chief"), over stdin and stdout until the client goes away. With
-    `preload` (the default), what serving a tool call takes is loaded once the list of tools is answered."""
+    """Serve the tools of `verbs` (called only once the list is answered, or when a client asks more than the
+    handshake and the list), the lead's (`which` "lead") or the chief's ("chief"), over stdin and stdout until
+    the client goes away. With `preload` (the default), what serving a tool call takes is loaded once the list
+    of tools is answered."""
     wire: io.BufferedReader = io.BufferedReader(os.fdopen(os.dup(0), "rb", buffering=0))
     sink = os.fdopen(os.dup(1), "wb")
     # The server's children read nothing of the wire and write nothing on it, as the SDK arranges for its own.
@@ -86,6 +87,8 @@ class Load:
     def _run(self, was: float) -> None:
         try:
             self._load()
+        except BaseException as exc:  # noqa: BLE001 — an import's SystemExit, say: the thread ends, the client hears
+            self.got = exc
         finally:
             sys.setswitchinterval(was)
             self.done.release()
@@ -100,7 +103,7 @@ class Load:
             tools = self.verbs()
             self.got = (server, server.build(tools), tools)
             anyio.run(_nothing)  # what its event loop loads at its first run, loaded here
-        except BaseException as exc:  # noqa: BLE001 — said to the client as the answer to its request
+        except Exception as exc:  # noqa: BLE001 — said to the client as the answer to its request
             self.got = exc
 
     def wait(self) -> tuple[ModuleType, MCPServer, tuple[Verb, ...]] | BaseException:
