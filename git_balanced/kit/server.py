@@ -180,17 +180,18 @@ def build(verbs: tuple[Verb, ...] = VERBS) -> MCPServer:
 
 
 def serve_wire(verbs: tuple[Verb, ...], wire: io.BufferedReader, sink: io.BufferedWriter, first: list[bytes],
-               record: str | None = None, kept: said.Said | None = None) -> int:
+               record: str | None = None, kept: said.Said | None = None, built: MCPServer | None = None) -> int:
     """Serve the verbs' tools on the wire (kit/stdio.py holds its ends, and has pointed stdin and stdout away from
     it) until the client goes away: `first` is read before the wire (the handshake kit/stdio.py answered, handed
     on again: its answer is not sent twice). With `record` ("lead" or "chief"), what the server answers to the
     client's handshake and `tools/list`, and `kept` does not hold, is kept under that name (kit/said.py) for the
-    next start."""
+    next start. `built` is the server of these verbs, made already (kit/stdio.py makes it while the client reads
+    the list of tools)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     heard = _Heard(record, kept) if record else None
-    server = build(verbs)
+    server = built or build(verbs)
     reader = io.TextIOWrapper(io.BufferedReader(_Mended(wire, first, heard)), encoding="utf-8", errors="replace")
     writer = io.TextIOWrapper(io.BufferedWriter(_Answers(sink, heard)), encoding="utf-8")
 
