@@ -36,8 +36,10 @@ in the same minute.
 
 Goal: each within 2x of `python -c pass` (by CPU time unless --by wall: on a shared machine the clock mostly
 measures the neighbours); `mcp` within MCP_GOAL (3x) of it, and at least 10x less CPU than the SDK's server at
-every start; its first tool call, sent 0.3 s after the list (and 2 s after), answered at least FIRST_CALL_GAIN
-(1.5x) sooner with the preload than without (by the clock: it is what the agent waits for).
+every start; its first tool call (by the clock: it is what the agent waits for), sent 2 s after the list, answered
+at least FIRST_CALL_GAIN (1.5x) sooner with the preload than without; sent 0.3 s after it, at least
+FIRST_CALL_USED (80%) of those 0.3 s saved (a preload can save no more than the time the agent gives it, while the
+load takes some 2 CPU seconds: no ratio is in reach there, so the goal is the time given, used).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ MCP_GOAL = 3.0  # front.py takes `mcp` without click; `json` (1.8x by itself) an
 MCP_GAIN = 10.0  # at least this much less CPU than the SDK's server started at every start
 FIRST_CALL_GAP = 0.3  # seconds between the answer to tools/list and the first tool call, as an agent sends it
 FIRST_CALL_GAIN = 1.5  # the first call's answer at least this much sooner (from the start) with the preload
+FIRST_CALL_USED = 0.8  # sent FIRST_CALL_GAP after the list: at least this share of the gap saved
 FIRST_CALL = b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "board", "arguments": {}}}\n'
 # The light start, the SDK's server loaded only at the first tool call (as before kit/stdio.py's preload).
 NO_PRELOAD = ("import sys; from git_balanced.kit import stdio; sys.exit(stdio.serve('lead', lambda: "
@@ -327,6 +330,15 @@ def first_call_lines(front: Path, lead: Path, kept: dict[str, str], rounds: int)
         print(f"  {f'{gap:.1f} s after the list':<26}{ms(pre):>8}{ms(bare):>9}{ratio:6.2f}x"
               f"{ms(med(r[1] for r in runs)):>10}{ms(med(r[3] for r in runs)):>9}"
               f"{ms(med(r[0].cpu for r in runs)):>10}{ms(med(r[2].cpu for r in runs)):>9}   {load:.2f}", flush=True)
+        if gap < 1.0:  # less than the load takes: what the preload can save is the gap itself
+            saved = med(r[2].wall - r[0].wall for r in runs)
+            verdicts.append((saved >= FIRST_CALL_USED * gap, f"`git balanced mcp`'s first tool call, sent {gap:.1f} s "
+                                                             f"after tools/list, answered {ms(saved).strip()} sooner "
+                                                             f"with the preload than without (at least "
+                                                             f"{FIRST_CALL_USED:.0%} of the {gap:.1f} s, wall): "
+                                                             f"{ms(pre).strip()} against {ms(bare).strip()}, "
+                                                             f"load {load:.2f}"))
+            continue
         verdicts.append((ratio >= FIRST_CALL_GAIN, f"`git balanced mcp`'s first tool call, sent {gap:.1f} s after "
                                                    f"tools/list, answered {ratio:.2f}x sooner from the start with "
                                                    f"the preload than without (at least {FIRST_CALL_GAIN}x, wall): "
