@@ -176,7 +176,7 @@ def _read(path: str) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, encoding="utf-8", errors="surrogatepass") as fh:
+    with os.fdopen(fd, encoding="utf-8", errors="surrogatepass", newline="") as fh:
         st = os.fstat(fd)
         if st.st_uid != os.geteuid() or (st.st_mode & 0o170000) != 0o100000:
             return None
