@@ -115,7 +115,7 @@ def _other(kind: str, key: str) -> str:
     if kind == "version":
         from git_balanced import __version__
 
-        return f"{__version__} {PACKAGE}"
+        return f"{__version__} {PACKAGE} {sys.version}"
     raise ValueError(f"no fact of kind {kind}")
 
 

@@ -38,8 +38,8 @@ STATE_FILES = ("engine.pid", "node", "held.json", "check-seats.json", "fence.jso
 FENCE_FOR = 3600.0  # fence.REMEMBERED_FOR: the board shows a probe's answer this long
 # The modules that word the answers, beside the package's version: a change to one while developing is a change.
 WORDED_BY = ("commands/board.py", "commands/inbox.py", "engine/board.py", "engine/shown.py", "engine/kept.py",
-             "channel/inbox.py", "handles.py", "ui.py", "state/declared.py", "vocab.py", "kit/boardsaid.py",
-             "kit/boardstamp.py")
+             "channel/inbox.py", "channel/presence.py", "handles.py", "ui.py", "fence.py", "state/cache.py",
+             "state/declared.py", "vocab.py", "shipped/seats.py", "kit/boardsaid.py", "kit/boardstamp.py")
 
 
 class _Told:
