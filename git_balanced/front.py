@@ -51,7 +51,8 @@ def _board(*, as_json: bool, show_all: bool) -> int:
 
         return int(board_command(as_json=as_json, show_all=show_all, watch=False))
 
-    return full() if show_all else _kept("board-json" if as_json else "board", full)
+    # `--json` prints every job whether or not `--all` is given: one answer for both
+    return _kept("board-json" if as_json else "board-all" if show_all else "board", full)
 
 
 def _inbox(*, as_json: bool) -> int:

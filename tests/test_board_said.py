@@ -29,7 +29,8 @@ from tests.support.builders import commit, git
 from tests.support.cli import Ran, _as_a_process, balanced
 from tests.support.plans import lead_repo, piece, plan
 
-KINDS = {"board": ["board"], "board-json": ["board", "--json"], "inbox": ["inbox"], "inbox-json": ["inbox", "--json"]}
+KINDS = {"board": ["board"], "board-all": ["board", "--all"], "board-json": ["board", "--json"], "inbox": ["inbox"],
+         "inbox-json": ["inbox", "--json"]}
 PLANTED = "PLANTED: an answer this test wrote into the kept file\n"
 
 
@@ -141,6 +142,9 @@ def test_each_answer_is_kept_and_is_the_commands_to_the_byte(lead: Path) -> None
         keep_and_plant(lead, kind)
         kept_path(lead, kind).unlink()
         keep_and_plant(lead, kind)
+    # `--json` prints every job with `--all` or without: the two share one kept answer
+    assert full(lead, ["board", "--json", "--all"]) == full(lead, ["board", "--json"])
+    assert front_run(lead, ["board", "--json", "--all"]).out == PLANTED
     script = ("import sys\nfrom git_balanced import front\ncode = front.main(sys.argv[1:])\n"
               "print(' '.join(sorted(m for m in ('json', 're', 'pathlib', 'typing', 'enum', 'dataclasses',"
               " 'git_balanced.state') if m in sys.modules)), file=sys.stderr)\nsys.exit(code)\n")
@@ -181,7 +185,7 @@ def _engine_crashed(repo: Path) -> None:
     child.wait()
 
 
-BOARDS = ("board", "board-json")
+BOARDS = ("board", "board-all", "board-json")
 # Each change, and the answers it must make run in full (the others may still be printed as kept).
 CHANGES = [
     ("a job event and an inbox line written", _job_event, tuple(KINDS)),

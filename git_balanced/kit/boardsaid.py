@@ -1,5 +1,6 @@
-"""The last answer of `board`, `board --json`, `inbox` and `inbox --json`, kept with a stamp of everything it was
-made from, so that the next look, when nothing of that changed, prints it without loading the state's modules.
+"""The last answer of `board` (with `--all`, `--json`), `inbox` and `inbox --json`, kept with a stamp of everything
+it was made from, so that the next look, when nothing of that changed, prints it without loading the state's
+modules.
 
 It is kept in the lead's `.git/balanced/cache/said-KIND` (kit/boardstamp.py writes it, after the command ran in
 full through front.py). The stamp is a list of facts, each a kind, a key and the value it had just before the
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 HEAD = "git-balanced said 1"  # the first line of a kept answer: another layout is read past
-KINDS = ("board", "board-json", "inbox", "inbox-json")
+KINDS = ("board", "board-all", "board-json", "inbox", "inbox-json")
 CLOCK_ENV = "GIT_BALANCED_SAID_NOW"  # the time the stamps are judged at, in seconds since 1970 (tests set it)
 SETTLED = 1.0  # seconds: a file or folder changed this recently may change again within its clock tick unseen
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
