@@ -152,8 +152,8 @@ def _state(s: Stamp, state: str, branch: str, *, seen: bool) -> None:
         s.add("st", os.path.join(lead, SEEN))
     try:
         with open(os.path.join(state, "engine.pid"), encoding="utf-8") as fh:
-            s.add("pid", str(int(fh.read().strip())))
-    except (OSError, ValueError):
+            s.add("pid", str(int(fh.read().split()[0])))  # its pid first (its start tick may follow)
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
         pass
     _pid_of(s, os.path.join(lead, "lead.json"))
 
