@@ -2,7 +2,7 @@
 it was made from, so that the next look, when nothing of that changed, prints it without loading the state's
 modules.
 
-It is kept in the lead's `.git/balanced/cache/said-KIND` (kit/boardstamp.py writes it, after the command ran in
+It is kept in the lead's `.git/balanced/cache/said/KIND` (kit/boardstamp.py writes it, after the command ran in
 full through front.py). The stamp is a list of facts, each a kind, a key and the value it had just before the
 answer was made: a file's or folder's identity (`st`: its time in ns, size, inode, mode and owner; git writes a
 ref by renaming its file, so a folder's time changes when a ref in it is written or removed), a variable of the
@@ -60,8 +60,9 @@ def where() -> tuple[str, str, str] | None:
 
 
 def path_of(common: str, kind: str) -> str:
-    """Where the answer of `kind` is kept for the repository whose common git folder is `common`."""
-    return os.path.join(common, "balanced", "cache", f"said-{kind}")
+    """Where the answer of `kind` is kept for the repository whose common git folder is `common`: a folder of its
+    own under the caches, so that keeping one changes nothing the stamp holds of the caches' folder."""
+    return os.path.join(common, "balanced", "cache", "said", kind)
 
 
 def escaped(text: str) -> str:

@@ -14,10 +14,11 @@ a fact of the stamp:
 - the environment the words depend on (the variables read, the families GIT_ and GIT_BALANCED_ named), stdout's
   encoding and whether it is a terminal, the time zone, this package's version and the modules that word them.
 
-The caches under `.git/balanced/cache/` are not in it: each is keyed by the refs it was made from. An answer is not
-kept where its words change with time (a running worker's clock, the JSON's seconds since the lead's session was
-seen) or come from parts this does not stamp (questions, reviews, schedules, pull requests, corrections, held
-machines: what waits on your answer); nor while a fact changed less than boardsaid.SETTLED ago.
+The caches under `.git/balanced/cache/` are in it as the command left them (it may write them as it reads): each is
+keyed by the refs it was made from, so only a cache changed otherwise (by hand, by another version) changes them.
+An answer is not kept where its words change with time (a running worker's clock, the JSON's seconds since the
+lead's session was seen) or come from parts this does not stamp (questions, reviews, schedules, pull requests,
+corrections, held machines: what waits on your answer); nor while a fact changed less than boardsaid.SETTLED ago.
 """
 
 from __future__ import annotations
@@ -204,6 +205,7 @@ def keep(stamp: Stamp, said: str) -> bool:
     changed too recently to be sure of; True when kept."""
     if process.part(_Told).sure is not True or not _settled(stamp) or not _until(stamp):
         return False
+    _caches(stamp)
     if any(c in key for _, key, _ in stamp.facts for c in "\t\n\r") or any("\t" in p for p in stamp.at):
         return False
     head = [HEAD, stamp.kind, "-" if stamp.until is None else repr(stamp.until), "\t".join(stamp.at),
@@ -223,6 +225,17 @@ def keep(stamp: Stamp, said: str) -> bool:
             pass
         return False
     return True
+
+
+def _caches(stamp: Stamp) -> None:
+    """The caches' folder and each cache file in it, as the command left them (it may have just written them): a
+    cache is made from the refs the stamp holds, so only a cache changed by hand, or by another version of the
+    package, changes these."""
+    folder = os.path.dirname(os.path.dirname(path_of(stamp.at[2], stamp.kind)))
+    stamp.add("st", folder)
+    for name in sorted(_names(folder)):
+        if name != "said":
+            stamp.add("st", os.path.join(folder, name))
 
 
 def _settled(stamp: Stamp) -> bool:
