@@ -272,3 +272,14 @@ def test_a_worktrees_own_folder_is_never_read_for_an_answer(lead: Path, tmp_path
     for _ in range(2):
         assert front_run(copy, ["board"]) == full(copy, ["board"])
     assert not kept_path(copy, "board").exists(), "an answer was kept in a copy under ~/.balanced/"
+
+
+def test_nothing_is_kept_where_a_ref_folder_is_a_link(lead: Path, tmp_path: Path) -> None:
+    """A link among the refs' folders: what changes behind it changes no folder the stamp holds, so no answer is
+    kept (the board runs in full each time)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (lead / ".git" / "refs" / "balanced" / "linked").symlink_to(elsewhere, target_is_directory=True)
+    for _ in range(2):
+        assert front_run(lead, ["board"]) == full(lead, ["board"])
+    assert not kept_path(lead, "board").exists()

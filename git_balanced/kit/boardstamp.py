@@ -88,12 +88,21 @@ def before(kind: str) -> Stamp | None:
     if at is None:
         return None
     process.part(_Told).sure = None
-    root, git_dir, common = at
+    _, git_dir, common = at
     from git_balanced.git.peek import branch_of
 
     branch = branch_of(git_dir)
     if branch is None or os.path.exists(os.path.join(common, "reftable")):
         return None
+    try:
+        return _taken(kind, at, branch)
+    except (Unstamped, OSError, ValueError):  # the command runs in full all the same, its answer not kept
+        return None
+
+
+def _taken(kind: str, at: tuple[str, str, str], branch: str) -> Stamp:
+    """The facts of `kind`'s answer in the checkout `at`, whose branch is `branch`."""
+    _, git_dir, common = at
     s = Stamp(kind, at)
     for fact in ("version", "out", "tz", "host"):
         s.add(fact, "")
@@ -127,12 +136,19 @@ def _git(s: Stamp, git_dir: str, common: str, branch: str) -> None:
             s.add("st", folder)
 
 
+class Unstamped(Exception):
+    """An input that cannot be stamped cheaply: no answer is kept."""
+
+
 def _folders(top: str) -> list[str]:
-    """`top` and every folder under it (`top` alone when it is missing: its making changes its parent)."""
+    """`top` and every folder under it (`top` alone when it is missing: its making changes its parent); Unstamped
+    for a link among them (what changes behind it changes no folder here)."""
     out = [top]
     try:
         with os.scandir(top) as entries:
             for entry in entries:
+                if entry.is_symlink():
+                    raise Unstamped(entry.path)
                 if entry.is_dir(follow_symlinks=False):
                     out += _folders(entry.path)
     except OSError:
