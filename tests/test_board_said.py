@@ -23,6 +23,7 @@ from git_balanced.git import Repo
 from git_balanced.kit.boardsaid import CLOCK_ENV, path_of
 from git_balanced.lead import open_lead
 from git_balanced.machines.placing import check_seats
+from git_balanced.shipped import seats
 from git_balanced.state import cache, refs
 from git_balanced.vocab import JobState
 from tests.support.builders import commit, git
@@ -227,6 +228,22 @@ def test_an_engine_started_stopped_or_gone_is_seen(lead: Path) -> None:
     _engine_crashed(lead)
     for kind in BOARDS:
         assert_fresh(lead, kind, "the engine was killed")
+
+
+def test_a_check_seat_taken_and_let_go_is_seen(lead: Path) -> None:
+    """A seat of this machine taken (its lock held, its holder's note written) and let go: the board shows seats."""
+    for kind in BOARDS:
+        keep_and_plant(lead, kind)
+    seat = seats.seat_take(2, {"who": "a check of this test", "command": "true"})
+    assert seat is not None
+    try:
+        for kind in BOARDS:
+            assert_fresh(lead, kind, "a check seat taken")
+            keep_and_plant(lead, kind)
+    finally:
+        seat.release()
+    for kind in BOARDS:
+        assert_fresh(lead, kind, "the check seat let go")
 
 
 def test_the_environment_and_the_clock_are_in_the_stamp(lead: Path) -> None:
