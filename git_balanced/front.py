@@ -4,6 +4,9 @@ here without click and run only what they use; any other arguments, or these wit
 here, go to cli.py's click app, which parses them and says what is wrong with them.
 
 What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
+`board` and `inbox` print their last answer, kept with a stamp of what it was made from, while the stamp holds
+(kit/boardsaid.py, with os alone), and otherwise run in full and keep what they print (kit/boardstamp.py;
+tests/test_board_said.py).
 """
 
 from __future__ import annotations
