@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 
 from git_balanced import cli, front, jobs
-from git_balanced.channel import inbox
+from git_balanced.channel import inbox, presence
 from git_balanced.engine.background import EngineLock
 from git_balanced.git import Repo
+from git_balanced.kit import headless
 from git_balanced.kit.boardsaid import CLOCK_ENV, path_of
 from git_balanced.lead import open_lead
 from git_balanced.machines.placing import check_seats
 from git_balanced.shipped import seats
 from git_balanced.state import cache, refs
-from git_balanced.vocab import JobState
+from git_balanced.vocab import JobState, LeadState
 from tests.support.builders import commit, git
 from tests.support.cli import Ran, _as_a_process, balanced
 from tests.support.plans import lead_repo, piece, plan
@@ -244,6 +245,24 @@ def test_a_check_seat_taken_and_let_go_is_seen(lead: Path) -> None:
         seat.release()
     for kind in BOARDS:
         assert_fresh(lead, kind, "the check seat let go")
+
+
+def test_a_headless_leads_driver_ending_is_seen(lead: Path) -> None:
+    """The headless lead's record names its driver (pid and start tick); the driver ending turns its row to
+    `ended` with no file changed: the board runs in full."""
+    driver = subprocess.Popen(["sleep", "60"])
+    try:
+        headless._save(open_lead(str(lead)), {"agent": "claude", "state": LeadState.WAITING, "turns": 2,
+                                              "cost_usd": 0.5, **presence.driver(driver.pid)})
+        for kind in BOARDS:
+            keep_and_plant(lead, kind)
+        assert "claude, waiting" in full(lead, ["board"]).out
+    finally:
+        driver.kill()
+        driver.wait()
+    for kind in BOARDS:
+        assert_fresh(lead, kind, "the headless lead's driver ended")
+    assert "claude, ended" in full(lead, ["board"]).out
 
 
 def test_the_environment_and_the_clock_are_in_the_stamp(lead: Path) -> None:
