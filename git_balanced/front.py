@@ -4,6 +4,9 @@ here without click and run only what they use; any other arguments, or these wit
 here, go to cli.py's click app, which parses them and says what is wrong with them.
 
 What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
+`board` and `inbox` print their last answer, kept with a stamp of what it was made from, while the stamp holds
+(kit/boardsaid.py, with os alone), and otherwise run in full and keep what they print (kit/boardstamp.py;
+tests/test_board_said.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 TYPE_CHECKING = False  # typing itself is not imported for this: it is most of what `--version` would load
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 # The options each fast command takes here (any of them, in any order); anything else goes to click.
 BOARD_FLAGS = frozenset({"--json", "--all"})
@@ -45,15 +49,64 @@ def _version() -> int:
 
 
 def _board(*, as_json: bool, show_all: bool) -> int:
-    from git_balanced.commands.board import board_command
+    def full() -> int:
+        from git_balanced.commands.board import board_command
 
-    return int(board_command(as_json=as_json, show_all=show_all, watch=False))
+        return int(board_command(as_json=as_json, show_all=show_all, watch=False))
+
+    # `--json` prints every job whether or not `--all` is given: one answer for both
+    return _kept("board-json" if as_json else "board-all" if show_all else "board", full)
 
 
 def _inbox(*, as_json: bool) -> int:
-    from git_balanced.commands.inbox import inbox_command
+    def full() -> int:
+        from git_balanced.commands.inbox import inbox_command
 
-    return int(inbox_command(as_json=as_json, follow=False))
+        return int(inbox_command(as_json=as_json, follow=False))
+
+    return _kept("inbox-json" if as_json else "inbox", full)
+
+
+def _kept(kind: str, full: Callable[[], int]) -> int:
+    """`full()`'s answer as kept from its last run when nothing it is made from changed since (kit/boardsaid.py);
+    else `full()`, run with what it prints kept for the next look (kit/boardstamp.py)."""
+    from git_balanced.kit import boardsaid
+
+    said = boardsaid.answer(kind)
+    if said is not None:
+        sys.stdout.write(said)
+        sys.stdout.flush()
+        return 0
+    from git_balanced.kit import boardstamp
+
+    stamp = boardstamp.before(kind)
+    if stamp is None:
+        return full()
+    out, err = _Copied(sys.stdout), _Copied(sys.stderr)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    try:
+        code = full()
+    finally:
+        sys.stdout, sys.stderr = out.stream, err.stream
+    if code == 0 and not err.parts:  # only a whole answer, with nothing said beside it, is kept
+        boardstamp.keep(stamp, "".join(out.parts))
+    return code
+
+
+class _Copied:
+    """A stream that keeps a copy of what is written to it."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        written = self.stream.write(text)
+        return written if isinstance(written, int) else len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _mcp(*, chief: bool) -> int:

@@ -63,7 +63,8 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     assert "as kept" in both(lead, ["board", "--all"], None)[0].out
     # What makes the rows changed: each is made again, from the job's state.
     monkeypatch.setattr(kept_rows, "FORMAT", "another")
-    again = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
+    # (through click's app: the front door's kept answer is stamped by the package's files, which this leaves as is)
+    again = json.loads(both(lead, ["board", "--all", "--json"], None)[1].out)
     assert again == json.loads(first.out), "the rows made again are the rows first shown"
     # The job's ref moved: its row is made again, the others are read as kept.
     refs.append(repo, ref, "cost", "cost", {"cost_usd": 0.25})

@@ -9,6 +9,7 @@ from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.kept import laid_out
 from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
+from git_balanced.kit.boardstamp import told_board
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
 
@@ -136,11 +137,15 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
 
         return board_app.run(lead)
     if as_json:
-        ui.emit_json(laid_out(collect_shown(lead)))
+        data = collect_shown(lead)
+        told_board(data, as_json=True)  # whether front.py may keep what this prints (kit/boardstamp.py)
+        ui.emit_json(laid_out(data))
         return 0
     folded = None if show_all else FOLD_AFTER  # done workers folded into one line: read as briefs
     if not watch:
-        ui.say(render(collect_shown(lead, folded), show_all))
+        data = collect_shown(lead, folded)
+        told_board(data, as_json=False)
+        ui.say(render(data, show_all))
         return 0
     from rich.console import Console
     from rich.live import Live

@@ -7,6 +7,7 @@ from typing import Any
 
 from git_balanced import handles
 from git_balanced.channel.inbox import entries
+from git_balanced.kit.boardstamp import told
 from git_balanced.state.events import node_id
 from git_balanced.ui import clock
 
@@ -42,6 +43,7 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
 
     known: set[str] = set()
     items = entries(lead.repo, lead.branch, known=known)
+    told(not follow)  # its words are the inbox's and its clock's: front.py may keep them (kit/boardstamp.py)
     if as_json and not follow:
         ui.emit_json(handles.add_to_entries(lead.repo, lead.branch, items))
         return 0
