@@ -1,0 +1,35 @@
+"""Event commits this process wrote or read, kept by id: a chain read again after each event written (the
+engine's readers fold a job's whole chain after every append) reads its older events from here, not from the
+object store (three objects an event, each a file or a pack lookup). An object id names its content, so what
+is kept never goes stale; only the event.json's bytes are kept, and parsed again at each read, so no reader
+shares a mutable event with another."""
+
+from __future__ import annotations
+
+import threading
+
+from git_balanced import process
+
+KEEP = 4096  # events: some 2 to 4 MB at the most, the live jobs' chains of a large plan
+
+
+class ReadBack:
+    """(common folder, commit id) to (its event.json's bytes, its parents), the oldest dropped first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[tuple[str, str], tuple[bytes, tuple[str, ...]]] = {}
+
+    def get(self, where: str, sha: str) -> tuple[bytes, tuple[str, ...]] | None:
+        return self._items.get((where, sha))
+
+    def put(self, where: str, sha: str, raw: bytes, parents: tuple[str, ...]) -> None:
+        with self._lock:
+            if len(self._items) >= KEEP:
+                self._items.pop(next(iter(self._items)), None)
+            self._items[(where, sha)] = (raw, parents)
+
+
+def kept() -> ReadBack:
+    """This process's kept events."""
+    return process.part(ReadBack)
