@@ -21,7 +21,8 @@ from git_balanced import proc, ui
 from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, TakenOver
 from git_balanced.landing.checks import marks_of, running_here
-from git_balanced.state import cache
+from git_balanced.state import cache, readback
+from git_balanced.state.events import parse_event
 from git_balanced.vocab import JobState
 
 PREFIX = "refs/balanced/jobs/"
@@ -189,7 +190,14 @@ class Said(NamedTuple):
 
 
 def _event_of(repo: Repo, sha: str) -> Said | None:
-    """The commit `sha` as the narrator says it; None when it cannot be read as a commit."""
+    """The commit `sha` as the narrator says it; None when it cannot be read as a commit. An event this process
+    wrote is said from what it kept of it (state/readback.py: the same subject, time and trailers)."""
+    known = readback.kept().get(str(repo.common_dir), sha)
+    if known is not None and known.subject is not None:
+        with contextlib.suppress(ValueError):
+            ev = parse_event(known.raw)
+            return Said(known.subject, float(int(ev.time)), ev.event, ev.state or "", ev.lamport, ev.node,
+                        list(known.parents))
     try:
         commit = repo.store[sha.encode()]
         parents, when, message = commit.parents, float(commit.commit_time), commit.message

@@ -141,8 +141,9 @@ def write_event_commit(repo: Repo, ev: Event, subject: str, parents: list[str]) 
                             hint="this is a bug in git balanced; please report it with the command you ran.") from None
     blob = repo.write_blob(raw)
     tree = repo.write_tree([("event.json", MODE_FILE, blob)])
-    sha = repo.write_commit(tree, parents, message(ev, subject), when=ev.time)
-    readback.kept().put(str(repo.common_dir), sha, raw, tuple(parents))
+    text = message(ev, subject)
+    sha = repo.write_commit(tree, parents, text, when=ev.time)
+    readback.kept().put(str(repo.common_dir), sha, readback.Kept(raw, tuple(parents), text.partition("\n")[0]))
     return sha
 
 
@@ -277,8 +278,8 @@ def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
     where = str(repo.common_dir)
     known = readback.kept().get(where, commit_sha)
     if known is not None:
-        kept = parse_event(known[0], sha=commit_sha)
-        return (None if kept.event == "merged" else kept), list(known[1])
+        kept = parse_event(known.raw, sha=commit_sha)
+        return (None if kept.event == "merged" else kept), list(known.parents)
     commit = _object(repo, commit_sha.encode(), "its commit", b"commit")
     parents = [p.decode() for p in commit.parents]
     tree = _object(repo, commit.tree, f"the tree of {commit_sha[:12]}", b"tree")
@@ -302,5 +303,5 @@ def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
     if ev.event == "merged":
         return None, parents
     if mode == MODE_FILE and len(entries) == 1:  # the plain shape: read back the same from the bytes alone
-        readback.kept().put(where, commit_sha, blob.data, tuple(parents))
+        readback.kept().put(where, commit_sha, readback.Kept(blob.data, tuple(parents)))
     return ev, parents

@@ -7,27 +7,36 @@ shares a mutable event with another."""
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 from git_balanced import process
 
 KEEP = 4096  # events: some 2 to 4 MB at the most, the live jobs' chains of a large plan
 
 
+class Kept(NamedTuple):
+    """One event commit: its event.json's bytes, its parents, and its subject when this process wrote it."""
+
+    raw: bytes
+    parents: tuple[str, ...]
+    subject: str | None = None
+
+
 class ReadBack:
-    """(common folder, commit id) to (its event.json's bytes, its parents), the oldest dropped first."""
+    """(common folder, commit id) to what is kept of it, the oldest dropped first."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._items: dict[tuple[str, str], tuple[bytes, tuple[str, ...]]] = {}
+        self._items: dict[tuple[str, str], Kept] = {}
 
-    def get(self, where: str, sha: str) -> tuple[bytes, tuple[str, ...]] | None:
+    def get(self, where: str, sha: str) -> Kept | None:
         return self._items.get((where, sha))
 
-    def put(self, where: str, sha: str, raw: bytes, parents: tuple[str, ...]) -> None:
+    def put(self, where: str, sha: str, kept: Kept) -> None:
         with self._lock:
             if len(self._items) >= KEEP:
                 self._items.pop(next(iter(self._items)), None)
-            self._items[(where, sha)] = (raw, parents)
+            self._items[(where, sha)] = kept
 
 
 def kept() -> ReadBack:

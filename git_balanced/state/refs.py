@@ -62,7 +62,7 @@ def lamport_of(repo: Repo, sha: str | None) -> int:
         return 0
     known = readback.kept().get(str(repo.common_dir), sha)
     if known is not None:
-        return parse_event(known[0]).lamport
+        return parse_event(known.raw).lamport
     try:
         msg = repo.store[sha.encode()].message.decode(errors="replace")
     except (KeyError, AttributeError):  # a tip that is not a commit: a new chain starts over it at 1

@@ -62,3 +62,22 @@ def test_a_chain_read_after_an_append_reads_its_events_from_what_this_process_wr
     first.data["n"] = 99  # a reader that changes what it got changes nobody else's
     assert refs.read_chain(again, tip)[0].data["n"] == 0
     process.forget()
+
+
+def test_the_narrator_says_an_event_this_process_wrote_as_its_commit_says_it(tmp_path: Path) -> None:
+    from git_balanced.engine.narrate import _event_of
+
+    path = make_repo(tmp_path / "r")
+    repo = Repo.discover(path)
+    ref = "refs/balanced/jobs/0000000000abcdef"
+    refs.append(repo, ref, "noted", "  a   note\tof two words ", {"n": 1}, state="queued")
+    refs.append(repo, ref, "ended", "the end", {"n": 2})
+    tip = repo.read_ref(ref)
+    assert tip is not None
+    kept = _event_of(repo, tip)
+    process.forget()
+    read = _event_of(Repo.discover(path), tip)
+    assert kept == read and kept is not None and kept.subject == "the end" and kept.parents
+    process.forget()
+    first = _event_of(Repo.discover(path), kept.parents[0])
+    assert first is not None and (first.subject, first.state, first.lamport) == ("a note of two words", "queued", 1)
