@@ -29,7 +29,8 @@ CPU per piece; (e) the engine's fixed cost, storing the plan + its start (launch
 counted (bench/counted.py: the workers its runners let go of too), at most that of doing it by hand.
 Both ways must end on the same tree of main. `--sleep S` makes each piece sleep first, to stand for work
 that takes time (the trivial pieces measure the engine's own overhead). `--profile` runs the plan once
-more with the engine under cProfile and prints where its time goes.
+more with the engine under cProfile (every thread, by its CPU time: bench/profiled/sitecustomize.py) and
+prints where its CPU goes.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ ME = [sys.executable, "-m", "git_balanced.cli"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HISTORY = Path(__file__).resolve().parent / "history.py"
 COUNTED = Path(__file__).resolve().parent / "counted.py"
+PROFILED = Path(__file__).resolve().parent / "profiled"  # its sitecustomize.py profiles the engine (--profile)
 GOAL_RATIO, AIM_RATIO, GOAL_SLEEP_RATIO, GOAL_HISTORY = 1.0, 1.5, 3.5, 1.2
 GOAL_FIXED = 0.5  # seconds: storing the plan, the engine's start to its first placed piece, its last pass
 MANY, GOAL_MANY = 200, 1.5  # at this many pieces and more, by hand / git balanced at least this
@@ -218,11 +220,18 @@ def run_engine(box: Box, repo: Path, n: int, pause: float, profile: Path | None 
         engine = [*plan, "--until-idle"] if one else ["engine", "--until-idle"]
         if profile is None:
             cpu += box.counted(repo, [*ME, *engine])
-        else:
-            res = proc.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "git_balanced.cli",
-                            *engine], cwd=repo, env=box.env)
+        else:  # every thread of the engine, by CPU time (bench/profiled/sitecustomize.py)
+            folder = profile.with_suffix(".d")
+            folder.mkdir(exist_ok=True)
+            env = {**box.env, "BENCH_PROFILE": str(folder),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(PROFILED), box.env.get("PYTHONPATH", "")]))}
+            res = proc.run([*ME, *engine], cwd=repo, env=env)
             if res.code != 0:
                 sys.exit(f"the profiled engine failed:\n{res.err}")
+            parts = sorted(str(p) for p in folder.glob("*.prof"))
+            if not parts:
+                sys.exit(f"the profiled engine wrote no profile in {folder}")
+            pstats.Stats(*parts).dump_stats(str(profile))
         t2 = time.perf_counter()
         exited = time.time()
     first_placed = last_landed = None
@@ -329,9 +338,11 @@ def idle_cpu(box: Box, repo: Path, seconds: float) -> dict:
 
 
 def show_profile(path: Path, top: int) -> None:
-    print(f"\nWhere the engine's time goes (cProfile, top {top} by cumulative time):")
+    print(f"\nWhere the engine's CPU goes, every thread (cProfile by thread CPU time), top {top} by cumulative "
+          f"and by own time:")
     stats = pstats.Stats(str(path), stream=sys.stdout)
     stats.strip_dirs().sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,14 +20,16 @@ from typing import NamedTuple, TextIO
 from git_balanced import proc, ui
 from git_balanced.git import Repo
 from git_balanced.job_events import Claimed, TakenOver
-from git_balanced.landing.checks import marks_of
-from git_balanced.state import cache
+from git_balanced.landing.checks import marks_of, running_here
+from git_balanced.state import cache, readback
+from git_balanced.state.events import parse_event
 from git_balanced.vocab import JobState
 
 PREFIX = "refs/balanced/jobs/"
 EVERY = 0.25  # seconds between two listings of the tips
 STAMP_SETTLED = 1_000_000_000  # ns: a stamp younger than this may hide a write in the same clock tick
-CHECKS_EVERY = 1.0  # seconds between two looks for running checks (a walk of /proc)
+CHECKS_EVERY = 1.0  # seconds between two looks for running checks (a walk of /proc) while one is said to run
+IDLE_CHECKS_EVERY = 5.0  # and while none is: a check of this engine's is known without one, only others' need it
 QUIET = {Claimed.name, TakenOver.name}  # which engine took a job: not news to the person watching it
 COUNTED = (JobState.QUEUED, JobState.RUNNING, JobState.FINISHED, JobState.LANDED, JobState.FAILED)
 
@@ -46,6 +48,7 @@ class Narrator:
         self.states = {jid: str(st["state"]) for jid, st in cache.read_all(repo, "jobs").items()}
         self.check_since: float | None = None
         self._checks_looked = 0.0
+        self._here = False  # whether a check of this process ran at the last look
         self._marks = marks_of(repo)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -71,9 +74,8 @@ class Narrator:
 
     def look(self, repo: Repo, *, last: bool = False) -> None:
         """Say what changed since the last look (`last`: the engine has ended, and with it its checks)."""
-        lines = self._moves(repo)
-        lines += self._checks(last)
-        self._say(sorted(lines, key=lambda x: x[0]))
+        moves = self._moves(repo)
+        self._say(sorted(self._checks(last) + moves, key=lambda x: x[0]))  # a check's end first in its second
 
     def _moves(self, repo: Repo) -> list[tuple[float, str]]:
         """The lines of every job that moved since the last look; none, without listing the jobs, while their
@@ -117,19 +119,29 @@ class Narrator:
 
     def _checks(self, ended: bool = False) -> list[tuple[float, str]]:
         """A line when a check starts running, and one when none runs any more, with how long it took; with
-        `ended` (the engine has ended its checks), none runs, and /proc is not read to know it."""
+        `ended` (the engine has ended its checks), none runs, and /proc is not read to know it. A check this
+        process runs is known without reading /proc (checks.running_here); /proc is walked for the checks of
+        other processes (`land`, another engine), each CHECKS_EVERY while a check is said to run, each
+        IDLE_CHECKS_EVERY while none is."""
         now = time.time()
-        if now - self._checks_looked < CHECKS_EVERY:
-            return []
-        self._checks_looked = now
-        running = not ended and bool(proc.marked(self._marks))
+        here = not ended and running_here()
+        every = CHECKS_EVERY if self.check_since is not None else IDLE_CHECKS_EVERY
+        was_here, self._here = self._here, here
+        if not here and not was_here and now - self._checks_looked < every:
+            return []  # (one of ours that just ended is looked past at once: its end is said before its landing)
+        if here and self.check_since is not None:
+            return []  # said already, and still running
+        if not here:
+            self._checks_looked = now
+        running = here or (not ended and bool(proc.marked(self._marks)))
         if running and self.check_since is None:
             self.check_since = now
             waiting = sum(1 for s in self.states.values() if s == JobState.FINISHED)
             return [(now, f"checking ({waiting} finished, waiting for their check)")]
         if not running and self.check_since is not None:
             took, self.check_since = now - self.check_since, None
-            return [(now, f"check ended after {took:.1f} s")]
+            # Said at the start of its second, the time an event's commit holds: before the landing it let through.
+            return [(float(int(now)), f"check ended after {took:.1f} s")]
         return []
 
     def _say(self, lines: list[tuple[float, str]]) -> None:
@@ -178,7 +190,14 @@ class Said(NamedTuple):
 
 
 def _event_of(repo: Repo, sha: str) -> Said | None:
-    """The commit `sha` as the narrator says it; None when it cannot be read as a commit."""
+    """The commit `sha` as the narrator says it; None when it cannot be read as a commit. An event this process
+    wrote is said from what it kept of it (state/readback.py: the same subject, time and trailers)."""
+    known = readback.kept().get(str(repo.common_dir), sha)
+    if known is not None and known.subject is not None:
+        with contextlib.suppress(ValueError):
+            ev = parse_event(known.raw)
+            return Said(known.subject, float(int(ev.time)), ev.event, ev.state or "", ev.lamport, ev.node,
+                        list(known.parents))
     try:
         commit = repo.store[sha.encode()]
         parents, when, message = commit.parents, float(commit.commit_time), commit.message

@@ -132,38 +132,25 @@ class RepoCore:
 
     def write_blob(self, data: bytes) -> str:
         """Write a loose blob; returns its id."""
-        from dulwich.objects import Blob
-
-        blob = Blob.from_string(data)
-        self.store.add_object(blob)
-        return blob.id.decode()
+        return self.store.add_raw("blob", data)
 
     def write_tree(self, entries: Iterable[tuple[str, int, str]]) -> str:
-        """Write a loose tree of (name, mode, sha) entries; returns its id."""
-        from dulwich.objects import Tree
-
-        tree: Any = Tree()
-        for name, mode, sha in entries:
-            tree.add(name.encode(), mode, sha.encode())
-        self.store.add_object(tree)
-        return tree.id.decode()
+        """Write a loose tree of (name, mode, sha) entries (in git's order: a folder's name sorts as if it ended
+        in '/'); returns its id."""
+        named = {name.encode(): (mode, sha) for name, mode, sha in entries}  # a name given twice: the last
+        rows = sorted(((name, mode, sha) for name, (mode, sha) in named.items()),
+                      key=lambda row: row[0] + b"/" if row[1] == 0o040000 else row[0])
+        return self.store.add_raw("tree", b"".join(b"%o %s\0" % (mode, name) + bytes.fromhex(sha)
+                                                    for name, mode, sha in rows))
 
     def write_commit(self, tree: str, parents: list[str], message: str, when: float | None = None) -> str:
-        """Write a loose commit by the repository's identity; returns its id."""
-        from dulwich.objects import Commit
-
-        c: Any = Commit()
-        c.tree = tree.encode()
-        c.parents = [p.encode() for p in parents]
+        """Write a loose commit by the repository's identity (its author and committer, at `when` in UTC, the
+        message's encoding named UTF-8); returns its id."""
         ident = self.identity_line.encode()
-        c.author = c.committer = ident
         ts = int(when if when is not None else time.time())
-        c.author_time = c.commit_time = ts
-        c.author_timezone = c.commit_timezone = 0
-        c.encoding = b"UTF-8"
-        c.message = message.encode()
-        self.store.add_object(c)
-        return c.id.decode()
+        head = [b"tree " + tree.encode(), *(b"parent " + p.encode() for p in parents),
+                b"author %s %d +0000" % (ident, ts), b"committer %s %d +0000" % (ident, ts), b"encoding UTF-8"]
+        return self.store.add_raw("commit", b"\n".join(head) + b"\n\n" + message.encode())
 
     @cached_property
     def identity_line(self) -> str:

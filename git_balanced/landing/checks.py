@@ -394,6 +394,11 @@ class Ours:
                 del self.ran[next(iter(self.ran))]
 
 
+def running_here() -> bool:
+    """Whether a check of this process runs now (from the moment it reads the lead's branches to its end)."""
+    return bool(process.part(Ours).running)
+
+
 def landing_moves(repo: Repo, ref: str, commit: str) -> None:
     """The landing of this process is about to move `ref` to `commit`: no check of this process puts that back."""
     ours = process.part(Ours)

@@ -13,6 +13,7 @@ from typing import Any
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
+from git_balanced.state import readback
 
 MODE_FILE = 0o100644
 MODE_TREE = 0o040000  # the only other thing an event's tree holds: a row's `attachments/` (channel/now.py)
@@ -140,7 +141,10 @@ def write_event_commit(repo: Repo, ev: Event, subject: str, parents: list[str]) 
                             hint="this is a bug in git balanced; please report it with the command you ran.") from None
     blob = repo.write_blob(raw)
     tree = repo.write_tree([("event.json", MODE_FILE, blob)])
-    return repo.write_commit(tree, parents, message(ev, subject), when=ev.time)
+    text = message(ev, subject)
+    sha = repo.write_commit(tree, parents, text, when=ev.time)
+    readback.kept().put(str(repo.common_dir), sha, readback.Kept(raw, tuple(parents), text.partition("\n")[0]))
+    return sha
 
 
 class Malformed(BalancedError, ValueError):
@@ -270,7 +274,12 @@ def _object(repo: Repo, sha: bytes, what: str, kind: bytes) -> Any:
 def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
     """The event a commit holds (None for a merge of two chains) and the commit's parents; `Malformed` when the
     commit, its tree or its event.json is not what git balanced writes: a tree of `event.json` (and, for a row
-    of Now, an `attachments` folder)."""
+    of Now, an `attachments` folder). An event this process wrote or read before is parsed from its kept bytes."""
+    where = str(repo.common_dir)
+    known = readback.kept().get(where, commit_sha)
+    if known is not None:
+        kept = parse_event(known.raw, sha=commit_sha)
+        return (None if kept.event == "merged" else kept), list(known.parents)
     commit = _object(repo, commit_sha.encode(), "its commit", b"commit")
     parents = [p.decode() for p in commit.parents]
     tree = _object(repo, commit.tree, f"the tree of {commit_sha[:12]}", b"tree")
@@ -293,4 +302,6 @@ def read_event(repo: Repo, commit_sha: str) -> tuple[Event | None, list[str]]:
     ev = parse_event(blob.data, sha=commit_sha)
     if ev.event == "merged":
         return None, parents
+    if mode == MODE_FILE and len(entries) == 1:  # the plain shape: read back the same from the bytes alone
+        readback.kept().put(where, commit_sha, readback.Kept(blob.data, tuple(parents)))
     return ev, parents

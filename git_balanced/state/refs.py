@@ -9,6 +9,7 @@ from typing import Any
 from git_balanced import process
 from git_balanced.errors import GitError, StaleRef
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
+from git_balanced.state import readback
 from git_balanced.state.events import (
     MAX_LAMPORT,
     Event,
@@ -59,6 +60,9 @@ def lamport_of(repo: Repo, sha: str | None) -> int:
     """The lamport of the event at `sha`: its trailer, or (when a hand wrote the message) its event.json."""
     if not sha:
         return 0
+    known = readback.kept().get(str(repo.common_dir), sha)
+    if known is not None:
+        return parse_event(known.raw).lamport
     try:
         msg = repo.store[sha.encode()].message.decode(errors="replace")
     except (KeyError, AttributeError):  # a tip that is not a commit: a new chain starts over it at 1
