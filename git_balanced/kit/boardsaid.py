@@ -125,9 +125,8 @@ def _locked(path: str) -> str:
     """Whether another process holds the lock on `path` now (as seats.seats_in_use asks): "1", "0", or "-"."""
     import fcntl
 
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    fd = plain_fd(path)
+    if fd is None:
         return "-"
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -136,6 +135,22 @@ def _locked(path: str) -> str:
     finally:
         os.close(fd)
     return "0"
+
+
+def plain_fd(path: str) -> int | None:
+    """A descriptor open for reading on `path` when it is a plain file (not a link, a FIFO, a device: a worker may
+    put one where a seat or a note should be, and opening or reading it must not wait); else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if (os.fstat(fd).st_mode & 0o170000) == 0o100000:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def same(facts: Iterable[tuple[str, str, str]]) -> bool:

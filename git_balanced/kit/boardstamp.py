@@ -28,7 +28,19 @@ import os
 from typing import Any
 
 from git_balanced import process
-from git_balanced.kit.boardsaid import CLOCK_ENV, HEAD, PACKAGE, SETTLED, clock, escaped, path_of, value, where
+from git_balanced.kit.boardsaid import (
+    CLOCK_ENV,
+    HEAD,
+    PACKAGE,
+    SETTLED,
+    clock,
+    escaped,
+    path_of,
+    plain_fd,
+    value,
+    where,
+)
+from git_balanced.shipped.pids import PID_BOUND
 
 ENV = ("HOME", "PATH", "TZ", "NO_COLOR", "COLUMNS", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
        "LC_TIME", "PYTHONIOENCODING", "PYTHONUTF8", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
@@ -167,9 +179,11 @@ def _state(s: Stamp, state: str, branch: str, *, seen: bool) -> None:
     s.add("st", os.path.join(lead, "lead.json"))
     if seen:
         s.add("st", os.path.join(lead, SEEN))
+    fd = plain_fd(os.path.join(state, "engine.pid"))
     try:
-        with open(os.path.join(state, "engine.pid"), encoding="utf-8") as fh:
-            s.add("pid", str(int(fh.read().split()[0])))  # its pid first (its start tick may follow)
+        if fd is not None:
+            with os.fdopen(fd, encoding="utf-8") as fh:
+                s.add("pid", str(int(fh.read(64).split()[0])))  # its pid first (its start tick may follow)
     except (OSError, ValueError, IndexError, UnicodeDecodeError):
         pass
     _pid_of(s, os.path.join(lead, "lead.json"))
@@ -177,13 +191,16 @@ def _state(s: Stamp, state: str, branch: str, *, seen: bool) -> None:
 
 def _pid_of(s: Stamp, path: str) -> None:
     """The process the JSON record at `path` names (`pid`), as a fact, when it names one."""
+    fd = plain_fd(path)
+    if fd is None:
+        return
     try:
-        with open(path, encoding="utf-8") as fh:
+        with os.fdopen(fd, encoding="utf-8") as fh:
             rec = json.load(fh)
     except (OSError, ValueError):
         return
     pid = rec.get("pid") if isinstance(rec, dict) else None
-    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+    if isinstance(pid, int) and not isinstance(pid, bool) and 0 < pid < PID_BOUND:
         s.add("pid", str(pid))
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+PID_BOUND = 2**31  # a pid is below this (the kernel's most is 2**22): a larger number names no process
+
 
 def stat_fields(pid: int) -> list[str]:
     """Fields of /proc/<pid>/stat after the name, state first (index 1 the parent, 19 the start tick); [] without
@@ -27,7 +29,7 @@ def alive(pid: object, tick: str = "", *, mine: bool = False) -> bool:
     """Whether the process `pid` runs (and, given its `tick`, is the one that had it); a zombie (an init that never
     reaps leaves them) counts as gone. With `mine`, a process this user may not signal counts as gone too: the
     pid of a process this user started, now another user's."""
-    if not isinstance(pid, int) or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < PID_BOUND:
         return False
     try:
         os.kill(pid, 0)

@@ -55,7 +55,7 @@ def _seat_lock(d: str, i: int) -> int | None:
     cannot be opened at all (a seat the runner did not make, in a folder this process may not write)."""
     path = os.path.join(d, f"seat-{i}.lock")
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in a seat's place must not hold the open
     except FileNotFoundError:
         fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
@@ -136,6 +136,22 @@ def _seat_names(d: str, start: str = "", end: str = "") -> list:
             and len(n) >= len(start) + len(end)]
 
 
+def _seat_open(path: str) -> int | None:
+    """A descriptor open for reading on `path` when it is a plain file; None for a link, a FIFO or a device (a worker
+    may put one where a seat or a note should be: opening or reading it must not wait), or no file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if (os.fstat(fd).st_mode & 0o170000) == 0o100000:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict]:
     """Who holds this machine's seats now: each note whose holder still runs, by seat."""
     d = seat_folder(where)
@@ -143,8 +159,11 @@ def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict
     paths += [os.path.join(run, SEAT_NOTE) for run in _seat_names(os.path.expanduser(runs or SEAT_RUNS))]
     out = []
     for path in paths:
+        fd = _seat_open(path)
+        if fd is None:
+            continue
         try:
-            with open(path, encoding="utf-8") as f:
+            with os.fdopen(fd, encoding="utf-8") as f:
                 note = json.load(f)
         except (OSError, ValueError):
             continue
@@ -158,9 +177,8 @@ def seats_in_use(where: str | None = None) -> int:
     d = seat_folder(where)
     used = 0
     for path in _seat_names(d, "seat-", ".lock"):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
+        fd = _seat_open(path)
+        if fd is None:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -237,8 +255,11 @@ def seat_checks(run_dir: str) -> list:
     """The checks a worker ran through `git balanced seat` (its run folder's checks.jsonl), the last few: each
     `{"command", "exit_code", "seconds", "waited", "at"}` with the fields of the right kinds."""
     out = []
+    fd = _seat_open(os.path.join(run_dir, "checks.jsonl"))
+    if fd is None:
+        return []
     try:
-        with open(os.path.join(run_dir, "checks.jsonl"), encoding="utf-8") as f:
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()[-SEAT_CHECKS_KEPT:]
     except OSError:
         return []
