@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from git_balanced import front
+from git_balanced.kit import boardsaid
 from git_balanced.kit.boardsaid import CLOCK_ENV
 from git_balanced.shipped import seats
-from tests.test_board_said import PLANTED, full, keep_and_plant, kept_path, later, lead, made
+from tests.test_board_said import PLANTED, assert_fresh, full, keep_and_plant, kept_path, later, lead, made
 
 __all__ = ["lead", "made"]  # the fixtures, shared with tests/test_board_said.py
 
@@ -66,3 +67,29 @@ def test_a_note_naming_a_huge_pid_is_no_process(lead: Path) -> None:
         assert ran.stdout == full(lead, ["board", *args]).out
     assert seats.seat_holders() == []
     assert kept_path(lead, "board").exists()
+
+
+def planted(repo: Path, kind: str, said: str, keep_facts: bool = True) -> None:
+    """`said` in place of the kept answer of `kind`, its stamp as it is (or with no fact at all)."""
+    path = kept_path(repo, kind)
+    head = path.read_text(encoding="utf-8").split("\n", 5)
+    facts = head[5].split("\n", int(head[4]) + 1)[:-2] if keep_facts else []
+    path.write_text("\n".join([*head[:4], str(len(facts)), *facts, str(len(said)), said]), encoding="utf-8")
+
+
+def test_a_kept_answer_with_escapes_or_without_its_stamp_is_refused(lead: Path) -> None:
+    """A kept file whose words hold a terminal's escapes, or whose stamp has no facts, or lacks the fixed ones
+    (the version first, HEAD's file), is refused: the command runs in full. A board's own bold passes."""
+    keep_and_plant(lead, "board")
+    whole = kept_path(lead, "board").read_bytes()
+    for said, keep_facts in (("\x1b]0;owned\x07" + PLANTED, True), ("a\rb\n", True), (PLANTED, False)):
+        planted(lead, "board", said, keep_facts)
+        assert_fresh(lead, "board", f"{said!r} planted")
+    kept_path(lead, "board").write_bytes(whole)
+    head = whole.decode().split("\n", 5)
+    facts = head[5].split("\n", int(head[4]) + 1)
+    for left in ("version\t", "st\t" + str(lead / ".git" / "HEAD") + "\t"):
+        some = [f for f in facts[:-2] if not f.startswith(left)]
+        kept_path(lead, "board").write_text("\n".join([*head[:4], str(len(some)), *some, *facts[-2:]]))
+        assert_fresh(lead, "board", f"the fact {left!r} left out")
+    assert boardsaid.printable("\x1b[1mJOBS\x1b[0m\n· a\tb ⠋ ✓\n") and not boardsaid.printable("\x1b[31mred\n")

@@ -184,7 +184,17 @@ def _answer(kind: str) -> str | None:
     said, length = lines[-1], int(lines[-2])
     if len(said) != length or any(len(f) != 3 for f in facts) or len(facts) != int(count):
         return None
+    if not printable(said) or not facts or facts[0][:2] != ["version", ""]:
+        return None
+    if not any(f[0] == "st" and f[1] == os.path.join(found[1], "HEAD") for f in facts):
+        return None
     return said if same((f[0], f[1], f[2]) for f in facts) else None
+
+
+def printable(said: str) -> bool:
+    """Whether `said` is words a board or an inbox prints: printable characters, line ends, tabs, and the one
+    escape they use (bold, on a terminal); a kept file with any other control character is refused."""
+    return said.replace("\x1b[1m", "").replace("\x1b[0m", "").replace("\n", "").replace("\t", "").isprintable()
 
 
 def _read(path: str) -> str | None:

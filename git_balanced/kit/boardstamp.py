@@ -37,6 +37,7 @@ from git_balanced.kit.boardsaid import (
     escaped,
     path_of,
     plain_fd,
+    printable,
     value,
     where,
 )
@@ -236,7 +237,7 @@ def _names(folder: str) -> list[str]:
 def keep(stamp: Stamp, said: str) -> bool:
     """Keep `said`, the answer the command printed, with `stamp`, when the command told it may be and no fact
     changed too recently to be sure of; True when kept."""
-    if process.part(_Told).sure is not True or not _settled(stamp) or not _until(stamp):
+    if process.part(_Told).sure is not True or not printable(said) or not _settled(stamp) or not _until(stamp):
         return False
     _caches(stamp)
     if any(c in key for _, key, _ in stamp.facts for c in "\t\n\r") or any("\t" in p for p in stamp.at):
