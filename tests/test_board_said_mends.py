@@ -5,6 +5,7 @@ is refused when it is not one the command could have printed."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +14,18 @@ from git_balanced import front
 from git_balanced.kit import boardsaid
 from git_balanced.kit.boardsaid import CLOCK_ENV
 from git_balanced.shipped import seats
-from tests.test_board_said import PLANTED, assert_fresh, full, keep_and_plant, kept_path, later, lead, made
+from tests.test_board_said import PLANTED, assert_fresh, full, keep_and_plant, kept_path, later, lead, made, plant
 
 __all__ = ["lead", "made"]  # the fixtures, shared with tests/test_board_said.py
 
 SCRIPT = "import sys\nfrom git_balanced import front\nsys.exit(front.main(sys.argv[1:]))\n"
 
 
-def board_process(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`git balanced board ARGS` through the front door in a process of its own, ended if it takes over 60 s."""
-    env = {**os.environ, CLOCK_ENV: repr(later()), "PYTHONPATH": str(Path(front.__file__).parents[1])}
+def board_process(repo: Path, *args: str, package: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`git balanced board ARGS` through the front door in a process of its own (its package from the folder
+    `package`, else this one), ended if it takes over 60 s."""
+    where = str(package or Path(front.__file__).parents[1])
+    env = {**os.environ, CLOCK_ENV: repr(later()), "PYTHONPATH": where}
     return subprocess.run([sys.executable, "-c", SCRIPT, "board", *args], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=60)
 
@@ -93,3 +96,23 @@ def test_a_kept_answer_with_escapes_or_without_its_stamp_is_refused(lead: Path) 
         kept_path(lead, "board").write_text("\n".join([*head[:4], str(len(some)), *some, *facts[-2:]]))
         assert_fresh(lead, "board", f"the fact {left!r} left out")
     assert boardsaid.printable("\x1b[1mJOBS\x1b[0m\n· a\tb ⠋ ✓\n") and not boardsaid.printable("\x1b[31mred\n")
+
+
+def test_a_change_to_any_module_the_board_loaded_is_a_change(lead: Path, tmp_path: Path) -> None:
+    """Each module of the package the command loaded is in the stamp, not only those that word the board (the
+    version stays the same while developing): one edited (here git/peek.py, in a copy of the package) runs the
+    board in full."""
+    package = tmp_path / "package"
+    shutil.copytree(Path(front.__file__).parent, package / "git_balanced",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for _ in range(3):
+        board_process(lead, package=package)
+        if kept_path(lead, "board").exists() and board_process(lead, package=package).returncode == 0:
+            plant(lead, "board")
+            if board_process(lead, package=package).stdout == PLANTED:
+                break
+    else:
+        raise AssertionError("the board was not kept")
+    with (package / "git_balanced" / "git" / "peek.py").open("a") as fh:
+        fh.write("# edited\n")
+    assert board_process(lead, package=package).stdout == full(lead, ["board"]).out

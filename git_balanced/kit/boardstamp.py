@@ -12,7 +12,7 @@ a fact of the stamp:
   machines, the machines' check seats, the fence's remembered probe (and the boot it was made in);
 - this machine's check seats: their folder, each seat's lock (held or not), each holder's note and process;
 - the environment the words depend on (the variables read, the families GIT_ and GIT_BALANCED_ named), stdout's
-  encoding and whether it is a terminal, the time zone, this package's version and the modules that word them.
+  encoding and whether it is a terminal, the time zone, this package's version and each of its modules loaded.
 
 The caches under `.git/balanced/cache/` are in it as the command left them (it may write them as it reads): each is
 keyed by the refs it was made from, so only a cache changed otherwise (by hand, by another version) changes them.
@@ -31,7 +31,6 @@ from git_balanced import process
 from git_balanced.kit.boardsaid import (
     CLOCK_ENV,
     HEAD,
-    PACKAGE,
     SETTLED,
     clock,
     escaped,
@@ -50,10 +49,6 @@ TREES = ("refs/balanced", "refs/notes", "refs/replace")
 GIT_FILES = ("packed-refs", "config", "info/grafts", "shallow", "reftable")
 STATE_FILES = ("engine.pid", "node", "held.json", "check-seats.json", "fence.json")
 FENCE_FOR = 3600.0  # fence.REMEMBERED_FOR: the board shows a probe's answer this long
-# The modules that word the answers, beside the package's version: a change to one while developing is a change.
-WORDED_BY = ("commands/board.py", "commands/inbox.py", "engine/board.py", "engine/shown.py", "engine/kept.py",
-             "channel/inbox.py", "channel/presence.py", "handles.py", "ui.py", "fence.py", "state/cache.py",
-             "state/declared.py", "vocab.py", "shipped/seats.py", "kit/boardsaid.py", "kit/boardstamp.py")
 
 
 class _Told:
@@ -122,8 +117,6 @@ def _taken(kind: str, at: tuple[str, str, str], branch: str) -> Stamp:
     s.add("envnames", FAMILIES)
     for name in sorted({*ENV, *(n for n in os.environ if n.startswith(tuple(FAMILIES.split())))} - {CLOCK_ENV}):
         s.add("env", name)
-    for name in WORDED_BY:
-        s.add("st", os.path.join(PACKAGE, name))
     s.add("st", "/etc/localtime")
     s.add("link", "/etc/localtime")
     _git(s, git_dir, common, branch)
@@ -237,7 +230,10 @@ def _names(folder: str) -> list[str]:
 def keep(stamp: Stamp, said: str) -> bool:
     """Keep `said`, the answer the command printed, with `stamp`, when the command told it may be and no fact
     changed too recently to be sure of; True when kept."""
-    if process.part(_Told).sure is not True or not printable(said) or not _settled(stamp) or not _until(stamp):
+    if process.part(_Told).sure is not True or not printable(said):
+        return False
+    _modules(stamp)
+    if not _settled(stamp) or not _until(stamp):
         return False
     _caches(stamp)
     if any(c in key for _, key, _ in stamp.facts for c in "\t\n\r") or any("\t" in p for p in stamp.at):
@@ -259,6 +255,16 @@ def keep(stamp: Stamp, said: str) -> bool:
             pass
         return False
     return True
+
+
+def _modules(stamp: Stamp) -> None:
+    """The file of each module of the package the command loaded, beside the package's version (which stays the
+    same across changes while developing): a change to any of them is a change."""
+    import sys
+
+    files = {getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.startswith("git_balanced")}
+    for path in sorted(f for f in files if isinstance(f, str)):
+        stamp.add("st", path)
 
 
 def _caches(stamp: Stamp) -> None:
