@@ -116,3 +116,18 @@ def test_a_change_to_any_module_the_board_loaded_is_a_change(lead: Path, tmp_pat
     with (package / "git_balanced" / "git" / "peek.py").open("a") as fh:
         fh.write("# edited\n")
     assert board_process(lead, package=package).stdout == full(lead, ["board"]).out
+
+
+def test_a_note_edited_in_place_with_its_time_set_back_is_seen(lead: Path) -> None:
+    """A holder's note rewritten in place, same size, its times set back with utime: its change time tells."""
+    folder = Path(seats.seat_prepare(2))
+    note = folder / f"held-{os.getpid()}-0.json"
+    words = '{"who": "%s", "command": "true", "pid": %d, "seat": 0, "since": 1000000000.0, "budget": 2}'
+    note.write_text(words % ("AAAA", os.getpid()))
+    keep_and_plant(lead, "board")
+    was = note.stat()
+    with note.open("r+") as fh:
+        fh.write(words % ("BBBB", os.getpid()))
+    os.utime(note, ns=(was.st_atime_ns, was.st_mtime_ns))
+    assert note.stat().st_size == was.st_size
+    assert_fresh(lead, "board", "a holder's note edited, its time set back")

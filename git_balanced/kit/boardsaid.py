@@ -4,9 +4,10 @@ modules.
 
 It is kept in the lead's `.git/balanced/cache/said/KIND` (kit/boardstamp.py writes it, after the command ran in
 full through front.py). The stamp is a list of facts, each a kind, a key and the value it had just before the
-answer was made: a file's or folder's identity (`st`: its time in ns, size, inode, mode and owner; git writes a
-ref by renaming its file, so a folder's time changes when a ref in it is written or removed), a variable of the
-environment, a process's life (`pid`: whether it runs, and its start tick), a lock held or not, and the like.
+answer was made: a file's or folder's identity (`st`: its time in ns, size, inode, mode, owner and change time,
+which no writer can set back; git writes a ref by renaming its file, so a folder's time changes when a ref in it
+is written or removed), a variable of the environment, a process's life (`pid`: whether it runs, and its start
+tick), a lock held or not, and the like.
 The answer is used only when each value is the same now, and the moment it stops being true has not come.
 
 Only builtins and `os` are used here (no json, re, pathlib, typing): this is what a look costs when nothing
@@ -77,7 +78,7 @@ def value(kind: str, key: str) -> str:
             st = os.stat(key)
         except OSError:
             return "-"
-        return f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}.{st.st_mode}.{st.st_uid}"
+        return f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}.{st.st_mode}.{st.st_uid}.{st.st_ctime_ns}"
     if kind == "env":
         found = os.environ.get(key)
         return "-" if found is None else "=" + found

@@ -280,9 +280,9 @@ def _caches(stamp: Stamp) -> None:
 
 def _settled(stamp: Stamp) -> bool:
     """Whether no file or folder of the stamp changed within SETTLED of now (a writer in the same clock tick as
-    the stamp could leave its time as it was)."""
+    the stamp could leave its times as they were): judged by each one's change time, which utime cannot set."""
     newest = (clock() - SETTLED) * 1e9
-    return all(kept == "-" or int(kept.split(".")[0]) < newest for kind, _, kept in stamp.facts if kind == "st")
+    return all(kept == "-" or int(kept.split(".")[-1]) < newest for kind, _, kept in stamp.facts if kind == "st")
 
 
 def _until(stamp: Stamp) -> bool:
