@@ -8,10 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from git_balanced import front
-from git_balanced.kit import boardsaid
+from git_balanced.kit import boardsaid, boardstamp
 from git_balanced.kit.boardsaid import CLOCK_ENV
 from git_balanced.shipped import seats
 from tests.test_board_said import PLANTED, assert_fresh, full, keep_and_plant, kept_path, later, lead, made, plant
@@ -131,3 +134,21 @@ def test_a_note_edited_in_place_with_its_time_set_back_is_seen(lead: Path) -> No
     os.utime(note, ns=(was.st_atime_ns, was.st_mtime_ns))
     assert note.stat().st_size == was.st_size
     assert_fresh(lead, "board", "a holder's note edited, its time set back")
+
+
+def test_settled_is_judged_from_when_the_stamp_was_taken(lead: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file changed just before the stamp was taken: its answer is not kept, however long the command ran."""
+    monkeypatch.chdir(lead)
+    head = lead / ".git" / "HEAD"
+    head.write_text(head.read_text())  # changed now
+    monkeypatch.setenv(CLOCK_ENV, repr(time.time()))
+    stamp = boardstamp.before("inbox")
+    assert stamp is not None
+    boardstamp.told(True)
+    monkeypatch.setenv(CLOCK_ENV, repr(time.time() + 10))  # a command that ran ten seconds
+    assert not boardstamp.keep(stamp, "an inbox\n")
+    assert not kept_path(lead, "inbox").exists()
+    stamp = boardstamp.before("inbox")  # taken well after the change: kept
+    assert stamp is not None
+    boardstamp.told(True)
+    assert boardstamp.keep(stamp, "an inbox\n")

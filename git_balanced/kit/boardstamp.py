@@ -79,12 +79,13 @@ def told_board(data: dict[str, Any], as_json: bool) -> None:
 class Stamp:
     """The facts of one answer as they were before it was made, and where it is kept."""
 
-    __slots__ = ("at", "facts", "kind", "until")
+    __slots__ = ("at", "facts", "kind", "taken", "until")
 
     def __init__(self, kind: str, at: tuple[str, str, str]) -> None:
         self.kind, self.at = kind, at
         self.facts: list[tuple[str, str, str]] = []
         self.until: float | None = None
+        self.taken = clock()  # before any fact: a change within SETTLED of this may not show in a time
 
     def add(self, kind: str, key: str) -> None:
         self.facts.append((kind, key, escaped(value(kind, key))))
@@ -279,9 +280,10 @@ def _caches(stamp: Stamp) -> None:
 
 
 def _settled(stamp: Stamp) -> bool:
-    """Whether no file or folder of the stamp changed within SETTLED of now (a writer in the same clock tick as
-    the stamp could leave its times as they were): judged by each one's change time, which utime cannot set."""
-    newest = (clock() - SETTLED) * 1e9
+    """Whether no file or folder of the stamp changed within SETTLED of the moment it was taken (a writer in the
+    same clock tick could leave its times as they were): judged by each one's change time, which utime cannot
+    set."""
+    newest = (stamp.taken - SETTLED) * 1e9
     return all(kept == "-" or int(kept.split(".")[-1]) < newest for kind, _, kept in stamp.facts if kind == "st")
 
 
