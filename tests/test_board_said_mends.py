@@ -17,7 +17,18 @@ from git_balanced import front
 from git_balanced.kit import boardsaid, boardstamp
 from git_balanced.kit.boardsaid import CLOCK_ENV
 from git_balanced.shipped import seats
-from tests.test_board_said import PLANTED, assert_fresh, full, keep_and_plant, kept_path, later, lead, made, plant
+from tests.test_board_said import (
+    PLANTED,
+    assert_fresh,
+    front_run,
+    full,
+    keep_and_plant,
+    kept_path,
+    later,
+    lead,
+    made,
+    plant,
+)
 
 __all__ = ["lead", "made"]  # the fixtures, shared with tests/test_board_said.py
 
@@ -152,3 +163,19 @@ def test_settled_is_judged_from_when_the_stamp_was_taken(lead: Path, monkeypatch
     assert stamp is not None
     boardstamp.told(True)
     assert boardstamp.keep(stamp, "an inbox\n")
+
+
+def test_a_kept_file_above_the_limit_is_not_read_nor_written(lead: Path) -> None:
+    """A kept file past boardsaid.LIMIT is read past without reading it; an answer past it is not kept."""
+    keep_and_plant(lead, "board")
+    path = kept_path(lead, "board")
+    with path.open("r+b") as fh:
+        fh.truncate(boardsaid.LIMIT + 1)  # sparse: no 64 MB written
+    assert boardsaid._read(str(path)) is None
+    assert_fresh(lead, "board", "the kept file grew past the limit")
+    path.unlink()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(boardstamp, "LIMIT", 1000)
+        ran = front_run(lead, ["board"])
+    assert ran.code == 0 and ran.out and not path.exists()
+    assert front_run(lead, ["board"]) == ran and path.exists()  # kept under the true limit

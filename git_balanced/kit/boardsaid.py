@@ -27,6 +27,7 @@ HEAD = "git-balanced said 1"  # the first line of a kept answer: another layout 
 KINDS = ("board", "board-all", "board-json", "inbox", "inbox-json")
 CLOCK_ENV = "GIT_BALANCED_SAID_NOW"  # the time the stamps are judged at, in seconds since 1970 (tests set it)
 SETTLED = 1.0  # seconds: a file or folder changed this recently may change again within its clock tick unseen
+LIMIT = 64 << 20  # bytes: a larger answer is not kept, nor a larger file read (`board --json` at 10,000 jobs: 7 MB)
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -199,13 +200,14 @@ def printable(said: str) -> bool:
 
 
 def _read(path: str) -> str | None:
-    """The text of the kept file at `path`, when it is a plain file of this user's; else None."""
+    """The text of the kept file at `path`, when it is a plain file of this user's of at most LIMIT bytes; else
+    None."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, encoding="utf-8", errors="surrogatepass", newline="") as fh:
         st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or (st.st_mode & 0o170000) != 0o100000:
+        if st.st_uid != os.geteuid() or (st.st_mode & 0o170000) != 0o100000 or st.st_size > LIMIT:
             return None
         return fh.read()

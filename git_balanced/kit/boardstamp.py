@@ -31,6 +31,7 @@ from git_balanced import process
 from git_balanced.kit.boardsaid import (
     CLOCK_ENV,
     HEAD,
+    LIMIT,
     SETTLED,
     clock,
     escaped,
@@ -242,12 +243,15 @@ def keep(stamp: Stamp, said: str) -> bool:
     head = [HEAD, stamp.kind, "-" if stamp.until is None else repr(stamp.until), "\t".join(stamp.at),
             str(len(stamp.facts))]
     text = "\n".join([*head, *("\t".join(f) for f in stamp.facts), str(len(said)), said])
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > LIMIT:  # read past as too large (boardsaid._read): not written
+        return False
     path = path_of(stamp.at[2], stamp.kind)
     part = f"{path}.{os.getpid()}.part"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(part, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
-            fh.write(text)
+        with open(part, "wb") as fh:
+            fh.write(data)
         os.replace(part, path)
     except OSError:
         try:
