@@ -17,6 +17,7 @@ from git_balanced import front
 from git_balanced.kit import boardsaid, boardstamp
 from git_balanced.kit.boardsaid import CLOCK_ENV
 from git_balanced.shipped import seats
+from tests.support.cli import _as_a_process
 from tests.test_board_said import (
     PLANTED,
     assert_fresh,
@@ -179,3 +180,13 @@ def test_a_kept_file_above_the_limit_is_not_read_nor_written(lead: Path) -> None
         ran = front_run(lead, ["board"])
     assert ran.code == 0 and ran.out and not path.exists()
     assert front_run(lead, ["board"]) == ran and path.exists()  # kept under the true limit
+
+
+def test_an_answer_kept_on_the_tests_clock_is_not_used_without_it(lead: Path) -> None:
+    """GIT_BALANCED_SAID_NOW is for tests: whether it is set is in the stamp, so a look without it never prints
+    an answer kept with it."""
+    keep_and_plant(lead, "board")
+    with _as_a_process(lead, None, {CLOCK_ENV: None}) as (out, _):
+        assert front.main(["board"]) == 0
+    assert out.getvalue() not in ("", PLANTED)
+    assert out.getvalue() == full(lead, ["board"]).out

@@ -114,7 +114,7 @@ def _taken(kind: str, at: tuple[str, str, str], branch: str) -> Stamp:
     """The facts of `kind`'s answer in the checkout `at`, whose branch is `branch`."""
     _, git_dir, common = at
     s = Stamp(kind, at)
-    for fact in ("version", "out", "tz", "host"):
+    for fact in ("version", "out", "tz", "host", "clock"):
         s.add(fact, "")
     s.add("envnames", FAMILIES)
     for name in sorted({*ENV, *(n for n in os.environ if n.startswith(tuple(FAMILIES.split())))} - {CLOCK_ENV}):
