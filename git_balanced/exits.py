@@ -86,13 +86,13 @@ def leave(code: int) -> NoReturn:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: a stream that is None
         raise SystemExit(code) from None
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: a stream that is None
         raise SystemExit(code) from None
     os._exit(code)
 
