@@ -271,6 +271,9 @@ class GcResult(TypedDict):
     kept: Annotated[list[str], Field(description="Refs that moved while archiving, left for the next run.")]
     left: Annotated[int, Field(description="Plans to fold that a bounded run left for the next (0 for gc).")]
     inbox: Annotated[list[Row], Field(description="Each inbox folded: its name, the newest message folded away.")]
+    branches_removed: Annotated[int, Field(description="How many branches of landed jobs, merged into the lead, "
+                                                   "were removed (each recorded in its plan's archive).")]
+    branches_kept: Annotated[list[Row], Field(description="Branches of landed jobs left: branch, job, why.")]
 
 
 RESULTS: dict[str, type] = {t.__name__: t for t in (
