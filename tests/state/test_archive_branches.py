@@ -115,7 +115,7 @@ def test_a_branch_fetched_back_from_a_machine_goes_too(lead: Repo) -> None:
     assert repo.read_ref("refs/remotes/m1/balanced/far") is None and _recorded(repo, pid) == done.branches
 
 
-def test_a_gc_killed_between_the_archive_and_the_refs_leaves_both_and_the_next_finishes(lead: Repo, monkeypatch) -> None:
+def test_a_gc_killed_before_the_refs_go_leaves_both_and_the_next_finishes(lead: Repo, monkeypatch) -> None:
     repo = lead
     tip = _land(repo, "balanced/one")
     pid, _ = _plan(repo, ["balanced/one"])
