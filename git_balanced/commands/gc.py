@@ -25,7 +25,8 @@ def gc_command(*, older_than: float | None, as_json: bool) -> int:
                f"`git log {ARCHIVE}{first}` reads one plan's; `git balanced log` still lists their landings and "
                f"`git balanced show JOB` still shows a job.")
     if done["branches_removed"]:
-        ui.say(f"Each branch removed is listed with its commit in `git show {ARCHIVE}<plan>:branches.jsonl`; "
+        ui.say(f"Each branch removed is listed with its commit in its plan's archive (`git show "
+               f"{ARCHIVE}{next(p['plan'] for p in done['plans'] if p['branches'])}:branches.jsonl`); "
                f"`git branch NAME COMMIT` brings one back.")
     if done["branches_kept"]:
         ui.say(kept_words(done["branches_kept"]))
@@ -45,12 +46,8 @@ def branch_words(removed: int) -> str:
 
 
 def kept_words(kept: list[dict[str, str]], most: int = 10) -> str:
-    """The landed jobs' branches left, counted by why, the first `most` named."""
-    whys: dict[str, int] = {}
-    for row in kept:
-        whys[row["why"]] = whys.get(row["why"], 0) + 1
-    counts = "; ".join(f"{n}: {why}" for why, n in sorted(whys.items(), key=lambda kv: -kv[1]))
-    named = "\n".join(f"  {row['branch']}  ({row['why']})" for row in kept[:most])
-    more = f"\n  ... and {len(kept) - most} more (`git balanced gc --json` lists them)" if len(kept) > most else ""
-    return (f"Kept {len(kept)} branch{'es' if len(kept) != 1 else ''} of landed jobs ({counts}); a branch with "
-            f"commits the lead lacks stays until you merge or delete it:\n{named}{more}")
+    """The landed jobs' branches left, each with why (the first `most`; how many more)."""
+    named = "\n".join(f"  {row['branch'].removeprefix('refs/heads/')}: {row['why']}" for row in kept[:most])
+    more = f"\n  and {len(kept) - most} more (`git balanced gc --json` lists every one)" if len(kept) > most else ""
+    return (f"Kept {len(kept)} branch{'es' if len(kept) != 1 else ''} of landed jobs (one with commits the lead "
+            f"lacks stays until you merge or delete it):\n{named}{more}")

@@ -62,6 +62,7 @@ class Folded:
     inbox: dict[str, str] = field(default_factory=dict)  # lead branch -> its newest message folded away
     left: int = 0  # plans to fold that a bounded run (`most`) left for the next
     branches: dict[str, str] = field(default_factory=dict)  # landed jobs' branches removed: ref -> the id it was at
+    plan_branches: dict[str, list[str]] = field(default_factory=dict)  # by plan, the branches listed in its archive
     branches_kept: list[dict[str, str]] = field(default_factory=list)  # landed jobs' branches left: {branch, job, why}
 
     def jobs(self) -> int:
@@ -138,7 +139,6 @@ def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str],
         top[archive_branches.BRANCHES_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
         lines.append(f"Removed {len(branches)} merged branch{'es' if len(branches) != 1 else ''} "
                      f"(`git branch NAME ID` brings one back: `git show {ref}:{archive_branches.BRANCHES_FILE}`)")
-        lines += [f"  {r}  {sha}" for r, (sha, _) in sorted(branches.items())]
     tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(top.items())])
     if before and repo.store[before.encode()].tree.decode() == tree:
         return before, wrote  # archived already, by a run killed before it removed the refs
@@ -199,6 +199,7 @@ def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most
         if plan_tip:
             doomed[f"refs/balanced/plans/{pid}"] = plan_tip
         doomed.update({ref: sha for ref, (sha, _) in branches.items()})
+        report.plan_branches[pid] = sorted(branches)
     if doomed and not repo.delete_refs(doomed):
         # One of them moved meanwhile (a sync, a dismiss, a commit on a branch): the others go now; a chain that
         # moved at the next run, a branch that moved stays.
@@ -258,7 +259,9 @@ def gc(lead: Lead, older_than_days: float | None = None, most: int | None = None
                             hint="`git balanced gc --older-than 30` folds away what was done more than 30 days ago.")
     done = fold_away(lead.repo, older_than_days, most=most)
     return {"older_than_days": older_than_days, "jobs": done.jobs(), "refs_removed": done.removed, "left": done.left,
-            "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs} for pid, jobs in done.plans.items()],
+            "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs,
+                       "branches": [ref for ref in done.plan_branches.get(pid, []) if ref in done.branches]}
+                      for pid, jobs in done.plans.items()],
             "kept": done.kept, "inbox": [{"inbox": name, "folded_to": sha} for name, sha in done.inbox.items()],
             "branches_removed": len(done.branches), "branches_kept": done.branches_kept}
 

@@ -91,7 +91,7 @@ def choose(repo: Repo, jobs: dict[str, dict[str, Any]], folding: dict[str, str])
         elif why is None and (held is None or ref in held):
             why = "it is checked out in a worktree" if held is not None else "the checkouts could not be read"
         elif why is None and ref not in ok:
-            why = f"it has commits {lead or 'the lead'} lacks (not merged)"
+            why = f"not merged, it has commits {lead or 'the lead'} lacks (`git log {lead}..{ref}` lists them)"
         if why is None:
             out.gone.setdefault(pid, {})[ref] = (ok[ref], jid)
         else:

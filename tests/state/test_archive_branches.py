@@ -94,7 +94,8 @@ def test_merged_branches_go_with_their_archive_and_the_others_stay_with_why(lead
     assert heads_before - set(repo.list_refs("refs/heads/")) == set(gone), "only those removed"
     assert _recorded(repo, pid) == gone, "each recorded in the archive with its commit"
     why = {row["branch"]: row["why"] for row in done.branches_kept}
-    assert why == {"refs/heads/balanced/unmerged": "it has commits main lacks (not merged)",
+    assert why == {"refs/heads/balanced/unmerged": "not merged, it has commits main lacks (`git log "
+                                                   "main..refs/heads/balanced/unmerged` lists them)",
                    "refs/heads/balanced/worktree": "it is checked out in a worktree",
                    "refs/heads/balanced/release": "it is named as a lead's branch",
                    "refs/heads/balanced/shared": "a job not archived works on it",
