@@ -111,7 +111,7 @@ def _rows(repo: Repo, tip: str) -> list[dict[str, Any]]:
 
 
 def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str],
-           branches: dict[str, tuple[str, str]]) -> tuple[str, dict[str, set[str]]]:
+           branches: dict[str, tuple[str, str]] | None = None) -> tuple[str, dict[str, set[str]]]:
     """The plan's archive commit holding these chains on top of what it held (every job's lines in one blob,
     JOBS_FILE; an older archive's `jobs/` moved into it), and the `branches` to remove ({ref: (id, job)}, in
     archive_branches.BRANCHES_FILE); and each chain's event commits."""
