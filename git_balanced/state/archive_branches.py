@@ -61,17 +61,8 @@ def _why_not_own(ref: str, leads: set[str]) -> str | None:
 def choose(repo: Repo, jobs: dict[str, dict[str, Any]], folding: dict[str, str]) -> Chosen:
     """Which refs the landed jobs of `folding` ({job: its plan}) left that go with their archive, and which stay
     and why. `jobs` is every job's folded state (the cache's)."""
-    leads = {repo.current_branch() or ""} - {""}
-    used: set[str] = set()  # named by jobs that stay
-    wanted: dict[str, tuple[str, str, str]] = {}  # ref -> (job, plan, the lead it landed in)
-    for jid, st in jobs.items():
-        f = st["fields"]
-        leads |= {str(f.get(k) or "") for k in ("lead", "landed_in")} - {""}
-        if jid not in folding:
-            used.update(own_refs(f))
-        elif st["state"] == JobState.LANDED:
-            for ref in own_refs(f):
-                wanted.setdefault(ref, (jid, folding[jid], str(f.get("landed_in") or f.get("lead") or "")))
+    leads, used, wanted = _asked(jobs, folding)
+    leads |= {repo.current_branch() or ""} - {""}
     out = Chosen()
     if not wanted:
         return out
@@ -97,6 +88,24 @@ def choose(repo: Repo, jobs: dict[str, dict[str, Any]], folding: dict[str, str])
         else:
             out.kept.append({"branch": ref, "job": jid, "why": why})
     return out
+
+
+def _asked(jobs: dict[str, dict[str, Any]], folding: dict[str, str],
+           ) -> tuple[set[str], set[str], dict[str, tuple[str, str, str]]]:
+    """The lead branches the jobs name; the refs of the jobs that stay; and the refs of the landed jobs of
+    `folding`, each with (its job, its plan, the lead branch it landed in)."""
+    leads: set[str] = set()
+    used: set[str] = set()
+    wanted: dict[str, tuple[str, str, str]] = {}
+    for jid, st in jobs.items():
+        f = st["fields"]
+        leads |= {str(f.get(k) or "") for k in ("lead", "landed_in")} - {""}
+        if jid not in folding:
+            used.update(own_refs(f))
+        elif st["state"] == JobState.LANDED:
+            for ref in own_refs(f):
+                wanted.setdefault(ref, (jid, folding[jid], str(f.get("landed_in") or f.get("lead") or "")))
+    return leads, used, wanted
 
 
 def lines(old: bytes, gone: dict[str, tuple[str, str]]) -> bytes:
