@@ -90,7 +90,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, agent_bin: str
                if k.startswith(("ANTHROPIC_", "DISABLE_", "CLAUDE_"))}
         node = os.path.dirname(agent_home.claude_env(Path("/x"), server.url)["PATH"].split(os.pathsep)[0])
         env.update(PATH=os.pathsep.join([agent_bin, node, "/usr/local/bin", "/usr/bin", "/bin"]),
-                   PYTHONPATH=f"{ROOT}{os.pathsep}{SITE}")
+                   PYTHONPATH=f"{ROOT}{os.pathsep}{SITE}", GIT_BALANCED_LEAD_POLL=LEAD_POLL)  # ios's lead too
         base = tmp_path_factory.mktemp("chief")
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("GIT_BALANCED_SSH_CONFIG", str(base / "ssh_config"))
