@@ -6,6 +6,7 @@ end through `ended`, so a command says the same whichever of the two ran it.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from git_balanced import __version__
@@ -23,9 +24,8 @@ def err(text: str = "") -> None:
 
 def quiet_full_disk(unraisable: sys.UnraisableHookArgs) -> None:
     """A file a library left open when a full disk broke its write is closed when collected, fails to close for
-    the same reason, and Python would print that as a traceback: the full disk is said once, as an error."""
-    import errno
-
+    the same reason, and Python would print that as a traceback: the full disk is said once, as an error. It may
+    run while Python shuts down, when nothing can be imported any more: errno is imported with this module."""
     exc = unraisable.exc_value
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return
