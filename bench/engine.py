@@ -64,7 +64,7 @@ class Pieces(unittest.TestCase):
         for path in pathlib.Path("pieces").glob("p*.txt"):
             self.assertEqual(path.read_text().strip(), "piece " + path.stem[1:])
 '''
-ME = [sys.executable, "-m", "git_balanced.cli"]
+ME = [sys.executable, "-m", "git_balanced.front"]  # as the console script starts it (front.py)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HISTORY = Path(__file__).resolve().parent / "history.py"
 COUNTED = Path(__file__).resolve().parent / "counted.py"

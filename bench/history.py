@@ -6,8 +6,11 @@ What a lead has after running plans for a while, written straight into the repos
 `git fast-import`, rather than by running them (1,000 jobs would take minutes): plans of 20 pieces,
 started and done; for each piece a job of the five events a landed shell piece has (placed, claimed,
 started, finished, landed, with the fields the engine writes), its branch `balanced/hNNNN` holding one
-commit, the landing note on that commit, and an inbox message. Main's tree is left as it is, so a run
-after it checks out and checks the same files as a run in a fresh repository; only the history differs.
+commit on the lead's branch as it was then, the merge that landed it into main (as the landing queue merges: the
+lead's tip and the branch's), the landing note on that merge, and an inbox message. Each piece writes
+`history.txt`; a last commit on main removes it, so main's tree is what it was, and a run after it checks out
+and checks the same files as a run in a fresh repository; only the history differs (and every landed branch is
+merged into main, as in a lead whose pieces landed).
 The caches are warmed, as any command would have. Its events and commits are dated DAYS ago (default 1): older
 than `[balanced] archive_after_days` (30), they are what `git balanced gc` folds into the archive.
 """
@@ -44,8 +47,9 @@ class Stream:
         self.who = repo.identity_line
         self.node = node_id(repo)
 
-    def commit(self, ref: str, message: str, files: dict[str, bytes], parent: str | None, when: float) -> str:
-        """A commit on `ref`; its mark."""
+    def commit(self, ref: str, message: str, files: dict[str, bytes | None], parent: str | None, when: float,
+               merge: str | None = None) -> str:
+        """A commit on `ref` (a file of None removed), with `merge` as its second parent when given; its mark."""
         self.marks += 1
         mark = f":{self.marks}"
         msg = message.encode()
@@ -53,8 +57,11 @@ class Stream:
                msg, b"\n"]
         if parent:
             out.append(f"from {parent}\n".encode())
+        if merge:
+            out.append(f"merge {merge}\n".encode())
         for path, data in files.items():
-            out += [f"M 100644 inline {path}\ndata {len(data)}\n".encode(), data, b"\n"]
+            out += [f"D {path}\n".encode()] if data is None else [
+                f"M 100644 inline {path}\ndata {len(data)}\n".encode(), data, b"\n"]
         self.parts.append(b"".join(out) + b"\n")
         return mark
 
@@ -83,10 +90,19 @@ def write(repo: Repo, jobs: int, days: float = 1.0) -> None:
     base = repo.rev_parse("main") or ""
     first = Stream(repo, days * 86400)
     when = time.time() - days * 86400
-    pieces = [first.commit(f"refs/heads/balanced/h{k:04d}", "old piece\n",
-                           {f"history/h{k:04d}.txt": f"piece {k}\n".encode()}, base, when) for k in range(jobs)]
+    pieces, merges = [], []
+    lead = base  # each piece forks from main as it was, and is merged into it: every landed branch is in main
+    for k in range(jobs):
+        branch = f"balanced/h{k:04d}"
+        pieces.append(first.commit(f"refs/heads/{branch}", "old piece\n",
+                                   {"history.txt": f"piece {k}\n".encode()}, lead, when))
+        lead = first.commit("refs/heads/main", f"Land {branch} (h{k:04d}, attempt 1)\n",
+                            {"history.txt": f"piece {k}\n".encode()}, lead, when, merge=pieces[-1])
+        merges.append(lead)
+    if jobs:
+        first.commit("refs/heads/main", "Remove history.txt\n", {"history.txt": None}, lead, when)
     notes = {}
-    for k, mark in enumerate(pieces):
+    for k, mark in enumerate(merges):
         note = {"branch": f"balanced/h{k:04d}", "check": "python3 -m unittest discover -q -s tests", "into": "main",
                 "piece": f"h{k:04d}", "result": "pass", "seconds": 0.1}
         notes[mark] = (json.dumps(note) + "\n").encode()
@@ -95,7 +111,7 @@ def write(repo: Repo, jobs: int, days: float = 1.0) -> None:
                        + b"".join(f"N inline {m}\ndata {len(n)}\n".encode() + n + b"\n" for m, n in notes.items())
                        + b"\n")
     shas = first.run()
-    landed = [shas[m] for m in pieces]
+    heads, landed = [shas[m] for m in pieces], [shas[m] for m in merges]
     chains = Stream(repo, days * 86400)
     me = chains.node
     inbox = "refs/balanced/inbox/main"
@@ -124,7 +140,7 @@ def write(repo: Repo, jobs: int, days: float = 1.0) -> None:
                 "node": me, "pid": 1, "started_at": time.time(), "worktree": f"/nonexistent/{job}"},
                 state="running")
             chains.event(jref, "finished", f"{piece['id']}: finished with 1 commit", {
-                "commits": 1, "cost_usd": None, "dirty": False, "exit_code": 0, "head": landed[k],
+                "commits": 1, "cost_usd": None, "dirty": False, "exit_code": 0, "head": heads[k],
                 "outcome": "success", "seconds": 0.05, "summary": "the agent printed nothing", "tokens": {},
                 "windows": []}, state="finished")
             chains.event(jref, "landed", f"{piece['id']}: landed", {"landed": landed[k], "landed_in": "main"},

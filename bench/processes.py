@@ -63,9 +63,12 @@ def key(argv: list[str]) -> str:
     return " ".join([prog, *[os.path.basename(x) for x in argv[1:3]]])[:60]
 
 
+ENGINE_MODULES = ("git_balanced.front", "git_balanced.cli")  # how the engine's own command line names it
+
+
 def grouped(trace: Path) -> collections.Counter[tuple[str, str]]:
     """(who started it, its group) -> how many, from the trace; who is the nearest Python ancestor: the engine
-    (`git_balanced.cli`) or the runner session (`runner.py`)."""
+    (`git_balanced.front`, as bench/engine.py starts it, or `git_balanced.cli`) or the runner session (`runner.py`)."""
     parent: dict[int, int] = {}
     argv_of: dict[int, list[str]] = {}
     execs: list[tuple[int, list[str]]] = []
@@ -83,7 +86,7 @@ def grouped(trace: Path) -> collections.Counter[tuple[str, str]]:
             head = " ".join(argv_of.get(p, [])[:3])
             if "runner.py" in head:
                 return "runner"
-            if "git_balanced.cli" in head:
+            if any(m in head for m in ENGINE_MODULES):
                 return "engine"
             p = parent.get(p)
         return "?"
@@ -91,7 +94,7 @@ def grouped(trace: Path) -> collections.Counter[tuple[str, str]]:
     found: collections.Counter[tuple[str, str]] = collections.Counter()
     for pid, argv in execs:
         head = " ".join(argv[:3])
-        if argv and "git_balanced.cli" not in head and "runner.py" not in head:
+        if argv and not any(m in head for m in ENGINE_MODULES) and "runner.py" not in head:
             found[(who(pid), key(argv))] += 1
     return found
 

@@ -6,7 +6,8 @@
 Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
 two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
 ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of history into the second
-(bench/history.py, dated two months ago, then folded into the archive by `git balanced gc` and packed by
+(bench/history.py, dated two months ago, each piece's branch merged into main as the landing queue merges it,
+then folded into the archive by `git balanced gc`, which removes those merged branches, and packed by
 `engine/upkeep.pack_if_loose`, as an idle engine does), stores a plan of N pieces, and runs `git balanced engine
 --until-idle` as a process. It measures, for that engine process and every process it waited for:
 
@@ -96,6 +97,11 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
         run([sys.executable, str(HISTORY), str(repo), str(history), str(HISTORY_DAYS)], repo, env)
         print(f"history: {run([*ME, 'gc'], repo, env).splitlines()[0]}", flush=True)
         print(f"history: {run([sys.executable, '-c', IDLE_PACK], repo, env).strip()}", flush=True)
+        heads = run(["git", "for-each-ref", "--format=%(refname)", "refs/heads/"], repo, env).split()
+        merged = run(["git", "for-each-ref", "--merged=main", "--format=%(refname)", "refs/heads/balanced/"], repo,
+                     env).split()
+        print(f"history: {len(heads)} branches left in refs/heads/ ({len(merged)} of them under balanced/ and "
+              f"merged into main)", flush=True)
     plan = {"task": "Scale", "pieces": [{"id": f"s{i}", "task": f"Write s{i}.txt", "agent": "shell",
                                          "run": f"echo {i} > s{i}.txt"} for i in range(pieces)]}
     (top / f"{name}.json").write_text(json.dumps(plan))

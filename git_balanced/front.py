@@ -1,7 +1,8 @@
 """The front door of `git balanced` (the console script's entry point): the commands run most often, by a hook or
-at a glance (`--version`, `board`, `inbox`, `hook NAME ...`, and `mcp`, which an agent starts on each turn), start
-here without click and run only what they use; any other arguments, or these with an option they do not list
-here, go to cli.py's click app, which parses them and says what is wrong with them.
+at a glance (`--version`, `board`, `inbox`, `hook NAME ...`, and `mcp`, which an agent starts on each turn), and
+the engine's own path (`plan FILE` and `engine` with their flags), start here without click and run only what they
+use; any other arguments, or these with an option they do not list here, go to cli.py's click app, which parses
+them and says what is wrong with them.
 
 What each prints, and its exit code, is the same either way (tests/test_startup.py runs both and compares).
 `board` and `inbox` print their last answer, kept with a stamp of what it was made from, while the stamp holds
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
 BOARD_FLAGS = frozenset({"--json", "--all"})
 INBOX_FLAGS = frozenset({"--json"})
 MCP_FLAGS = frozenset({"--chief"})  # the server an agent starts on each turn; `--call` and `--help` are click's
+# `plan FILE` and `engine`, the engine's own fixed cost: their flags (an option taking a value, as `--budget`, is
+# click's). Run as this process's own command line, they end without Python's teardown (exits.leave).
+PLAN_FLAGS = frozenset({"--start", "--wait", "--until-idle", "--json"})
+ENGINE_FLAGS = frozenset({"--once", "--until-idle", "--detach", "--stop"})
+LEAVE_FAST = frozenset({"plan", "engine"})
 
 
 def fast(args: list[str]) -> Callable[[], int] | None:
@@ -35,6 +41,12 @@ def fast(args: list[str]) -> Callable[[], int] | None:
         return lambda: _inbox(as_json="--json" in rest)
     if word == "mcp" and set(rest) <= MCP_FLAGS:
         return lambda: _mcp(chief="--chief" in rest)
+    if word == "plan":
+        files = [a for a in rest if a not in PLAN_FLAGS]
+        if len(files) == 1 and (files[0] == "-" or not files[0].startswith("-")):
+            return lambda: _plan(files[0], set(rest))
+    if word == "engine" and set(rest) <= ENGINE_FLAGS:
+        return lambda: _engine(set(rest))
     if word == "hook" and rest and not any(a.startswith("-") for a in rest):  # `-h` and the like are click's
         return lambda: _hook(rest[0], rest[1:])
     return None
@@ -115,6 +127,20 @@ def _mcp(*, chief: bool) -> int:
     return int(mcp_command(chief=chief))
 
 
+def _plan(source: str, flags: set[str]) -> int:
+    from git_balanced.commands.plan import plan_command
+
+    return int(plan_command(source, budget=None, start="--start" in flags, as_json="--json" in flags,
+                            wait="--wait" in flags, until_idle="--until-idle" in flags))
+
+
+def _engine(flags: set[str]) -> int:
+    from git_balanced.commands.engine import engine_command
+
+    return int(engine_command(once="--once" in flags, until_idle="--until-idle" in flags,
+                              detach="--detach" in flags, stop="--stop" in flags))
+
+
 def _hook(name: str, args: list[str]) -> int:
     from git_balanced.commands.hook import run_hook
 
@@ -122,12 +148,23 @@ def _hook(name: str, args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `git balanced ARGV` (default: this process's arguments); exit codes as cli.main gives them."""
-    run = fast(list(sys.argv[1:] if argv is None else argv))
+    """Run `git balanced ARGV` (default: this process's arguments); exit codes as cli.main gives them. `plan`
+    and `engine` run as this process's own arguments end the process here (exits.leave)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    run = fast(args)
     if run is None:
         from git_balanced.cli import main as click_main
 
         return click_main(argv)
+    from git_balanced import exits
+
+    if argv is None and args[0] in LEAVE_FAST:
+        exits.leave(_run(run, argv))
+    return _run(run, argv)
+
+
+def _run(run: Callable[[], int], argv: list[str] | None) -> int:
+    """Run a command of the front door; its exit code, its errors said as cli.main says them."""
     from git_balanced import exits
 
     sys.unraisablehook = exits.quiet_full_disk

@@ -35,6 +35,9 @@ from git_balanced.vocab import LeadState
 INBOX = "chief"  # the chief's inbox: refs/balanced/inbox/chief in its repository
 RECORD = "chief.json"
 PASS_AFTER = 600.0  # seconds a question passed on to the chief waits for it before it comes to the person
+LOOK_EVERY = 5.0  # seconds between two looks over the projects while the chief waits for news
+# Tests look more often (a look at a project here is a few stat calls); a person has no reason to.
+ENV_LOOK = "GIT_BALANCED_CHIEF_LOOK"
 FIRST = ("Look over the projects (the `projects` tool) and say in a few lines how they are doing. Then wait: "
          "questions the leads pass on to you come as your next turns.")
 
@@ -176,10 +179,22 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
         time.sleep(min(poll, max(0.0, until - time.time())))
 
 
-def drive(*, poll: float = 1.0, every: float = 5.0) -> int:
+def look_every() -> float:
+    """Seconds between two looks over the projects: LOOK_EVERY, or what GIT_BALANCED_CHIEF_LOOK says."""
+    try:
+        return max(0.1, float(os.environ[ENV_LOOK]))
+    except (KeyError, ValueError):
+        return LOOK_EVERY
+
+
+def drive(*, poll: float = 1.0, every: float | None = None) -> int:
     """The driver's loop: the first turn, then each batch of news (the questions passed on) as a turn. Its news
-    is read as chief/news.py says: only what changed, in this process for a project here."""
+    is read as chief/news.py says: only what changed, in this process for a project here; a look every
+    `every` seconds (look_every()), the chief's inbox every `poll` seconds (or as often as it looks)."""
     from git_balanced.chief import passon
+
+    every = look_every() if every is None else every
+    poll = min(poll, every)
 
     rec = read()
     if rec is None:

@@ -273,7 +273,8 @@ def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
         pid = _named(lock)
     if pid is not None and not lock.exiting(pid):
         return pid, False
-    argv = [sys.executable, "-m", "git_balanced.cli", "engine"] + (["--until-idle"] if until_idle else [])
+    # Through the front door, as the console script starts: no click to import.
+    argv = [sys.executable, "-m", "git_balanced.front", "engine"] + (["--until-idle"] if until_idle else [])
     after = pid or first  # an engine seen exiting: the new one waits for it to let go of the lock
     env = None if after is None else {**os.environ, AFTER_ENV: str(after)}
     log = lead.repo.state_dir / "engine.log"

@@ -12,7 +12,7 @@
     repo.py      Repo: what the package asks git for, by name
     handback.py  a worker's branch brought back from its copy here in two git processes, not a fetch of six
     forkdiff.py  the change since a branch forked, in one process (`diff-tree --merge-base`)
-    contains.py  which of some refs hold a commit, in one process (`for-each-ref --contains`)
+    contains.py  which of some refs hold a commit, or are merged into one, in one process; branches checked out
     loosesize.py objects' sizes read from their loose files' headers, `cat-file` for the rest
     freshcopy.py refs written into a repository git has just made and nothing else has seen
     initseed.py  the repositories of one folder after the first laid out as git laid out the first

@@ -34,6 +34,9 @@ from git_balanced.vocab import LeadState
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
 HEADLESS_ENV = presence.HEADLESS_ENV  # tells the lead's own hooks and tools that the driver hands it its news
+POLL = 1.0  # seconds between two looks at the lead's inbox while it waits for news
+# Tests look more often (a look is a read of the inbox's ref); a person has no reason to.
+ENV_POLL = "GIT_BALANCED_LEAD_POLL"
 
 
 def folder(lead: Lead) -> Path:
@@ -224,9 +227,20 @@ def charge_plans(lead: Lead, rec: dict[str, Any], cost: float, began: float) -> 
         shares[pid] = round(float(shares.get(pid) or 0) + cost / len(mine), 6)
 
 
-def drive(lead: Lead, *, poll: float = 1.0) -> int:
-    """The driver's loop: the task, then each batch of news as a turn, until stopped."""
+def poll_every() -> float:
+    """Seconds between two looks at the inbox: POLL, or what GIT_BALANCED_LEAD_POLL says."""
+    try:
+        return max(0.1, float(os.environ[ENV_POLL]))
+    except (KeyError, ValueError):
+        return POLL
+
+
+def drive(lead: Lead, *, poll: float | None = None) -> int:
+    """The driver's loop: the task, then each batch of news as a turn, until stopped; its inbox looked at every
+    `poll` seconds (poll_every())."""
     from git_balanced.hooks.agent import lead_news
+
+    poll = poll_every() if poll is None else poll
 
     rec = read(lead)
     if rec is None:

@@ -267,10 +267,14 @@ class GcResult(TypedDict):
     older_than_days: Annotated[float, Field(description="What was done more than this many days ago was folded.")]
     jobs: Annotated[int, Field(description="How many jobs were archived.")]
     refs_removed: Annotated[int, Field(description="How many refs (jobs' and plans') were removed.")]
-    plans: Annotated[list[Row], Field(description="Each plan archived: its id, its archive ref, its jobs' ids.")]
+    plans: Annotated[list[Row], Field(description="Each plan archived: its id, its archive ref, its jobs' ids, "
+                                                     "the branches removed with it.")]
     kept: Annotated[list[str], Field(description="Refs that moved while archiving, left for the next run.")]
     left: Annotated[int, Field(description="Plans to fold that a bounded run left for the next (0 for gc).")]
     inbox: Annotated[list[Row], Field(description="Each inbox folded: its name, the newest message folded away.")]
+    branches_removed: Annotated[int, Field(description="How many branches of landed jobs, merged into the lead, "
+                                                   "were removed (each recorded in its plan's archive).")]
+    branches_kept: Annotated[list[Row], Field(description="Branches of landed jobs left: branch, job, why.")]
 
 
 RESULTS: dict[str, type] = {t.__name__: t for t in (

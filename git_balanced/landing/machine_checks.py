@@ -133,6 +133,7 @@ class Machines:
     by_tree: dict[str, Hint] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)  # machine -> why it takes no more checks
     ran: list[Hint] = field(default_factory=list)
+    confirmed: dict[str, bool] = field(default_factory=dict)  # tree -> what the lead's own check of it said
     busy: dict[str, str] = field(default_factory=dict)  # machine -> the tree it checks now
     lock: threading.Lock = field(default_factory=threading.Lock)
     done: threading.Condition = field(init=False)
@@ -181,10 +182,16 @@ class Machines:
     def confirm(self, tree: str, passed: bool) -> None:
         """The lead's own check of `tree` said `passed`: a machine whose hint said otherwise is dropped."""
         with self.lock:
+            self.confirmed[tree] = passed
             h = self.by_tree.get(tree)
-            if h is not None and h.passed != passed and h.machine not in self.dropped:
-                self.dropped[h.machine] = (f"it said {'pass' if h.passed else 'fail'} for tree {tree[:12]}, where "
-                                           f"this machine's own check said {'pass' if passed else 'fail'}")
+            if h is not None:
+                self._caught(h, passed)
+
+    def _caught(self, h: Hint, passed: bool) -> None:
+        """Drop `h`'s machine when its hint said otherwise than the lead's own check (`passed`); the lock held."""
+        if h.passed != passed and h.machine not in self.dropped:
+            self.dropped[h.machine] = (f"it said {'pass' if h.passed else 'fail'} for tree {h.tree[:12]}, where "
+                                       f"this machine's own check said {'pass' if passed else 'fail'}")
 
     def _one(self, repo_of: Callable[[], Repo], machine: str, link: Tree) -> None:
         try:
@@ -196,13 +203,20 @@ class Machines:
         except Exception as exc:  # noqa: BLE001  (a hint's thread: what went wrong drops the machine, nothing else)
             self._drop(machine, f"its check could not be asked for or kept: {type(exc).__name__}: {exc}")
         else:
-            with self.lock:
-                self.ran.append(hint)
-                self.by_tree.setdefault(hint.tree, hint)
+            self.heard(hint)
         finally:
             with self.lock:
                 self.busy.pop(machine, None)
                 self.done.notify_all()
+
+    def heard(self, hint: Hint) -> None:
+        """A machine's hint came: kept, and its machine dropped if the lead's own check of that tree, done
+        already, said otherwise (a hint that comes after the lead's check is caught too)."""
+        with self.lock:
+            self.ran.append(hint)
+            self.by_tree.setdefault(hint.tree, hint)
+            if hint.tree in self.confirmed:
+                self._caught(hint, self.confirmed[hint.tree])
 
     def _drop(self, machine: str, why: str) -> None:
         with self.lock:

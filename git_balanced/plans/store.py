@@ -72,13 +72,13 @@ def store(lead: Lead, text: str, source: str, budget: float | None, *, wait: boo
     False, a plan with a piece no machine can ever take is refused instead (`plan` without --wait)."""
     from git_balanced.machines.inventory.records import known
     from git_balanced.machines.placing.where import Want, place
-    from git_balanced.plans.planfile import describe_after, load_plan, with_shares
+    from git_balanced.plans.draft import describe_after, draft_with_shares, read_plan
 
     if lead.repo.rev_parse(lead.ref) is None:
         raise BalancedError(f"The lead's branch {lead.branch} has no commits yet, so workers have nothing to "
                             "start from.", hint="make a first commit, then store the plan.")
     settings = settings_at(lead.repo, lead.branch)
-    plan = with_shares(load_plan(text, source, known_machines=known()), budget)
+    plan = draft_with_shares(read_plan(text, source, known_machines=known()), budget)  # no pydantic
     placed = place(lead, [Want(p.agent or settings.balanced.agent, p.machine) for p in plan.pieces],
                    reserve=settings.balanced.reserve)
     if not wait:

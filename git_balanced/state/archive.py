@@ -8,6 +8,8 @@ plan (state/archived.py reads them, and the layout before, a blob a job); its pa
 before, so `git log refs/balanced/archive/<plan>` reads what was archived when. The refs are removed only after
 the archive holding every one of their events was written and read back, in one transaction, each only while it
 still points where it did: a kill between the two leaves both (readers take the ref), and the next run finishes.
+The branches the plan's landed jobs left in the lead, merged into it, go in the same transaction, each recorded
+in the archive with the id it pointed at (state/archive_branches.py says which, and which stay).
 The inbox is folded the same way: `refs/balanced/archive/inbox/<branch>` names its newest message older than the
 setting, and a reader of the inbox reads only what came after it (`git log` reads all).
 """
@@ -24,7 +26,7 @@ from typing import Any
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
 from git_balanced.lead import Lead, settings_at
-from git_balanced.state import cache
+from git_balanced.state import archive_branches, cache
 from git_balanced.state.archived import (
     ARCHIVE,
     INBOX_MARKS,
@@ -59,18 +61,23 @@ class Folded:
     kept: list[str] = field(default_factory=list)  # refs that moved while archiving: the next run takes them
     inbox: dict[str, str] = field(default_factory=dict)  # lead branch -> its newest message folded away
     left: int = 0  # plans to fold that a bounded run (`most`) left for the next
+    branches: dict[str, str] = field(default_factory=dict)  # landed jobs' branches removed: ref -> the id it was at
+    plan_branches: dict[str, list[str]] = field(default_factory=dict)  # by plan, the branches listed in its archive
+    branches_kept: list[dict[str, str]] = field(default_factory=list)  # landed jobs' branches left: {branch, job, why}
 
     def jobs(self) -> int:
         return sum(len(v) for v in self.plans.values())
 
 
-def candidates(repo: Repo, cutoff: float) -> dict[str, tuple[str | None, dict[str, str]]]:
+def candidates(repo: Repo, cutoff: float, jobs: dict[str, dict[str, Any]] | None = None,
+               ) -> dict[str, tuple[str | None, dict[str, str]]]:
     """The plans to fold, each with its ref's tip (None when it has no ref any more) and its jobs' tips: a plan
-    done (or cancelled) before `cutoff` whose jobs all ended before it (a job whose plan is gone counts alone)."""
+    done (or cancelled) before `cutoff` whose jobs all ended before it (a job whose plan is gone counts alone).
+    `jobs`: every job's state, when read already."""
     plan_tips = repo.list_refs("refs/balanced/plans/")
     job_tips = repo.list_refs("refs/balanced/jobs/")
     plans = cache.read_all(repo, "plans")
-    jobs = cache.read_all(repo, "jobs")
+    jobs = cache.read_all(repo, "jobs") if jobs is None else jobs
     by_plan: dict[str, dict[str, str]] = {}
     ready: dict[str, bool] = {}
     for jid, st in jobs.items():
@@ -103,9 +110,11 @@ def _rows(repo: Repo, tip: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str]) -> tuple[str, dict[str, set[str]]]:
+def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str],
+           branches: dict[str, tuple[str, str]] | None = None) -> tuple[str, dict[str, set[str]]]:
     """The plan's archive commit holding these chains on top of what it held (every job's lines in one blob,
-    JOBS_FILE; an older archive's `jobs/` moved into it); and each chain's event commits."""
+    JOBS_FILE; an older archive's `jobs/` moved into it), and the `branches` to remove ({ref: (id, job)}, in
+    archive_branches.BRANCHES_FILE); and each chain's event commits."""
     ref = archive_ref(pid)
     before = repo.read_ref(ref)
     top = top_of(repo, before)
@@ -124,6 +133,12 @@ def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str])
     top.pop(JOBS_DIR.encode(), None)
     data = b"".join(job_lines(held[jid], jid) for jid in sorted(held))
     top[JOBS_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
+    if branches:
+        old = top.get(archive_branches.BRANCHES_FILE.encode())
+        data = archive_branches.lines(repo.store[old[1]].data if old else b"", branches)
+        top[archive_branches.BRANCHES_FILE.encode()] = (MODE_FILE, repo.write_blob(data).encode())
+        lines.append(f"Removed {len(branches)} merged branch{'es' if len(branches) != 1 else ''} "
+                     f"(`git branch NAME ID` brings one back: `git show {ref}:{archive_branches.BRANCHES_FILE}`)")
     tree = repo.write_tree([(k.decode(), m, s.decode()) for k, (m, s) in sorted(top.items())])
     if before and repo.store[before.encode()].tree.decode() == tree:
         return before, wrote  # archived already, by a run killed before it removed the refs
@@ -136,6 +151,15 @@ def _write(repo: Repo, pid: str, plan_tip: str | None, job_tips: dict[str, str])
 
 class _Lost(Exception):
     """Another writer moved an archive ref first: this plan waits for the next run."""
+
+
+def _branches_verified(repo: Repo, pid: str, branches: dict[str, tuple[str, str]]) -> bool:
+    """Whether the plan's archive, read back from its ref, lists every branch to remove with the id it is at."""
+    if not branches:
+        return True
+    got = top_of(repo, repo.read_ref(archive_ref(pid))).get(archive_branches.BRANCHES_FILE.encode())
+    rows = archive_branches.parse(repo.store[got[1]].data) if got else []
+    return {(r, sha) for r, (sha, _) in branches.items()} <= {(r.get("ref"), r.get("sha")) for r in rows}
 
 
 def _verified(repo: Repo, pid: str, wrote: dict[str, set[str]]) -> bool:
@@ -156,25 +180,37 @@ def fold_away(repo: Repo, older_than_days: float, now: float | None = None, most
     report = Folded()
     doomed: dict[str, str] = {}
     with repo.listing_once():
-        found = candidates(repo, cutoff)
+        jobs = cache.read_all(repo, "jobs")
+        found = candidates(repo, cutoff, jobs)
     report.left = max(0, len(found) - most) if most is not None else 0
-    for pid, (plan_tip, job_tips) in sorted(found.items())[:most]:
+    folding = sorted(found.items())[:most]
+    chosen = archive_branches.choose(repo, jobs, {j: pid for pid, (_, tips) in folding for j in tips})
+    report.branches_kept = chosen.kept
+    for pid, (plan_tip, job_tips) in folding:
+        branches = chosen.gone.get(pid, {})
         try:
-            _, wrote = _write(repo, pid, plan_tip, job_tips)
+            _, wrote = _write(repo, pid, plan_tip, job_tips, branches)
         except _Lost:
             continue
-        if not _verified(repo, pid, wrote):
+        if not (_verified(repo, pid, wrote) and _branches_verified(repo, pid, branches)):
             continue
         report.plans[pid] = sorted(job_tips)
         doomed.update({f"refs/balanced/jobs/{j}": t for j, t in job_tips.items()})
         if plan_tip:
             doomed[f"refs/balanced/plans/{pid}"] = plan_tip
+        doomed.update({ref: sha for ref, (sha, _) in branches.items()})
+        report.plan_branches[pid] = sorted(branches)
     if doomed and not repo.delete_refs(doomed):
-        # One of them moved meanwhile (a sync, a dismiss): the others go now, that one at the next run.
+        # One of them moved meanwhile (a sync, a dismiss, a commit on a branch): the others go now; a chain that
+        # moved at the next run, a branch that moved stays.
         still = {ref: tip for ref, tip in doomed.items() if repo.read_ref(ref) == tip}
-        report.kept = sorted(set(doomed) - set(still))
+        moved = sorted(set(doomed) - set(still))
+        report.kept = [ref for ref in moved if ref.startswith("refs/balanced/")]
+        report.branches_kept += [{"branch": ref, "job": "", "why": "it moved while it was archived"}
+                                 for ref in moved if not ref.startswith("refs/balanced/")]
         doomed = still if repo.delete_refs(still) else {}
-    report.removed = len(doomed)
+    report.branches = {ref: tip for ref, tip in doomed.items() if not ref.startswith("refs/balanced/")}
+    report.removed = len(doomed) - len(report.branches)
     if doomed:  # their entries leave the cache now, not at the next reader: its files shrink with the refs
         for kind in ("jobs", "plans"):
             cache.read_all(repo, kind)
@@ -223,8 +259,11 @@ def gc(lead: Lead, older_than_days: float | None = None, most: int | None = None
                             hint="`git balanced gc --older-than 30` folds away what was done more than 30 days ago.")
     done = fold_away(lead.repo, older_than_days, most=most)
     return {"older_than_days": older_than_days, "jobs": done.jobs(), "refs_removed": done.removed, "left": done.left,
-            "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs} for pid, jobs in done.plans.items()],
-            "kept": done.kept, "inbox": [{"inbox": name, "folded_to": sha} for name, sha in done.inbox.items()]}
+            "plans": [{"plan": pid, "archive": archive_ref(pid), "jobs": jobs,
+                       "branches": [ref for ref in done.plan_branches.get(pid, []) if ref in done.branches]}
+                      for pid, jobs in done.plans.items()],
+            "kept": done.kept, "inbox": [{"inbox": name, "folded_to": sha} for name, sha in done.inbox.items()],
+            "branches_removed": len(done.branches), "branches_kept": done.branches_kept}
 
 
 IDLE_EVERY = 6 * 3600.0  # an idle engine folds at most this often: what it finds grows by the day, not the pass
@@ -253,6 +292,7 @@ def when_idle(lead: Lead) -> bool:
     if done["jobs"] or done["refs_removed"] or done["inbox"]:
         print(f"[balanced] gc (engine idle): archived {done['jobs']} jobs of {len(done['plans'])} plans done more "
               f"than {done['older_than_days']:g} days ago into {ARCHIVE}, removed {done['refs_removed']} refs"
+              f" and {done['branches_removed']} merged branches of landed jobs"
               f"{', folded ' + str(len(done['inbox'])) + ' inbox(es)' if done['inbox'] else ''}"
               f"{'; ' + str(done['left']) + ' plans left for the next idle pass' if done['left'] else ''}.",
               file=sys.stderr, flush=True)

@@ -22,6 +22,7 @@ from tests.support import agent_home
 from tests.support.builders import git, make_repo
 from tests.support.cli import balanced
 from tests.support.model_server import call_tool, run_shell, say
+from tests.support.real_agents import LEAD_POLL
 from tests.support.routed import Each, Routed, Script
 from tests.support.sshd import Machine, known_in
 from tests.support.wait import wait_until
@@ -89,7 +90,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, agent_bin: str
                if k.startswith(("ANTHROPIC_", "DISABLE_", "CLAUDE_"))}
         node = os.path.dirname(agent_home.claude_env(Path("/x"), server.url)["PATH"].split(os.pathsep)[0])
         env.update(PATH=os.pathsep.join([agent_bin, node, "/usr/local/bin", "/usr/bin", "/bin"]),
-                   PYTHONPATH=f"{ROOT}{os.pathsep}{SITE}")
+                   PYTHONPATH=f"{ROOT}{os.pathsep}{SITE}", GIT_BALANCED_LEAD_POLL=LEAD_POLL)  # ios's lead too
         base = tmp_path_factory.mktemp("chief")
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("GIT_BALANCED_SSH_CONFIG", str(base / "ssh_config"))
@@ -138,6 +139,10 @@ def run_the_chief(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PATH", agent_bin + os.pathsep + os.environ["PATH"])
+    # The chief looks over the projects every second, not every 5 s: each news hop (questions passed on, the
+    # ios thread's answers, a review) waited up to a look for it.
+    monkeypatch.setenv("GIT_BALANCED_CHIEF_LOOK", "1")
+    monkeypatch.setenv("GIT_BALANCED_LEAD_POLL", LEAD_POLL)  # the leads' drivers, as tests/support/real_agents.py
     whole = agent == "claude"  # the person's side (four allowed at once) is the same whoever the chief is
     chief_server = server if whole else pi
     chief_server.scripts = [(CHIEF, chief_script())]

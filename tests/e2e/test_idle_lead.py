@@ -1,6 +1,6 @@
 """A headless lead with nothing new takes no turn: the real Claude Code as lead against the scripted model
-server, watched after its first turn while its engine runs, a schedule waits, and the engine is woken every two
-seconds (as any command that stores work wakes it): a dozen passes and twenty looks at its inbox, none news."""
+server, watched after its first turn while its engine runs, a schedule waits, and the engine is woken every
+second (as any command that stores work wakes it): a dozen passes and twenty looks at its inbox, none news."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from tests.support.plans import lead_repo
 from tests.support.real_agents import real_agents
 from tests.support.wait import wait_until
 
-IDLE = 24.0  # twelve wakes of the engine, each a pass, and the lead's driver looking at its inbox each second
+# Twelve wakes of the engine, each a pass, and the lead's driver looking at its inbox twice a second
+# (tests/support/real_agents.py LEAD_POLL).
+IDLE = 12.0
+WAKE_EVERY = 1.0
 
 
 def test_an_idle_headless_lead_takes_no_turn_over_a_dozen_engine_passes(tmp_path: Path, agent_bin: str,
@@ -40,14 +43,16 @@ def test_an_idle_headless_lead_takes_no_turn_over_a_dozen_engine_passes(tmp_path
             asked = len(servers.claude.main_requests())
             assert asked >= 1
             seen: list[dict[str, object]] = []
-            end = time.monotonic() + IDLE
+            tick = time.monotonic()
+            end = tick + IDLE
             while time.monotonic() < end:
                 now = status(repo)
                 seen.append(now)
                 assert now["running"] and now["state"] == "waiting", now
                 assert len(servers.claude.main_requests()) == asked, "a model request with nothing new"
                 lead.wake_engine()  # a pass now, not in 30 s
-                time.sleep(2)
+                tick += WAKE_EVERY  # on the second, however long the look took
+                time.sleep(max(0.0, tick - time.monotonic()))
             last = status(repo)
             assert last["turns"] == 1, "no turn was taken"
             assert last["cost_usd"] == first["cost_usd"], "nothing was spent"

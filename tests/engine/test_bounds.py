@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from git_balanced.commands import engine as engine_command
 from git_balanced.engine.background import EngineLock
 from git_balanced.lead import open_lead
 from tests.support.builders import git
@@ -108,7 +109,10 @@ def test_engine_stop_ends_an_engine_whose_check_hangs(tmp_path: Path, sealed: Pa
     assert "Stopped (SIGTERM) during a check" in (tmp_path / "engine.log").read_text()
 
 
-def test_engine_stop_kills_an_engine_that_does_not_answer(tmp_path: Path, sealed: Path) -> None:
+def test_engine_stop_kills_an_engine_that_does_not_answer(tmp_path: Path, sealed: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stopped engine hears nothing: waiting the whole 8 s for it to end says no more than 2 s.
+    monkeypatch.setattr(engine_command, "STOP_WAIT", 2.0)
     repo = lead_repo(tmp_path, check=HANGS)
     plan(repo, [piece("a", "echo a > src/a.txt")], "--start")
     with background_engine(repo, tmp_path / "engine.log") as eng:

@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from git_balanced.engine import background
 from tests.support.cli import balanced
 from tests.support.plans import engine, jobs_of, lead_repo, piece, plan
 from tests.support.wait import wait_until
@@ -61,8 +64,11 @@ def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan
         balanced(repo, "engine", "--stop")
 
 
-def test_detach_against_an_engine_asked_to_stop_starts_one_that_waits_for_it(tmp_path: Path) -> None:
-    repo = _slow_landing(tmp_path, 8)  # longer than a starter waits for an exiting engine
+def test_detach_against_an_engine_asked_to_stop_starts_one_that_waits_for_it(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # The starter waits 1 s for an exiting engine (not 5): the check of 5 s is still longer, as it must be.
+    monkeypatch.setattr(background, "HANDOVER", 1.0)
+    repo = _slow_landing(tmp_path, 5)  # longer than a starter waits for an exiting engine
     old = _engine_proc(repo, tmp_path / "old.log")
     try:
         wait_until(lambda: _checking(repo), 30, "the engine to be checking a's landing")

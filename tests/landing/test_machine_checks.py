@@ -225,3 +225,22 @@ def test_the_runner_checks_exactly_that_commit_in_a_scratch_folder_it_removes(tm
         assert not (Path.home() / "written-by-the-check").exists()
     refused = runner._act("landcheck", {"copy": str(copy), "commit": "HEAD", "command": "true"})
     assert "`commit` must be a full commit id" in refused["error"], refused
+
+
+@pytest.mark.parametrize("lead_first", [True, False])
+def test_a_liar_is_dropped_whichever_comes_first_its_hint_or_the_leads_own_check(tmp_path: Path,
+                                                                                lead_first: bool) -> None:
+    """Under load a machine's hint can come after the lead checked the same tree itself: it is caught all the
+    same (a landing once kept a liar whose hint came late)."""
+    repo = make_repo(tmp_path / "r")
+    m = machine_checks.Machines(open_lead(str(repo)), "true", None, 60.0)
+    hint = machine_checks.Hint(machine="alpha", tree="a" * 40, commit="b" * 40, passed=False, code=1, tail="",
+                               seconds=1.0, at=0.0)
+    truthful = machine_checks.Hint(machine="beta", tree="c" * 40, commit="d" * 40, passed=True, code=0, tail="",
+                                   seconds=1.0, at=0.0)
+    steps = [lambda: m.confirm(hint.tree, True), lambda: m.heard(hint)]
+    for step in steps if lead_first else steps[::-1]:
+        step()
+    m.heard(truthful)
+    m.confirm(truthful.tree, True)
+    assert m.dropped == {"alpha": f"it said fail for tree {'a' * 12}, where this machine's own check said pass"}

@@ -19,6 +19,9 @@ from tests.support.model_server import ModelServer, Turn, Usage, run_shell
 from tests.support.plans import board
 
 AGENTS = ("claude", "codex", "pi")
+# A headless lead's driver looks at its inbox twice a second (a person's, every second): news reaches its next
+# turn sooner, and an idle lead's looks are as many in half the time.
+LEAD_POLL = "0.5"
 
 
 @dataclass
@@ -48,6 +51,7 @@ def real_agents(monkeypatch: pytest.MonkeyPatch, agent_bin: str, turns: dict[str
         env.update(agent_home.codex_env(home, servers.codex.url))
         env.update(agent_home.pi_env(home, servers.pi.url))
         env["PATH"] = agent_bin + os.pathsep + env["PATH"]
+        env["GIT_BALANCED_LEAD_POLL"] = LEAD_POLL
         for key in [k for k in os.environ if k not in env]:
             monkeypatch.delenv(key)
         for key, value in env.items():
