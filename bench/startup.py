@@ -408,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                 else ([str(front), *words], lead, env)
             runner = run_changed if label.endswith(SEEN[1]) else run
             if label.endswith(SEEN[0]):  # a change under a second old is not trusted: the answer is kept after it
+                runner(argv, cwd, run_env, stdin)  # what a first look writes (the fence's probe, the node), written
                 time.sleep(SETTLE)
             got = paired(argv, stdin, cwd, run_env, args.rounds, runner)
             was = "" if args.no_before else \
