@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import sys
 
+from git_balanced.shipped.pids import plain_fd  # os alone: what opens a file a worker may have put a FIFO as
+
 TYPE_CHECKING = False  # typing itself is not imported for this: the start-up is what this module is for
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -139,22 +141,6 @@ def _locked(path: str) -> str:
     finally:
         os.close(fd)
     return "0"
-
-
-def plain_fd(path: str) -> int | None:
-    """A descriptor open for reading on `path` when it is a plain file (not a link, a FIFO, a device: a worker may
-    put one where a seat or a note should be, and opening or reading it must not wait); else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if (os.fstat(fd).st_mode & 0o170000) == 0o100000:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
 
 
 def same(facts: Iterable[tuple[str, str, str]]) -> bool:

@@ -36,12 +36,11 @@ from git_balanced.kit.boardsaid import (
     clock,
     escaped,
     path_of,
-    plain_fd,
     printable,
     value,
     where,
 )
-from git_balanced.shipped.pids import PID_BOUND
+from git_balanced.shipped.pids import PID_BOUND, plain_fd
 
 ENV = ("HOME", "PATH", "TZ", "NO_COLOR", "COLUMNS", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
        "LC_TIME", "PYTHONIOENCODING", "PYTHONUTF8", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")

@@ -1,6 +1,7 @@
 """A process by its pid and start tick: the tick tells a pid the kernel gave to a later process from the one that
 was written down. Stdlib only, Python 3.9+: the first of the runner's parts (runner.PARTS), and sent before
-seats.py wherever seats.py travels (machines/placing/check_seats.source), so both use this one check."""
+seats.py wherever seats.py travels (machines/placing/check_seats.source), so both use this one check; and the one
+way the lead opens a file a worker could have put in its place (`plain_fd`)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def alive(pid: object, tick: str = "", *, mine: bool = False) -> bool:
         return not mine
     fields = stat_fields(pid)
     return not fields or (fields[0] not in ("Z", "X") and (not tick or fields[19] == tick))
+
+
+def plain_fd(path: str) -> int | None:
+    """A descriptor open for reading on `path` when it is a plain file; None for a link, a FIFO or a device (a worker
+    may put one where a seat, a note or a pid file should be: opening or reading it must not wait), or no file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if (os.fstat(fd).st_mode & 0o170000) == 0o100000:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None

@@ -14,8 +14,8 @@ import json
 import os
 import time
 
-if "alive" not in globals():  # as sent, pids.py's source comes first and defines it
-    from git_balanced.shipped.pids import alive
+if "alive" not in globals():  # as sent, pids.py's source comes first and defines them
+    from git_balanced.shipped.pids import alive, plain_fd
 
 SEATS_DIR = "~/.balanced/seats"
 SEAT_RUNS = "~/.balanced/runs"
@@ -136,22 +136,6 @@ def _seat_names(d: str, start: str = "", end: str = "") -> list:
             and len(n) >= len(start) + len(end)]
 
 
-def _seat_open(path: str) -> int | None:
-    """A descriptor open for reading on `path` when it is a plain file; None for a link, a FIFO or a device (a worker
-    may put one where a seat or a note should be: opening or reading it must not wait), or no file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if (os.fstat(fd).st_mode & 0o170000) == 0o100000:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
-
-
 def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict]:
     """Who holds this machine's seats now: each note whose holder still runs, by seat."""
     d = seat_folder(where)
@@ -159,7 +143,7 @@ def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict
     paths += [os.path.join(run, SEAT_NOTE) for run in _seat_names(os.path.expanduser(runs or SEAT_RUNS))]
     out = []
     for path in paths:
-        fd = _seat_open(path)
+        fd = plain_fd(path)
         if fd is None:
             continue
         try:
@@ -177,7 +161,7 @@ def seats_in_use(where: str | None = None) -> int:
     d = seat_folder(where)
     used = 0
     for path in _seat_names(d, "seat-", ".lock"):
-        fd = _seat_open(path)
+        fd = plain_fd(path)
         if fd is None:
             continue
         try:
@@ -255,7 +239,7 @@ def seat_checks(run_dir: str) -> list:
     """The checks a worker ran through `git balanced seat` (its run folder's checks.jsonl), the last few: each
     `{"command", "exit_code", "seconds", "waited", "at"}` with the fields of the right kinds."""
     out = []
-    fd = _seat_open(os.path.join(run_dir, "checks.jsonl"))
+    fd = plain_fd(os.path.join(run_dir, "checks.jsonl"))
     if fd is None:
         return []
     try:
