@@ -78,8 +78,10 @@ def test_a_fenced_worker_cannot_write_another_jobs_worktree(tmp_path: Path) -> N
     the other job's commit holds only its own work."""
     fenced_only()
     repo = lead_repo(tmp_path)
-    intruder = ('for i in $(seq 100); do [ "$(ls -d ../*/ | wc -l)" -ge 2 ] && break; sleep 0.1; done; '
-                'for d in ../*/; do [ "$(cd "$d" && pwd)" = "$PWD" ] && continue; '
+    # Only checked-out worktrees (their src/ there): a folder beside them may be one still being made, or one a
+    # landed worker left that is being removed.
+    intruder = ('for i in $(seq 100); do [ "$(ls -d ../*/src/ | wc -l)" -ge 2 ] && break; sleep 0.1; done; '
+                'for d in ../*/; do [ "$(cd "$d" && pwd)" = "$PWD" ] && continue; [ -d "$d/src" ] || continue; '
                 '{ echo planted > "$d/src/planted.txt"; } 2>> src/refused.txt || echo "$d" >> src/kept.txt; done; '
                 'echo mine > src/intruder.txt')
     victim = 'for i in $(seq 50); do [ -f "$TMPDIR/never" ] && break; sleep 0.1; done; echo fine > src/victim.txt'
