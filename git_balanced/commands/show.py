@@ -43,9 +43,11 @@ def render(d: dict[str, Any]) -> str:
     if d["state"] == JobState.REPORTED:  # a piece that writes nothing has no branch: its report is above
         lines.append("  branch: none (`writes: none`: it only read, and its report is its result)")
     elif at["ref"]:
-        where = f"at {at['commit'][:7]}" if at["commit"] else "not here"
+        where = f"at {at['commit'][:7]}" if at["commit"] else _gone(d, at["ref"]) or "not here"
         lines.append(f"  branch: {d['branch']} ({at['ref']}) {where}" + (", in the lead's branch" if at["in_lead"]
                                                                           else ""))
+    lines += [f"  also {r['ref']}: {_gone(d, r['ref'])}" for r in d.get("branches_removed", ())
+              if not r["here"] and r["ref"] != at["ref"]]
     for key, words in (("previous", "after attempt"), ("next", "tried again as")):
         if d[key]:
             lines.append(f"  {words} {d[key]}")
@@ -58,3 +60,11 @@ def render(d: dict[str, Any]) -> str:
                      "The end of the check's output (its whole output was kept by the clone that ran it)")
         lines.append(ui.tail(out["text"], n=len(out["text"].splitlines()) or 1))
     return "\n".join(lines)
+
+
+def _gone(d: dict[str, Any], ref: str) -> str:
+    """How an archived job's ref that its archive removed comes back ('' when it was not removed, or is back)."""
+    for r in d.get("branches_removed", ()):
+        if r["ref"] == ref and not r["here"]:
+            return f"removed by the archive, merged into the lead at {r['sha'][:7]} (`{r['restore']}` brings it back)"
+    return ""

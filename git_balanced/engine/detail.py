@@ -13,7 +13,8 @@ from git_balanced.errors import BalancedError
 from git_balanced.jobs import Job
 from git_balanced.landing import checks
 from git_balanced.lead import Lead
-from git_balanced.state import archive, refs
+from git_balanced.state import archive, archive_branches, refs
+from git_balanced.state.archived import top_of
 
 EVENTS_SHOWN = 200  # a job's chain is short; a very long one (many questions) shows its newest
 
@@ -32,7 +33,7 @@ def detail(lead: Lead, name: str) -> dict[str, Any]:
         job = Job.of(found[0], found[1])
         events = [{k: row.get(k) for k in ("time", "event", "state", "subject")} for row in found[2][-EVENTS_SHOWN:]]
         handle = None  # a handle lives as long as its plan; an archived plan's are gone
-        more = {"archived": archive.archive_ref(job.plan)}
+        more = {"archived": archive.archive_ref(job.plan), "branches_removed": _removed(lead, job)}
     else:
         events = _events(lead, job)
         handle = handles.handles(repo, everyone, lead.branch).get(job.id)
@@ -56,6 +57,17 @@ def _branch_at(lead: Lead, j: Job) -> dict[str, Any]:
     lead_tip = lead.repo.read_ref(lead.ref)
     return {"ref": ref or None, "commit": tip,
             "in_lead": bool(tip and lead_tip and lead.repo.is_ancestor(tip, lead_tip))}
+
+
+def _removed(lead: Lead, j: Job) -> list[dict[str, Any]]:
+    """The refs of an archived job that its plan's archive removed (archive_branches.BRANCHES_FILE): each with
+    the commit it was at, whether it is here again, and the command that brings it back."""
+    repo = lead.repo
+    held = top_of(repo, repo.read_ref(archive.archive_ref(j.plan))).get(archive_branches.BRANCHES_FILE.encode())
+    rows = archive_branches.parse(repo.store[held[1]].data) if held else []
+    return [{"ref": r["ref"], "sha": r["sha"], "here": repo.read_ref(r["ref"]) is not None,
+             "restore": archive_branches.restore_command(r["ref"], r["sha"])}
+            for r in rows if r.get("job") == j.id]
 
 
 def _events(lead: Lead, j: Job) -> list[dict[str, Any]]:

@@ -246,6 +246,11 @@ class ShowResult(TypedDict):
     events: Annotated[list[Row], Field(description="Each event on its chain, oldest first: time, name, state, line.")]
     check_output: Annotated[Row | None, Field(description="The output of the check that failed on it (whole, "
                                                           "where this clone kept it, else its end), or null.")]
+    archived: NotRequired[Annotated[str, Field(description="For a job folded away by gc: the archive ref that "
+                                                           "holds it.")]]
+    branches_removed: NotRequired[Annotated[list[Row], Field(
+        description="For an archived job: each ref of its branch the archive removed (ref, sha, here: whether it "
+                    "is back, restore: the command that brings it back).")]]
 
 
 @with_config(_OPEN)

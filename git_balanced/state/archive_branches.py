@@ -119,3 +119,11 @@ def lines(old: bytes, gone: dict[str, tuple[str, str]]) -> bytes:
 def parse(data: bytes) -> list[dict[str, str]]:
     """The rows of a BRANCHES_FILE."""
     return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def restore_command(ref: str, sha: str) -> str:
+    """The command that puts back a ref the archive removed: `git branch` for a branch, `git update-ref` for a
+    ref fetched back from a machine."""
+    if ref.startswith("refs/heads/"):
+        return f"git branch {ref.removeprefix('refs/heads/')} {sha}"
+    return f"git update-ref {ref} {sha}"

@@ -94,6 +94,7 @@ def test_log_and_show_read_an_archived_job(history) -> None:
     assert shown.code == 0, shown.err
     was, now = json.loads(shown_before.out), json.loads(shown.out)
     assert now.pop("archived") == f"refs/balanced/archive/{old_pid}"
+    assert now.pop("branches_removed") == [], "its branch was never made here: nothing removed to bring back"
     assert was.pop("handle") and now.pop("handle") is None, "a handle lives as long as its plan's refs"
     assert now == was, "an archived job shows as it did"
 
