@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from git_balanced import __version__, exits
+from git_balanced import __version__, exits, knobs
 from git_balanced.kit.verbs import VERBS, Arg, Face, Verb, verb
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -954,6 +954,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = exits.quiet_full_disk
 
     try:
+        knobs.check()  # a wait shortened wrong stops every command here, before one starts, not the engine mid-pass
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)

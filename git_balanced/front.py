@@ -28,6 +28,7 @@ MCP_FLAGS = frozenset({"--chief"})  # the server an agent starts on each turn; `
 PLAN_FLAGS = frozenset({"--start", "--wait", "--until-idle", "--json"})
 ENGINE_FLAGS = frozenset({"--once", "--until-idle", "--detach", "--stop"})
 LEAVE_FAST = frozenset({"plan", "engine"})
+KNOBS_READ = frozenset({"plan", "engine", "mcp"})  # they may run the engine, which reads knobs.py's waits later
 
 
 def fast(args: list[str]) -> Callable[[], int] | None:
@@ -147,6 +148,17 @@ def _hook(name: str, args: list[str]) -> int:
     return int(run_hook(name, args))
 
 
+def _knobs_checked(run: Callable[[], int]) -> Callable[[], int]:
+    """`run`, once the waits set in the environment are checked (knobs.py): a bad one stops it before it starts."""
+    def checked() -> int:
+        from git_balanced import knobs
+
+        knobs.check()
+        return run()
+
+    return checked
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `git balanced ARGV` (default: this process's arguments); exit codes as cli.main gives them. `plan`
     and `engine` run as this process's own arguments end the process here (exits.leave)."""
@@ -158,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         return click_main(argv)
     from git_balanced import exits
 
+    if args[0] in KNOBS_READ:
+        run = _knobs_checked(run)
     if argv is None and args[0] in LEAVE_FAST:
         exits.leave(_run(run, argv))
     return _run(run, argv)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from git_balanced import proc
+from git_balanced import knobs, proc
 from git_balanced.agents import get
 from git_balanced.bundled import template_text
 from git_balanced.channel import presence
@@ -35,9 +35,9 @@ from git_balanced.vocab import LeadState
 INBOX = "chief"  # the chief's inbox: refs/balanced/inbox/chief in its repository
 RECORD = "chief.json"
 PASS_AFTER = 600.0  # seconds a question passed on to the chief waits for it before it comes to the person
-LOOK_EVERY = 5.0  # seconds between two looks over the projects while the chief waits for news
+LOOK_EVERY = knobs.CHIEF_LOOK.default  # seconds between two looks over the projects while the chief waits for news
 # Tests look more often (a look at a project here is a few stat calls); a person has no reason to.
-ENV_LOOK = "GIT_BALANCED_CHIEF_LOOK"
+ENV_LOOK = knobs.CHIEF_LOOK.name
 FIRST = ("Look over the projects (the `projects` tool) and say in a few lines how they are doing. Then wait: "
          "questions the leads pass on to you come as your next turns.")
 
@@ -180,11 +180,8 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
 
 
 def look_every() -> float:
-    """Seconds between two looks over the projects: LOOK_EVERY, or what GIT_BALANCED_CHIEF_LOOK says."""
-    try:
-        return max(0.1, float(os.environ[ENV_LOOK]))
-    except (KeyError, ValueError):
-        return LOOK_EVERY
+    """Seconds between two looks over the projects: LOOK_EVERY, or what GIT_BALANCED_CHIEF_LOOK says (knobs.py)."""
+    return knobs.seconds(knobs.CHIEF_LOOK)
 
 
 def drive(*, poll: float = 1.0, every: float | None = None) -> int:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from git_balanced import proc
+from git_balanced import knobs, proc
 from git_balanced.agents import get, lead_model, lead_session, modes
 from git_balanced.channel import presence
 from git_balanced.errors import BalancedError
@@ -34,9 +34,9 @@ from git_balanced.vocab import LeadState
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
 HEADLESS_ENV = presence.HEADLESS_ENV  # tells the lead's own hooks and tools that the driver hands it its news
-POLL = 1.0  # seconds between two looks at the lead's inbox while it waits for news
+POLL = knobs.LEAD_POLL.default  # seconds between two looks at the lead's inbox while it waits for news
 # Tests look more often (a look is a read of the inbox's ref); a person has no reason to.
-ENV_POLL = "GIT_BALANCED_LEAD_POLL"
+ENV_POLL = knobs.LEAD_POLL.name
 
 
 def folder(lead: Lead) -> Path:
@@ -228,11 +228,8 @@ def charge_plans(lead: Lead, rec: dict[str, Any], cost: float, began: float) -> 
 
 
 def poll_every() -> float:
-    """Seconds between two looks at the inbox: POLL, or what GIT_BALANCED_LEAD_POLL says."""
-    try:
-        return max(0.1, float(os.environ[ENV_POLL]))
-    except (KeyError, ValueError):
-        return POLL
+    """Seconds between two looks at the inbox: POLL, or what GIT_BALANCED_LEAD_POLL says (knobs.py)."""
+    return knobs.seconds(knobs.LEAD_POLL)
 
 
 def drive(lead: Lead, *, poll: float | None = None) -> int:

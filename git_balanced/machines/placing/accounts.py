@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from git_balanced import knobs
 from git_balanced.agents import extra_usage
 from git_balanced.files import Flock, write_json
 from git_balanced.git import Repo
@@ -32,13 +33,13 @@ if TYPE_CHECKING:
     from git_balanced.settings import Settings
 
 STATE_FILE = "accounts.json"
-RESUME_MARGIN = 60.0  # a paused worker goes on a minute after its reset
-UNKNOWN_RESET = 3600.0  # Pi's 429 names no reset: try again in an hour
+RESUME_MARGIN = knobs.RESUME_MARGIN.default  # a paused worker goes on a minute after its reset
+UNKNOWN_RESET = knobs.UNKNOWN_RESET.default  # Pi's 429 names no reset: try again in an hour
 MOVE_AFTER = 1800.0  # a reset further away than this moves the piece to another agent with room
 UNDATED_FOR = 3600.0  # a window reported without a reset time counts for an hour
 # Tests shorten the waits; a user has no reason to.
-ENV_MARGIN = "GIT_BALANCED_RESUME_MARGIN"
-ENV_UNKNOWN = "GIT_BALANCED_UNKNOWN_RESET"
+ENV_MARGIN = knobs.RESUME_MARGIN.name
+ENV_UNKNOWN = knobs.UNKNOWN_RESET.name
 
 AGENT_NAMES = {"claude": "Claude", "codex": "Codex", "pi": "Pi", "shell": "The shell agent"}
 WINDOW_NAMES = {"five_hour": "5-hour", "seven_day": "7-day", "seven_day_opus": "7-day Opus",
@@ -50,21 +51,14 @@ def agent_name(agent: str) -> str:
     return AGENT_NAMES.get(agent, agent)
 
 
-def _seconds(var: str, default: float) -> float:
-    try:
-        return max(0.0, float(os.environ[var]))
-    except (KeyError, ValueError):
-        return default
-
-
 def resume_margin() -> float:
     """Seconds between a limit's reset and the worker going on (a minute)."""
-    return _seconds(ENV_MARGIN, RESUME_MARGIN)
+    return knobs.seconds(knobs.RESUME_MARGIN)
 
 
 def unknown_reset() -> float:
     """Seconds to wait when the agent did not say when its limit resets (Pi: an hour)."""
-    return _seconds(ENV_UNKNOWN, UNKNOWN_RESET)
+    return knobs.seconds(knobs.UNKNOWN_RESET)
 
 
 def account(agent: str, machine: str) -> str:

@@ -1,0 +1,53 @@
+"""The waits tests shorten through the environment (knobs.py) are read one way: unset or empty is the default, a
+number in range is taken, and anything else stops the command before it starts with one message naming the
+variable and what to set (exit 1, no traceback), by click's door and by the front door's engine alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_balanced import knobs
+from git_balanced.chief import session
+from git_balanced.errors import BalancedError
+from git_balanced.kit import headless
+from git_balanced.machines.placing import accounts
+from tests.support.builders import make_repo
+from tests.support.cli import balanced, balanced_process
+
+READERS = {knobs.LEAD_POLL: headless.poll_every, knobs.CHIEF_LOOK: session.look_every,
+           knobs.RESUME_MARGIN: accounts.resume_margin, knobs.UNKNOWN_RESET: accounts.unknown_reset}
+
+
+@pytest.mark.parametrize("knob", knobs.KNOBS, ids=lambda k: k.name)
+def test_each_reader_takes_a_number_in_range_and_its_default_when_unset(knob: knobs.Knob,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    read = READERS[knob]
+    monkeypatch.delenv(knob.name, raising=False)
+    assert read() == knob.default
+    monkeypatch.setenv(knob.name, "  ")
+    assert read() == knob.default, "empty is unset"
+    for good in (knob.floor, knob.ceiling, " 2.5 "):
+        monkeypatch.setenv(knob.name, str(good))
+        assert read() == float(good)
+    for bad in ("nan", "inf", "-inf", "-1", str(knob.ceiling * 2), "1s", "0x10"):
+        monkeypatch.setenv(knob.name, bad)
+        with pytest.raises(BalancedError) as told:
+            read()
+        assert told.value.message.startswith(f"{knob.name}={bad!r} is not a number of seconds from ")
+        assert told.value.hint == (f"set it to one, such as {knob.name}={knob.default:g}, or unset it for the "
+                                   f"default ({knob.default:g}).")
+
+
+def test_a_bad_one_stops_a_command_before_it_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "lead")
+    said = ("error: GIT_BALANCED_LEAD_POLL='nan' is not a number of seconds from 0.1 to 3600 (the seconds between "
+            "a headless lead's looks at its inbox).\nhint: set it to one, such as GIT_BALANCED_LEAD_POLL=1, or "
+            "unset it for the default (1).\n")
+    ran = balanced(repo, "gc", env={"GIT_BALANCED_LEAD_POLL": "nan"})
+    assert (ran.code, ran.out, ran.err) == (1, "", said), "click's door"
+    monkeypatch.setenv("GIT_BALANCED_LEAD_POLL", "nan")
+    ran = balanced_process(repo, "engine", "--once", timeout=60)
+    assert (ran.code, ran.out, ran.err) == (1, "", said), "the front door's engine, in a process of its own"
+    assert not (repo / ".git" / "balanced" / "engine.lock").exists(), "no engine started"
