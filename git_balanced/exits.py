@@ -75,7 +75,8 @@ def leave(code: int) -> NoReturn:
     """End this process with `code` without Python's teardown of every module and object it loaded (a tenth of
     a second or more for the engine): the atexit functions run first and the standard streams are flushed, as
     they would be. When a thread that is not a daemon still runs, or a stream cannot be flushed, it ends the
-    ordinary way (SystemExit), which waits for that thread and says what the stream's failure means."""
+    ordinary way (SystemExit), which waits for that thread and says what the stream's failure means; so it does
+    on a Python whose atexit has no `_run_exitfuncs` (not a public name: the ordinary exit runs them there)."""
     import atexit
     import os
     import threading
@@ -83,12 +84,15 @@ def leave(code: int) -> NoReturn:
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
         raise SystemExit(code)
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+    if not callable(run_exitfuncs):
+        raise SystemExit(code)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):  # AttributeError: a stream that is None
         raise SystemExit(code) from None
-    atexit._run_exitfuncs()
+    run_exitfuncs()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
