@@ -17,6 +17,7 @@ from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
 from git_balanced.errors import BalancedError
+from git_balanced.faults import crashpoint
 from git_balanced.job_events import Started, record
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
@@ -357,6 +358,7 @@ def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
                                        own_copy=None if local else True, branch=None if local else job.branch,
                                        copy_goes=True if local else None)
                 host.call(Action.CLEANUP, asked.to_json())
+                crashpoint("sweep-midway")  # a sweeper killed here leaves the copy: the next one removes it
                 if local:
                     local.forget(job.branch)
             except (BalancedError, MessageError):
