@@ -14,10 +14,8 @@ from git_balanced import jobs as J
 from git_balanced import proc, trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
-from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
-from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
 from git_balanced.engine.sweep import Sweeper
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
@@ -277,6 +275,12 @@ class Engine:
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest, everyone: dict[str, Job]) -> bool:
         """Try again each piece whose newest attempt failed, or give it up; True when any was decided."""
+        failed = [j for j in latest.values() if j.state in ENDED_BADLY and not j.decided and self.owners.mine(j)]
+        if not failed:
+            return False
+        from git_balanced.engine.board import failure_tail  # here: a run where nothing fails never needs them
+        from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
+
         attempts = ctx.settings.balanced.attempts
         wrote = False
         tip = self.repo.rev_parse(self.lead.ref)
