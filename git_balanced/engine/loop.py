@@ -155,6 +155,13 @@ class Engine:
         self.running = [j for j in self._read(plans)[0].values() if j.state == JobState.RUNNING]
         return live or movable
 
+    def jobs_now(self) -> dict[str, Job]:
+        """Every job as the last pass read it, with what this process wrote since read again (all of them when
+        no pass read any)."""
+        if self._everyone is None:
+            return J.all_jobs(self.repo)
+        return J.reread(self.repo, self._everyone, self._mark)
+
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
         """Every job of the repository, and those of the lead's plans: all of them at a pass's start, then
         the pass's own writes on top."""
