@@ -24,7 +24,7 @@ def test_a_cleanup_that_hangs_holds_a_stop_a_moment_only(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(sweep, "cleanup_many", slow)
     s = sweep.Sweeper(open_lead(str(lead_repo(tmp_path))))
-    job = SimpleNamespace(id="j1")
+    job = SimpleNamespace(id="j1", machine="local", runner_key="j1", branch="balanced/j1", writes=None, base=None)
     s.mark([job])  # type: ignore[list-item]
     began = time.monotonic()
     assert s.drain(0.2) is False and time.monotonic() - began < 5, "a stop is not held by the cleanup"

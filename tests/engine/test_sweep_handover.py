@@ -48,6 +48,15 @@ def test_gc_finishes_what_a_killed_sweeper_left(tmp_path: Path) -> None:
     _finished(repo, job, copy)
 
 
+def test_an_entry_that_cannot_be_read_is_crossed_out(tmp_path: Path) -> None:
+    journal = sweep.Journal(open_lead(str(lead_repo(tmp_path, check=None))))
+    journal.dir.mkdir()
+    (journal.dir / "1m94b9tmp2hbkm9").write_text('{"id": "1m94b9tmp2')  # as a killed engine may leave it
+    (journal.dir / "1m94b9tmrqwg39h").write_text('{"id": "1m94b9tmp2hbkm9", "machine": "local", "runner_key": '
+                                                  '"x", "branch": "b"}')  # another job's entry under its name
+    assert journal.entries() == [] and journal.ids() == [], "neither is cleaned up after, nor kept"
+
+
 def test_an_ending_engine_leaves_the_cleanup_to_a_process_of_its_own(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(sweep.WAIT_ENV)
