@@ -57,6 +57,23 @@ def test_an_entry_that_cannot_be_read_is_crossed_out(tmp_path: Path) -> None:
     assert journal.entries() == [] and journal.ids() == [], "neither is cleaned up after, nor kept"
 
 
+def test_the_process_an_ending_engine_leaves_finishes_the_cleanup(tmp_path: Path) -> None:
+    lead = open_lead(str(lead_repo(tmp_path, check=None)))
+    job = sweep.Entry({"id": "1m94b9tmp2hbkm9", "machine": "local", "runner_key": "1m94b9tmp2hbkm9",
+                       "branch": "balanced/alpha"})
+    worktree = lead.repo.worktrees_home() / job.id  # half removed: a file left in a folder of it
+    (worktree / "src").mkdir(parents=True)
+    (worktree / "src" / "left.txt").write_text("left\n")
+    copy = workcopy.for_branch(lead.repo, job.branch)
+    copy.mkdir(parents=True)
+    (copy / "HEAD").write_text("ref: refs/heads/balanced/alpha\n")
+    journal = sweep.Journal(lead)
+    journal.add([job])
+    sweep.hand_over(lead)  # in its own session, as an ending engine starts it
+    wait_until(lambda: not journal.ids(), 30, "the sweeper process to cross the job out")
+    assert not worktree.exists() and not copy.exists(), "it removed what the job left"
+
+
 def test_an_ending_engine_leaves_the_cleanup_to_a_process_of_its_own(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(sweep.WAIT_ENV)
