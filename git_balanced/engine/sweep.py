@@ -165,7 +165,12 @@ class Sweeper:
             self._todo.clear()  # written down: the process takes them
         if not self.journal.ids():
             return None
-        return hand_over(self.lead)
+        try:
+            return hand_over(self.lead)
+        except OSError as exc:  # no process to be had (out of memory, a full disk for its log): they stay written down
+            print(f"[balanced] The last landed workers' folders were left to the next engine or `git balanced gc`: "
+                  f"no process could be started to remove them ({exc}).", file=sys.stderr, flush=True)
+            return None
 
     def _run(self) -> None:
         lock = Flock(self.lead.repo.state_dir / LOCK)
