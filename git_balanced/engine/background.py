@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
 END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each
 
-STOP_DRAIN = 5.0  # seconds a stopped engine waits for the cleanup of what landed
+STOP_DRAIN = 5.0  # seconds a stopped engine waits for the cleanup of what landed, when it waits (sweep.WAIT_ENV)
 IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
 
 
