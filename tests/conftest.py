@@ -85,6 +85,9 @@ def sealed(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     monkeypatch.setenv("GIT_BALANCED_SSH_CONFIG", str(home / ".ssh" / "config"))
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
+    # An engine that ends waits for its landed workers' cleanup rather than leave it to a process of its own:
+    # a test looks at their folders once it returns, and a process must not outlive the test whose HOME it has.
+    monkeypatch.setenv("GIT_BALANCED_SWEEP_WAIT", "1")
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n")
     return home
 

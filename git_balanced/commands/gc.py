@@ -9,7 +9,11 @@ from git_balanced.state.archive import ARCHIVE, gc
 
 def gc_command(*, older_than: float | None, as_json: bool) -> int:
     """Archive what was done more than `older_than` days ago (default: the setting) and say what moved."""
-    done = gc(open_lead(), older_than)
+    from git_balanced.engine import sweep
+
+    lead = open_lead()
+    sweep.finish(lead)  # a killed engine's cleanups first: a job archived now could no longer be found for them
+    done = gc(lead, older_than)
     if as_json:
         ui.emit_json(done)
         return 0

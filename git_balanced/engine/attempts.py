@@ -10,9 +10,7 @@ from typing import Any
 
 from git_balanced import jobs as J
 from git_balanced.engine import workers
-from git_balanced.engine.board import check_tail
 from git_balanced.jobs import Job
-from git_balanced.landing import checks
 from git_balanced.lead import Lead
 from git_balanced.vocab import Failure
 
@@ -67,6 +65,9 @@ def last_attempt(job: Job, branch: str) -> str:
              f"{why.rstrip('.')}."]
     if job.summary:
         lines.append(f"It ended saying: {job.summary}")
+    from git_balanced.engine.board import check_tail  # here: a first attempt, the engine's start, needs neither
+    from git_balanced.landing import checks
+
     shown = check_tail(job, checks.TAIL_LINES)  # the next attempt's agent reads all the stored tail
     if shown:
         lines.append(f"The check's output ended with:\n```\n{shown}\n```")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 BUSY_INTERVAL = 0.5   # seconds between passes while workers run
 END_POLL = 0.05  # how often a local worker's end is looked for meanwhile: a stat of one file each
 
-STOP_DRAIN = 5.0  # seconds a stopped engine waits for the cleanup of what landed
+STOP_DRAIN = 5.0  # seconds a stopped engine waits for the cleanup of what landed, when it waits (sweep.WAIT_ENV)
 IDLE_INTERVAL = 30.0  # at the most, while nothing runs (schedules need 30 s)
 
 
@@ -200,6 +200,7 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
     try:
         eng = Engine(lead, land_aside=not once)  # one pass only: its landing ends within it
         eng.says_full = not until_idle
+        eng.sweeper.resume()  # what an earlier engine's cleanup left undone, if it was killed
         upkeep = Upkeep(lead)
         _say_unfenced(lead)
         if once:
@@ -231,9 +232,10 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
                 if eng.end_landing() and stop[0]:  # its checks end at once, asked to stop
                     print("[balanced] Stopped (SIGTERM) during a check; the check was ended and counts for nothing.",
                           file=sys.stderr, flush=True)
-                # What landed is cleaned up before the engine ends; asked to stop, it waits a moment only (a
-                # machine out of reach must not hold the stop and the lock; what is left goes with its machine later).
-                eng.sweeper.drain(STOP_DRAIN if stop[0] else None)
+                # What landed is cleaned up by a process of its own, which the engine does not wait for (unless
+                # GIT_BALANCED_SWEEP_WAIT=1; asked to stop, a moment only: a machine out of reach must not hold the
+                # stop and the lock). What a killed one leaves, the next engine or `gc` finishes (sweep.py).
+                eng.sweeper.end(stopped=stop[0], wait=STOP_DRAIN)
         finally:  # a Ctrl-C while it waits lets go of the lock all the same
             signal.signal(signal.SIGTERM, old)
             if old_int is not signal.SIG_IGN:

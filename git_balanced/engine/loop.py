@@ -14,10 +14,8 @@ from git_balanced import jobs as J
 from git_balanced import proc, trust, ui
 from git_balanced.engine import budget, limits, workers
 from git_balanced.engine.attempts import KEEP, Next, next_attempt
-from git_balanced.engine.board import failure_tail
 from git_balanced.engine.context import Context
 from git_balanced.engine.owners import Owners
-from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
 from git_balanced.engine.sweep import Sweeper
 from git_balanced.engine.watch import Watcher
 from git_balanced.errors import BalancedError, DiskFull, LandingBusy, disk_full
@@ -157,6 +155,13 @@ class Engine:
         self.running = [j for j in self._read(plans)[0].values() if j.state == JobState.RUNNING]
         return live or movable
 
+    def jobs_now(self) -> dict[str, Job]:
+        """Every job as the last pass read it, with what this process wrote since read again (all of them when
+        no pass read any)."""
+        if self._everyone is None:
+            return J.all_jobs(self.repo)
+        return J.reread(self.repo, self._everyone, self._mark)
+
     def _read(self, plans: dict[str, StoredPlan]) -> tuple[dict[str, Job], dict[str, Job]]:
         """Every job of the repository, and those of the lead's plans: all of them at a pass's start, then
         the pass's own writes on top."""
@@ -277,6 +282,12 @@ class Engine:
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest, everyone: dict[str, Job]) -> bool:
         """Try again each piece whose newest attempt failed, or give it up; True when any was decided."""
+        failed = [j for j in latest.values() if j.state in ENDED_BADLY and not j.decided and self.owners.mine(j)]
+        if not failed:
+            return False
+        from git_balanced.engine.board import failure_tail  # here: a run where nothing fails never needs them
+        from git_balanced.engine.retry import SAME_AGAIN, Attempt, decide, same_again, waits_for_a_move
+
         attempts = ctx.settings.balanced.attempts
         wrote = False
         tip = self.repo.rev_parse(self.lead.ref)

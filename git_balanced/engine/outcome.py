@@ -15,7 +15,7 @@ def unlanded(eng: Engine) -> list[str]:
     repo, lead = eng.repo, eng.lead
     ctx = Context(lead, settings_at(repo, lead.branch))
     plans = J.all_plans(repo)
-    jobs = {jid: j for jid, j in J.all_jobs(repo).items() if j.plan in eng.seen}
+    jobs = {jid: j for jid, j in eng.jobs_now().items() if j.plan in eng.seen}  # its last pass read them all
     latest = J.latest_by_piece(jobs)
     lines: list[str] = []
     for pid in sorted(eng.seen):

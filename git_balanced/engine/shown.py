@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_balanced import handles
 from git_balanced.channel.presence import pid_alive
-from git_balanced.engine.board import collect
 from git_balanced.lead import Lead
 from git_balanced.vocab import LIVE, JobState
 
@@ -28,6 +26,9 @@ PID_FILE = "engine.pid"  # written by engine/background.EngineLock, read here an
 def collect_shown(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
     """`collect(lead, fold_after)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and
     how many pieces wait for one."""
+    from git_balanced import handles  # here: the engine reads this module for its pid file alone
+    from git_balanced.engine.board import collect
+
     with lead.repo.listing_once():  # the refs listed once for the board and its handles
         data = handles.add_to_board(lead.repo, collect(lead, fold_after))
     data["engine"] = engine_state(lead, data)

@@ -11,10 +11,8 @@ import time
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock
-from git_balanced.git import Repo, packing
-from git_balanced.landing import machine_checks
+from git_balanced.git import Repo
 from git_balanced.lead import Lead
-from git_balanced.state import archive
 
 LOOSE_REFS = 500  # loose refs above which they are packed (every listing of them opens each file)
 LOOSE_OBJECTS = 2000  # loose objects above which they are packed (git's own gc.auto is 6,700)
@@ -43,6 +41,9 @@ class Upkeep:
         now = time.monotonic() if now is None else now
         if now - self.looked < EVERY and not self.left:
             return None
+        from git_balanced.landing import machine_checks  # here: an engine that never idles never needs them
+        from git_balanced.state import archive
+
         self.looked = now
         self.left = archive.when_idle(self.lead)
         try:
@@ -62,6 +63,8 @@ def pack_if_loose(repo: Repo, *, refs: int = LOOSE_REFS, objects: int = LOOSE_OB
     """Pack the refs when more than `refs` lie loose, and the objects when more than `objects` do or there are
     more than `packs` packs, each git command ended after `seconds`; what was packed and how long it took, or
     None when nothing was due, or a landing holds the landing lock (it moves refs: the next look packs)."""
+    from git_balanced.git import packing
+
     found = packing.loose(repo)
     do_refs = found.refs > refs
     do_objects = found.objects > objects or found.packs > packs

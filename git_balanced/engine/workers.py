@@ -16,49 +16,31 @@ from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
+from git_balanced.engine.cleanup import cleanup as cleanup  # the cleanup of an ended worker lives there
+from git_balanced.engine.cleanup import host_for, reads_only, work_path
 from git_balanced.errors import BalancedError
 from git_balanced.job_events import Started, record
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.machines.placing import check_seats
-from git_balanced.machines.reach import workcopy
 from git_balanced.machines.reach.hosts import Host, LocalHost, earlier_work
 from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.shipped.launch import SEATS_FILE
 from git_balanced.shipped.messages import (
     AnswerRequest,
-    CleanupRequest,
     ForwardedRequest,
     LogRequest,
-    MessageError,
     Result,
     StartRequest,
     StatusRequest,
     StopRequest,
 )
-from git_balanced.shipped.readonly import readonly_path
 from git_balanced.shipped.runfiles import RUNS_DIR
 from git_balanced.shipped.seats import SEAT_ENV_BUDGET, SEAT_ENV_WHO, seat_budget
 from git_balanced.state.events import node_id
 from git_balanced.vocab import Action, RunState
 
 PARALLEL_STARTS = 12  # machines started at once; each machine's SSH sessions are capped by its transport
-
-
-def host_for(lead: Lead, machine: str) -> Host:
-    """The host a job's machine name stands for."""
-    if machine == "local":
-        return LocalHost(lead.repo)
-    from git_balanced.machines.inventory.records import box_of
-    from git_balanced.machines.reach.remote import RemoteHost
-
-    spec = box_of(machine)
-    if spec is not None:
-        from git_balanced.machines.reach.boxhost import BoxHost
-
-        return BoxHost(lead, machine, spec)
-
-    return RemoteHost(lead, machine)
 
 
 def rules_for(job: Job, check: str | None, budget: float | None) -> str:
@@ -89,18 +71,6 @@ def check_words(own: str | None, check: str | None) -> str:
                 f"{shlex.quote(check)}` (it waits for a free seat, and says who holds them). Your branch lands only "
                 "if it passes.\n")
     return ""
-
-
-def reads_only(job: Job) -> bool:
-    """Whether the job's piece writes nothing (`writes: none`): a shared read-only checkout, a report, no branch."""
-    return job.writes == "none"
-
-
-def work_path(host: Host, job: Job) -> str:
-    """Where the job's worker works on its machine: its own worktree, or for a piece that writes nothing the
-    shared read-only checkout of its base, beside the worktrees (shipped/readonly.py)."""
-    wt = host.worktree_path(job.id)
-    return readonly_path(wt.rsplit("/", 1)[0], str(job.base)) if reads_only(job) else wt
 
 
 def build_request(lead: Lead, job: Job, host: Host, setup: str | None, check: str | None,
@@ -322,50 +292,3 @@ def stop(lead: Lead, job: Job) -> dict[str, Any]:
     return host.call(Action.STOP, StopRequest(job=job.runner_key, runs_dir=RUNS_DIR, wait=5.0).to_json())
 
 
-SWEEPERS = 4  # landed workers of this machine cleaned up at once
-
-
-def cleanup(lead: Lead, job: Job) -> None:
-    """Remove a job's worktree and run folder (never its branch); quietly, as it is housekeeping."""
-    cleanup_many(lead, [job])
-
-
-def cleanup_many(lead: Lead, jobs: list[Job]) -> None:
-    """`cleanup` for several jobs, with one `git worktree prune` per machine, after its last one. Here, where
-    each job's worktree, run folder and copy are its own (mostly waiting on the disk), up to SWEEPERS at once."""
-    for machine, js in jobs_mod.by_machine(jobs).items():
-        try:
-            host = host_for(lead, machine)
-            repo = host.repo_path()
-        except BalancedError:
-            continue
-        local = host if isinstance(host, LocalHost) else None
-
-        def one(i: int, job: Job, host: Host = host, repo: str = repo, local: LocalHost | None = local,
-                last: int = len(js) - 1) -> None:
-            # Each branch has its own copy: here the lead removes it after the runner's cleanup; on an SSH
-            # machine the runner removes it, after the worktree (`own_copy`).
-            where = str(workcopy.for_branch(lead.repo, job.branch)) if local else repo
-            try:
-                if reads_only(job):  # its mark on the shared checkout goes, and the checkout with the last one
-                    host.call(Action.CLEANUP, CleanupRequest(job=job.runner_key, repo=repo, worktree=work_path(
-                        host, job), runs_dir=RUNS_DIR, prune=False, readonly=True).to_json())
-                    return
-                # Here the branch's copy goes after the worktree (`forget`): neither `worktree remove` nor a prune.
-                asked = CleanupRequest(job=job.runner_key, repo=where, worktree=host.worktree_path(job.id),
-                                       runs_dir=RUNS_DIR, prune=local is None and i == last,
-                                       own_copy=None if local else True, branch=None if local else job.branch,
-                                       copy_goes=True if local else None)
-                host.call(Action.CLEANUP, asked.to_json())
-                if local:
-                    local.forget(job.branch)
-            except (BalancedError, MessageError):
-                pass
-
-        own = [j for j in js if local is not None and not reads_only(j)]
-        for i, job in enumerate(js):
-            if job not in own:  # a machine's jobs, or readers of one shared checkout: one after another
-                one(i, job)
-        if own:
-            with ThreadPoolExecutor(max_workers=min(SWEEPERS, len(own))) as pool:
-                list(pool.map(one, range(len(own)), own))

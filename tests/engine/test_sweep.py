@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -23,8 +24,9 @@ def test_a_cleanup_that_hangs_holds_a_stop_a_moment_only(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(sweep, "cleanup_many", slow)
     s = sweep.Sweeper(open_lead(str(lead_repo(tmp_path))))
-    s.mark(["j1"])  # type: ignore[list-item]
+    job = SimpleNamespace(id="j1", machine="local", runner_key="j1", branch="balanced/j1", writes=None, base=None)
+    s.mark([job])  # type: ignore[list-item]
     began = time.monotonic()
     assert s.drain(0.2) is False and time.monotonic() - began < 5, "a stop is not held by the cleanup"
     gate.set()
-    assert s.drain() is True and cleaned == ["j1"], "without a bound it waits for all of it"
+    assert s.drain() is True and cleaned == [job], "without a bound it waits for all of it"

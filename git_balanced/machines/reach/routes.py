@@ -131,9 +131,10 @@ class Reach:
             return set(self._pushed)
 
     # -- the end -------------------------------------------------------------------------------------------
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         """Wait for the cleanups on their way, close every session, and forget the rest (at exit, in a test,
-        or when the SSH setup changed)."""
+        or when the SSH setup changed). Without `wait`, at exit, the sessions' runners end on their own: each
+        reads the end of its stdin and exits, and the process need not wait for that."""
         self.settle()
         with self._lock:
             pools = list(self._pools.values())
@@ -145,12 +146,12 @@ class Reach:
             self._pushed.clear()
             self._pushing.clear()
         for p in pools:
-            p.close()
+            p.close(wait=wait)
 
 
 def _at_exit() -> None:
     if process.has(Reach):
-        process.part(Reach).close()
+        process.part(Reach).close(wait=False)
 
 
 atexit.register(_at_exit)

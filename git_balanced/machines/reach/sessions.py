@@ -107,16 +107,18 @@ class Session:
         self.used = time.monotonic()
         return answers + [None] * (len(requests) - len(answers))
 
-    def close(self, kill: bool = False) -> None:
+    def close(self, kill: bool = False, *, wait: bool = True) -> None:
         """End the session (closing its stdin ends the runner's loop) and free its slot. `kill` for one
-        that may still be busy with a request nobody waits for any more."""
+        that may still be busy with a request nobody waits for any more. Without `wait` (a process that is
+        ending), the runner is left to end on its own: it reads the end of its stdin and exits."""
         with contextlib.suppress(OSError):
             if self.process.stdin:
                 self.process.stdin.close()
         if kill:
             self.process.kill()
         try:
-            self.process.wait(timeout=2)
+            if wait or kill:
+                self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -248,21 +250,22 @@ class Pool:
             self.count -= 1
             self.cond.notify()
 
-    def _sweep(self, older_than: float) -> None:
+    def _sweep(self, older_than: float, *, wait: bool = True) -> None:
         """Close the idle sessions unused for `older_than` seconds (the caller holds the lock)."""
         now = time.monotonic()
         keep = []
         for s in self.idle:
             if now - s.used >= older_than or s.process.poll() is not None:
-                s.close()
+                s.close(wait=wait)
                 self.count -= 1
             else:
                 keep.append(s)
         self.idle = keep
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
+        """Close every idle session; without `wait`, at exit, none is waited for to end."""
         with self.cond:
-            self._sweep(0.0)
+            self._sweep(0.0, wait=wait)
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
