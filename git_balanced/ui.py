@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
 
 from git_balanced import process
+from git_balanced.files import dumps as json_dumps  # json.dumps' text, by json's C encoder: no `json` imported
+from git_balanced.files import json_encoder
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
@@ -78,8 +82,8 @@ def _encoder(level: int) -> Any:
     made = process.part(_Encoders).by_level
     enc = made.get(level)
     if enc is None:
-        enc = made[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
-                                                  separators=(",\n" + "  " * level, ": ")).encode
+        enc = made[level] = json_encoder(sort_keys=True, ensure_ascii=False, default=str,
+                                         separators=(",\n" + "  " * level, ": "))
     return enc
 
 
@@ -100,15 +104,15 @@ def dumps(data: Any, level: int = 0) -> str:
     if type(data) is Dumped:
         return data
     if not data or not isinstance(data, _NESTED):
-        return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        return json_dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(data, dict):
         if not _STR.issuperset(map(type, data)):  # json's own rules for other keys, indented to this level
-            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
+            return json_dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
                                                                                                       "\n" + pad)
         if _flat(data.values()):
             return f"{{\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}}}"
-        items = [f"{json.dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
+        items = [f"{json_dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
         return f"{{\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}}}"
     if _flat(data):
         return f"[\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}]"

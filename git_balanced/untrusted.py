@@ -14,7 +14,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
 
 # Each names a program git may run, or a way for one to be run, and is set to nothing that runs.
 OVERRIDES = (
@@ -56,8 +61,6 @@ DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "
 # its "promisor" remote, running the upload-pack command that remote names (git 2.39.4 and later honour it).
 SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false",
            "GIT_NO_LAZY_FETCH": "1"}
-
-GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
 
 
 def folder_of_ours(path: str, home: str | None = None) -> bool:

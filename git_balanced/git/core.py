@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
 
 from git_balanced import proc
 from git_balanced.errors import NotARepository
@@ -19,7 +17,11 @@ from git_balanced.git.objects import Objects, shared
 from git_balanced.git.refs import BALANCED, LOCKED, fsync_file, packed_refs, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+    from typing import Any, Self
+
     from dulwich.repo import Repo as DulwichRepo
 
 # The git commands that never write a ref: running any other through a Repo drops its listing (listing_once).
