@@ -50,23 +50,31 @@ def write_json(path: str | Path, data: Any, **how: Any) -> None:
 # imports `re`): the board and the inbox read the state's files on every look. shipped/lightjson.py does the same
 # for what runs on a bare machine.
 class _Decoding:
-    """The settings json.loads hands its C scanner (json.JSONDecoder's defaults)."""
+    """The settings json.loads hands its C scanner: json.JSONDecoder's, with its `parse_float` and
+    `parse_constant` (their defaults where None, as JSONDecoder takes them)."""
 
     strict = True
     object_hook = None
     object_pairs_hook = None
-    parse_float = float
     parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+    def __init__(self, parse_float: Callable[[str], Any] | None = None,
+                 parse_constant: Callable[[str], Any] | None = None) -> None:
+        self.parse_float = parse_float or float
+        self.parse_constant = parse_constant or _CONSTANTS.__getitem__
+
+
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}  # json.decoder's
 
 
 class _CParts:
     """json's C scanner set up as json.loads sets it up, and its C encoder maker; None where there is no `_json`."""
 
-    __slots__ = ("make_encoder", "plain", "quote", "scan")
+    __slots__ = ("make_encoder", "make_scanner", "plain", "quote", "scan")
 
     def __init__(self) -> None:
         self.scan: Any = None
+        self.make_scanner: Any = None
         self.make_encoder: Any = None
         self.quote: Any = None
         self.plain: Any = None
@@ -75,6 +83,7 @@ class _CParts:
         except ImportError:
             return
         decoding: Any = _Decoding()
+        self.make_scanner = _json.make_scanner
         self.scan = _json.make_scanner(decoding)
         self.make_encoder, self.quote, self.plain = _json.make_encoder, _json.encode_basestring_ascii, \
             _json.encode_basestring
@@ -85,16 +94,17 @@ _SPACE = " \t\n\r"  # what JSON allows around a value (json.decoder.WHITESPACE)
 _MARKED = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")  # byte-order marks: json reads those bytes itself
 
 
-def loads(text: str | bytes) -> Any:
-    """What `json.loads(text)` gives (its error too, raised by json.loads itself): json's C scanner, run as
-    json.loads runs it, on a string or on bytes in UTF-8; anything else, or anything it stops short on, is handed
-    to json.loads."""
+def loads(text: str | bytes, **how: Any) -> Any:
+    """What `json.loads(text, **how)` gives (its error too, raised by json.loads itself), `how` being
+    `parse_float` or `parse_constant`: json's C scanner, run as json.loads runs it, on a string or on bytes in
+    UTF-8; anything else, or anything it stops short on, is handed to json.loads."""
     if type(text) is bytes and not text.startswith(_MARKED) and 0 not in text[:4]:
         text = text.decode("utf-8", "surrogatepass")  # as json.loads decodes what json.detect_encoding calls utf-8
-    if _C.scan is not None and type(text) is str and not text.startswith("\ufeff"):
+    scan = _C.scan if not how or _C.scan is None else _C.make_scanner(_Decoding(**how))
+    if scan is not None and type(text) is str and not text.startswith("\ufeff"):
         start, end = len(text) - len(text.lstrip(_SPACE)), len(text.rstrip(_SPACE))
         try:
-            value, stop = _C.scan(text, start)
+            value, stop = scan(text, start)
         except Exception:  # noqa: BLE001 — json.loads says what is wrong, in its own words
             pass
         else:
@@ -102,7 +112,7 @@ def loads(text: str | bytes) -> Any:
                 return value
     import json
 
-    return json.loads(text)
+    return json.loads(text, **how)
 
 
 def _not_serializable(o: Any) -> Any:
@@ -110,14 +120,15 @@ def _not_serializable(o: Any) -> Any:
 
 
 def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False, default: Callable[[Any], Any] | None = None,
-                 separators: tuple[str, str] = (", ", ": ")) -> Callable[[Any], str]:
-    """`json.JSONEncoder(ensure_ascii=..., sort_keys=..., default=..., separators=...).encode`: json's C encoder,
-    made as json makes it for `json.dumps` without `indent`, without importing json (json's own without `_json`)."""
+                 separators: tuple[str, str] = (", ", ": "), allow_nan: bool = True) -> Callable[[Any], str]:
+    """`json.JSONEncoder(ensure_ascii=..., sort_keys=..., default=..., separators=..., allow_nan=...).encode`:
+    json's C encoder, made as json makes it for `json.dumps` without `indent`, without importing json (json's own
+    where there is no `_json`)."""
     if _C.make_encoder is None:
         import json
 
         return json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys, default=default,
-                                separators=separators).encode
+                                separators=separators, allow_nan=allow_nan).encode
     quote, make, fallback = _C.quote if ensure_ascii else _C.plain, _C.make_encoder, default or _not_serializable
     key, item = separators[1], separators[0]
 
@@ -125,12 +136,12 @@ def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False, default:
         if isinstance(o, str):
             return quote(o)  # type: ignore[no-any-return]
         # made for each value, with its own marks of what is being written (a circle), as json.dumps makes it
-        return "".join(make({}, fallback, quote, None, key, item, sort_keys, False, True)(o, 0))
+        return "".join(make({}, fallback, quote, None, key, item, sort_keys, False, allow_nan)(o, 0))
 
     return encoded
 
 
-_PLAIN_OPTIONS = frozenset({"ensure_ascii", "sort_keys", "default", "separators"})
+_PLAIN_OPTIONS = frozenset({"ensure_ascii", "sort_keys", "default", "separators", "allow_nan"})
 
 
 def dumps(data: Any, **how: Any) -> str:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.plans import lead_repo, piece, plan
 
-READS = [["board"], ["board", "--json"], ["board", "--all"]]
+READS = [["board"], ["board", "--json"], ["board", "--all"], ["inbox"], ["inbox", "--json"]]
 NOT_IMPORTED = ("typing", "json", "threading", "hashlib", "zlib")
 CHANGE = "GIT_BALANCED_TEST_LOOK"  # a variable of the family the kept answer's stamp names: set anew, a change
 LOOKS = count()
@@ -30,9 +30,13 @@ SCRIPT = ("import io, sys\nfrom git_balanced import front\nout, sys.stdout = sys
 
 @pytest.fixture(scope="module")
 def lead(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A lead with a plan stored and not started (the board reads its state, its caches and the fence's probe)."""
+    """A lead with a plan stored and not started, and a line in its inbox."""
+    from git_balanced.channel import inbox
+    from git_balanced.git import Repo
+
     repo = lead_repo(tmp_path_factory.mktemp("board-imports"))
     assert plan(repo, [piece("later", "echo l > l.txt")], task="Waits to start").code == 0
+    inbox.post(Repo.discover(repo), "main", "The plan waits to start: é ✓", kind="note")
     # The refs' folders as they are a few seconds on: a listing of a folder changed within the last second is not
     # kept (state/listed.py), and every read would list, and fold, again
     settled = time.time() - 5
