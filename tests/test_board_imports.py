@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.plans import lead_repo, piece, plan
+from tests.test_files_json import read_alike
 
 READS = [["board"], ["board", "--json"], ["board", "--all"], ["inbox"], ["inbox", "--json"]]
 NOT_IMPORTED = ("typing", "json", "threading", "hashlib", "zlib")
@@ -56,6 +57,14 @@ def read(lead: Path, args: list[str]) -> tuple[int, str, list[str]]:
     assert cp.returncode == 0, cp.stderr
     code, printed, modules = json.loads(cp.stdout)
     return code, printed, modules
+
+
+def test_the_state_files_read_as_json_reads_them(lead: Path) -> None:
+    """What the reads read (the caches, the lists, the inbox's, the kept answers' stamps, the fence's answer):
+    files.loads gives json.loads' answer for each file of the lead's `.git/balanced/`."""
+    found = sorted(p for p in (lead / ".git" / "balanced").rglob("*") if p.is_file())
+    assert any(p.name.endswith(".json") for p in found), found
+    read_alike(found)
 
 
 @pytest.mark.parametrize("args", READS, ids=" ".join)

@@ -57,17 +57,20 @@ def test_loads_gives_what_json_loads_gives(text: str) -> None:
         assert ours[0] == theirs[0] and (same(ours[1], theirs[1]) if ours[0] == "value" else ours == theirs), given
 
 
-def test_loads_reads_the_state_files_as_json_does(tmp_path: Path) -> None:
-    """The files of a lead's `.git/balanced/` (this checkout's, when it has them) and the cache's lines."""
-    found = [p for p in Path(__file__).resolve().parents[1].glob(".git/balanced/**/*.json*") if p.is_file()][:200]
+def read_alike(paths: list[Path]) -> None:
+    """Each file, whole and line by line, as bytes and as text, read by files.loads as json.loads reads it."""
+    for path in paths:
+        data = path.read_bytes()
+        for part in [data, data.decode("utf-8", "replace"), *data.splitlines()]:
+            ours, theirs = outcome(files.loads, part), outcome(json.loads, part)
+            assert ours[0] == theirs[0] and (same(ours[1], theirs[1]) if ours[0] == "value" else ours == theirs), path
+
+
+def test_loads_reads_what_write_json_writes(tmp_path: Path) -> None:
     made = tmp_path / "made.json"
     files.write_json(made, {"jobs": {"j": ["ab" * 20, {"state": "landed", "fields": {"at": 1.5e9, "x": "é"}}]}},
                      separators=(",", ":"))
-    for path in [made, *found]:
-        data = path.read_bytes()
-        for part in [data, *data.splitlines()]:
-            ours, theirs = outcome(files.loads, part), outcome(json.loads, part)
-            assert ours[0] == theirs[0] and (same(ours[1], theirs[1]) if ours[0] == "value" else ours == theirs)
+    read_alike([made])
 
 
 class Word(str):
