@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 
@@ -12,14 +11,17 @@ from git_balanced.files import json_encoder
 
 TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
+    import re
     from collections.abc import Sequence
     from typing import Any
 
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
+# Every one of them is a character str.isprintable refuses: text it takes whole has none (tests/test_ui_plain.py),
+# and the patterns are compiled (and kept, by re) only for text it does not.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_OBEYED = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_OBEYED_IN_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_OBEYED = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]"
+_OBEYED_IN_A_LINE = f"[\x00-\x1f\x7f-\x9f{_BIDI}]"
 
 
 def _escaped(m: re.Match[str]) -> str:
@@ -31,7 +33,11 @@ def plain(text: str, *, lines: bool = True) -> str:
     """`text` (a worker's, a plan's: words the person did not write) as the terminal should show it: control
     characters and bidirectional marks written out (`\\x1b`, `\\u202e`); newlines and tabs kept when `lines`.
     JSON output keeps the words as they are."""
-    pattern = _OBEYED if lines else _OBEYED_IN_A_LINE
+    if (text.replace("\n", "").replace("\t", "") if lines else text).isprintable():
+        return text
+    import re  # here: compiling the patterns is most of this module's import, and most text is printable
+
+    pattern = re.compile(_OBEYED if lines else _OBEYED_IN_A_LINE)
     return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
