@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -243,6 +242,8 @@ def _in_group(group: int) -> set[int]:
 
 
 def _signal_all(group: int | None, pids: set[int], sig: int) -> None:
+    import contextlib  # here, as in _kill: the board and the inbox end no process
+
     if group is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, sig)
@@ -282,6 +283,7 @@ def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Ma
 
 
 def _kill(p: subprocess.Popen[Any], *, group: bool) -> None:
+    import contextlib
     import signal  # here: the board and the inbox end no process
 
     with contextlib.suppress(ProcessLookupError):

@@ -1,8 +1,8 @@
 """`board` and `inbox` read in full (something changed since their kept answer) without importing what they do not
 use: not `typing`, nor `json` (its files are read and written by json's C parts, files.py), nor `threading`, nor
-`hashlib` and `zlib` (git/objects.py imports them to write an object). Each read runs as the console script starts
-it, in a fresh interpreter, with a variable of the GIT_ family no run had (what the kept answer's stamp names), so
-it is the full read that is looked at; and each prints what it printed in a first run."""
+`hashlib` and `zlib` (git/objects.py imports them to write an object), nor `contextlib`. Each read runs as the
+console script starts it, in a fresh interpreter, with a variable of the GIT_ family no run had (what the kept
+answer's stamp names), so it is the full read that is looked at."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.support.plans import lead_repo, piece, plan
 from tests.test_files_json import read_alike
 
 READS = [["board"], ["board", "--json"], ["board", "--all"], ["inbox"], ["inbox", "--json"]]
-NOT_IMPORTED = ("typing", "json", "threading", "hashlib", "zlib")
+NOT_IMPORTED = ("typing", "json", "threading", "hashlib", "zlib", "contextlib")
 CHANGE = "GIT_BALANCED_TEST_LOOK"  # a variable of the family the kept answer's stamp names: set anew, a change
 LOOKS = count()
 SCRIPT = ("import io, sys\nfrom git_balanced import front\nout, sys.stdout = sys.stdout, io.StringIO()\n"

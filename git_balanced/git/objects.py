@@ -12,7 +12,6 @@ here it lists it only when the folder changed since it was last listed.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from _thread import allocate_lock  # threading.Lock itself, without importing threading
@@ -116,8 +115,10 @@ def _write_new(folder: str, path: str, data: bytes) -> None:
             os.close(fd)
         os.rename(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 

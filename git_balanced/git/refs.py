@@ -4,7 +4,6 @@ lists them, where that is plain (None where git should answer instead); and a lo
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import re
 import time
@@ -261,8 +260,10 @@ def write_loose(common_dir: Path, ref: str, new: str, old: str | None, packed: P
     except BaseException:
         if fd >= 0:
             os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(lock)
+        except FileNotFoundError:
+            pass
         raise
     _log(common_dir, ref, old, new, who, message)
     return True
