@@ -8,14 +8,16 @@ says why, in words a person can act on."""
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
-from collections.abc import Sequence
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from pathlib import Path
 
 from git_balanced import process
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Runs in the outer namespace (as its root, which may bind and remount there), then enters the inner one with
 # the caller's own ids. Exit 97 names a mount that failed. `--rbind`, not `--bind`: in a user namespace the
@@ -61,7 +63,7 @@ class _Probed:
     """This process's answer of the probe (None: the fence works), made on first ask: it starts processes."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._done = False
         self._answer: str | None = None
 
@@ -163,10 +165,12 @@ def remembered_why_unavailable(kept: Path) -> str | None:
     """
     if switched_off():
         return why_unavailable()
+    from git_balanced.files import loads, write_json  # json.loads' answer, without importing json (and re)
+
     key = {"boot": _this_boot(), "uid": os.getuid(), "path": os.environ.get("PATH", "")}
     try:
         with open(kept, encoding="utf-8") as fh:
-            rec = json.loads(fh.read())
+            rec = loads(fh.read())
         fresh = isinstance(rec, dict) and all(rec.get(k) == v for k, v in key.items()) and \
             isinstance(rec.get("at"), float) and 0 <= time.time() - rec["at"] < REMEMBERED_FOR and \
             (rec.get("why") is None or isinstance(rec.get("why"), str))
@@ -176,8 +180,6 @@ def remembered_why_unavailable(kept: Path) -> str | None:
         return rec["why"]  # type: ignore[no-any-return]
     why = why_unavailable()
     try:
-        from git_balanced.files import write_json
-
         write_json(kept, {**key, "at": time.time(), "why": why})
     except OSError:
         pass  # not kept: the next look probes again

@@ -10,11 +10,14 @@ ref's `.lock`, made with O_EXCL the way git makes it, is git's own kind: see git
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported for this: the board reads its files without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def write_atomic(path: str | Path, text: str, *, mode: int | None = None) -> None:
@@ -40,7 +43,115 @@ def write_atomic_bytes(path: str | Path, data: bytes, *, mode: int | None = None
 
 def write_json(path: str | Path, data: Any, **how: Any) -> None:
     """Replace the file at `path` with `data` as JSON and a newline; `how` are json.dumps's options."""
-    write_atomic(path, json.dumps(data, **how) + "\n")
+    write_atomic(path, dumps(data, **how) + "\n")
+
+
+# JSON read and written as `json` reads and writes it, by json's own C parts, without importing `json` (which
+# imports `re`): the board and the inbox read the state's files on every look. shipped/lightjson.py does the same
+# for what runs on a bare machine.
+class _Decoding:
+    """The settings json.loads hands its C scanner: json.JSONDecoder's, with its `parse_float` and
+    `parse_constant` (their defaults where None, as JSONDecoder takes them)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_int = int
+
+    def __init__(self, parse_float: Callable[[str], Any] | None = None,
+                 parse_constant: Callable[[str], Any] | None = None) -> None:
+        self.parse_float = parse_float or float
+        self.parse_constant = parse_constant or _CONSTANTS.__getitem__
+
+
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}  # json.decoder's
+
+
+class _CParts:
+    """json's C scanner set up as json.loads sets it up, and its C encoder maker; None where there is no `_json`."""
+
+    __slots__ = ("make_encoder", "make_scanner", "plain", "quote", "scan")
+
+    def __init__(self) -> None:
+        self.scan: Any = None
+        self.make_scanner: Any = None
+        self.make_encoder: Any = None
+        self.quote: Any = None
+        self.plain: Any = None
+        try:
+            import _json
+        except ImportError:
+            return
+        decoding: Any = _Decoding()
+        self.make_scanner = _json.make_scanner
+        self.scan = _json.make_scanner(decoding)
+        self.make_encoder, self.quote, self.plain = _json.make_encoder, _json.encode_basestring_ascii, \
+            _json.encode_basestring
+
+
+_C = _CParts()  # made once, as json makes its own at import; read only
+_SPACE = " \t\n\r"  # what JSON allows around a value (json.decoder.WHITESPACE)
+_MARKED = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")  # byte-order marks: json reads those bytes itself
+
+
+def loads(text: str | bytes, **how: Any) -> Any:
+    """What `json.loads(text, **how)` gives (its error too, raised by json.loads itself), `how` being
+    `parse_float` or `parse_constant`: json's C scanner, run as json.loads runs it, on a string or on bytes in
+    UTF-8; anything else, or anything it stops short on, is handed to json.loads."""
+    if type(text) is bytes and not text.startswith(_MARKED) and 0 not in text[:4]:
+        text = text.decode("utf-8", "surrogatepass")  # as json.loads decodes what json.detect_encoding calls utf-8
+    scan = _C.scan if not how or _C.scan is None else _C.make_scanner(_Decoding(**how))
+    if scan is not None and type(text) is str and not text.startswith("\ufeff"):
+        start, end = len(text) - len(text.lstrip(_SPACE)), len(text.rstrip(_SPACE))
+        try:
+            value, stop = scan(text, start)
+        except Exception:  # noqa: BLE001 — json.loads says what is wrong, in its own words
+            pass
+        else:
+            if stop == end:
+                return value
+    import json
+
+    return json.loads(text, **how)
+
+
+def _not_serializable(o: Any) -> Any:
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")  # json's own words
+
+
+def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False, default: Callable[[Any], Any] | None = None,
+                 separators: tuple[str, str] = (", ", ": "), allow_nan: bool = True) -> Callable[[Any], str]:
+    """`json.JSONEncoder(ensure_ascii=..., sort_keys=..., default=..., separators=..., allow_nan=...).encode`:
+    json's C encoder, made as json makes it for `json.dumps` without `indent`, without importing json (json's own
+    where there is no `_json`)."""
+    if _C.make_encoder is None:
+        import json
+
+        return json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys, default=default,
+                                separators=separators, allow_nan=allow_nan).encode
+    quote, make, fallback = _C.quote if ensure_ascii else _C.plain, _C.make_encoder, default or _not_serializable
+    key, item = separators[1], separators[0]
+
+    def encoded(o: Any) -> str:
+        if isinstance(o, str):
+            return quote(o)  # type: ignore[no-any-return]
+        # made for each value, with its own marks of what is being written (a circle), as json.dumps makes it
+        return "".join(make({}, fallback, quote, None, key, item, sort_keys, False, allow_nan)(o, 0))
+
+    return encoded
+
+
+_PLAIN_OPTIONS = frozenset({"ensure_ascii", "sort_keys", "default", "separators", "allow_nan"})
+
+
+def dumps(data: Any, **how: Any) -> str:
+    """`json.dumps(data, **how)`, by json_encoder when `how` has only its options (json.dumps's own otherwise)."""
+    if _PLAIN_OPTIONS.issuperset(how):
+        separators = how.get("separators")
+        return json_encoder(**{**how, "separators": (", ", ": ") if separators is None else separators})(data)
+    import json
+
+    return json.dumps(data, **how)
 
 
 class Flock:
@@ -99,7 +210,7 @@ def json_objects(text: str) -> list[dict[str, Any]]:
         if not line.startswith("{"):
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict):

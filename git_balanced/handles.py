@@ -10,8 +10,6 @@ or any start or end of it), which names one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_balanced.errors import BalancedError
 from git_balanced.git import Repo
@@ -20,8 +18,10 @@ from git_balanced.state.declared import PlanView
 
 LIVE_PLAN_STATES = ("created", "started")
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:  # for the checker alone: a Protocol's class is slow to make, and the board imports this
-    from typing import Protocol, TypeVar
+    from collections.abc import Mapping
+    from typing import Any, NamedTuple, Protocol, TypeVar
 
     class Named(Protocol):
         """What a handle is made of: a job (state/views.Job) or its few fields (Who)."""
@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # for the checker alone: a Protocol's class is slow to make, 
         def state(self) -> str: ...
 
     N = TypeVar("N", bound=Named)
+else:
+    from git_balanced.typed import NamedTuple
 
 
 class Who(NamedTuple):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
 from git_balanced.git import OBJECT_ID, Repo
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from git_balanced.settings import Settings
     from git_balanced.trust import Commands
+else:
+    from git_balanced.typed import NamedTuple
 
 
 class Lead(NamedTuple):
@@ -83,6 +87,8 @@ def settings_at(repo: Repo, rev: str | None) -> Settings:
     """Settings as committed at `rev` (the lead decides landings by what it committed), or as in the
     working tree when `rev` is None or has no settings file yet. Read from git once per commit (_Committed),
     and checked by the models once per file (settings_view.py)."""
+    from typing import cast  # here: the board and the inbox read no settings
+
     from git_balanced.settings_view import SETTINGS_PATH, committed
 
     if rev is not None:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_balanced import process
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping, Sequence
+    from typing import Any, NamedTuple
+else:
+    from git_balanced.typed import NamedTuple
 
 MARK = "GIT_BALANCED_CHECK"  # in a check's environment: `<scratch path>#<id>`, inherited by all it starts
 GRACE = 3.0  # seconds a process tree has between SIGTERM and SIGKILL
@@ -25,6 +26,8 @@ class _Stop:
     Stopped, so no wait on a check outlives the stop."""
 
     def __init__(self) -> None:
+        import threading  # here: the board and the inbox wait on no process
+
         self.event = threading.Event()
         self.marks: set[str] = set()  # mark prefixes whose runs alone are asked to stop (stop_marked)
         self.lock = threading.Lock()
@@ -239,6 +242,8 @@ def _in_group(group: int) -> set[int]:
 
 
 def _signal_all(group: int | None, pids: set[int], sig: int) -> None:
+    import contextlib  # here, as in _kill: the board and the inbox end no process
+
     if group is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, sig)
@@ -278,6 +283,7 @@ def _communicate(cmd: Sequence[str], cwd: str | os.PathLike[str] | None, env: Ma
 
 
 def _kill(p: subprocess.Popen[Any], *, group: bool) -> None:
+    import contextlib
     import signal  # here: the board and the inbox end no process
 
     with contextlib.suppress(ProcessLookupError):

@@ -7,9 +7,15 @@ once per process on first ask. A test drops it all with `forget()`, as a process
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from _thread import RLock  # threading's own lock (threading.RLock), without importing threading
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Generic, TypeVar
+else:
+    from git_balanced.typed import Generic
+    from git_balanced.typed import type_var as TypeVar
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -48,7 +54,7 @@ class Process:
     __slots__ = ("_lock", "_parts")
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._parts: dict[type, object] = {}
 
     def part(self, kind: type[T]) -> T:

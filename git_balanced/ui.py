@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
 
 from git_balanced import process
+from git_balanced.files import dumps as json_dumps  # json.dumps' text, by json's C encoder: no `json` imported
+from git_balanced.files import json_encoder
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Sequence
+    from typing import Any
 
 # What a terminal obeys rather than shows: C0 controls, DEL, C1 controls (ESC starts every sequence that
 # retitles, clears or recolours it; BEL ends some), and the marks that reorder what follows them on screen.
+# Every one of them is a character str.isprintable refuses: text it takes whole has none (tests/test_ui_plain.py),
+# and the patterns are compiled (and kept, by re) only for text it does not.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_OBEYED = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_OBEYED_IN_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_OBEYED = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]"
+_OBEYED_IN_A_LINE = f"[\x00-\x1f\x7f-\x9f{_BIDI}]"
 
 
 def _escaped(m: re.Match[str]) -> str:
@@ -27,7 +33,11 @@ def plain(text: str, *, lines: bool = True) -> str:
     """`text` (a worker's, a plan's: words the person did not write) as the terminal should show it: control
     characters and bidirectional marks written out (`\\x1b`, `\\u202e`); newlines and tabs kept when `lines`.
     JSON output keeps the words as they are."""
-    pattern = _OBEYED if lines else _OBEYED_IN_A_LINE
+    if (text.replace("\n", "").replace("\t", "") if lines else text).isprintable():
+        return text
+    import re  # here: compiling the patterns is most of this module's import, and most text is printable
+
+    pattern = re.compile(_OBEYED if lines else _OBEYED_IN_A_LINE)
     return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
@@ -78,8 +88,8 @@ def _encoder(level: int) -> Any:
     made = process.part(_Encoders).by_level
     enc = made.get(level)
     if enc is None:
-        enc = made[level] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str,
-                                                  separators=(",\n" + "  " * level, ": ")).encode
+        enc = made[level] = json_encoder(sort_keys=True, ensure_ascii=False, default=str,
+                                         separators=(",\n" + "  " * level, ": "))
     return enc
 
 
@@ -100,15 +110,15 @@ def dumps(data: Any, level: int = 0) -> str:
     if type(data) is Dumped:
         return data
     if not data or not isinstance(data, _NESTED):
-        return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        return json_dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(data, dict):
         if not _STR.issuperset(map(type, data)):  # json's own rules for other keys, indented to this level
-            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
+            return json_dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
                                                                                                       "\n" + pad)
         if _flat(data.values()):
             return f"{{\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}}}"
-        items = [f"{json.dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
+        items = [f"{json_dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
         return f"{{\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}}}"
     if _flat(data):
         return f"[\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}]"

@@ -14,7 +14,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
 
 # Each names a program git may run, or a way for one to be run, and is set to nothing that runs.
 OVERRIDES = (
@@ -45,8 +50,10 @@ OVERRIDES = (
 )
 # The drivers a `.gitattributes` (or `info/attributes`) names by name: their commands are emptied for every name
 # the folder's own config defines. The user's global and system config are the user's own, and stay (git-lfs).
-DRIVER_KEY = re.compile(r"^(filter\.(?P<f>.+)\.(clean|smudge|process)|diff\.(?P<d>.+)\.(textconv|command)|"
-                        r"merge\.(?P<m>.+)\.driver)$", re.IGNORECASE)
+# (Patterns are compiled where they are first used, and kept there by re: the board imports this module and
+# matches none of them.)
+DRIVER_KEY = (r"(?i)^(filter\.(?P<f>.+)\.(clean|smudge|process)|diff\.(?P<d>.+)\.(textconv|command)|"
+              r"merge\.(?P<m>.+)\.driver)$")
 OWN_SCOPES = ("local", "worktree")
 # Environment variables that name a program for git to run, dropped; and what a pager would be.
 DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER", "GIT_EDITOR",
@@ -56,8 +63,6 @@ DROPPED_ENV = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "
 # its "promisor" remote, running the upload-pack command that remote names (git 2.39.4 and later honour it).
 SET_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "false",
            "GIT_NO_LAZY_FETCH": "1"}
-
-GitRunner = Callable[[Sequence[str], str], "tuple[int, bytes]"]
 
 
 def folder_of_ours(path: str, home: str | None = None) -> bool:
@@ -85,7 +90,7 @@ def driver_overrides(listing: bytes) -> list[str]:
     parts = listing.split(b"\0")
     for i in range(0, len(parts) - 1, 2):  # (scope, key and value); no zip(strict=) on Python 3.9
         key = parts[i + 1].split(b"\n", 1)[0].decode("utf-8", "replace")
-        if parts[i].decode("ascii", "replace") in OWN_SCOPES and DRIVER_KEY.match(key):
+        if parts[i].decode("ascii", "replace") in OWN_SCOPES and re.match(DRIVER_KEY, key):
             out.append(f"{key}=")
     filters = {x.rsplit(".", 1)[0] for x in out if x.lower().startswith("filter.")}
     out.extend(f"{name}.required=false" for name in sorted(filters))
@@ -96,7 +101,7 @@ def driver_overrides(listing: bytes) -> list[str]:
 # read here, says so without a git process (a listing is one, and git runs in the same copies many times a pass).
 # Any `[filter` (`diff`, `merge`, `include`) anywhere counts, not only at a line's start: git skips a byte order
 # mark and reads a carriage return as a space, and a false match only costs one listing.
-_MAY_DEFINE = re.compile(rb"\[[ \t]*(filter|diff|merge|include)", re.IGNORECASE)
+_MAY_DEFINE = rb"(?i)\[[ \t]*(filter|diff|merge|include)"
 CONFIG_MOST = 1 << 20  # bytes of a config file read here; a larger one is left to git
 
 
@@ -172,7 +177,7 @@ def _may_define_drivers(cwd: str) -> bool:
             continue
         except OSError:
             return True
-        if len(text) > CONFIG_MOST or _MAY_DEFINE.search(text):
+        if len(text) > CONFIG_MOST or re.search(_MAY_DEFINE, text):
             return True
     return False
 

@@ -16,7 +16,7 @@ from tests.support import source
 PACKAGE = Path(__file__).resolve().parents[1] / "git_balanced"
 
 # From the bottom up; a module may import its own layer's package, or any layer below it.
-LAYERS = ["errors ui faults proc files bundled fence untrusted process knobs", "shipped", "git",
+LAYERS = ["errors ui faults proc files bundled fence untrusted process knobs typed", "shipped", "git",
           "models settings settings_kept settings_view trust vocab", "lead", "state", "jobs job_events handles",
           "agents", "machines",
           "channel", "landing", "forge", "hooks", "engine", "plans", "kit", "chief", "board_app", "commands",

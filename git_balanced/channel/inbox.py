@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from git_balanced import process, ui
 from git_balanced.channel import inbox_cache
 from git_balanced.channel.names import inbox_ref as inbox_ref
 from git_balanced.git import Repo
 from git_balanced.state import archived, health, refs
 from git_balanced.state.events import Event, read_event
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 # Where a malformed inbox ref's old tip is kept when a message must be posted past it: nothing is lost,
 # and `git balanced doctor` lists it there.

@@ -10,13 +10,15 @@ tip that meets a first commit it does not hold (the inbox was set aside and star
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
 
-from git_balanced.files import write_json
+from git_balanced.files import loads, write_json  # json's, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state.events import Event, read_event
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 MOST_NEW = 500  # new commits read in-process at most; past this the inbox is read whole, through git
 FORMAT = 1
@@ -40,7 +42,7 @@ def read(repo: Repo, ref: str, tip: str, mark: str | None) -> tuple[list[Event],
     came since (then the file is worth writing again). None when the file cannot answer."""
     try:
         with open(_path(repo, ref), encoding="utf-8") as f:
-            held = json.load(f)
+            held = loads(f.read())
         if held.get("format") != FORMAT or held.get("mark") != mark:
             return None
         events = [_event(row) for row in held["events"]]

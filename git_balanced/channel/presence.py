@@ -5,16 +5,19 @@ mark it seen). Where a lead agent was known and none can answer, a worker's ques
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 from git_balanced.channel import names
 from git_balanced.channel.names import inbox_ref  # not channel.inbox: the board reads no inbox
+from git_balanced.files import loads  # json.loads' answer, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.shipped import pids
 from git_balanced.vocab import LeadState
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 HEADLESS_ENV = names.HEADLESS_ENV  # set for a headless lead's agent: its tool calls are not a session's
 SEEN = names.SEEN  # the file whose time says when a session of the lead was last seen
@@ -30,7 +33,7 @@ def lead_dir(repo: Repo, branch: str) -> Path:
 def headless_record(repo: Repo, branch: str) -> dict[str, Any] | None:
     """The headless lead's record of this branch, or None when none was started."""
     try:
-        rec = json.loads((lead_dir(repo, branch) / "lead.json").read_text())
+        rec = loads((lead_dir(repo, branch) / "lead.json").read_text())
     except (FileNotFoundError, ValueError):
         return None
     return rec if isinstance(rec, dict) else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row, under_next
@@ -12,6 +11,10 @@ from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_show
 from git_balanced.kit.boardstamp import told_board
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["collect", "job_row", "render", "board_command"]
 

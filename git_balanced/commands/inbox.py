@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from git_balanced import handles
 from git_balanced.channel.inbox import entries
 from git_balanced.kit.boardstamp import told
 from git_balanced.state.events import node_id
 from git_balanced.ui import clock
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def inbox_command(*, as_json: bool, follow: bool) -> int:

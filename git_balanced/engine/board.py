@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import time
 from operator import itemgetter
-from typing import Any
 
 from git_balanced import fence, ui
 from git_balanced.engine import kept
@@ -14,6 +13,10 @@ from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.declared import Job, PlanView
 from git_balanced.vocab import DONE, ENDED_BADLY, NEEDS_YOU, Failure, JobState, LeadState
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _reason(j: Job) -> str:

@@ -4,19 +4,21 @@ done job's whole state and write each such row as it was kept (engine/board.py m
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any
-
 from git_balanced import ui
+from git_balanced.files import dumps  # json.dumps' text, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state import cache
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 FORMAT = "2"  # the rows kept: made again when this, or what makes them (`rows`' `made_by`), changes
 ID_LINE = '\n      "id": '  # where a row's `id` starts in its text as `board --json` lays it out (level 2)
 
 
-class KeptRow(dict[str, Any]):
+class KeptRow(dict[str, "Any"]):
     """A done job's row as kept (`rows`), with its text as `board --json` lays it out (`text`, without its
     handle), and whether a field other than its handle was set since (`changed`: then the text is not its own)."""
 
@@ -74,6 +76,6 @@ def laid_out(data: dict[str, Any]) -> dict[str, Any]:
             out.append(r)
             continue
         at = r.text.find(ID_LINE) + 1
-        handle = f'      "handle": {json.dumps(r["handle"], ensure_ascii=False)},\n' if "handle" in r else ""
+        handle = f'      "handle": {dumps(r["handle"], ensure_ascii=False)},\n' if "handle" in r else ""
         out.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
     return {**data, "jobs": out}

@@ -3,11 +3,13 @@ handle (`e3`) in its row, and whether an engine runs to move what waits."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from git_balanced.channel.presence import pid_alive
 from git_balanced.lead import Lead
 from git_balanced.vocab import LIVE, JobState
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 START = "git balanced engine --detach"
 # How the board and its app show workers: past FOLD_AFTER, the done ones fold into one line of counts, in this

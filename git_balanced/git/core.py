@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
 
 from git_balanced import proc
 from git_balanced.errors import NotARepository
@@ -19,7 +16,11 @@ from git_balanced.git.objects import Objects, shared
 from git_balanced.git.refs import BALANCED, LOCKED, fsync_file, packed_refs, read_plain, refs_from_files, write_loose
 from git_balanced.git.run import git_out, run_git
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, Self
+
     from dulwich.repo import Repo as DulwichRepo
 
 # The git commands that never write a ref: running any other through a Repo drops its listing (listing_once).
@@ -32,6 +33,22 @@ _READS_NO_REF = frozenset({
 # Besides the state's refs, those swapped as git swaps a loose ref (refs.write_loose) once they exist.
 _SWAPPED_OWN = ("refs/heads/", "refs/notes/")
 
+
+
+class _Within:
+    """A `with` block: `enter()` as it starts, `leave()` as it ends, however it ends (what
+    contextlib.contextmanager would make of a generator that yields once, without importing contextlib)."""
+
+    __slots__ = ("_enter", "_leave")
+
+    def __init__(self, enter: Callable[[], None], leave: Callable[[], None]) -> None:
+        self._enter, self._leave = enter, leave
+
+    def __enter__(self) -> None:
+        self._enter()
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave()
 
 class RepoCore:
     """One repository as seen from a checkout (or a bare repository): its folders, git run there, dulwich's
@@ -254,21 +271,22 @@ class RepoCore:
         except FileLocked:
             return None
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> _Within:
         """Within it (a pass of the engine), the state's refs swapped through this object are renamed into place
         one by one, as always (a kill leaves each whole), without an fsync each, and made durable at its end by
         one fsync: of the last one written, which on a journalling file system (ext4, xfs) commits the journal
         and every rename before it with it. A power cut within the batch can lose its last swaps, never a
         ref's old value and new value mixed."""
+        return _Within(self._batch_in, self._batch_out)
+
+    def _batch_in(self) -> None:
         self._batching += 1
-        try:
-            yield
-        finally:
-            self._batching -= 1
-            if not self._batching and self._unsynced:
-                last, self._unsynced = self._unsynced, None
-                fsync_file(last)
+
+    def _batch_out(self) -> None:
+        self._batching -= 1
+        if not self._batching and self._unsynced:
+            last, self._unsynced = self._unsynced, None
+            fsync_file(last)
 
     def _reflog_dir(self, ref: str) -> None:
         """Make the folder of `ref`'s reflog before dulwich writes it: dulwich makes it with a bare mkdir, and
@@ -290,18 +308,19 @@ class RepoCore:
         except FileLocked:
             return False
 
-    @contextmanager
-    def listing_once(self) -> Iterator[None]:
+    def listing_once(self) -> _Within:
         """Within it, the refs of each kind under refs/balanced/ (its folder) are listed once, when first asked
         for (a pass of the engine, and the board, read four to six kinds), and listed again after a ref was
         written through this object. What another process writes meanwhile is seen at the next listing."""
+        return _Within(self._listing_in, self._listing_out)
+
+    def _listing_in(self) -> None:
         self._listing += 1
-        try:
-            yield
-        finally:
-            self._listing -= 1
-            if not self._listing:
-                self._listed = None
+
+    def _listing_out(self) -> None:
+        self._listing -= 1
+        if not self._listing:
+            self._listed = None
 
     def list_refs(self, prefix: str) -> dict[str, str]:
         """Every ref under `prefix` with its id, as `git for-each-ref` lists them (see listing_once)."""

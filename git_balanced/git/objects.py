@@ -12,15 +12,15 @@ here it lists it only when the folder changed since it was last listed.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import threading
 import time
-import zlib
-from typing import Any
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 
 from git_balanced import process
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 # A folder changed less than this long ago is listed again however its time reads: a time may not move when two
 # writes fall in one tick of the file system's clock.
@@ -33,7 +33,7 @@ class Objects:
 
     def __init__(self, store: Any) -> None:
         self._store = store
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._listed: tuple[int, int] | None = None  # the pack folder's (inode, time) when last listed
         self._list_packs = store._update_pack_cache
         store._update_pack_cache = self._packs_if_changed  # dulwich calls it on a miss, and for `packs`
@@ -58,6 +58,9 @@ class Objects:
             obj = ShaFile.from_raw_string(TYPES[kind], body)
             self.add_object(obj)
             return str(obj.id.decode())
+        import hashlib  # here, with zlib: the board and the inbox write no object
+        import zlib
+
         raw = b"%s %d\0" % (kind.encode(), len(body)) + body
         sha = hashlib.sha1(raw).hexdigest()
         folder = os.path.join(store.path, sha[:2])
@@ -112,8 +115,10 @@ def _write_new(folder: str, path: str, data: bytes) -> None:
             os.close(fd)
         os.rename(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
@@ -125,7 +130,7 @@ class _Stores(process.Bounded[tuple[str, int, int], Objects]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
     def put(self, key: tuple[str, int, int], value: Objects) -> None:
         if key not in self._items and len(self._items) >= self.KEEP:

@@ -4,15 +4,19 @@ lists them, where that is plain (None where git should answer instead); and a lo
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import re
-import threading
 import time
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from pathlib import Path
-from typing import NamedTuple
 
 from git_balanced import process
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from git_balanced.typed import NamedTuple
 
 ZERO = "0" * 40
 BALANCED = "refs/balanced/"  # the state's refs (DESIGN §4)
@@ -30,7 +34,7 @@ class PackedRefs:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._key: tuple[int, int, int] | None = None
         self._seen = Packed({}, [])  # the last version read
 
@@ -101,7 +105,7 @@ class _Shared(process.Bounded[str, PackedRefs]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
 
 def packed_refs(common_dir: Path) -> PackedRefs:
@@ -256,8 +260,10 @@ def write_loose(common_dir: Path, ref: str, new: str, old: str | None, packed: P
     except BaseException:
         if fd >= 0:
             os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(lock)
+        except FileNotFoundError:
+            pass
         raise
     _log(common_dir, ref, old, new, who, message)
     return True

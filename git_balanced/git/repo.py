@@ -4,15 +4,20 @@ outside this package builds a git command line)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from git_balanced import proc
 from git_balanced.errors import GitError
 from git_balanced.git.core import RepoCore
 from git_balanced.git.refs import OBJECT_ID
 from git_balanced.git.run import run_git
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, NamedTuple
+else:
+    from git_balanced.typed import NamedTuple
 
 # A detached HEAD file: a commit id (SHA-1 or SHA-256) on a line of its own.
 _DETACHED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\n?")

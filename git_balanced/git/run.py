@@ -4,12 +4,15 @@ files written in-process instead."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from git_balanced import proc, untrusted
 from git_balanced.errors import GitError
 from git_balanced.files import write_atomic
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 # On every git command of ours: git's automatic maintenance (`gc --auto`, `maintenance run --auto`) never starts
 # inside one, whatever the repository's config says (the command line is read after every config file, and

@@ -23,11 +23,10 @@ corrections, held machines: what waits on your answer); nor while a fact changed
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
 
 from git_balanced import process
+from git_balanced.files import loads  # json.loads' answer, without importing json (and re)
 from git_balanced.kit.boardsaid import (
     CLOCK_ENV,
     HEAD,
@@ -41,6 +40,10 @@ from git_balanced.kit.boardsaid import (
     where,
 )
 from git_balanced.shipped.pids import PID_BOUND, plain_fd
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 ENV = ("HOME", "PATH", "TZ", "NO_COLOR", "COLUMNS", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
        "LC_TIME", "PYTHONIOENCODING", "PYTHONUTF8", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
@@ -191,7 +194,7 @@ def _pid_of(s: Stamp, path: str) -> None:
         return
     try:
         with os.fdopen(fd, encoding="utf-8") as fh:
-            rec = json.load(fh)
+            rec = loads(fh.read())
     except (OSError, ValueError):
         return
     pid = rec.get("pid") if isinstance(rec, dict) else None
@@ -296,7 +299,7 @@ def _until(stamp: Stamp) -> bool:
     if stamp.kind.startswith("board") and not os.environ.get("GIT_BALANCED_NO_FENCE"):
         try:
             with open(os.path.join(stamp.at[2], "balanced", "fence.json"), encoding="utf-8") as fh:
-                at = json.load(fh).get("at")
+                at = loads(fh.read()).get("at")
         except (OSError, ValueError, AttributeError):
             return False
         if not isinstance(at, float):

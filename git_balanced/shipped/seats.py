@@ -10,7 +10,6 @@ sends its source, after pids.py's, with a worker's start (its run folder's `bin/
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 
@@ -92,6 +91,8 @@ class Seat:
 def _seat_write_note(path: str, data: dict) -> None:
     """Write who holds a seat; where the holder may not write (an agent's own sandbox), the seat is held all the
     same, only nameless."""
+    import json  # here, as in each function that reads or writes JSON: the board reads seats no one holds
+
     tmp = f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -146,6 +147,8 @@ def seat_holders(where: str | None = None, runs: str | None = None) -> list[dict
         fd = plain_fd(path)
         if fd is None:
             continue
+        import json  # here: only a seat held has a note to read
+
         try:
             with os.fdopen(fd, encoding="utf-8") as f:
                 note = json.load(f)
@@ -225,6 +228,8 @@ def _seat_keep(line: dict, err) -> None:
     run_dir = os.environ.get("BALANCED_RUN_DIR")
     if not run_dir or not os.path.isdir(run_dir):
         return
+    import json
+
     try:
         with open(os.path.join(run_dir, "checks.jsonl"), "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
@@ -247,6 +252,8 @@ def seat_checks(run_dir: str) -> list:
             lines = f.read().splitlines()[-SEAT_CHECKS_KEPT:]
     except OSError:
         return []
+    import json
+
     for line in lines:
         try:
             c = json.loads(line)

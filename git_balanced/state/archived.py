@@ -9,13 +9,15 @@ read the same way, and a plan archived again gets the new layout, its old lines 
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from git_balanced.errors import BalancedError
+from git_balanced.files import dumps, loads  # json's, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state.events import Event, parse_event
 from git_balanced.state.fold import JOB_RANK, fold
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 ARCHIVE = "refs/balanced/archive/"
 INBOX_MARKS = ARCHIVE + "inbox/"
@@ -42,7 +44,7 @@ def top_of(repo: Repo, tip: str | None) -> dict[bytes, tuple[int, bytes]]:
 
 
 def _rows(data: bytes) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in data.splitlines() if line.strip()]
+    return [loads(line) for line in data.splitlines() if line.strip()]
 
 
 def jobs_of(repo: Repo, top: dict[bytes, tuple[int, bytes]]) -> dict[str, list[dict[str, Any]]]:
@@ -72,7 +74,7 @@ def job_ids(repo: Repo, top: dict[bytes, tuple[int, bytes]]) -> list[str]:
 
 def job_lines(rows: list[dict[str, Any]], job_id: str) -> bytes:
     """A job's lines as JOBS_FILE holds them: each naming the job first (LINE_HEAD), then its keys sorted."""
-    return b"".join(json.dumps({CHAIN: job_id, **dict(sorted(row.items()))}, ensure_ascii=False).encode() + b"\n"
+    return b"".join(dumps({CHAIN: job_id, **dict(sorted(row.items()))}, ensure_ascii=False).encode() + b"\n"
                     for row in rows)
 
 
@@ -118,7 +120,7 @@ def find_job(repo: Repo, name: str) -> tuple[str, dict[str, Any], list[dict[str,
 
 def as_events(lines: list[dict[str, Any]]) -> list[Event]:
     """The events of archived lines."""
-    return [parse_event(json.dumps({k: v for k, v in row.items() if k not in ("sha", "subject")}).encode(),
+    return [parse_event(dumps({k: v for k, v in row.items() if k not in ("sha", "subject")}).encode(),
                         sha=row.get("sha", "")) for row in lines]
 
 

@@ -8,8 +8,6 @@ what is live (the board) parses only what is live and the briefs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import Any
 
 from git_balanced import process
 from git_balanced.files import write_atomic
@@ -19,6 +17,11 @@ from git_balanced.state.cachefile import Entries, Kept
 from git_balanced.state.cachefile import load as _load
 from git_balanced.state.cachefile import save as _save
 from git_balanced.vocab import DONE
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
 # Not imported here: state/health.py (a ref's chain read and checked) and state/fold.py, which a fold alone needs;
 # a reader whose every entry is cached (the board, the inbox) loads neither, nor the events' and refs' modules.

@@ -10,15 +10,17 @@ a fold on the next read, never a wrong answer, since every entry is checked agai
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable
-from typing import Any
 
 from git_balanced import process
-from git_balanced.files import write_atomic, write_json
+from git_balanced.files import dumps, loads, write_atomic, write_json  # json's, without importing json (and re)
 
-Entries = dict[str, list[Any]]  # ref -> [tip, folded state]
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+Entries = dict[str, list["Any"]]  # ref -> [tip, folded state]
 Stamp = tuple[int, int, int]  # (inode, mtime in ns, size)
 
 # A journal is written whole again once it is larger than this share of its snapshot (and this floor).
@@ -65,7 +67,7 @@ def _stamp(path: str) -> Stamp | None:
 
 
 def _header(stamp: Stamp) -> bytes:
-    return json.dumps({"snapshot": list(stamp)}).encode() + b"\n"
+    return dumps({"snapshot": list(stamp)}).encode() + b"\n"
 
 
 def _replay(entries: Entries, data: bytes) -> tuple[Entries, int]:
@@ -75,7 +77,7 @@ def _replay(entries: Entries, data: bytes) -> tuple[Entries, int]:
     out = entries
     for line in data[:end].splitlines():
         try:
-            item = json.loads(line)
+            item = loads(line)
         except ValueError:
             continue
         if not isinstance(item, list) or not item or not isinstance(item[0], str):
@@ -103,7 +105,7 @@ def load(path: str) -> Entries:
     if memo is None or memo.snapshot != stamp:
         try:
             with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+                data = loads(f.read())
         except (FileNotFoundError, ValueError):
             return {}
         memo = _Memo(stamp, data if isinstance(data, dict) else {}, (0, 0))
@@ -148,7 +150,7 @@ def save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
     there is none to append to), a new snapshot and an empty journal."""
     kept = process.part(Kept).memo
     memo = kept.get(path)
-    lines = b"".join(json.dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
+    lines = b"".join(dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
                                 separators=(",", ":")).encode() + b"\n" for ref in changed)
     # A snapshot most of whose entries are gone (what `gc` archived) is written again, not read and undone each time.
     if memo is not None and memo.journal[0] and len(fresh) * 2 >= memo.count and _append(path, memo, lines, fresh):

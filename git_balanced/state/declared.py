@@ -21,17 +21,18 @@ them (`CARRIED`). Adding one is a field here, its rule and words in the plan fil
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 
 from git_balanced import process
 from git_balanced.vocab import JobState
 
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox read jobs without it
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from dataclasses import dataclass as declared
     from dataclasses import field
-else:  # ClassVar stays imported at run time: dataclasses reads it here to tell a class variable from a field
+    from typing import Any, ClassVar, Self
+else:  # ClassVar, which dataclasses looks for here, is bound by _make_each once typing is loaded
     def declared(**options: Any) -> Callable[[type], type]:
         """Keep a class as written, with what `state/views.py` needs to make it a dataclass later (`options`,
         and each `field(...)`'s arguments), its plain defaults as class attributes, and an `__init__`,
@@ -105,7 +106,7 @@ class _Making:
     both make them (the second would set each field's class attribute back to its `dataclasses.field`)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
         self.done = False  # set once all are made, after the lock: the classes are read whole then
 
 
@@ -123,6 +124,11 @@ def make_dataclasses() -> None:
 
 def _make_each() -> None:
     import dataclasses
+    import typing
+
+    # dataclasses tells a class variable from a field by its annotation's name bound to typing.ClassVar in the
+    # class's module, and get_type_hints reads the fields' names here: bound now, not at import (the board's)
+    globals().update(Any=typing.Any, ClassVar=typing.ClassVar)
 
     for cls in (PieceOptions, Job, StoredPiece, StoredPlan):
         if "__dataclass_fields__" in cls.__dict__:

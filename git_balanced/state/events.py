@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import time
-from collections.abc import Iterator
-from typing import Any
 
 from git_balanced import process
 from git_balanced.errors import BalancedError
+from git_balanced.files import dumps, loads  # json's, without importing json (and re's engine for it)
 from git_balanced.git import Repo
 from git_balanced.state import readback
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 MODE_FILE = 0o100644
 MODE_TREE = 0o040000  # the only other thing an event's tree holds: a row's `attachments/` (channel/now.py)
@@ -109,7 +112,7 @@ class Event:
     def to_json(self) -> bytes:
         body = {"event": self.event, "state": self.state, "lamport": self.lamport, "node": self.node,
                 "time": self.time, "data": self.data}
-        return json.dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()
+        return dumps(body, sort_keys=True, ensure_ascii=False, allow_nan=False).encode()
 
     @classmethod
     def from_json(cls, raw: bytes, sha: str = "") -> Event:
@@ -211,7 +214,7 @@ def _name(body: dict[str, Any], key: str, default: str | None) -> str | None:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value)[:40] if not isinstance(value, float) or math.isfinite(value) else str(value)
+    text = dumps(value)[:40] if not isinstance(value, float) or math.isfinite(value) else str(value)
     return f"{type(value).__name__} {text}"
 
 
@@ -226,7 +229,7 @@ def parse_event(raw: bytes, sha: str = "") -> Event:
         raise Malformed("its event.json is not UTF-8") from None
     _check_depth(text)
     try:
-        body = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        body = loads(text, parse_float=_finite, parse_constant=_no_constant)
     except (RecursionError, ValueError) as exc:
         if isinstance(exc, Malformed):
             raise

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from git_balanced.state.events import Event
 from git_balanced.vocab import JobState
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 # A state may be replaced only by one of equal or higher rank; `landed` outranks everything, so a
 # landed job stays landed whatever arrives later, from whichever clone.

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
 from weakref import WeakKeyDictionary, WeakSet
 
 from git_balanced import process, ui
 from git_balanced.git import STALE_LOCK_SECONDS, Repo, lock_age
 from git_balanced.state.events import Event, Malformed
 from git_balanced.state.refs import read_chain
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from git_balanced.typed import NamedTuple
 
 # Jobs, plans and schedules are named by ids (`events.new_id`); a name of another form was not written by
 # git balanced, and a reader that trusted it would place a job at a path it cannot name.

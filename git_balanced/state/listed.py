@@ -9,12 +9,11 @@ the cache meanwhile, an entry is still checked against its ref's tip. Deleting i
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from git_balanced import process
-from git_balanced.files import write_json
+from git_balanced.files import dumps, loads, write_json  # json's, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state.cachefile import Kept
 
@@ -56,7 +55,7 @@ def _load(path: str, stamp: tuple[int, ...]) -> dict[str, str] | None:
             text = f.read()
         if not text.startswith(_head(stamp)):
             return None
-        held = json.loads(text)
+        held = loads(text)
     except (OSError, ValueError):
         return None
     if not isinstance(held, dict) or held.get("stamp") != list(stamp) or not isinstance(held.get("tips"), dict):
@@ -66,4 +65,4 @@ def _load(path: str, stamp: tuple[int, ...]) -> dict[str, str] | None:
 
 def _head(stamp: tuple[int, ...]) -> str:
     """How a list kept under `stamp` starts (write_json keeps the keys' order)."""
-    return '{"stamp":' + json.dumps(list(stamp), separators=(",", ":")) + ","
+    return '{"stamp":' + dumps(list(stamp), separators=(",", ":")) + ","

@@ -6,10 +6,15 @@ shares a mutable event with another."""
 
 from __future__ import annotations
 
-import threading
-from typing import NamedTuple
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 
 from git_balanced import process
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from git_balanced.typed import NamedTuple
 
 KEEP = 4096  # events: some 2 to 4 MB at the most, the live jobs' chains of a large plan
 
@@ -26,7 +31,7 @@ class ReadBack:
     """(common folder, commit id) to what is kept of it, the oldest dropped first."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._items: dict[tuple[str, str], Kept] = {}
 
     def get(self, where: str, sha: str) -> Kept | None:

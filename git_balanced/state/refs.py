@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
 
 from git_balanced import process
 from git_balanced.errors import GitError, StaleRef
@@ -19,6 +17,11 @@ from git_balanced.state.events import (
     read_event,
     write_event_commit,
 )
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 KINDS = ("plans", "jobs")  # the chains named by ref_for; the others are named where they are kept
 MAX_TRIES = 200

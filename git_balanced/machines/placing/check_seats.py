@@ -4,15 +4,17 @@ kept in `.git/balanced/check-seats.json` with the time they were asked, for the 
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 from git_balanced.errors import BalancedError
-from git_balanced.files import write_json
+from git_balanced.files import loads, write_json  # json.loads' answer, without json (and re)
 from git_balanced.git import Repo
 from git_balanced.shipped import pids, seats
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from typing import Any
 
 KEPT = "check-seats.json"
 LOCAL = "local"  # inventory.records.LOCAL, not loaded here: the board reads this module and stays light
@@ -78,7 +80,7 @@ def asked(repo: Repo, machines: list[str]) -> dict[str, dict[str, Any]]:
 def kept(repo: Repo) -> dict[str, dict[str, Any]]:
     """The other machines' check seats as they were last asked (each with `at`)."""
     try:
-        data = json.loads((repo.state_dir / KEPT).read_text())
+        data = loads((repo.state_dir / KEPT).read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
