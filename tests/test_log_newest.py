@@ -5,6 +5,8 @@ text and `--json`, with and without `-n`."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from git_balanced import cli, front
 from git_balanced.git import Repo
 from git_balanced.state import notes
 from tests.support.builders import git, make_repo
-from tests.test_startup import both
+from tests.test_startup import HEAVY, both
 
 CHECK = "make test"
 
@@ -125,3 +127,12 @@ def test_log_is_declared_with_the_count_the_front_door_gives() -> None:
     command = cli.cli.commands["log"]
     limit = next(p for p in command.params if p.name == "limit")
     assert limit.default == front.LOG_LIMIT and limit.opts == ["-n"]
+
+
+def test_log_imports_no_click_pydantic_or_mcp(lead: tuple[Path, list[str]]) -> None:
+    root, _ = lead
+    script = ("import io, json, sys\nfrom git_balanced import front\nsys.stdout = io.StringIO()\n"
+              "code = front.main(['log', '--json'])\nsys.stdout = sys.__stdout__\n"
+              f"print(json.dumps([code, sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})]))\n")
+    cp = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0 and json.loads(cp.stdout) == [0, []], cp.stdout + cp.stderr
