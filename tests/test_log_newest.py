@@ -129,10 +129,13 @@ def test_log_is_declared_with_the_count_the_front_door_gives() -> None:
     assert limit.default == front.LOG_LIMIT and limit.opts == ["-n"]
 
 
-def test_log_imports_no_click_pydantic_or_mcp(lead: tuple[Path, list[str]]) -> None:
+def test_log_imports_no_click_pydantic_mcp_or_dulwich(lead: tuple[Path, list[str]]) -> None:
+    """Nor the state's writers: it reads two refs from git's files and runs one `git log`."""
     root, _ = lead
+    unused = (*HEAVY, "dulwich", "dataclasses")
     script = ("import io, json, sys\nfrom git_balanced import front\nsys.stdout = io.StringIO()\n"
               "code = front.main(['log', '--json'])\nsys.stdout = sys.__stdout__\n"
-              f"print(json.dumps([code, sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})]))\n")
+              f"print(json.dumps([code, sorted(m for m in sys.modules if m.split('.')[0] in {unused!r}\n"
+              "                                 or m == 'git_balanced.state.refs')]))\n")
     cp = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0 and json.loads(cp.stdout) == [0, []], cp.stdout + cp.stderr

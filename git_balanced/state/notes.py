@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 
 from git_balanced.files import json_objects
 from git_balanced.git import Repo
-from git_balanced.state.refs import update_with_retry
 
 LANDINGS = "refs/notes/balanced"
 CHECKS = "refs/notes/balanced-checks"
@@ -153,6 +152,8 @@ def add_line(repo: Repo, notes_ref: str, obj: str, line: str, subject: str = "No
         tree = _set_note(repo, root_id, obj, merge_lines(current, [line]))
         return repo.write_commit(tree, [tip] if tip else [], subject + "\n")
 
+    from git_balanced.state.refs import update_with_retry  # the writers' alone: `log` reads without it
+
     sha = update_with_retry(repo, notes_ref, build, "balanced: notes")
     assert sha is not None  # build never declines
     return sha
@@ -232,5 +233,7 @@ def add_json_many(repo: Repo, notes_ref: str, records: dict[str, dict[str, Any]]
             root_id = _set_note(repo, root_id, obj, merge_lines(current, [line])).encode()
         assert root_id is not None
         return repo.write_commit(root_id.decode(), [tip] if tip else [], subject + "\n")
+
+    from git_balanced.state.refs import update_with_retry
 
     return update_with_retry(repo, notes_ref, build, "balanced: notes")
