@@ -50,7 +50,31 @@ def fast(args: list[str]) -> Callable[[], int] | None:
         return lambda: _engine(set(rest))
     if word == "hook" and rest and not any(a.startswith("-") for a in rest):  # `-h` and the like are click's
         return lambda: _hook(rest[0], rest[1:])
+    logged = _log_args(rest) if word == "log" else None
+    if logged is not None:
+        return lambda: _log(*logged)
     return None
+
+
+LOG_LIMIT = 50  # `log`'s `-n` when not given, as cli.py declares it
+
+
+def _log_args(rest: list[str]) -> tuple[int, bool] | None:
+    """`log`'s `-n N` (`-nN`; a whole number from 1, the last one given) and `--json`, or None for anything else
+    (click reads it, and says what is wrong)."""
+    limit, as_json, i = LOG_LIMIT, False, 0
+    while i < len(rest):
+        word, value = rest[i], rest[i + 1] if i + 1 < len(rest) else ""
+        if word == "--json":
+            as_json = True
+        elif word == "-n" and value.isascii() and value.isdigit() and int(value) >= 1:
+            limit, i = int(value), i + 1
+        elif word.startswith("-n") and word[2:].isascii() and word[2:].isdigit() and int(word[2:]) >= 1:
+            limit = int(word[2:])
+        else:
+            return None
+        i += 1
+    return limit, as_json
 
 
 def _version() -> int:
@@ -140,6 +164,14 @@ def _engine(flags: set[str]) -> int:
 
     return int(engine_command(once="--once" in flags, until_idle="--until-idle" in flags,
                               detach="--detach" in flags, stop="--stop" in flags))
+
+
+def _log(limit: int, as_json: bool) -> int:
+    from git_balanced import knobs
+    from git_balanced.commands.log import log_command
+
+    knobs.check()  # as cli.main checks them before any command
+    return int(log_command(limit=limit, as_json=as_json))
 
 
 def _hook(name: str, args: list[str]) -> int:

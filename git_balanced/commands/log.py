@@ -12,9 +12,10 @@ from git_balanced.state import notes
 def landings(limit: int = 50) -> list[dict[str, Any]]:
     """Landed commits on the lead's branch, newest first, each with its `refs/notes/balanced` records."""
     lead = open_lead()
-    if lead.repo.rev_parse("HEAD") is None:
+    tip = lead.repo.read_ref(lead.ref)  # in-process: None while the branch has no commit yet
+    if tip is None:
         return []
-    found = notes.landings(lead.repo, lead.branch, most=max(limit * 20, 200))[:limit]
+    found = notes.newest_landings(lead.repo, tip, limit, most=max(limit * 20, 200))
     return [{"commit": x.commit, "subject": x.subject, "notes": x.records} for x in found]
 
 
@@ -26,8 +27,9 @@ def log_command(*, limit: int, as_json: bool) -> int:
     if not rows:
         ui.say("Nothing has landed yet.")
         return 0
+    lines = []
     for row in rows:
-        ui.say(f"{row['commit'][:7]}  {row['subject']}")
+        lines.append(f"{row['commit'][:7]}  {row['subject']}")
         for rec in row["notes"]:
             bits = [f"{k}: {rec[k]}" for k in ("branch", "piece", "attempt", "machine", "agent", "result")
                     if rec.get(k) not in (None, "")]
@@ -35,5 +37,6 @@ def log_command(*, limit: int, as_json: bool) -> int:
                 bits.append(f"cost: ${rec['cost_usd']:.2f}")
             if rec.get("seconds") is not None:
                 bits.append(f"check: {rec.get('check', '')} ({rec['seconds']:.1f}s)")
-            ui.say("         " + " · ".join(bits))
+            lines.append("         " + " · ".join(bits))
+    ui.say("\n".join(lines))  # one write: each line shown plain, as a line of its own would be
     return 0

@@ -218,11 +218,13 @@ class Repo(RepoCore):
         return self._git("log", "-1", "--format=%s", rev)
 
     def first_parent_log(self, revs: str, fmt: str, *, notes: str | None = None, most: int | None = None,
-                         oldest_first: bool = False) -> str:
+                         oldest_first: bool = False, skip: int = 0) -> str:
         """`git log --first-parent` of `revs` (a branch, `A..B`) in the format `fmt`, newest first unless
-        `oldest_first`; with the notes of `notes` for `%N`, and `most` commits at the most."""
+        `oldest_first`; with the notes of `notes` for `%N`, and `most` commits at the most, after the first
+        `skip` of them."""
         args = ["log", "--first-parent", *([f"--notes={notes}"] if notes else []), f"--format={fmt}",
-                *([f"-n{most}"] if most is not None else []), *(["--reverse"] if oldest_first else []), revs]
+                *([f"-n{most}"] if most is not None else []), *([f"--skip={skip}"] if skip else []),
+                *(["--reverse"] if oldest_first else []), revs]
         return self._git(*args)
 
     def write_index_tree(self) -> str:

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 
 from git_balanced.files import json_objects
 from git_balanced.git import Repo
-from git_balanced.state.refs import update_with_retry
 
 LANDINGS = "refs/notes/balanced"
 CHECKS = "refs/notes/balanced-checks"
@@ -81,7 +80,15 @@ def landings(repo: Repo, revs: str, *, oldest_first: bool = False, most: int | N
     unless `oldest_first`; `most` commits are looked at, at most."""
     if LANDINGS not in repo.list_refs(LANDINGS):  # through git: `git balanced log` need not load dulwich
         return []
-    out = repo.first_parent_log(revs, "%H%x1f%s%x1f%N%x1e", notes="balanced", most=most, oldest_first=oldest_first)
+    return _landings_in(repo.first_parent_log(revs, _LOGGED, notes="balanced", most=most, oldest_first=oldest_first))
+
+
+_LOGGED = "%H%x1f%s%x1f%N%x1e"  # each commit: its id, subject and note, ended by \x1e and the newline git adds
+_ENDED = "\x1e\n"  # at least once per commit in the output (a note could hold it too, never fewer times)
+
+
+def _landings_in(out: str) -> list[Landing]:
+    """The commits of a `git log` in the format _LOGGED that carry landing notes, in its order."""
     found = []
     for chunk in out.split("\x1e"):
         parts = chunk.strip("\n").split("\x1f")
@@ -89,6 +96,24 @@ def landings(repo: Repo, revs: str, *, oldest_first: bool = False, most: int | N
         if records:
             found.append(Landing(parts[0], parts[1], records))
     return found
+
+
+def newest_landings(repo: Repo, tip: str, want: int, most: int) -> list[Landing]:
+    """The `want` newest commits along first parents from the commit `tip` that carry landing notes, among its
+    `most` newest commits: what `landings(repo, tip, most=most)[:want]` gives, read in batches that grow
+    fourfold from twice `want`, so that git formats only as many commits as it takes to find them."""
+    if repo.read_ref(LANDINGS) is None:  # read in-process: `git balanced log` need not load dulwich
+        return []
+    found: list[Landing] = []
+    seen, batch = 0, 2 * want
+    while seen < most and len(found) < want:
+        asked = min(batch, most - seen)
+        out = repo.first_parent_log(tip, _LOGGED, notes="balanced", most=asked, skip=seen)
+        found += _landings_in(out)
+        if out.count(_ENDED) < asked:  # fewer commits than asked for: the history ends here
+            break
+        seen, batch = seen + asked, batch * 4
+    return found[:want]
 
 
 def _set_note(repo: Repo, root_id: bytes | None, obj: str, lines: list[str]) -> str:
@@ -126,6 +151,8 @@ def add_line(repo: Repo, notes_ref: str, obj: str, line: str, subject: str = "No
         current = read_lines(repo, notes_ref, obj, tip) if tip else []
         tree = _set_note(repo, root_id, obj, merge_lines(current, [line]))
         return repo.write_commit(tree, [tip] if tip else [], subject + "\n")
+
+    from git_balanced.state.refs import update_with_retry  # the writers' alone: `log` reads without it
 
     sha = update_with_retry(repo, notes_ref, build, "balanced: notes")
     assert sha is not None  # build never declines
@@ -206,5 +233,7 @@ def add_json_many(repo: Repo, notes_ref: str, records: dict[str, dict[str, Any]]
             root_id = _set_note(repo, root_id, obj, merge_lines(current, [line])).encode()
         assert root_id is not None
         return repo.write_commit(root_id.decode(), [tip] if tip else [], subject + "\n")
+
+    from git_balanced.state.refs import update_with_retry
 
     return update_with_retry(repo, notes_ref, build, "balanced: notes")
