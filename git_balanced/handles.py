@@ -103,17 +103,23 @@ def shown(core: str, job: Named, qualify: bool) -> str:
     return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
 
 
-def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None
+def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
+            plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None
             ) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
-    `only`, the handles of those jobs alone (each made from every job, as without it)."""
-    plans = _plans(repo)
+    `only`, the handles of those jobs alone (each made from every job, as without it). `plans`: every plan, when
+    read already; `others`: jobs not in `jobs` that hold a bare handle too, by it (a plan summed up: their handles
+    are not made, but they are counted where a bare one could name them)."""
+    plans = _plans(repo) if plans is None else plans
     core = cores(jobs, plans)
     wanted = None if only is None else {core[jid] for jid in only if jid in core}
     groups: dict[str, list[Named]] = {}
     for jid, c in core.items():
         if wanted is None or c in wanted:
             groups.setdefault(c, []).append(jobs[jid])
+    for c, js in (others or {}).items():
+        if c in groups:
+            groups[c].extend(js)
     out = {}
     for c, js in groups.items():
         chosen = _narrow(js, plans, lead)
@@ -184,10 +190,31 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     board's brief rows (done workers it counts in one line) show no handle, so none is made for them."""
     rows = list(data.get("jobs", ())) + list(data.get("now", ()))
     only = {r["id"] for r in rows if "id" in r and not r.get("brief")} \
-        if any(r.get("brief") for r in data.get("jobs", ())) else None
-    with repo.listing_once():  # the jobs and plans listed once
-        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
+        if any(r.get("brief") for r in data.get("jobs", ())) or data.get("folded") else None
+    if data.get("folded"):
+        named = _of_summed(repo, data["folded"].pop("read"), data.get("lead"), {p["id"] for p in data.get("plans", ())},
+                           only or set())
+    else:
+        with repo.listing_once():  # the jobs and plans listed once
+            named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
     for r in rows:
         if "id" in r and r["id"] in named:
             r["handle"] = named[r["id"]]
     return data
+
+
+def _of_summed(repo: Repo, read: Any, lead: str | None, plans: set[str], only: set[str]) -> dict[str, str]:
+    """The handles of the jobs `only`, as `of_repo` makes them, from the board's read with plans summed up
+    (state/summary.Read): a summed-up plan's jobs stand in by their bare handles and leads alone, and only
+    where a job of `only` has the same bare handle."""
+    every = {pid: PlanView(pid, st) for pid, st in read.plans.items()}
+    jobs = {jid: w for jid, st in read.jobs.items() if (w := Who.of(jid, st)) and w.plan in plans}
+    core = cores(jobs, every)
+    wanted = {core[jid] for jid in only if jid in core}
+    others: dict[str, list[Named]] = {}
+    for pid, s in read.summaries.items():
+        if pid in plans and wanted:
+            for their_lead, held in s["cores"].items():
+                for c in wanted.intersection(held):
+                    others.setdefault(c, []).append(Who("", pid, "", "", their_lead, ""))
+    return handles(repo, jobs, lead, only, every, others)

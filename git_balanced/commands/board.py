@@ -28,18 +28,19 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
         lines += now_lines(data["now"])
     rows = [r for r in data["jobs"] if not under_next(r)]
     spend = _spend_lines(data)
-    if rows or spend:  # a queued piece that waits, and a paused worker, are under Next
+    summed = data.get("folded") or {"rows": 0, "counts": {}, "width": 0}  # plans wholly done, as counts
+    if rows or spend or summed["rows"]:  # a queued piece that waits, and a paused worker, are under Next
         lines.append("Running")
         lines += spend
         done = [r for r in rows if r["state"] in DONE]
         live = [r for r in rows if r["state"] not in DONE]
-        shown = done if show_all or len(done) <= FOLD_AFTER else []
-        if not shown and done:
-            counts: dict[str, int] = {}
+        shown = done if show_all or len(done) + summed["rows"] <= FOLD_AFTER else []
+        if not shown and (done or summed["rows"]):
+            counts: dict[str, int] = dict(summed["counts"])
             for r in done:
                 counts[r["state"]] = counts.get(r["state"], 0) + 1
             lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in FOLD_ORDER if s in counts))
-        width = max((len(r["piece"]) for r in rows), default=0)
+        width = max(max((len(r["piece"]) for r in rows), default=0), summed["width"])
         hwidth = max((len(r.get("handle") or "") for r in shown + live), default=0)
         for r in shown + live:
             bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]

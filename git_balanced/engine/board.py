@@ -9,7 +9,7 @@ from operator import itemgetter
 from typing import Any
 
 from git_balanced import fence, ui
-from git_balanced.engine import kept
+from git_balanced.engine import folded, kept
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.declared import Job, PlanView
@@ -119,21 +119,27 @@ def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
         return _collect(lead, fold_after)
 
 
-def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
+def _collect(lead: Lead, fold_after: int | None, summed: bool = True) -> dict[str, Any]:
     # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
     # through light views, whose pieces are read only for the plans still live (see docs/performance.md). The done
     # jobs and plans are read as briefs; a done job shown whole is typed from its full state (`fold_now`), or, when
     # every one is shown (`--all`), its row is the one kept beside the cache (`_kept_rows`): none is parsed whole.
-    plans = {pid: p for pid, st in cache.read_live(lead.repo, "plans").items()
+    # Folded, each plan wholly done is read as its summary (engine/folded.py), its jobs not one by one.
+    read = folded.read(lead.repo) if fold_after is not None and summed else None
+    plans = {pid: p for pid, st in (read.plans if read else cache.read_live(lead.repo, "plans")).items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    states = {jid: st for jid, st in cache.read_live(lead.repo, "jobs").items()
+    summaries = {pid: s for pid, s in read.summaries.items() if pid in plans} if read else {}
+    states = {jid: st for jid, st in (read.jobs if read else cache.read_live(lead.repo, "jobs")).items()
               if st["fields"].get("plan", "") in plans}
     jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
     briefs = {jid: st for jid, st in states.items() if st.get("brief")}
     live_plans = {pid for pid, p in plans.items() if p.state in ("created", "started")}
     latest = _latest(jobs, briefs, live_plans, every=fold_after is None)
+    summed_rows = sum(s["rows"] for s in summaries.values())
+    if summaries and fold_after is not None and _done_count(jobs, briefs) + summed_rows <= fold_after:
+        return _collect(lead, fold_after, summed=False)  # every done worker is shown: none is summed up
     if briefs and fold_after is not None:
-        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after))
+        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after - summed_rows))
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
         briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
     shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
@@ -160,10 +166,20 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     extra = _extras(lead)
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
-    return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
+    spent += [(pid, s["spent"]) for pid, s in summaries.items()]  # each summed in its jobs' order, as above
+    data = {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
             "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
             "lead_session": _lead_session(lead), "check_seats": _check_seats(lead),
             "fence": _fence(lead)}
+    if read is not None and summaries:  # the board's text counts them; handles.add_to_board reads `read`
+        data["folded"] = {**folded.merged(summaries), "read": read}
+    return data
+
+
+def _done_count(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]]) -> int:
+    """The done workers the board shows, besides those summed up: the briefs and the jobs read whole."""
+    return sum(1 for st in briefs.values() if not st["fields"].get("dismissed")) + \
+        sum(1 for j in jobs.values() if j.state in DONE and not j.dismissed)
 
 
 def _fence(lead: Lead) -> dict[str, Any]:
@@ -196,8 +212,7 @@ def _shown_whole(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], latest
     """The briefs the board shows whole: every done row when there are no more than `fold_after` of them, else
     those that wait on you under Now (the newest attempt of a piece that ended badly)."""
     shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
-    done = len(shown) + sum(1 for j in jobs.values() if j.state in DONE and not j.dismissed)
-    if done <= fold_after:
+    if _done_count(jobs, briefs) <= fold_after:
         return shown
     return [jid for jid in shown if briefs[jid]["state"] in ENDED_BADLY
             and latest.get((briefs[jid]["fields"].get("plan", ""), briefs[jid]["fields"].get("piece", ""))) == jid]

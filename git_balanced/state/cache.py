@@ -52,6 +52,11 @@ def _path(repo: Repo, kind: str) -> str:
     return os.path.join(d, f"{kind}.json")
 
 
+def cache_path(repo: Repo, kind: str) -> str:
+    """The cache file of `kind` (`.git/balanced/cache/<kind>.json`), its folder made and checked."""
+    return _path(repo, kind)
+
+
 def _check_format(d: str) -> None:
     """Empty the cache folder `d` when its folds were made by a version that checked less (deleting is safe)."""
     mark = os.path.join(d, "format")

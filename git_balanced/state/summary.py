@@ -1,0 +1,101 @@
+"""Plans wholly done, each as one summary, kept beside the cache (`.git/balanced/cache/jobs.summary.json`): a
+reader that shows such a plan's jobs only as counts (the board as it prints) reads that file, which holds the
+states of every other job and plan and one summary per plan wholly done, rather than every job's brief.
+
+The file is keyed by the stamps of the folders of job and plan refs (Repo.refs_stamp: the folder's time and
+packed-refs'), and by what made the summaries (`made_by`). While no job or plan ref was written, made or removed
+since, it is what `state/cache.read_live` would read; any other look reads the state as `read_live` does, and keeps
+the file again when both folders had not changed for a second before it looked (a write in the same clock tick as
+a look can leave a folder's time as it was). Deleting it is always safe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from git_balanced.files import write_json
+from git_balanced.git import Repo
+from git_balanced.state import cache
+
+FORMAT = "1"  # what the file holds: made again when this changes
+SETTLED_AFTER = 1.0  # seconds both folders must have stayed unchanged before the file is kept
+FOLDERS = ("refs/balanced/jobs/", "refs/balanced/plans/")
+
+# What a plan wholly done is summed up as (None: it is not summed up, its jobs are read one by one): made by the
+# reader from the plan's state and its jobs' briefs (by id, in the order read_live gives them).
+Make = Callable[[str, dict[str, Any], dict[str, dict[str, Any]]], Any]
+
+
+class Read:
+    """What the file holds: every plan's state (a summed-up plan's brief without its pieces), the states of the
+    jobs not summed up (the live ones whole, the others as briefs), and each summed-up plan's summary."""
+
+    __slots__ = ("jobs", "plans", "summaries")
+
+    def __init__(self, plans: dict[str, dict[str, Any]], jobs: dict[str, dict[str, Any]],
+                 summaries: dict[str, Any]) -> None:
+        self.plans, self.jobs, self.summaries = plans, jobs, summaries
+
+
+def read(repo: Repo, make: Make, made_by: str) -> Read:
+    """The state as `cache.read_live` reads it, each plan wholly done (settled, with jobs, every one settled) for
+    which `make` makes a summary as that summary in place of its jobs: from the kept file while no job or plan
+    ref changed since it was made, else read and summed up again (and kept, when the folders have settled)."""
+    stamps = [repo.refs_stamp(folder) for folder in FOLDERS]
+    if any(s is None for s in stamps):  # a reftable, or no refs yet: nothing to key a file by
+        return _made(repo, make)
+    key = f"{FORMAT} {cache.FORMAT} {made_by} {stamps}"
+    path = os.path.join(os.path.dirname(cache.cache_path(repo, "jobs")), "jobs.summary.json")
+    held = _load(path, key)
+    if held is not None:
+        return held
+    settled = all(time.time() - s[0] / 1e9 > SETTLED_AFTER for s in stamps if s)
+    out = _made(repo, make)
+    if settled and [repo.refs_stamp(folder) for folder in FOLDERS] == stamps:
+        try:
+            write_json(path, {"key": key, "plans": out.plans, "jobs": out.jobs, "summaries": out.summaries},
+                       separators=(",", ":"))
+        except OSError:
+            pass
+    return out
+
+
+def _load(path: str, key: str) -> Read | None:
+    """The file's read when it was made under `key`, else None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            held = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(held, dict) or held.get("key") != key:
+        return None
+    plans, jobs, summaries = (held.get(k) for k in ("plans", "jobs", "summaries"))
+    if not (isinstance(plans, dict) and isinstance(jobs, dict) and isinstance(summaries, dict)):
+        return None
+    return Read(plans, jobs, summaries)
+
+
+def _made(repo: Repo, make: Make) -> Read:
+    """The state read as `read_live` reads it, and each plan wholly done summed up."""
+    plans = cache.read_live(repo, "plans")
+    jobs = cache.read_live(repo, "jobs")
+    of_plan: dict[str, dict[str, dict[str, Any]]] = {}
+    for jid, st in jobs.items():
+        of_plan.setdefault(str(st["fields"].get("plan") or ""), {})[jid] = st
+    summaries: dict[str, Any] = {}
+    for pid, mine in of_plan.items():
+        plan = plans.get(pid)
+        if plan is None or not plan.get("brief") or not all(st.get("brief") for st in mine.values()):
+            continue
+        made = make(pid, plan, mine)
+        if made is None:
+            continue
+        summaries[pid] = made
+        plans[pid] = {**plan, "fields": {k: v for k, v in plan["fields"].items() if k != "pieces"}}
+        for jid in mine:
+            del jobs[jid]
+    return Read(plans, jobs, summaries)
