@@ -103,14 +103,16 @@ def shown(core: str, job: Named, qualify: bool) -> str:
     return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
 
 
-def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
+def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
             plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None
             ) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
     `only`, the handles of those jobs alone (each made from every job, as without it). `plans`: every plan, when
     read already; `others`: jobs not in `jobs` that hold a bare handle too, by it (a plan summed up: their handles
     are not made, but they are counted where a bare one could name them)."""
-    plans = _plans(repo) if plans is None else plans
+    if plans is None:
+        assert repo is not None, "the plans, or the repository to read them from"
+        plans = _plans(repo)
     core = cores(jobs, plans)
     wanted = None if only is None else {core[jid] for jid in only if jid in core}
     groups: dict[str, list[Named]] = {}
@@ -191,9 +193,9 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     rows = list(data.get("jobs", ())) + list(data.get("now", ()))
     only = {r["id"] for r in rows if "id" in r and not r.get("brief")} \
         if any(r.get("brief") for r in data.get("jobs", ())) or data.get("folded") else None
-    if data.get("folded"):
-        named = _of_summed(repo, data["folded"].pop("read"), data.get("lead"), {p["id"] for p in data.get("plans", ())},
-                           only or set())
+    known = data.pop("known", None)
+    if isinstance(known, Known):
+        named = _of_known(known, data.get("lead"), only)
     else:
         with repo.listing_once():  # the jobs and plans listed once
             named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
@@ -203,18 +205,28 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _of_summed(repo: Repo, read: Any, lead: str | None, plans: set[str], only: set[str]) -> dict[str, str]:
-    """The handles of the jobs `only`, as `of_repo` makes them, from the board's read with plans summed up
-    (state/summary.Read): a summed-up plan's jobs stand in by their bare handles and leads alone, and only
-    where a job of `only` has the same bare handle."""
-    every = {pid: PlanView(pid, st) for pid, st in read.plans.items()}
-    jobs = {jid: w for jid, st in read.jobs.items() if (w := Who.of(jid, st)) and w.plan in plans}
-    core = cores(jobs, every)
-    wanted = {core[jid] for jid in only if jid in core}
+class Known:
+    """What the board read already, to make its handles from (engine/board.collect puts it in its data, and
+    `add_to_board` takes it out): its lead's plans, their jobs' states (a done one's brief), and the summaries of
+    the plans wholly done whose jobs are not among them (engine/folded.py: each job's bare handle, by its lead)."""
+
+    __slots__ = ("plans", "states", "summaries")
+
+    def __init__(self, plans: Mapping[str, PlanView], states: Mapping[str, Mapping[str, Any]],
+                 summaries: Mapping[str, Mapping[str, Any]]) -> None:
+        self.plans, self.states, self.summaries = plans, states, summaries
+
+
+def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str, str]:
+    """The handles `of_repo` makes (of the jobs `only`, when given), from what the board read: a summed-up plan's
+    jobs stand in by their bare handles and leads alone, and only where a job of `only` has the same bare one."""
+    jobs = {jid: Who.of(jid, st) for jid, st in known.states.items()}
     others: dict[str, list[Named]] = {}
-    for pid, s in read.summaries.items():
-        if pid in plans and wanted:
+    if known.summaries:
+        core = cores(jobs, known.plans)
+        wanted = {core[jid] for jid in only or () if jid in core}
+        for pid, s in known.summaries.items():
             for their_lead, held in s["cores"].items():
-                for c in wanted.intersection(held):
+                for c in wanted.intersection(held) if wanted else ():
                     others.setdefault(c, []).append(Who("", pid, "", "", their_lead, ""))
-    return handles(repo, jobs, lead, only, every, others)
+    return handles(None, jobs, lead, only, known.plans, others)
