@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced.git import Repo
 from git_balanced.engine import kept as kept_rows
+from git_balanced.git import Repo
 from git_balanced.state import fragments
 from tests.test_board_fast import lead  # noqa: F401 — the same lead: five landed, one failed, live ones
 from tests.test_startup import both
