@@ -104,21 +104,26 @@ def shown(core: str, job: Named, qualify: bool) -> str:
 
 
 def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
-            plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None
-            ) -> dict[str, str]:
+            plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None,
+            fixed: Mapping[str, tuple[str, Named]] | None = None) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
     `only`, the handles of those jobs alone (each made from every job, as without it). `plans`: every plan, when
     read already; `others`: jobs not in `jobs` that hold a bare handle too, by it (a plan summed up: their handles
-    are not made, but they are counted where a bare one could name them)."""
+    are not made, but they are counted where a bare one could name them); `fixed`: jobs not in `jobs` whose bare
+    handle is known (a plan summed up, by id: (bare handle, job)), named as the others are."""
     if plans is None:
         assert repo is not None, "the plans, or the repository to read them from"
         plans = _plans(repo)
     core = cores(jobs, plans)
+    every: Mapping[str, Named] = jobs
+    if fixed:
+        every = {**jobs, **{jid: w for jid, (_, w) in fixed.items()}}
+        core.update((jid, c) for jid, (c, _) in fixed.items())
     wanted = None if only is None else {core[jid] for jid in only if jid in core}
     groups: dict[str, list[Named]] = {}
     for jid, c in core.items():
         if wanted is None or c in wanted:
-            groups.setdefault(c, []).append(jobs[jid])
+            groups.setdefault(c, []).append(every[jid])
     for c, js in (others or {}).items():
         if c in groups:
             groups[c].extend(js)
@@ -208,25 +213,31 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
 class Known:
     """What the board read already, to make its handles from (engine/board.collect puts it in its data, and
     `add_to_board` takes it out): its lead's plans, their jobs' states (a done one's brief), and the summaries of
-    the plans wholly done whose jobs are not among them (engine/folded.py: each job's bare handle, by its lead)."""
+    the plans wholly done whose jobs are not among them (engine/folded.py: each job's bare handle, by its lead),
+    with, where every job is shown, their detail (each job's id, bare handle, machine and lead)."""
 
-    __slots__ = ("plans", "states", "summaries")
+    __slots__ = ("detail", "plans", "states", "summaries")
 
     def __init__(self, plans: Mapping[str, PlanView], states: Mapping[str, Mapping[str, Any]],
-                 summaries: Mapping[str, Mapping[str, Any]]) -> None:
-        self.plans, self.states, self.summaries = plans, states, summaries
+                 summaries: Mapping[str, Mapping[str, Any]], detail: Mapping[str, list[list[Any]]]) -> None:
+        self.plans, self.states, self.summaries, self.detail = plans, states, summaries, detail
 
 
 def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str, str]:
     """The handles `of_repo` makes (of the jobs `only`, when given), from what the board read: a summed-up plan's
-    jobs stand in by their bare handles and leads alone, and only where a job of `only` has the same bare one."""
+    jobs by their detail, or, without it, standing in by their bare handles and leads alone, and only where a job
+    of `only` has the same bare one."""
     jobs = {jid: Who.of(jid, st) for jid, st in known.states.items()}
     others: dict[str, list[Named]] = {}
-    if known.summaries:
+    fixed: dict[str, tuple[str, Named]] = {}
+    for pid, rows in known.detail.items():
+        for jid, c, machine, their_lead, _ in rows:
+            fixed[jid] = (c, Who(jid, pid, "", machine, their_lead, ""))
+    if known.summaries and not known.detail:
         core = cores(jobs, known.plans)
         wanted = {core[jid] for jid in only or () if jid in core}
         for pid, s in known.summaries.items():
             for their_lead, held in s["cores"].items():
                 for c in wanted.intersection(held) if wanted else ():
                     others.setdefault(c, []).append(Who("", pid, "", "", their_lead, ""))
-    return handles(None, jobs, lead, only, known.plans, others)
+    return handles(None, jobs, lead, only, known.plans, others, fixed)

@@ -16,7 +16,10 @@ import pytest
 from git_balanced import jobs
 from git_balanced.channel import inbox
 from git_balanced.engine import folded
+from git_balanced.engine.board import ROW_KEYS
+from git_balanced.engine.shown import collect_shown
 from git_balanced.git import Repo
+from git_balanced.lead import open_lead
 from git_balanced.state import cache, refs, summary
 from git_balanced.vocab import JobState
 from tests.support.cli import balanced
@@ -94,9 +97,9 @@ def lead(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def _plain(repo: Repo) -> summary.Read:
+def _plain(repo: Repo, detail: bool = False) -> summary.Read:
     """The read with no plan summed up: every job one by one, as before summaries."""
-    return summary.Read(cache.read_live(repo, "plans"), cache.read_live(repo, "jobs"), {})
+    return summary.Read(cache.read_live(repo, "plans"), cache.read_live(repo, "jobs"), {}, {} if detail else None)
 
 
 def _looks(lead: Path, monkeypatch: pytest.MonkeyPatch, n: list[int]) -> dict[str, str]:
@@ -120,9 +123,13 @@ def test_every_read_is_as_with_nothing_summed(lead: Path, monkeypatch: pytest.Mo
     assert s["rows"] == 7 and s["counts"] == {"landed": 6, "retried": 1} and s["width"] == len("a6-with-a-long-name")
     n = [0]
     summed = _looks(lead, monkeypatch, n)
+    data = json.dumps(collect_shown(open_lead(lead)), default=str)  # the tools' board: its keys in their order too
     monkeypatch.setattr(folded, "read", _plain)
     plain = _looks(lead, monkeypatch, n)
     assert summed == plain
+    assert data == json.dumps(collect_shown(open_lead(lead)), default=str)
+    row = json.loads(data)["jobs"][0]
+    assert tuple(k for k in row if k != "handle") == ROW_KEYS, "a kept row read in full has job_row's order"
     board = summed["board"]
     assert "  8 landed · 1 failed · 1 retried\n" in board, board
     assert "b1: the command exited 3  (e2:" in board, "a failure of a done plan waits on you, its handle qualified"

@@ -131,8 +131,9 @@ def _collect(lead: Lead, fold_after: int | None, summed: bool = True, slim: bool
     # through light views, whose pieces are read only for the plans still live (see docs/performance.md). The done
     # jobs and plans are read as briefs; a done job shown whole is typed from its full state (`fold_now`), or, when
     # every one is shown (`--all`), its row is the one kept beside the cache (`_kept_rows`): none is parsed whole.
-    # Folded, each plan wholly done is read as its summary (engine/folded.py), its jobs not one by one.
-    read = folded.read(lead.repo) if fold_after is not None and summed else None
+    # Each plan wholly done is read as its summary (engine/folded.py), its jobs not one by one: folded, they are
+    # counted; with every job shown, their rows are those kept and their handles made from the summary's detail.
+    read = folded.read(lead.repo, detail=fold_after is None) if summed else None
     plans = {pid: p for pid, st in (read.plans if read else cache.read_live(lead.repo, "plans")).items()
              if (p := PlanView(pid, st)).lead == lead.branch}
     summaries = {pid: s for pid, s in read.summaries.items() if pid in plans} if read else {}
@@ -150,6 +151,8 @@ def _collect(lead: Lead, fold_after: int | None, summed: bool = True, slim: bool
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
         briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
     shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
+    detail = {pid: (read.detail or {}).get(pid, []) for pid in summaries} if read and fold_after is None else {}
+    shown += [row[0] for rows in detail.values() for row in rows if row[4]]
     done = _kept_rows(lead, shown, slim) if fold_after is None else [_brief_row(jid, briefs[jid]) for jid in shown]
     rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed] + done, key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
@@ -178,10 +181,10 @@ def _collect(lead: Lead, fold_after: int | None, summed: bool = True, slim: bool
                             "next": nxt + extra.get("next", []), "plans": _spend(lead, plans, spent),
                             "lead_agent": _lead_agent(lead), "lead_session": _lead_session(lead),
                             "check_seats": _check_seats(lead), "fence": _fence(lead)}
-    if read is not None and summaries:  # the board's text counts them
+    if fold_after is not None and summaries:  # the board's text counts them
         data["folded"] = folded.merged(summaries)
     if slim or summaries:  # what handles.add_to_board makes the handles from, as read here
-        data["known"] = handles.Known(plans, states, summaries)
+        data["known"] = handles.Known(plans, states, summaries, detail)
     return data
 
 

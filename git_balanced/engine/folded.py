@@ -17,17 +17,21 @@ from git_balanced.vocab import ENDED_BADLY
 MADE_BY = ("handles.py", "vocab.py", os.path.join("state", "summary.py"), os.path.join("state", "declared.py"))
 
 
-def read(repo: Repo) -> summary.Read:
-    """Plans, jobs and summaries as state/summary.read gives them, summed up by `make`."""
-    return summary.read(repo, make, _made_by())
+def read(repo: Repo, detail: bool = False) -> summary.Read:
+    """Plans, jobs and summaries as state/summary.read gives them, summed up by `make` (with each plan's detail,
+    when asked: the board that shows every job)."""
+    return summary.read(repo, make, _made_by(), detail=detail, valid=_valid)
 
 
-def make(pid: str, plan: dict[str, Any], briefs: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """A plan wholly done as the printed board shows it, or None when a job of it may show on its own (one that
-    ended badly can wait on you under Now): how many of its jobs it shows (`rows`, the dismissed ones not), by
-    state (`counts`), the longest piece name among them (`width`: the board lines up its pieces), what its jobs
-    spent (`spent`: summed in their order, as the board sums them), and each job's handle without its machine or
-    plan, by the job's lead (`cores`: a live job's handle is qualified when another names the same)."""
+def make(pid: str, plan: dict[str, Any], briefs: dict[str, dict[str, Any]]
+         ) -> tuple[dict[str, Any], list[list[Any]]] | None:
+    """A plan wholly done as the board shows it, or None when a job of it may show on its own (one that ended
+    badly can wait on you under Now). Its summary, for the printed board: how many of its jobs it shows (`rows`,
+    the dismissed ones not), by state (`counts`), the longest piece name among them (`width`: the board lines up
+    its pieces), what its jobs spent (`spent`: summed in their order, as the board sums them), and each job's
+    handle without its machine or plan, by the job's lead (`cores`: a live job's handle is qualified when another
+    names the same). Its detail, for the board of every job: each job's id, bare handle, machine, lead and whether
+    it is shown (not dismissed), in order."""
     if any(st["state"] in ENDED_BADLY for st in briefs.values()):
         return None
     counts: dict[str, int] = {}
@@ -41,9 +45,25 @@ def make(pid: str, plan: dict[str, Any], briefs: dict[str, dict[str, Any]]) -> d
     spent = sum([_cost(st) for st in briefs.values()])
     who = {jid: Who.of(jid, st) for jid, st in briefs.items()}
     by_lead: dict[str, list[str]] = {}
-    for jid, core in cores(who, {pid: PlanView(pid, plan)}).items():
+    named = cores(who, {pid: PlanView(pid, plan)})
+    for jid, core in named.items():
         by_lead.setdefault(who[jid].lead, []).append(core)
-    return {"rows": sum(counts.values()), "counts": counts, "width": width, "spent": spent, "cores": by_lead}
+    detail = [[jid, named[jid], who[jid].machine, who[jid].lead, not st["fields"].get("dismissed")]
+              for jid, st in briefs.items()]
+    return {"rows": sum(counts.values()), "counts": counts, "width": width, "spent": spent, "cores": by_lead}, detail
+
+
+def _valid(summaries: dict[str, Any], detail: dict[str, Any] | None) -> bool:
+    """Whether kept summaries (and their detail, when read) are of the shape `make` makes them."""
+    for s in summaries.values():
+        if not (isinstance(s, dict) and type(s.get("rows")) is int and isinstance(s.get("counts"), dict)
+                and all(isinstance(k, str) and type(n) is int for k, n in s["counts"].items())
+                and type(s.get("width")) is int and type(s.get("spent")) is float and isinstance(s.get("cores"), dict)
+                and all(isinstance(c, list) for c in s["cores"].values())):
+            return False
+    return detail is None or all(
+        isinstance(rows, list) and all(isinstance(r, list) and len(r) == 5 and all(isinstance(x, str) for x in r[:4])
+                                       and type(r[4]) is bool for r in rows) for rows in detail.values())
 
 
 def _cost(st: dict[str, Any]) -> float:

@@ -23,14 +23,9 @@ class KeptRow(dict[str, Any]):
     """A done job's row as kept (`rows`), with its text as `board --json` lays it out (`text`, without its
     handle), and whether a field other than its handle was set since (`changed`: then the text is not its own)."""
 
-    __slots__ = ("changed", "slim", "text")
+    __slots__ = ("changed", "text")
     changed: bool
-    slim: bool
     text: str
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.changed, self.slim, self.text = False, False, ""
 
     def __setitem__(self, key: str, value: Any) -> None:
         if key != "handle":
@@ -54,6 +49,13 @@ class KeptRow(dict[str, Any]):
         return super().setdefault(key, default)
 
 
+class SlimRow(KeptRow):
+    """A kept row with only the fields the board reads of a done row (META), for `board --json`: its text is the
+    row in full."""
+
+    __slots__ = ()
+
+
 def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dict[str, Any]],
          made_by: str, order: tuple[str, ...] = (), slim: bool = False) -> list[dict[str, Any]]:
     """The rows of the done jobs `names`: `make(name, state)` of each, kept with its JSON text by its ref's tip
@@ -69,9 +71,9 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     out: list[dict[str, Any]] = []
     if slim:
         for meta, text in held.values():
-            row = KeptRow(zip(META, meta, strict=True))
-            row.text, row.changed, row.slim = text, False, True
-            out.append(row)
+            slim_row = SlimRow(zip(META, meta, strict=True))
+            slim_row.text, slim_row.changed = text, False
+            out.append(slim_row)
         return out
     wholes = {}
     for jid, (_, text) in held.items():
@@ -86,7 +88,7 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     for jid, whole in wholes.items():
         row = KeptRow({k: whole.pop(k) for k in order if k in whole})
         dict.update(row, whole)
-        row.text, row.changed, row.slim = held[jid][1], False, False
+        row.text, row.changed = held[jid][1], False
         out.append(row)
     return out
 
@@ -114,13 +116,14 @@ def laid_out(data: dict[str, Any]) -> dict[str, Any]:
     since, or under Now, is its text's fields with its own put over them."""
     out: list[Any] = []
     for r in data.get("jobs", ()):
-        if type(r) is not KeptRow:
+        kind = type(r)
+        if kind is not KeptRow and kind is not SlimRow:
             out.append(r)
         elif r.changed:
-            out.append({**json.loads(r.text), **r} if r.slim else r)
+            out.append({**json.loads(r.text), **r} if kind is SlimRow else r)
         else:
             at = r.text.find(ID_LINE) + 1
             handle = f'      "handle": {_handle(r["handle"])},\n' if "handle" in r else ""
             out.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
-    now = [{**json.loads(r.text), **r} if type(r) is KeptRow and r.slim else r for r in data.get("now", ())]
+    now = [{**json.loads(r.text), **r} if type(r) is SlimRow else r for r in data.get("now", ())]
     return {**data, "jobs": out, "now": now} if "now" in data else {**data, "jobs": out}

@@ -25,38 +25,45 @@ FORMAT = "1"  # what the file holds: made again when this changes
 SETTLED_AFTER = 1.0  # seconds both folders must have stayed unchanged before the file is kept
 FOLDERS = ("refs/balanced/jobs/", "refs/balanced/plans/")
 
-# What a plan wholly done is summed up as (None: it is not summed up, its jobs are read one by one): made by the
-# reader from the plan's state and its jobs' briefs (by id, in the order read_live gives them).
-Make = Callable[[str, dict[str, Any], dict[str, dict[str, Any]]], Any]
+# What a plan wholly done is summed up as, made by the reader from the plan's state and its jobs' briefs (by id, in
+# the order read_live gives them): (its summary, what a reader of every job wants of them besides: `detail`), or
+# None when it is not summed up (its jobs are then read one by one).
+Make = Callable[[str, dict[str, Any], dict[str, dict[str, Any]]], "tuple[Any, Any] | None"]
 
 
 class Read:
     """What the file holds: every plan's state (a summed-up plan's brief without its pieces), the states of the
-    jobs not summed up (the live ones whole, the others as briefs), and each summed-up plan's summary."""
+    jobs not summed up (the live ones whole, the others as briefs), each summed-up plan's summary, and, when asked
+    for, each one's detail (kept in a file of its own, `jobs.summary.detail.json`, under the same key)."""
 
-    __slots__ = ("jobs", "plans", "summaries")
+    __slots__ = ("detail", "jobs", "plans", "summaries")
 
     def __init__(self, plans: dict[str, dict[str, Any]], jobs: dict[str, dict[str, Any]],
-                 summaries: dict[str, Any]) -> None:
-        self.plans, self.jobs, self.summaries = plans, jobs, summaries
+                 summaries: dict[str, Any], detail: dict[str, Any] | None = None) -> None:
+        self.plans, self.jobs, self.summaries, self.detail = plans, jobs, summaries, detail
 
 
-def read(repo: Repo, make: Make, made_by: str) -> Read:
+def read(repo: Repo, make: Make, made_by: str, *, detail: bool = False,
+         valid: Callable[[dict[str, Any], dict[str, Any] | None], bool] | None = None) -> Read:
     """The state as `cache.read_live` reads it, each plan wholly done (settled, with jobs, every one settled) for
-    which `make` makes a summary as that summary in place of its jobs: from the kept file while no job or plan
-    ref changed since it was made, else read and summed up again (and kept, when the folders have settled)."""
+    which `make` makes a summary as that summary in place of its jobs (with each one's detail, when asked): from
+    the kept files while no job or plan ref changed since they were made (and `valid` takes what they hold),
+    else read and summed up again (and kept, when the folders have settled)."""
     stamps = [repo.refs_stamp(folder) for folder in FOLDERS]
     if any(s is None for s in stamps):  # a reftable, or no refs yet: nothing to key a file by
         return _made(repo, make)
     key = f"{FORMAT} {cache.FORMAT} {made_by} {stamps}"
     path = os.path.join(os.path.dirname(cache.cache_path(repo, "jobs")), "jobs.summary.json")
-    held = _load(path, key)
-    if held is not None:
-        return held
+    held = _load(path, key, ("plans", "jobs", "summaries"))
+    more = _load(_detail(path), key, ("detail",)) if detail and held is not None else None
+    if held is not None and (not detail or (more is not None and set(more[0]) == set(held[2]))) and \
+            (valid is None or valid(held[2], more[0] if more else None)):
+        return Read(held[0], held[1], held[2], more[0] if more else None)
     settled = all(time.time() - s[0] / 1e9 > SETTLED_AFTER for s in stamps if s)
     out = _made(repo, make)
     if settled and [repo.refs_stamp(folder) for folder in FOLDERS] == stamps:
-        try:
+        try:  # the detail first: a summary found kept has its detail beside it, unless a writer raced this one
+            write_json(_detail(path), {"key": key, "detail": out.detail}, separators=(",", ":"))
             write_json(path, {"key": key, "plans": out.plans, "jobs": out.jobs, "summaries": out.summaries},
                        separators=(",", ":"))
         except OSError:
@@ -64,8 +71,12 @@ def read(repo: Repo, make: Make, made_by: str) -> Read:
     return out
 
 
-def _load(path: str, key: str) -> Read | None:
-    """The file's read when it was made under `key`, else None."""
+def _detail(path: str) -> str:
+    return path[: -len(".json")] + ".detail.json"
+
+
+def _load(path: str, key: str, parts: tuple[str, ...]) -> list[dict[str, Any]] | None:
+    """The `parts` of the file at `path` when it was made under `key` (each a dict), else None."""
     try:
         with open(path, encoding="utf-8") as f:
             held = json.load(f)
@@ -73,10 +84,8 @@ def _load(path: str, key: str) -> Read | None:
         return None
     if not isinstance(held, dict) or held.get("key") != key:
         return None
-    plans, jobs, summaries = (held.get(k) for k in ("plans", "jobs", "summaries"))
-    if not (isinstance(plans, dict) and isinstance(jobs, dict) and isinstance(summaries, dict)):
-        return None
-    return Read(plans, jobs, summaries)
+    out = [p for p in (held.get(part) for part in parts) if isinstance(p, dict)]
+    return out if len(out) == len(parts) else None
 
 
 def _made(repo: Repo, make: Make) -> Read:
@@ -87,6 +96,7 @@ def _made(repo: Repo, make: Make) -> Read:
     for jid, st in jobs.items():
         of_plan.setdefault(str(st["fields"].get("plan") or ""), {})[jid] = st
     summaries: dict[str, Any] = {}
+    detail: dict[str, Any] = {}
     for pid, mine in of_plan.items():
         plan = plans.get(pid)
         if plan is None or not plan.get("brief") or not all(st.get("brief") for st in mine.values()):
@@ -94,8 +104,8 @@ def _made(repo: Repo, make: Make) -> Read:
         made = make(pid, plan, mine)
         if made is None:
             continue
-        summaries[pid] = made
+        summaries[pid], detail[pid] = made
         plans[pid] = {**plan, "fields": {k: v for k, v in plan["fields"].items() if k != "pieces"}}
         for jid in mine:
             del jobs[jid]
-    return Read(plans, jobs, summaries)
+    return Read(plans, jobs, summaries, detail)
