@@ -21,6 +21,7 @@ from git_balanced.state.declared import PlanView
 LIVE_PLAN_STATES = ("created", "started")
 
 if TYPE_CHECKING:  # for the checker alone: a Protocol's class is slow to make, and the board imports this
+    from collections.abc import Callable
     from typing import Protocol, TypeVar
 
     class Named(Protocol):
@@ -183,12 +184,15 @@ def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None,
 
 
 def add_to_entries(repo: Repo, lead: str, items: list[dict[str, Any]],
-                   named: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                   named: dict[str, str] | None = None, known: Callable[[], Known] | None = None
+                   ) -> list[dict[str, Any]]:
     """Inbox lines with the handle of the job each speaks of (`handle`); `named`, when given, keeps the handles
-    found, so a follower names them again only when a line speaks of a job it has not named."""
+    found, so a follower names them again only when a line speaks of a job it has not named. `known`: what to
+    make them from (every plan and job, the plans wholly done summed up with their detail), else read here."""
     named = {} if named is None else named
     if any(e.get("job") and e["job"] not in named for e in items):
-        named.update(of_repo(repo, lead))  # every job: a handle is qualified when two live plans share it
+        # every job: a handle is qualified when two live plans share it
+        named.update(_of_known(known(), lead, None) if known else of_repo(repo, lead))
     return [{**e, "handle": named[e["job"]]} if e.get("job") in named else e for e in items]
 
 
