@@ -256,50 +256,6 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
     return out
 
 
-def _usable(entry: Any, key: str) -> bool:
-    """Whether a kept entry is `[key, value]`, as `derived` writes it."""
-    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key
-
-
-def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callable[[str, dict[str, Any]], Any],
-            stamp: str = "", valid: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-    """What `make(name, state)` makes of each of the refs `names` in full (the board's row of a done job), kept by
-    (ref, tip, `stamp`) in `<kind>.<part>.json`: a reader finds it there without parsing the ref's whole state, and
-    only a ref whose tip (or the `stamp` of what makes it: its code) is not held is made again, from `read_all`.
-    A ref that is gone is left out, and dropped from the file; an entry not of the shape written (or whose made
-    value `valid` refuses) is made again."""
-    prefix = f"refs/balanced/{kind}/"
-    path = _path(repo, kind)
-    tips = listed.tips(repo, kind, os.path.dirname(path))
-    where = _apart(path, part)
-    held = _load(where)
-    out: dict[str, Any] = {}
-    missing = []
-    for name in names:
-        tip = tips.get(prefix + name)
-        entry: Any = held.get(prefix + name)
-        if tip is None:
-            continue
-        if _usable(entry, f"{tip} {stamp}") and (valid is None or valid(entry[1])):
-            out[name] = entry[1]
-        else:
-            missing.append(name)
-    gone = [ref for ref in held if ref not in tips]
-    if not missing and not gone:
-        return out
-    states = read_all(repo, kind) if missing else {}
-    fresh = {ref: entry for ref, entry in held.items() if ref in tips}
-    changed = []
-    for name in missing:
-        state = states.get(name)
-        if state is not None:
-            out[name] = make(name, state)
-            fresh[prefix + name] = [f"{tips[prefix + name]} {stamp}", out[name]]
-            changed.append(prefix + name)
-    _save(where, fresh, changed + gone)
-    return out
-
-
 def fragments(repo: Repo, kind: str, part: str, names: Iterable[str],
               make: Callable[[str, dict[str, Any]], tuple[Any, str]], stamp: str = "",
               valid: Callable[[Any], bool] | None = None, again: set[str] | None = None
