@@ -145,11 +145,17 @@ def test_the_kept_summary_is_read_until_a_ref_moves(lead: Path, monkeypatch: pyt
     first = _looks(lead, monkeypatch, n)["board"]
     kept = Path(os.path.dirname(cache.cache_path(r, "jobs"))) / "jobs.summary.json"
     held = json.loads(kept.read_text())
-    assert len(held["summaries"]) == 1
-    [s] = held["summaries"].values()
-    s["counts"]["landed"] = 41  # what the file says is what the board shows
+    [pid] = held["summaries"]
+    held["summaries"][pid]["counts"]["landed"] = 41  # what the file says is what the board shows
     kept.write_text(json.dumps(held))
-    assert "43 landed" in _looks(lead, monkeypatch, n)["board"]
-    jid = next(j for j, st in cache.read_live(r, "jobs").items() if st["state"] == JobState.LANDED)
-    refs.append(r, refs.ref_for("jobs", jid), "cost", "cost", {"cost_usd": 0.0})  # a ref moved: read past
-    assert _looks(lead, monkeypatch, n)["board"] == first
+    assert "  43 landed · 1 failed · 1 retried\n" in _looks(lead, monkeypatch, n)["board"]
+    states = cache.read_all(r, "jobs")
+    live = next(j for j, st in states.items() if st["state"] == JobState.FINISHED)
+    refs.append(r, refs.ref_for("jobs", live), "cost", "cost", {"cost_usd": 0.0})  # another plan's job moved:
+    assert "  43 landed" in _looks(lead, monkeypatch, n)["board"], "the plan's summary is taken as it was kept"
+    mine = next(j for j, st in states.items() if st["fields"]["plan"] == pid)
+    refs.append(r, refs.ref_for("jobs", mine), "cost", "cost", {"cost_usd": 0.0})  # one of its own: summed again
+    again = _looks(lead, monkeypatch, n)
+    assert "  8 landed · 1 failed · 1 retried\n" in again["board"] and first.startswith(again["board"][:40])
+    monkeypatch.setattr(folded, "read", _plain)
+    assert _looks(lead, monkeypatch, n) == again
