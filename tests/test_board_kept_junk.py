@@ -34,20 +34,22 @@ def test_junk_kept_rows_are_made_again(lead: Path) -> None:  # noqa: F811
     head = json.loads(text.split("\n", 1)[0])
     rows.unlink()
     plain = _shown(lead)
-    good = head["entries"]
     body = text.split("\n", 1)[1]
-    metas = (5, "x", None, [], [1, 2], ["a"] * 7, [*good[0][4][:4], "late", None, None])
-    for whole in ("5", "[]", "not json", json.dumps({"format": "0", "entries": good}) + "\n" + body,
-                  json.dumps({"format": head["format"], "entries": [[*good[0][:2], 0, len(body) + 1, good[0][4]]]})
-                  + "\n" + body, json.dumps({"format": head["format"], "entries": [good[0][:4]]}) + "\n" + body):
+    metas = (5, "x", None, [], [1, 2], ["a"] * 7, [*head["meta"][0][:4], "late", None, None])
+    for whole in ("5", "[]", "not json", json.dumps({**head, "format": "0"}) + "\n" + body,
+                  json.dumps({**head, "ends": [*head["ends"][:-1], len(body) + 1]}) + "\n" + body,
+                  json.dumps({**head, "ends": head["ends"][::-1]}) + "\n" + body,
+                  json.dumps({**head, "keys": head["keys"][1:]}) + "\n" + body,
+                  json.dumps({**head, "refs": [5] * len(head["refs"])}) + "\n" + body):
         rows.write_text(whole)
         assert _shown(lead) == plain, whole
-    for start in range(0, len(metas), len(good) - 1):  # each shape of a row's fields, beside rows as written
-        junk = [good[0]] + [[*e[:4], metas[(start + k) % len(metas)]] for k, e in enumerate(good[1:])]
-        rows.write_text(json.dumps({"format": head["format"], "entries": junk}) + "\n" + body)
+    count = len(head["refs"])
+    for start in range(0, len(metas), count - 1):  # each shape of a row's fields, beside rows as written
+        junk = [head["meta"][0]] + [metas[(start + k) % len(metas)] for k in range(count - 1)]
+        rows.write_text(json.dumps({**head, "meta": junk}) + "\n" + body)
         assert _shown(lead) == plain, junk
-    held = fragments.load(str(rows))
-    assert all(kept_rows._valid(held[e[0]][1]) for e in good), "made again, and kept"
+    held = fragments.load(str(rows), head["made_by"])
+    assert all(kept_rows._valid(held[ref][1]) for ref in head["refs"]), "made again, and kept"
 
 
 def test_kept_rows_are_made_again_in_another_time_zone(lead: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
@@ -60,8 +62,9 @@ def test_kept_rows_are_made_again_in_another_time_zone(lead: Path, monkeypatch: 
             monkeypatch.setenv("TZ", zone)
             time.tzset()
             assert both(lead, ["board", "--all", "--json"], None)[0].code == 0
-            stamps.append({entry[0] for entry in fragments.load(str(rows)).values()})
+            made_by = json.loads(rows.read_text().split("\n", 1)[0])["made_by"]
+            stamps.append((made_by, len(fragments.load(str(rows), made_by))))
     finally:
         monkeypatch.undo()
         time.tzset()
-    assert len(stamps[0]) == 6 and not stamps[0] & stamps[1] and stamps[2] == stamps[0], stamps
+    assert stamps[0][1] == 6 and stamps[0][0] != stamps[1][0] and stamps[2] == stamps[0], stamps

@@ -49,7 +49,8 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     first, slow = both(lead, ["board", "--all", "--json"], None)
     assert first == slow and first.code == 0
     rows = _rows_file(repo)
-    kept = dict(fragments.load(str(rows)))
+    made_by = json.loads(rows.read_text().split("\n", 1)[0])["made_by"]
+    kept = dict(fragments.load(str(rows), made_by))
     landed = sorted(ref for ref, (_, meta, _) in kept.items() if meta[3] == "landed")
     assert len(kept) == 6 and len(landed) == 5, "a row kept for each done job, none for the live ones"
     # A kept row is what the board shows: its words changed in the file (its text) are the words shown.
@@ -57,7 +58,7 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     key, meta, text = kept[ref]
     was = json.loads(text)["reason"]
     kept[ref] = (key, meta, text.replace(json.dumps(was), '"as kept"'))
-    fragments.save(str(rows), kept)
+    fragments.save(str(rows), kept, made_by)
     shown = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     assert [r["reason"] for r in shown["jobs"] if r["id"] == ref.rsplit("/", 1)[1]] == ["as kept"]
     assert "as kept" in both(lead, ["board", "--all"], None)[0].out
@@ -71,7 +72,7 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     moved = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     [row] = [r for r in moved["jobs"] if r["id"] == ref.rsplit("/", 1)[1]]
     assert row["cost_usd"] == 0.25 and "landed in main" in row["reason"]
-    held = fragments.load(str(rows))
+    held = fragments.load(str(rows), json.loads(rows.read_text().split("\n", 1)[0])["made_by"])
     assert held[ref][0].startswith(repo.read_ref(ref) or "-"), "kept by the ref's new tip"
     assert cache.read_all(repo, "jobs")[ref.rsplit("/", 1)[1]]["fields"]["cost_usd"] == 0.25
 

@@ -61,9 +61,13 @@ def _valid(summaries: dict[str, Any], detail: dict[str, Any] | None) -> bool:
                 and type(s.get("width")) is int and type(s.get("spent")) is float and isinstance(s.get("cores"), dict)
                 and all(isinstance(c, list) for c in s["cores"].values())):
             return False
-    return detail is None or all(
-        isinstance(rows, list) and all(isinstance(r, list) and len(r) == 5 and all(isinstance(x, str) for x in r[:4])
-                                       and type(r[4]) is bool for r in rows) for rows in detail.values())
+    return detail is None or all(isinstance(rows, list) and all(map(_row, rows)) for rows in detail.values())
+
+
+def _row(r: Any) -> bool:
+    """Whether a job's detail is of the shape `make` makes it: [id, bare handle, machine, lead, shown]."""
+    return type(r) is list and len(r) == 5 and type(r[0]) is str and type(r[1]) is str and type(r[2]) is str and \
+        type(r[3]) is str and type(r[4]) is bool
 
 
 def _cost(st: dict[str, Any]) -> float:

@@ -261,27 +261,26 @@ def fragments(repo: Repo, kind: str, part: str, names: Iterable[str],
               valid: Callable[[Any], bool] | None = None, again: set[str] | None = None
               ) -> dict[str, tuple[Any, str]]:
     """What `make(name, state)` makes of each of the refs `names` in full, `(meta, text)` (the board's row of a done
-    job: a few of its fields, and its JSON text), kept by (ref, tip, `stamp`) in `<kind>.<part>.txt`
-    (state/fragments.py): a reader takes the text as it is, and only a ref whose tip (or `stamp`) is not held is made
-    again, from `read_all`, as is one whose `meta` `valid` refuses and one named in `again`. A ref that is gone is
-    left out, and dropped from the file."""
+    job: a few of its fields, and its JSON text), kept by (ref, tip) in `<kind>.<part>.txt`, made by `stamp` (what
+    makes them: state/fragments.py): a reader takes the text as it is, and only a ref whose tip is not held (or the
+    file's `stamp` not this one) is made again, from `read_all`, as is one whose `meta` `valid` refuses and one
+    named in `again`. A ref that is gone is left out, and dropped from the file."""
     from git_balanced.state import fragments as kept_text
 
     prefix = f"refs/balanced/{kind}/"
     path = _path(repo, kind)
     tips = listed.tips(repo, kind, os.path.dirname(path))
     where = _apart(path, part)[: -len(".json")] + ".txt"
-    held = kept_text.load(where)
+    held = kept_text.load(where, stamp)
     out: dict[str, tuple[Any, str]] = {}
     missing = []
-    tail = " " + stamp
     for name in names:
         ref = prefix + name
         tip = tips.get(ref)
         entry = held.get(ref)
         if tip is None:
             continue
-        if entry is not None and entry[0] == tip + tail and (valid is None or valid(entry[1])) and \
+        if entry is not None and entry[0] == tip and (valid is None or valid(entry[1])) and \
                 (again is None or name not in again):
             out[name] = (entry[1], entry[2])
         else:
@@ -294,8 +293,8 @@ def fragments(repo: Repo, kind: str, part: str, names: Iterable[str],
         state = states.get(name)
         if state is not None:
             meta, text = out[name] = make(name, state)
-            fresh[prefix + name] = (tips[prefix + name] + tail, meta, text)
-    kept_text.save(where, fresh)
+            fresh[prefix + name] = (tips[prefix + name], meta, text)
+    kept_text.save(where, fresh, stamp)
     for old in (_apart(path, part), _apart(path, part)[: -len(".json")] + ".log"):  # its JSON layout, before
         try:
             os.unlink(old)

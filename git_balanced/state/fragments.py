@@ -1,21 +1,24 @@
-"""Text made from refs' states, kept by (ref, key) beside the cache (`.git/balanced/cache/<kind>.<part>.txt`): the
+"""Text made from refs' states, kept by (ref, tip) beside the cache (`.git/balanced/cache/<kind>.<part>.txt`): the
 board's rows of done jobs as `board --json` lays them out, each with a few of its fields (`meta`). A reader takes a
-row's text as it is, without parsing it: the file's first line is JSON, `{"format", "entries"}`, each entry
-`[ref, key, start, end, meta]`, and the texts follow it, one after another (`start` and `end` count characters
-from the end of the first line). The file is written whole, at once, when an entry changed; a file that is not of this
-shape reads as empty (every text made again). Deleting it is always safe.
+row's text as it is, without parsing it. The file's first line is JSON: `format`, `made_by` (what made every
+entry: another reads the file as empty), and the entries in columns, `refs`, `keys` (each ref's tip), `ends`
+(where each text ends, counted from the end of that line; each starts where the one before it ends) and `meta`;
+the texts follow it, one after another. The file is written whole, at once, when an entry changed; a file that is
+not of this shape reads as empty (every text made again). Deleting it is always safe.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import os
 from typing import Any
 
 from git_balanced import process
 from git_balanced.files import write_atomic
 
-FORMAT = "1"
+FORMAT = "3"  # 2: the head in columns (refs, keys, ends, meta), each text ending where the next starts; 3: made_by
 
 Entry = tuple[str, Any, str]  # (key, meta, text)
 
@@ -24,7 +27,7 @@ class Memo:
     """The files this process read or wrote (a part of process.py), by path: (size and mtime, entries)."""
 
     def __init__(self) -> None:
-        self.held: dict[str, tuple[tuple[int, int], dict[str, Entry]]] = {}
+        self.held: dict[str, tuple[tuple[int, int], str, dict[str, Entry]]] = {}
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -35,50 +38,54 @@ def _stat(path: str) -> tuple[int, int] | None:
     return (st.st_size, st.st_mtime_ns)
 
 
-def load(path: str) -> dict[str, Entry]:
-    """Every entry of the file at `path`, by ref: {} when there is none or it is not of the shape written."""
+def load(path: str, made_by: str) -> dict[str, Entry]:
+    """Every entry of the file at `path`, by ref, when what made them was `made_by`: {} when there is none, it is
+    not of the shape written, or another made them."""
     stamp = _stat(path)
     memo = process.part(Memo).held
     if stamp is None:
         return {}
     held = memo.get(path)
     if held is not None and held[0] == stamp:
-        return held[1]
+        return held[2] if held[1] == made_by else {}
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        head = json.loads(text[: text.index("\n")])
-    except (OSError, ValueError):
+        base = text.index("\n") + 1  # the texts start after the head's line; offsets count from there
+        head = json.loads(text[:base])
+        refs, keys, ends, metas = (head[k] for k in ("refs", "keys", "ends", "meta"))
+    except (OSError, ValueError, TypeError, KeyError):
         return {}
-    out: dict[str, Entry] = {}
-    if not isinstance(head, dict) or head.get("format") != FORMAT or not isinstance(head.get("entries"), list):
+    # Checked whole, in C where it can be: a file not of this shape is read as empty.
+    if head.get("format") != FORMAT or head.get("made_by") != made_by or \
+            not all(isinstance(x, list) for x in (refs, keys, ends, metas)) or \
+            not len(refs) == len(keys) == len(ends) == len(metas) or not _STR.issuperset(map(type, refs)) or \
+            not _STR.issuperset(map(type, keys)) or not _INT.issuperset(map(type, ends)) or \
+            not all(map(operator.le, [0, *ends], [*ends, len(text) - base])):
         return {}
-    base = text.index("\n") + 1  # the texts start after the head's line; offsets count from there
-    size = len(text) - base
-    for item in head["entries"]:
-        try:
-            ref, key, start, end, meta = item
-        except (TypeError, ValueError):
-            return {}
-        if not (isinstance(ref, str) and isinstance(key, str) and type(start) is int and type(end) is int
-                and 0 <= start <= end <= size):
-            return {}
-        out[ref] = (key, meta, text[base + start:base + end])
-    memo[path] = (stamp, out)
+    starts = map(base.__add__, [0, *ends[:-1]])
+    texts = map(text.__getitem__, map(slice, starts, map(base.__add__, ends)))
+    out: dict[str, Entry] = dict(zip(refs, zip(keys, metas, texts, strict=True), strict=True))
+    memo[path] = (stamp, made_by, out)
     return out
 
 
-def save(path: str, entries: dict[str, Entry]) -> None:
-    """Write `entries` (every one: the file is replaced whole)."""
-    listed = []
-    texts = []
-    at = 0
+def save(path: str, entries: dict[str, Entry], made_by: str) -> None:
+    """Write `entries` (every one: the file is replaced whole), made by `made_by`."""
+    refs, keys, metas, texts = [], [], [], []
     for ref, (key, meta, text) in entries.items():
-        listed.append([ref, key, at, at + len(text), meta])
+        refs.append(ref)
+        keys.append(key)
+        metas.append(meta)
         texts.append(text)
-        at += len(text)
-    head = json.dumps({"format": FORMAT, "entries": listed}, separators=(",", ":"), ensure_ascii=False)
+    ends = list(itertools.accumulate(map(len, texts)))
+    head = json.dumps({"format": FORMAT, "made_by": made_by, "refs": refs, "keys": keys, "ends": ends, "meta": metas},
+                      separators=(",", ":"), ensure_ascii=False)
     write_atomic(path, head + "\n" + "".join(texts))  # JSON writes no newline of its own: the first ends the head
     stamp = _stat(path)
     if stamp is not None:
-        process.part(Memo).held[path] = (stamp, dict(entries))
+        process.part(Memo).held[path] = (stamp, made_by, dict(entries))
+
+
+_STR = frozenset((str,))
+_INT = frozenset((int,))
