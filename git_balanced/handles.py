@@ -20,7 +20,7 @@ LIVE_PLAN_STATES = ("created", "started")
 
 TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:  # for the checker alone: a Protocol's class is slow to make, and the board imports this
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any, NamedTuple, Protocol, TypeVar
 
     class Named(Protocol):
@@ -105,17 +105,30 @@ def shown(core: str, job: Named, qualify: bool) -> str:
     return core + at + (f":{plan_tag(job.plan)}" if qualify else "")
 
 
-def handles(repo: Repo, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None
-            ) -> dict[str, str]:
+def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
+            plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None,
+            fixed: Mapping[str, tuple[str, Named]] | None = None) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
-    `only`, the handles of those jobs alone (each made from every job, as without it)."""
-    plans = _plans(repo)
+    `only`, the handles of those jobs alone (each made from every job, as without it). `plans`: every plan, when
+    read already; `others`: jobs not in `jobs` that hold a bare handle too, by it (a plan summed up: their handles
+    are not made, but they are counted where a bare one could name them); `fixed`: jobs not in `jobs` whose bare
+    handle is known (a plan summed up, by id: (bare handle, job)), named as the others are."""
+    if plans is None:
+        assert repo is not None, "the plans, or the repository to read them from"
+        plans = _plans(repo)
     core = cores(jobs, plans)
+    every: Mapping[str, Named] = jobs
+    if fixed:
+        every = {**jobs, **{jid: w for jid, (_, w) in fixed.items()}}
+        core.update((jid, c) for jid, (c, _) in fixed.items())
     wanted = None if only is None else {core[jid] for jid in only if jid in core}
     groups: dict[str, list[Named]] = {}
     for jid, c in core.items():
         if wanted is None or c in wanted:
-            groups.setdefault(c, []).append(jobs[jid])
+            groups.setdefault(c, []).append(every[jid])
+    for c, js in (others or {}).items():
+        if c in groups:
+            groups[c].extend(js)
     out = {}
     for c, js in groups.items():
         chosen = _narrow(js, plans, lead)
@@ -172,12 +185,15 @@ def of_repo(repo: Repo, lead: str | None = None, plans: set[str] | None = None,
 
 
 def add_to_entries(repo: Repo, lead: str, items: list[dict[str, Any]],
-                   named: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                   named: dict[str, str] | None = None, known: Callable[[], Known] | None = None
+                   ) -> list[dict[str, Any]]:
     """Inbox lines with the handle of the job each speaks of (`handle`); `named`, when given, keeps the handles
-    found, so a follower names them again only when a line speaks of a job it has not named."""
+    found, so a follower names them again only when a line speaks of a job it has not named. `known`: what to
+    make them from (every plan and job, the plans wholly done summed up with their detail), else read here."""
     named = {} if named is None else named
     if any(e.get("job") and e["job"] not in named for e in items):
-        named.update(of_repo(repo, lead))  # every job: a handle is qualified when two live plans share it
+        # every job: a handle is qualified when two live plans share it
+        named.update(_of_known(known(), lead, None) if known else of_repo(repo, lead))
     return [{**e, "handle": named[e["job"]]} if e.get("job") in named else e for e in items]
 
 
@@ -186,10 +202,47 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     board's brief rows (done workers it counts in one line) show no handle, so none is made for them."""
     rows = list(data.get("jobs", ())) + list(data.get("now", ()))
     only = {r["id"] for r in rows if "id" in r and not r.get("brief")} \
-        if any(r.get("brief") for r in data.get("jobs", ())) else None
-    with repo.listing_once():  # the jobs and plans listed once
-        named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
+        if any(r.get("brief") for r in data.get("jobs", ())) or data.get("folded") else None
+    known = data.pop("known", None)
+    if isinstance(known, Known):
+        named = _of_known(known, data.get("lead"), only)
+    else:
+        with repo.listing_once():  # the jobs and plans listed once
+            named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
     for r in rows:
         if "id" in r and r["id"] in named:
             r["handle"] = named[r["id"]]
     return data
+
+
+class Known:
+    """What the board read already, to make its handles from (engine/board.collect puts it in its data, and
+    `add_to_board` takes it out): its lead's plans, their jobs' states (a done one's brief), and the summaries of
+    the plans wholly done whose jobs are not among them (engine/folded.py: each job's bare handle, by its lead),
+    with, where every job is shown, their detail (each job's id, bare handle, machine and lead)."""
+
+    __slots__ = ("detail", "plans", "states", "summaries")
+
+    def __init__(self, plans: Mapping[str, PlanView], states: Mapping[str, Mapping[str, Any]],
+                 summaries: Mapping[str, Mapping[str, Any]], detail: Mapping[str, list[list[Any]]]) -> None:
+        self.plans, self.states, self.summaries, self.detail = plans, states, summaries, detail
+
+
+def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str, str]:
+    """The handles `of_repo` makes (of the jobs `only`, when given), from what the board read: a summed-up plan's
+    jobs by their detail, or, without it, standing in by their bare handles and leads alone, and only where a job
+    of `only` has the same bare one."""
+    jobs = {jid: Who.of(jid, st) for jid, st in known.states.items()}
+    others: dict[str, list[Named]] = {}
+    fixed: dict[str, tuple[str, Named]] = {}
+    for pid, rows in known.detail.items():
+        for jid, c, machine, their_lead, _ in rows:
+            fixed[jid] = (c, Who(jid, pid, "", machine, their_lead, ""))
+    if known.summaries and not known.detail:
+        core = cores(jobs, known.plans)
+        wanted = {core[jid] for jid in only or () if jid in core}
+        for pid, s in known.summaries.items():
+            for their_lead, held in s["cores"].items():
+                for c in wanted.intersection(held) if wanted else ():
+                    others.setdefault(c, []).append(Who("", pid, "", "", their_lead, ""))
+    return handles(None, jobs, lead, only, known.plans, others, fixed)

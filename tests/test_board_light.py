@@ -1,6 +1,6 @@
 """The board's read path stays light: with its cache warm, `board` and `board --all --json` load none of the
 modules a fold or a process needs (state/health.py, state/fold.py, glob, signal), and `board --all` shows each
-done job's row as kept beside the cache (`jobs.rows.json`, with its JSON text, which `board --json` writes as it
+done job's row as kept beside the cache (`jobs.rows.txt`, with its JSON text, which `board --json` writes as it
 is), made again when the job's ref moves or what makes the rows changes."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from git_balanced import ui
 from git_balanced.engine import kept as kept_rows
 from git_balanced.git import Repo
-from git_balanced.state import cache, cachefile, refs
+from git_balanced.state import cache, fragments, refs
 from tests.test_board_fast import lead  # noqa: F401 — the same lead: five landed, one failed, live ones
 from tests.test_startup import both
 
@@ -41,7 +41,7 @@ def test_a_warm_board_loads_no_fold(lead: Path) -> None:  # noqa: F811
 
 
 def _rows_file(repo: Repo) -> Path:
-    return repo.state_dir / "cache" / "jobs.rows.json"
+    return repo.state_dir / "cache" / "jobs.rows.txt"
 
 
 def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
@@ -49,15 +49,16 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     first, slow = both(lead, ["board", "--all", "--json"], None)
     assert first == slow and first.code == 0
     rows = _rows_file(repo)
-    kept = json.loads(rows.read_text())
-    landed = sorted(ref for ref, (_, row) in kept.items() if row["state"] == "landed")
+    made_by = json.loads(rows.read_text().split("\n", 1)[0])["made_by"]
+    kept = dict(fragments.load(str(rows), made_by))
+    landed = sorted(ref for ref, (_, meta, _) in kept.items() if meta[3] == "landed")
     assert len(kept) == 6 and len(landed) == 5, "a row kept for each done job, none for the live ones"
-    # A kept row is what the board shows: its words changed in the file (the row and its text) are the words shown.
+    # A kept row is what the board shows: its words changed in the file (its text) are the words shown.
     ref = landed[0]
-    was = kept[ref][1]["reason"]
-    kept[ref][1]["reason"] = "as kept"
-    kept[ref][1]["_json"] = kept[ref][1]["_json"].replace(json.dumps(was), '"as kept"')
-    rows.write_text(json.dumps(kept))
+    key, meta, text = kept[ref]
+    was = json.loads(text)["reason"]
+    kept[ref] = (key, meta, text.replace(json.dumps(was), '"as kept"'))
+    fragments.save(str(rows), kept, made_by)
     shown = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     assert [r["reason"] for r in shown["jobs"] if r["id"] == ref.rsplit("/", 1)[1]] == ["as kept"]
     assert "as kept" in both(lead, ["board", "--all"], None)[0].out
@@ -71,7 +72,7 @@ def test_all_shows_the_kept_rows_and_makes_them_again(lead: Path, monkeypatch: p
     moved = json.loads(both(lead, ["board", "--all", "--json"], None)[0].out)
     [row] = [r for r in moved["jobs"] if r["id"] == ref.rsplit("/", 1)[1]]
     assert row["cost_usd"] == 0.25 and "landed in main" in row["reason"]
-    held = cachefile.load(str(rows))
+    held = fragments.load(str(rows), json.loads(rows.read_text().split("\n", 1)[0])["made_by"])
     assert held[ref][0].startswith(repo.read_ref(ref) or "-"), "kept by the ref's new tip"
     assert cache.read_all(repo, "jobs")[ref.rsplit("/", 1)[1]]["fields"]["cost_usd"] == 0.25
 

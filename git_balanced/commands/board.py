@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from git_balanced import fence, ui
+from git_balanced import fence, handles, ui
 from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.kept import laid_out
-from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
+from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line, engine_state
 from git_balanced.kit.boardstamp import told_board
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
@@ -31,18 +31,19 @@ def render(data: dict[str, Any], show_all: bool = False) -> str:
         lines += now_lines(data["now"])
     rows = [r for r in data["jobs"] if not under_next(r)]
     spend = _spend_lines(data)
-    if rows or spend:  # a queued piece that waits, and a paused worker, are under Next
+    summed = data.get("folded") or {"rows": 0, "counts": {}, "width": 0}  # plans wholly done, as counts
+    if rows or spend or summed["rows"]:  # a queued piece that waits, and a paused worker, are under Next
         lines.append("Running")
         lines += spend
         done = [r for r in rows if r["state"] in DONE]
         live = [r for r in rows if r["state"] not in DONE]
-        shown = done if show_all or len(done) <= FOLD_AFTER else []
-        if not shown and done:
-            counts: dict[str, int] = {}
+        shown = done if show_all or len(done) + summed["rows"] <= FOLD_AFTER else []
+        if not shown and (done or summed["rows"]):
+            counts: dict[str, int] = dict(summed["counts"])
             for r in done:
                 counts[r["state"]] = counts.get(r["state"], 0) + 1
             lines.append("  " + " · ".join(f"{counts[s]} {s}" for s in FOLD_ORDER if s in counts))
-        width = max((len(r["piece"]) for r in rows), default=0)
+        width = max(max((len(r["piece"]) for r in rows), default=0), summed["width"])
         hwidth = max((len(r.get("handle") or "") for r in shown + live), default=0)
         for r in shown + live:
             bits = [r["machine"], r["agent"] or "", (r["model"] or ""), f"attempt {r['attempt']}"]
@@ -139,8 +140,10 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
         from git_balanced import board_app
 
         return board_app.run(lead)
-    if as_json:
-        data = collect_shown(lead)
+    if as_json:  # collect_shown's board, its done rows slim: their kept text is written as it is
+        with lead.repo.listing_once():
+            data = handles.add_to_board(lead.repo, collect(lead, slim=True))
+        data["engine"] = engine_state(lead, data)
         told_board(data, as_json=True)  # whether front.py may keep what this prints (kit/boardstamp.py)
         ui.emit_json(laid_out(data))
         return 0

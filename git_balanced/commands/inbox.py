@@ -26,9 +26,19 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
 
     named: dict[str, str] = {}  # the handles found, kept while it follows
 
+    def read_known() -> handles.Known:
+        """Every plan and job as the board reads them, each plan wholly done as its summary and its detail."""
+        from git_balanced.engine import folded
+        from git_balanced.state.declared import PlanView
+
+        read = folded.read(lead.repo, detail=True)
+        return handles.Known({pid: PlanView(pid, st) for pid, st in read.plans.items()}, read.jobs, read.summaries,
+                             read.detail or {})
+
     def show(items: list[dict[str, Any]]) -> None:
         lines = []  # written in one go: an inbox of 10,000 messages is not 10,000 writes
-        for e in handles.add_to_entries(lead.repo, lead.branch, [e for e in items if e["sha"] not in seen], named):
+        for e in handles.add_to_entries(lead.repo, lead.branch, [e for e in items if e["sha"] not in seen], named,
+                                        read_known):
             seen.add(e["sha"])
             if as_json:
                 import json
@@ -48,7 +58,7 @@ def inbox_command(*, as_json: bool, follow: bool) -> int:
     items = entries(lead.repo, lead.branch, known=known)
     told(not follow)  # its words are the inbox's and its clock's: front.py may keep them (kit/boardstamp.py)
     if as_json and not follow:
-        ui.emit_json(handles.add_to_entries(lead.repo, lead.branch, items))
+        ui.emit_json(handles.add_to_entries(lead.repo, lead.branch, items, known=read_known))
         return 0
     if not items and not follow:
         ui.say("Nothing yet.")

@@ -7,8 +7,8 @@ import os
 import time
 from operator import itemgetter
 
-from git_balanced import fence, ui
-from git_balanced.engine import kept
+from git_balanced import fence, handles, ui
+from git_balanced.engine import folded, kept
 from git_balanced.lead import Lead
 from git_balanced.state import cache
 from git_balanced.state.declared import Job, PlanView
@@ -102,6 +102,12 @@ def failure_tail(j: Job) -> str:
     return "".join("\n    " + ui.plain(line) for line in tail.splitlines())
 
 
+# A row's fields in the order `job_row` makes them (a kept row read in full is put in this order).
+ROW_KEYS = ("id", "plan", "piece", "title", "state", "machine", "agent", "model", "attempt", "branch", "base",
+            "cost_usd", "budget_usd", "reason", "landed", "resume_at", "dismissed", "updated", "in_the_way", "node",
+            "tail", "check", "checks")
+
+
 def job_row(j: Job) -> dict[str, Any]:
     return {"id": j.id, "plan": j.plan, "piece": j.piece, "title": j.title or j.task[:80],
             "state": j.state, "machine": j.machine, "agent": j.agent, "model": j.model,
@@ -112,35 +118,45 @@ def job_row(j: Job) -> dict[str, Any]:
             "tail": check_tail(j), "check": j.check, "checks": list(j.checks)}
 
 
-def collect(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
+def collect(lead: Lead, fold_after: int | None = None, slim: bool = False) -> dict[str, Any]:
     """The board as data: the five kinds of refs it reads (jobs, plans, questions, schedules, corrections) listed
     once (Repo.listing_once). With `fold_after` (the board as it prints, done workers folded into one line when
     there are more of them than that), the done jobs and plans are read as briefs (state/cache.read_live), and
     each done job is a row of its id, plan, piece, state and time, except those shown whole: what waits on you
-    under Now, or all of them when there are no more than `fold_after`."""
+    under Now, or all of them when there are no more than `fold_after`. With `slim` (`board --json`, which
+    writes a kept row's text as it is), a done job's row holds only the fields the board reads (engine/kept.META)."""
     with lead.repo.listing_once():
-        return _collect(lead, fold_after)
+        return _collect(lead, fold_after, slim=slim)
 
 
-def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
+def _collect(lead: Lead, fold_after: int | None, summed: bool = True, slim: bool = False) -> dict[str, Any]:
     # `Job`s made without validation (their fields' types were checked as their chains were folded), and plans
     # through light views, whose pieces are read only for the plans still live (see docs/performance.md). The done
     # jobs and plans are read as briefs; a done job shown whole is typed from its full state (`fold_now`), or, when
     # every one is shown (`--all`), its row is the one kept beside the cache (`_kept_rows`): none is parsed whole.
-    plans = {pid: p for pid, st in cache.read_live(lead.repo, "plans").items()
+    # Each plan wholly done is read as its summary (engine/folded.py), its jobs not one by one: folded, they are
+    # counted; with every job shown, their rows are those kept and their handles made from the summary's detail.
+    read = folded.read(lead.repo, detail=fold_after is None) if summed else None
+    plans = {pid: p for pid, st in (read.plans if read else cache.read_live(lead.repo, "plans")).items()
              if (p := PlanView(pid, st)).lead == lead.branch}
-    states = {jid: st for jid, st in cache.read_live(lead.repo, "jobs").items()
+    summaries = {pid: s for pid, s in read.summaries.items() if pid in plans} if read else {}
+    states = {jid: st for jid, st in (read.jobs if read else cache.read_live(lead.repo, "jobs")).items()
               if st["fields"].get("plan", "") in plans}
     jobs = {jid: Job.of(jid, st) for jid, st in states.items() if not st.get("brief")}
     briefs = {jid: st for jid, st in states.items() if st.get("brief")}
     live_plans = {pid for pid, p in plans.items() if p.state in ("created", "started")}
     latest = _latest(jobs, briefs, live_plans, every=fold_after is None)
+    summed_rows = sum(s["rows"] for s in summaries.values())
+    if summaries and fold_after is not None and _done_count(jobs, briefs) + summed_rows <= fold_after:
+        return _collect(lead, fold_after, summed=False)  # every done worker is shown: none is summed up
     if briefs and fold_after is not None:
-        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after))
+        whole = cache.fold_now(lead.repo, "jobs", _shown_whole(jobs, briefs, latest, fold_after - summed_rows))
         jobs.update((jid, Job.of(jid, st)) for jid, st in whole.items())
         briefs = {jid: st for jid, st in briefs.items() if jid not in whole}
     shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
-    done = _kept_rows(lead, shown) if fold_after is None else [_brief_row(jid, briefs[jid]) for jid in shown]
+    detail = {pid: (read.detail or {}).get(pid, []) for pid in summaries} if read and fold_after is None else {}
+    shown += [row[0] for rows in detail.values() for row in rows if row[4]]
+    done = _kept_rows(lead, shown, slim) if fold_after is None else [_brief_row(jid, briefs[jid]) for jid in shown]
     rows = sorted([job_row(j) for j in jobs.values() if not j.dismissed] + done, key=itemgetter("updated", "id"))
     _landed_untold(lead, rows)
     _landed_elsewhere(lead, rows)
@@ -163,10 +179,22 @@ def _collect(lead: Lead, fold_after: int | None) -> dict[str, Any]:
     extra = _extras(lead)
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
     spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
-    return {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows, "next": nxt + extra.get("next", []),
-            "plans": _spend(lead, plans, spent), "lead_agent": _lead_agent(lead),
-            "lead_session": _lead_session(lead), "check_seats": _check_seats(lead),
-            "fence": _fence(lead)}
+    spent += [(pid, s["spent"]) for pid, s in summaries.items()]  # each summed in its jobs' order, as above
+    data: dict[str, Any] = {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows,
+                            "next": nxt + extra.get("next", []), "plans": _spend(lead, plans, spent),
+                            "lead_agent": _lead_agent(lead), "lead_session": _lead_session(lead),
+                            "check_seats": _check_seats(lead), "fence": _fence(lead)}
+    if fold_after is not None and summaries:  # the board's text counts them
+        data["folded"] = folded.merged(summaries)
+    if slim or summaries:  # what handles.add_to_board makes the handles from, as read here
+        data["known"] = handles.Known(plans, states, summaries, detail)
+    return data
+
+
+def _done_count(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]]) -> int:
+    """The done workers the board shows, besides those summed up: the briefs and the jobs read whole."""
+    return sum(1 for st in briefs.values() if not st["fields"].get("dismissed")) + \
+        sum(1 for j in jobs.values() if j.state in DONE and not j.dismissed)
 
 
 def _fence(lead: Lead) -> dict[str, Any]:
@@ -199,8 +227,7 @@ def _shown_whole(jobs: dict[str, Job], briefs: dict[str, dict[str, Any]], latest
     """The briefs the board shows whole: every done row when there are no more than `fold_after` of them, else
     those that wait on you under Now (the newest attempt of a piece that ended badly)."""
     shown = [jid for jid, st in briefs.items() if not st["fields"].get("dismissed")]
-    done = len(shown) + sum(1 for j in jobs.values() if j.state in DONE and not j.dismissed)
-    if done <= fold_after:
+    if _done_count(jobs, briefs) <= fold_after:
         return shown
     return [jid for jid in shown if briefs[jid]["state"] in ENDED_BADLY
             and latest.get((briefs[jid]["fields"].get("plan", ""), briefs[jid]["fields"].get("piece", ""))) == jid]
@@ -212,10 +239,10 @@ def _brief_row(jid: str, st: dict[str, Any]) -> dict[str, Any]:
             "state": st["state"], "updated": float(st["updated"] or 0.0), "reason": "", "brief": True}
 
 
-def _kept_rows(lead: Lead, names: list[str]) -> list[dict[str, Any]]:
+def _kept_rows(lead: Lead, names: list[str], slim: bool = False) -> list[dict[str, Any]]:
     """The rows of the done jobs `names` as kept beside the cache (engine/kept.py), made by `job_row`: kept by
     the files that make and word them and the time zone its clock speaks in."""
-    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), _made_by())
+    return kept.rows(lead.repo, names, lambda jid, state: job_row(Job.of(jid, state)), _made_by(), ROW_KEYS, slim)
 
 
 # What makes a done job's row, beside this file: the package's files whose stamps key the kept rows.

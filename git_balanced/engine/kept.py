@@ -1,11 +1,12 @@
-"""The rows of done jobs kept beside the cache (`.git/balanced/cache/jobs.rows.json`): each made once from its
-job's whole state, with its JSON text as `board --json` lays it out, so `board --all` and `board --json` parse no
-done job's whole state and write each such row as it was kept (engine/board.py makes the rows)."""
+"""The rows of done jobs kept beside the cache (`.git/balanced/cache/jobs.rows.txt`, state/fragments.py): each
+made once from its job's whole state, with its JSON text as `board --json` lays it out, so `board --all` and
+`board --json` parse no done job's whole state, and `board --json` writes each such row as it was kept, reading of
+it only a few fields (engine/board.py makes the rows)."""
 
 from __future__ import annotations
 
 from git_balanced import ui
-from git_balanced.files import dumps  # json.dumps' text, without importing json (and re)
+from git_balanced.files import dumps, loads  # json.dumps' text, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state import cache
 
@@ -14,7 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FORMAT = "2"  # the rows kept: made again when this, or what makes them (`rows`' `made_by`), changes
+FORMAT = "3"  # the rows kept: made again when this, or what makes them (`rows`' `made_by`), changes
+# What the board reads of a done job's row besides its text (the slim rows of `board --json`).
+META = ("id", "plan", "piece", "state", "updated", "landed", "node")
 ID_LINE = '\n      "id": '  # where a row's `id` starts in its text as `board --json` lays it out (level 2)
 
 
@@ -48,34 +51,81 @@ class KeptRow(dict[str, "Any"]):
         return super().setdefault(key, default)
 
 
+class SlimRow(KeptRow):
+    """A kept row with only the fields the board reads of a done row (META), for `board --json`: its text is the
+    row in full."""
+
+    __slots__ = ()
+
+
 def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dict[str, Any]],
-         made_by: str) -> list[dict[str, Any]]:
+         made_by: str, order: tuple[str, ...] = (), slim: bool = False) -> list[dict[str, Any]]:
     """The rows of the done jobs `names`: `make(name, state)` of each, kept with its JSON text by its ref's tip
-    and `made_by` (cache.derived). Copies: a row shown gets its handle."""
-    def made(jid: str, state: dict[str, Any]) -> dict[str, Any]:
+    and `made_by` (cache.fragments). Each row in full, its fields in the order `order` names them (as `make` makes
+    them); or, `slim`, only the fields the board reads of a done row (META) with its text, for `board --json`,
+    which writes the text as it is. Copies: a row shown gets its handle."""
+    def made(jid: str, state: dict[str, Any]) -> tuple[Any, str]:
         row = make(jid, state)
-        return {**row, "_json": ui.dumps(row, 2)}
+        return [row[k] for k in META], ui.dumps(row, 2)
 
+    stamp = f"{FORMAT}.{made_by}"
+    held = cache.fragments(repo, "jobs", "rows", names, made, stamp, _valid)
     out: list[dict[str, Any]] = []
-    def whole(held: Any) -> bool:
-        return isinstance(held, dict) and isinstance(held.get("_json"), str)
-
-    for held in cache.derived(repo, "jobs", "rows", names, made, f"{FORMAT}.{made_by}", whole).values():
-        row = KeptRow(held)
-        row.text, row.changed = dict.pop(row, "_json"), False
+    if slim:
+        for meta, text in held.values():
+            slim_row = SlimRow(zip(META, meta, strict=True))
+            slim_row.text, slim_row.changed = text, False
+            out.append(slim_row)
+        return out
+    wholes = {}
+    for jid, (_, text) in held.items():
+        try:
+            wholes[jid] = loads(text)
+        except ValueError:
+            continue
+    junk = {jid for jid in held if not isinstance(wholes.get(jid), dict)}
+    if junk:  # a text that is not a row's: made again
+        held.update(cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk))
+        wholes.update((jid, loads(held[jid][1])) for jid in junk if jid in held)
+    for jid, whole in wholes.items():
+        row = KeptRow({k: whole.pop(k) for k in order if k in whole})
+        dict.update(row, whole)
+        row.text, row.changed = held[jid][1], False
         out.append(row)
     return out
 
 
+def _valid(meta: Any) -> bool:
+    """Whether a kept row's fields are of the shape `rows` writes them (META's, in order)."""
+    return type(meta) is list and len(meta) == len(META) and type(meta[0]) is str and type(meta[1]) is str and \
+        type(meta[2]) is str and type(meta[3]) is str and type(meta[4]) in _NUMBER and \
+        (meta[5] is None or type(meta[5]) is str) and (meta[6] is None or type(meta[6]) is str)
+
+
+_NUMBER = (int, float)
+
+
+def _handle(handle: str) -> str:
+    """`dumps(handle, ensure_ascii=False)`, without its call for a handle of plain characters."""
+    if handle.isprintable() and '"' not in handle and "\\" not in handle:
+        return f'"{handle}"'
+    return dumps(handle, ensure_ascii=False)
+
+
 def laid_out(data: dict[str, Any]) -> dict[str, Any]:
     """The board's data as `board --json` writes it: each kept row still as it was kept (its handle aside) is
-    its kept text, its handle put in where `ui.dumps` puts it (before `id`, the keys sorted)."""
+    its kept text, its handle put in where `ui.dumps` puts it (before `id`, the keys sorted); a slim row changed
+    since, or under Now, is its text's fields with its own put over them."""
     out: list[Any] = []
     for r in data.get("jobs", ()):
-        if type(r) is not KeptRow or r.changed:
+        kind = type(r)
+        if kind is not KeptRow and kind is not SlimRow:
             out.append(r)
-            continue
-        at = r.text.find(ID_LINE) + 1
-        handle = f'      "handle": {dumps(r["handle"], ensure_ascii=False)},\n' if "handle" in r else ""
-        out.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
-    return {**data, "jobs": out}
+        elif r.changed:
+            out.append({**loads(r.text), **r} if kind is SlimRow else r)
+        else:
+            at = r.text.find(ID_LINE) + 1
+            handle = f'      "handle": {_handle(r["handle"])},\n' if "handle" in r else ""
+            out.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
+    now = [{**loads(r.text), **r} if type(r) is SlimRow else r for r in data.get("now", ())]
+    return {**data, "jobs": out, "now": now} if "now" in data else {**data, "jobs": out}

@@ -174,11 +174,12 @@ def _answer(kind: str) -> str | None:
     said, length = lines[-1], int(lines[-2])
     if len(said) != length or any(len(f) != 3 for f in facts) or len(facts) != int(count):
         return None
-    if not printable(said) or not facts or facts[0][:2] != ["version", ""]:
+    if not facts or facts[0][:2] != ["version", ""]:
         return None
     if not any(f[0] == "st" and f[1] == os.path.join(found[1], "HEAD") for f in facts):
         return None
-    return said if same((f[0], f[1], f[2]) for f in facts) else None
+    # the stamp first: a look after a change reads past the answer without going over all of it (7 MB at --all)
+    return said if same((f[0], f[1], f[2]) for f in facts) and printable(said) else None
 
 
 def printable(said: str) -> bool:

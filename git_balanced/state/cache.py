@@ -55,6 +55,11 @@ def _path(repo: Repo, kind: str) -> str:
     return os.path.join(d, f"{kind}.json")
 
 
+def cache_path(repo: Repo, kind: str) -> str:
+    """The cache file of `kind` (`.git/balanced/cache/<kind>.json`), its folder made and checked."""
+    return _path(repo, kind)
+
+
 def _check_format(d: str) -> None:
     """Empty the cache folder `d` when its folds were made by a version that checked less (deleting is safe)."""
     mark = os.path.join(d, "format")
@@ -254,47 +259,50 @@ def fold_now(repo: Repo, kind: str, names: Iterable[str]) -> dict[str, dict[str,
     return out
 
 
-def _usable(entry: Any, key: str) -> bool:
-    """Whether a kept entry is `[key, value]`, as `derived` writes it."""
-    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key
+def fragments(repo: Repo, kind: str, part: str, names: Iterable[str],
+              make: Callable[[str, dict[str, Any]], tuple[Any, str]], stamp: str = "",
+              valid: Callable[[Any], bool] | None = None, again: set[str] | None = None
+              ) -> dict[str, tuple[Any, str]]:
+    """What `make(name, state)` makes of each of the refs `names` in full, `(meta, text)` (the board's row of a done
+    job: a few of its fields, and its JSON text), kept by (ref, tip) in `<kind>.<part>.txt`, made by `stamp` (what
+    makes them: state/fragments.py): a reader takes the text as it is, and only a ref whose tip is not held (or the
+    file's `stamp` not this one) is made again, from `read_all`, as is one whose `meta` `valid` refuses and one
+    named in `again`. A ref that is gone is left out, and dropped from the file."""
+    from git_balanced.state import fragments as kept_text
 
-
-def derived(repo: Repo, kind: str, part: str, names: Iterable[str], make: Callable[[str, dict[str, Any]], Any],
-            stamp: str = "", valid: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-    """What `make(name, state)` makes of each of the refs `names` in full (the board's row of a done job), kept by
-    (ref, tip, `stamp`) in `<kind>.<part>.json`: a reader finds it there without parsing the ref's whole state, and
-    only a ref whose tip (or the `stamp` of what makes it: its code) is not held is made again, from `read_all`.
-    A ref that is gone is left out, and dropped from the file; an entry not of the shape written (or whose made
-    value `valid` refuses) is made again."""
     prefix = f"refs/balanced/{kind}/"
     path = _path(repo, kind)
     tips = listed.tips(repo, kind, os.path.dirname(path))
-    where = _apart(path, part)
-    held = _load(where)
-    out: dict[str, Any] = {}
+    where = _apart(path, part)[: -len(".json")] + ".txt"
+    held = kept_text.load(where, stamp)
+    out: dict[str, tuple[Any, str]] = {}
     missing = []
     for name in names:
-        tip = tips.get(prefix + name)
-        entry: Any = held.get(prefix + name)
+        ref = prefix + name
+        tip = tips.get(ref)
+        entry = held.get(ref)
         if tip is None:
             continue
-        if _usable(entry, f"{tip} {stamp}") and (valid is None or valid(entry[1])):
-            out[name] = entry[1]
+        if entry is not None and entry[0] == tip and (valid is None or valid(entry[1])) and \
+                (again is None or name not in again):
+            out[name] = (entry[1], entry[2])
         else:
             missing.append(name)
-    gone = [ref for ref in held if ref not in tips]
-    if not missing and not gone:
+    if not missing and all(ref in tips for ref in held):
         return out
     states = read_all(repo, kind) if missing else {}
     fresh = {ref: entry for ref, entry in held.items() if ref in tips}
-    changed = []
     for name in missing:
         state = states.get(name)
         if state is not None:
-            out[name] = make(name, state)
-            fresh[prefix + name] = [f"{tips[prefix + name]} {stamp}", out[name]]
-            changed.append(prefix + name)
-    _save(where, fresh, changed + gone)
+            meta, text = out[name] = make(name, state)
+            fresh[prefix + name] = (tips[prefix + name], meta, text)
+    kept_text.save(where, fresh, stamp)
+    for old in (_apart(path, part), _apart(path, part)[: -len(".json")] + ".log"):  # its JSON layout, before
+        try:
+            os.unlink(old)
+        except FileNotFoundError:
+            pass
     return out
 
 
