@@ -12,6 +12,8 @@ import pytest
 
 import git_balanced
 from git_balanced import proc
+from git_balanced.chief import there
+from git_balanced.chief.projects import Project
 from git_balanced.engine import sweep
 from git_balanced.files import Flock
 from git_balanced.lead import Lead, open_lead
@@ -54,6 +56,7 @@ def test_the_hand_over_runs_this_package_not_one_in_the_checkout(lead: Lead, tmp
 def test_our_processes_import_the_running_package_whatever_their_folder(tmp_path: Path) -> None:
     marker = tmp_path / "planted-ran"
     _plant(tmp_path, "git_balanced.front", marker)
+    _plant(tmp_path, "git_balanced.cli", marker)
     env = proc.ours_env({"PYTHONPATH": "/elsewhere"})
     here = str(Path(git_balanced.__file__).parent.parent)
     assert env["PYTHONPATH"].split(os.pathsep) == [here, "/elsewhere"], "ours first, the inherited one kept"
@@ -61,6 +64,8 @@ def test_our_processes_import_the_running_package_whatever_their_folder(tmp_path
     pid = proc.spawn_ours("git_balanced.front", ["--version"], cwd=tmp_path, log=log)
     wait_until(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid, 30, "git balanced --version to end")
     assert not marker.exists() and "git balanced" in log.read_text(), "the engine's starter runs ours"
+    said = there.said(Project("p", None, str(tmp_path)), ["--version"])  # the chief, in a project's folder
+    assert said.startswith("git balanced") and not marker.exists(), "the chief's runs in a project run ours"
 
 
 def test_an_entry_is_written_whole_and_never_through_a_link(lead: Lead, tmp_path: Path) -> None:
