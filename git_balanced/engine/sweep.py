@@ -157,7 +157,12 @@ class Sweeper:
             if self._busy or self._ending:
                 return
             self._busy = True
-        threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
+        try:
+            threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
+        except RuntimeError:  # no thread to be had: written down, they go with the next mark's, or at `end`
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every job handed over was cleaned up (at most `timeout` seconds); True when it was."""
