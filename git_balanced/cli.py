@@ -954,7 +954,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = exits.quiet_full_disk
 
     try:
-        knobs.check()  # a wait shortened wrong stops every command here, before one starts, not the engine mid-pass
+        if knobs.reads(list(sys.argv[1:] if argv is None else argv)):
+            knobs.check()  # a wait shortened wrong stops a command that reads it here, not the engine mid-pass
         rv = cli.main(args=argv, prog_name="git balanced", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)

@@ -167,10 +167,8 @@ def _engine(flags: set[str]) -> int:
 
 
 def _log(limit: int, as_json: bool) -> int:
-    from git_balanced import knobs
     from git_balanced.commands.log import log_command
 
-    knobs.check()  # as cli.main checks them before any command
     return int(log_command(limit=limit, as_json=as_json))
 
 

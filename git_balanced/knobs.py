@@ -2,9 +2,10 @@
 read one way: unset or empty is the default; anything but a number from the knob's floor to its ceiling (text,
 nan, inf, a negative) is an error naming the variable and what to set, never a guess.
 
-`cli.main` checks them all before a command runs (`check`), and the front door before `plan`, `engine` and `mcp`,
-so a command that would read one later (the engine pausing a worker, a headless lead between two looks) never
-starts with a bad one."""
+`cli.main` and the front door check them all (`check`) before the commands that read them (`READERS`: the engine
+and what may run it, a headless lead's or chief's driver), so one of these never starts with a bad one only to
+stop later (the engine pausing a worker, a headless lead between two looks); any other command, and `--help`, `-h`
+or shell completion of any, does not look at them."""
 
 from __future__ import annotations
 
@@ -52,6 +53,17 @@ def seconds(knob: Knob) -> float:
                             hint=f"set it to one, such as {knob.name}={knob.default:g}, or unset it for the "
                                  f"default ({knob.default:g}).")
     return value
+
+
+READERS = ("engine", "plan", "mcp", "lead run", "chief run")  # the commands that read a knob, or run what does
+HELP = frozenset({"-h", "--help"})
+
+
+def reads(args: list[str]) -> bool:
+    """Whether `git balanced ARGS` runs one of the READERS (not its help)."""
+    named = " ".join(args[:2]) if args[:1] in (["lead"], ["chief"]) else " ".join(args[:1])
+    options = args[:args.index("--")] if "--" in args else args
+    return named in READERS and not HELP.intersection(options)
 
 
 def check() -> None:

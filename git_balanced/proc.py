@@ -313,6 +313,30 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
     return p.pid
 
 
+def ours(module: str, *args: str) -> list[str]:
+    """The command line that runs `python -m MODULE ARGS` of this git balanced: `-P` keeps the folder it runs in
+    (a lead's checkout, where a worker could land a `git_balanced/` of its own) off the import path, which
+    `ours_env` sets to the folder holding the package this process runs."""
+    import sys
+
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def ours_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) with PYTHONPATH starting at the folder that holds the running git_balanced,
+    so a process started with `ours` imports the same package as this one."""
+    got = dict(os.environ if env is None else env)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    got["PYTHONPATH"] = here + (os.pathsep + got["PYTHONPATH"] if got.get("PYTHONPATH") else "")
+    return got
+
+
+def spawn_ours(module: str, args: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],
+               env: Mapping[str, str] | None = None) -> int:
+    """`spawn_detached` of `python -m MODULE ARGS` of this git balanced (`ours`, `ours_env`); its pid."""
+    return spawn_detached(ours(module, *args), cwd=cwd, log=log, env=ours_env(env))
+
+
 def open_pipes(cmd: Sequence[str]) -> subprocess.Popen[bytes]:
     """Start a process to talk to over its stdin and stdout (a runner session); stderr is dropped, since a
     session that fails is replaced by a one-off command that reports what went wrong."""

@@ -1,6 +1,7 @@
 """The waits tests shorten through the environment (knobs.py) are read one way: unset or empty is the default, a
 number in range is taken, and anything else stops the command before it starts with one message naming the
-variable and what to set (exit 1, no traceback), by click's door and by the front door's engine alike."""
+variable and what to set (exit 1, no traceback), by click's door and by the front door's engine alike; only the
+commands that read them look (knobs.READERS), never their help or shell completion."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_balanced import knobs
+from git_balanced import front, knobs
 from git_balanced.chief import session
 from git_balanced.errors import BalancedError
 from git_balanced.kit import headless
@@ -45,9 +46,26 @@ def test_a_bad_one_stops_a_command_before_it_starts(tmp_path: Path, monkeypatch:
     said = ("error: GIT_BALANCED_LEAD_POLL='nan' is not a number of seconds from 0.1 to 3600 (the seconds between "
             "a headless lead's looks at its inbox).\nhint: set it to one, such as GIT_BALANCED_LEAD_POLL=1, or "
             "unset it for the default (1).\n")
-    ran = balanced(repo, "gc", env={"GIT_BALANCED_LEAD_POLL": "nan"})
+    ran = balanced(repo, "lead", "run", env={"GIT_BALANCED_LEAD_POLL": "nan"})
     assert (ran.code, ran.out, ran.err) == (1, "", said), "click's door"
     monkeypatch.setenv("GIT_BALANCED_LEAD_POLL", "nan")
     ran = balanced_process(repo, "engine", "--once", timeout=60)
     assert (ran.code, ran.out, ran.err) == (1, "", said), "the front door's engine, in a process of its own"
     assert not (repo / ".git" / "balanced" / "engine.lock").exists(), "no engine started"
+
+
+def test_only_the_commands_that_read_them_look(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "lead")
+    bad = {"GIT_BALANCED_UNKNOWN_RESET": "soon"}
+    for args in (["gc"], ["board", "-h"], ["engine", "--help"], ["lead", "run", "-h"], ["log"], ["__complete", "eng"]):
+        ran = balanced(repo, *args, env=bad)
+        assert ran.code == 0 and "GIT_BALANCED" not in ran.err, (args, ran)
+    ran = balanced(repo, "no-such-command", env=bad)
+    assert ran.code == 2 and "No such command" in ran.err and "GIT_BALANCED" not in ran.err, ran
+    for args in (["engine", "--once"], ["plan", "x.yaml"], ["mcp"], ["chief", "run"], ["lead", "run", "--", "-h"]):
+        assert knobs.reads(args), args
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("GIT_BALANCED_UNKNOWN_RESET", "soon")
+    assert front.main(["log"]) == 0, "the front door's log does not look"
+    assert "GIT_BALANCED" not in capsys.readouterr().err

@@ -121,8 +121,8 @@ def start(agent: str, text: str, *, model: str | None = None, pass_after: float 
            "state": "starting", "turns": 0, "cost_usd": 0.0, "started_at": time.time(), "last_turn_at": None,
            "last_words": "", "reset_at": None, "waits_on": "its first turn", "pass_after": float(pass_after)}
     save(rec)
-    argv = [sys.executable, "-m", "git_balanced.cli", "chief", "run"]
-    rec.update(presence.driver(proc.spawn_detached(argv, cwd=home.folder(), log=d / "driver.log")))
+    rec.update(presence.driver(proc.spawn_ours("git_balanced.cli", ["chief", "run"], cwd=home.folder(),
+                                               log=d / "driver.log")))
     save(rec)
     return rec
 

@@ -6,7 +6,6 @@ project this way, so a project over SSH is no different from one here.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from git_balanced import proc
@@ -17,8 +16,9 @@ TIMEOUT = 120.0
 
 
 def argv_of(args: list[str]) -> list[str]:
-    """The command line that runs `git balanced ARGS` here: this very install, as `lead start` runs its driver."""
-    return [sys.executable, "-m", "git_balanced.cli", *args]
+    """The command line that runs `git balanced ARGS` here: this very install, as `lead start` runs its driver
+    (`-P`: never a `git_balanced/` in the project's checkout it runs in)."""
+    return proc.ours("git_balanced.cli", *args)
 
 
 def said(project: Project, args: list[str], *, timeout: float = TIMEOUT) -> str:
@@ -28,7 +28,7 @@ def said(project: Project, args: list[str], *, timeout: float = TIMEOUT) -> str:
         from git_balanced.chief.remote import run_there
 
         return run_there(project, args, timeout=timeout)
-    res = proc.run(argv_of(args), cwd=project.path, timeout=timeout)
+    res = proc.run(argv_of(args), cwd=project.path, env=proc.ours_env(), timeout=timeout)
     if res.code != 0:
         words = (res.err or res.out).strip()
         message, _, hint = words.removeprefix("error: ").partition("\nhint: ")

@@ -12,7 +12,17 @@ def gc_command(*, older_than: float | None, as_json: bool) -> int:
     from git_balanced.engine import sweep
 
     lead = open_lead()
-    sweep.finish(lead)  # a killed engine's cleanups first: a job archived now could no longer be found for them
+    # A killed engine's cleanups, without waiting: each entry holds all its cleanup reads (the job's machine,
+    # runner key, branch name, base; the machine's record), none of the job and plan refs archived here, so
+    # the sweeper busy with them, or the process left other machines' ones, finishes them after as before.
+    said = sweep.finish_here(lead)
+    if said.busy:
+        ui.note(f"Another sweeper is cleaning up after landed workers ({sweep.LOCK} in {lead.repo.state_dir} is "
+                f"held): it finishes them; gc goes on without waiting.")
+    if said.handed:
+        ui.note(f"The cleanups of {said.handed} landed worker{'s' if said.handed != 1 else ''} on other machines go "
+                f"on in a process of its own (its output in {lead.repo.state_dir / 'engine.log'}); gc does not "
+                f"wait for a machine out of reach.")
     done = gc(lead, older_than)
     if as_json:
         ui.emit_json(done)

@@ -276,11 +276,11 @@ def start_detached(lead: Lead, *, until_idle: bool = False) -> tuple[int, bool]:
     if pid is not None and not lock.exiting(pid):
         return pid, False
     # Through the front door, as the console script starts: no click to import.
-    argv = [sys.executable, "-m", "git_balanced.front", "engine"] + (["--until-idle"] if until_idle else [])
+    args = ["engine"] + (["--until-idle"] if until_idle else [])
     after = pid or first  # an engine seen exiting: the new one waits for it to let go of the lock
     env = None if after is None else {**os.environ, AFTER_ENV: str(after)}
     log = lead.repo.state_dir / "engine.log"
-    new = proc.spawn_detached(argv, cwd=lead.repo.root, log=log, env=env)
+    new = proc.spawn_ours("git_balanced.front", args, cwd=lead.repo.root, log=log, env=env)  # not the checkout's
     return _taken(lock, new, log, after=after), True
 
 

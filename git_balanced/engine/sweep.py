@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from git_balanced.engine.cleanup import Worker, cleanup_many
-from git_balanced.files import Flock
+from git_balanced.files import Flock, write_atomic
 from git_balanced.lead import Lead
 
 JOURNAL = "sweep"  # in .git/balanced/: one file per job whose cleanup is not done yet
@@ -69,7 +69,17 @@ class Entry:
             return None
         if not all(got.get(k) is None or isinstance(got[k], str) for k in FIELDS[4:]):
             return None
+        # Names that become paths (the branch's copy, the shared checkout of a base, a run folder): one that
+        # could reach outside its folder (`..`, "" for the whole workers' folder) is no entry of ours.
+        singles = [got["machine"], got["runner_key"]] + ([got["base"]] if got.get("base") is not None else [])
+        if not all(_name(n) for n in singles) or not all(_name(p) for p in got["branch"].split("/")):
+            return None
         return Entry(got)
+
+
+def _name(name: str) -> bool:
+    """Whether `name` is one plain path name: not empty, no `/`, not starting with `.` (so neither `.` nor `..`)."""
+    return bool(name) and "/" not in name and "\0" not in name and not name.startswith(".")
 
 
 class Journal:
@@ -80,9 +90,9 @@ class Journal:
 
     def add(self, jobs: Sequence[Worker]) -> None:
         self.dir.mkdir(exist_ok=True)
-        for j in jobs:
-            with open(self.dir / j.id, "w", encoding="utf-8") as f:
-                f.write(json.dumps({name: getattr(j, name) for name in FIELDS}))
+        for j in jobs:  # whole or not at all (`entries` crosses out what it cannot read); its temporary name
+            # starts with "." and so is no job id
+            write_atomic(self.dir / j.id, json.dumps({name: getattr(j, name) for name in FIELDS}))
 
     def has(self, jid: str) -> bool:
         return (self.dir / jid).exists()
@@ -147,7 +157,12 @@ class Sweeper:
             if self._busy or self._ending:
                 return
             self._busy = True
-        threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
+        try:
+            threading.Thread(target=self._run, name="balanced-sweep", daemon=True).start()
+        except RuntimeError:  # no thread to be had: written down, they go with the next mark's, or at `end`
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every job handed over was cleaned up (at most `timeout` seconds); True when it was."""
@@ -173,13 +188,22 @@ class Sweeper:
             return None
 
     def _run(self) -> None:
+        try:
+            self._batches()
+        except Exception as exc:  # noqa: BLE001 — a full disk, say: the jobs stay written down for the next sweeper
+            print(f"[balanced] The landed workers' folders were left to the next engine or `git balanced gc`: "
+                  f"{exc}", file=sys.stderr, flush=True)
+        finally:  # whatever happened, `drain` and `end` do not wait on this thread, and the next `mark` starts one
+            with self._cond:
+                self._busy = False  # what is in `_todo` goes with the next `mark`'s thread, or at `end`
+                self._cond.notify_all()
+
+    def _batches(self) -> None:
         lock = Flock(self.lead.repo.state_dir / LOCK)
         while True:
             with self._cond:
                 batch, self._todo = self._todo, []
                 if not batch or self._ending:
-                    self._busy = False
-                    self._cond.notify_all()
                     return
             with lock:  # another sweeper (an ending engine's process) may be at it: each job is done once
                 sweep(self.lead, self.journal, batch)
@@ -209,13 +233,50 @@ def finish(lead: Lead) -> int:
     return len(left)
 
 
+class Quick:
+    """What `finish_here` did: cleanups done here, handed over to a process of its own (other machines'), and
+    whether another sweeper held the lock (it then did nothing: that sweeper finishes them)."""
+
+    __slots__ = ("done", "handed", "busy")
+
+    def __init__(self, done: int = 0, handed: int = 0, busy: bool = False) -> None:
+        self.done, self.handed, self.busy = done, handed, busy
+
+
+def finish_here(lead: Lead) -> Quick:
+    """`gc`'s look at the jobs written down, which never waits: nothing when another sweeper holds the lock; else
+    this machine's cleanups now, and other machines' (one out of reach takes ~35 s per call) left to a process
+    of its own, as an ending engine leaves them (`hand_over`)."""
+    journal = Journal(lead)
+    if not journal.ids():
+        return Quick()
+    lock = Flock(lead.repo.state_dir / LOCK)
+    if not lock.take(wait=False):
+        return Quick(busy=True)
+    try:
+        left = journal.entries()
+        here = [e for e in left if e.machine == "local"]
+        sweep(lead, journal, here)
+    finally:
+        lock.release()
+    away = len(left) - len(here)
+    if away:
+        try:
+            hand_over(lead)
+        except OSError:  # no process to be had: they stay written down for the next engine or gc
+            away = 0
+    return Quick(len(here), away)
+
+
 def hand_over(lead: Lead) -> int:
     """Start the process that finishes the cleanups written down, in its own session: the engine does not wait
     for it, and it outlives the engine. Its pid."""
     from git_balanced import proc
 
-    argv = [sys.executable, "-m", "git_balanced.engine.sweep", lead.branch]
-    return proc.spawn_detached(argv, cwd=lead.repo.root, log=lead.repo.state_dir / "engine.log")
+    # `-P` and this package's folder first on PYTHONPATH (proc.ours): the checkout may hold a `git_balanced/`
+    # a worker landed, and none of it runs here.
+    return proc.spawn_ours("git_balanced.engine.sweep", [lead.branch], cwd=lead.repo.root,
+                           log=lead.repo.state_dir / "engine.log")
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -83,8 +82,9 @@ def start(lead: Lead, agent: str, task: str, *, model: str | None = None,
            "cost_usd": 0.0, "started_at": time.time(), "last_turn_at": None, "last_words": "", "reset_at": None,
            "waits_on": "its first turn", **({"started_by": started_by} if started_by else {})}
     _save(lead, rec)
-    argv = [sys.executable, "-m", "git_balanced.cli", "lead", "run"]
-    rec.update(presence.driver(proc.spawn_detached(argv, cwd=lead.repo.root, log=d / "driver.log")))
+    # proc.ours: `-P`, so a `git_balanced/` in the checkout is not what runs
+    rec.update(presence.driver(proc.spawn_ours("git_balanced.cli", ["lead", "run"], cwd=lead.repo.root,
+                                               log=d / "driver.log")))
     _save(lead, rec)
     return rec
 
