@@ -83,6 +83,28 @@ def test_the_newest_landings_are_those_the_whole_read_finds(lead: tuple[Path, li
     assert [x.commit for x in notes.landings(repo, "main")] == landed
 
 
+def test_sparse_landings_are_found_past_the_first_batch(tmp_path: Path) -> None:
+    """Landings one commit in nine, the newest eight commits the person's own: each count asked for finds what one
+    read of them all finds, however many batches that takes (git_out takes the output's last newline: a count of
+    the commits read that missed it stopped after the first batch)."""
+    root = make_repo(tmp_path / "sparse")
+    repo = Repo.discover(root)
+    tip = repo.read_ref("refs/heads/main")
+    assert tip is not None
+    tree, first = repo.tree_of(tip), tip
+    for n in range(45):
+        tip = repo.write_commit(tree, [tip], f"change {n}\n", when=1_800_000_000 + n)
+        if n % 9 == 0 and n < 37:
+            notes.add_json(repo, notes.LANDINGS, tip, _note(f"balanced/s{n}"))
+    assert repo.cas_ref("refs/heads/main", tip, first)
+    whole = notes.landings(repo, "main", most=1000)
+    assert len(whole) == 5
+    for want in (1, 2, 3, 5, 50):
+        assert notes.newest_landings(repo, tip, want, 1000) == whole[:want], want
+    fast, slow = both(root, ["log", "-n", "1"], None)
+    assert fast == slow and fast.out.startswith(whole[0].commit[:7]), fast
+
+
 def test_log_says_what_it_said_through_click(lead: tuple[Path, list[str]]) -> None:
     root, made = lead
     repo = Repo.discover(root)

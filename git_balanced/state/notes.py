@@ -110,7 +110,7 @@ def newest_landings(repo: Repo, tip: str, want: int, most: int) -> list[Landing]
         asked = min(batch, most - seen)
         out = repo.first_parent_log(tip, _LOGGED, notes="balanced", most=asked, skip=seen)
         found += _landings_in(out)
-        if out.count(_ENDED) < asked:  # fewer commits than asked for: the history ends here
+        if (out + "\n").count(_ENDED) < asked:  # fewer commits than asked for (git_out takes the last newline)
             break
         seen, batch = seen + asked, batch * 4
     return found[:want]
