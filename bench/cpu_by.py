@@ -146,23 +146,28 @@ def start(folder: Path, name: str) -> Path:
     return folder / f"{name}.acct"
 
 
-def cut(acct: Path) -> None:
-    """After that engine ended: the shim's log since `start` kept as `<name>.git.log` beside its accounting."""
+def cut(acct: Path, pid: int) -> None:
+    """After that engine (process `pid`) ended: the shim's log since `start` kept as `<name>.git.log` beside its
+    accounting, and its pid as `<name>.pid`."""
+    acct.with_suffix(".pid").write_text(str(pid))
     log = acct.parent / "git.log"
     if log.exists():
         log.rename(acct.with_suffix(".git.log"))
 
 
-def report(folder: Path, leads: dict[str, Path], machine_uids: set[int], pieces: int) -> str:
-    """git by where and subcommand, then every process by whose and name: each lead's engine run side by side."""
+def report(folder: Path, leads: dict[str, Path], machine_uids: set[int], sshd: set[int], pieces: int) -> str:
+    """git by where and subcommand, then every process by whose and name: each lead's engine run side by side
+    (`sshd`: the pids of the machines' sshd)."""
     fresh, old = (folder / "fresh.git.log", folder / "history.git.log")
     if not (fresh.exists() and old.exists()):
         return "cpu: the shim logged no git command"
     gf, go = by_command(git_lines(fresh), leads["fresh"]), by_command(git_lines(old), leads["history"])
-    af, ao = (by_process(ended(folder / f"{n}.acct"), machine_uids) for n in ("fresh", "history"))
+    af, ao = (by_process(ended(folder / f"{n}.acct"), machine_uids,
+                         {int((folder / f"{n}.pid").read_text()): "engine", **{pid: "sshd" for pid in sshd}})
+              for n in ("fresh", "history"))
     return "\n".join([compare("git commands by where and subcommand", gf, go, pieces),
-                      compare("every process that ended, by whose and name (10 ms a process, rounded down)", af, ao,
-                              pieces)])
+                      compare("every process of the run that ended, by whose and name (10 ms a process, rounded "
+                              "down)", af, ao, pieces)])
 
 
 # -- process accounting ----------------------------------------------------------------------------------
@@ -209,14 +214,30 @@ def ended(path: Path) -> list[Ended]:
     return out
 
 
-def by_process(records: Iterable[Ended], machine_uids: set[int]) -> dict[tuple[str, str], list[float]]:
-    """(whose: `machine` or `lead side`, process name) -> [count, CPU seconds]; the lead side is every other
-    process of the computer (what else ran meanwhile included)."""
+def by_process(records: list[Ended], machine_uids: set[int], roots: dict[int, str]) -> dict[tuple[str, str],
+                                                                                          list[float]]:
+    """(whose, process name) -> [count, CPU seconds]: `machine` for a machine's user, else the name of the root
+    (`roots`: pid -> name, the engine's process and the machines' sshd) it descends from, by the parents the
+    records name; what descends from none (another program's, on a shared computer) is left out."""
+    parent = {r.pid: r.ppid for r in records}
+
+    def whose(r: Ended) -> str | None:
+        if r.uid in machine_uids:
+            return "machine"
+        pid, seen = r.pid, 0
+        while pid in parent and seen < 64:
+            if pid in roots:
+                return roots[pid]
+            pid, seen = parent[pid], seen + 1
+        return roots.get(pid)
+
     out: dict[tuple[str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0])
     for r in records:
-        row = out[("machine" if r.uid in machine_uids else "lead side", r.comm)]
-        row[0] += 1
-        row[1] += r.cpu
+        who = whose(r)
+        if who is not None:
+            row = out[(who, r.comm)]
+            row[0] += 1
+            row[1] += r.cpu
     return out
 
 

@@ -39,8 +39,10 @@ each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 quiet core
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -166,22 +168,14 @@ class Peak:
 def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False, acct: Path | None = None) -> Run:
     """`engine --until-idle` as a process, with what it and its waited-for processes used (and, with `memory`,
     its smaps at its peak, printed; with `acct`, the kernel's process accounting on into that file meanwhile)."""
-    if acct is not None:
-        try:
-            with cpu_by.accounting(acct):
-                return engine(repo, env, pieces, memory)
-        finally:
-            cpu_by.cut(acct)
     busy, t0 = cpu_busy(), time.perf_counter()
-    p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    peak = Peak(p.pid) if memory else None
-    assert p.stdout is not None
-    out = p.stdout.read()
-    _, status, use = os.wait4(p.pid, 0)
-    if peak is not None:
-        print(peak.report(), flush=True)
-    p.returncode = os.waitstatus_to_exitcode(status)
+    accounted = cpu_by.accounting(acct) if acct is not None else contextlib.nullcontext()
+    with accounted:
+        p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        use, out = _waited(p, memory)
+    if acct is not None:
+        cpu_by.cut(acct, p.pid)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"engine --until-idle exited {p.returncode} in {repo}:\n{out.decode(errors='replace')}")
@@ -190,6 +184,18 @@ def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False, a
     if landed < pieces:
         raise SystemExit(f"only {landed} of {pieces} pieces landed in {repo}")
     return Run(wall, use.ru_utime + use.ru_stime, cpu_busy() - busy, use.ru_maxrss / 1024, pieces)
+
+
+def _waited(p: subprocess.Popen[bytes], memory: bool) -> tuple[resource.struct_rusage, bytes]:
+    """The engine's output and what it used, once it ended (with `memory`, its smaps at its peak printed)."""
+    peak = Peak(p.pid) if memory else None
+    assert p.stdout is not None
+    out = p.stdout.read()
+    _, status, use = os.wait4(p.pid, 0)
+    if peak is not None:
+        print(peak.report(), flush=True)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return use, out
 
 
 def state_bytes(repo: Path, env: dict[str, str]) -> int:
@@ -234,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     with sshd_machines(top / "sshd", names, session_env) as machines:
         names = [m.name for m in machines]
         uids = {u for u in (cpu_by.uid_of(m.user) for m in machines) if u is not None}
+        sshd = {m.pid for m in machines}
         fresh_repo = lead(top, "fresh", env, names, args.pieces, 0)
         fresh = engine(fresh_repo, env, args.pieces, args.memory, shim and cpu_by.start(shim, "fresh"))
         print(f"fresh:   {fresh.wall:7.1f} s wall, {fresh.per_piece() * 1000:6.0f} ms CPU a piece "
@@ -245,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
               f"({old.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {old.rss_mb:.0f} MB, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
     if shim is not None:
-        print(cpu_by.report(shim, {"fresh": fresh_repo, "history": old_repo}, uids, args.pieces), flush=True)
+        print(cpu_by.report(shim, {"fresh": fresh_repo, "history": old_repo}, uids, sshd, args.pieces), flush=True)
         if args.keep:
             print(f"kept: {shim} (each lead's git commands, <lead>.git.log; its processes, <lead>.acct)")
         else:
