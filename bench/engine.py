@@ -408,14 +408,15 @@ def main(argv: list[str] | None = None) -> int:
         report(rounds[len(rounds) // 2] if len(rounds) % 2 else rounds[0], idle, n)
         ok = verdicts(rounds, n, args.sleep)
         if args.profile:
+            leads = [("fresh", 0), ("history", args.history)] if args.history else [("engine", 0)]
             profiles = {}
-            for name, jobs in [("fresh", 0), ("history", args.history)][0 if args.history else 1:]:
+            for name, jobs in leads:  # with history: a fresh lead too, to see what grew
                 pbox = Box(tmp / f"profile-{name}")
                 profiles[name] = tmp / f"{name}.prof"
                 repo = build(pbox, pbox.root / "lead")
                 run_engine(pbox, with_history(pbox, repo, jobs) if jobs else repo, n, args.sleep,
                            profile=profiles[name], one=args.one_process)
-            show_profile(profiles["history"], 30)
+            show_profile(profiles[leads[-1][0]], 30)
             if args.history:
                 show_growth(profiles["fresh"], profiles["history"], n, 25)
         return 0 if ok else 1
