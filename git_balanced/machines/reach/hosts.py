@@ -192,5 +192,5 @@ def negotiation_tips(repo: Repo, lead_ref: str, fetched: str) -> tuple[str, ...]
     did. Not every ref: a machine's copy never had the state's chains or the archive, and over SSH (git's
     protocol 0, where sshd does not pass GIT_PROTOCOL on) git would name each of their commits to it, back to
     the base: 11,872 of them a fetch in a lead with 10,000 jobs of history, 130 ms of CPU where 28 ms do
-    (docs/performance.md, Scale)."""
-    return (lead_ref, *([fetched] if repo.read_ref(fetched) else []))
+    (docs/performance.md, Scale). Only refs that exist (git refuses a tip it cannot find); none, git's default."""
+    return tuple(ref for ref in (lead_ref, fetched) if repo.read_ref(ref))

@@ -42,6 +42,7 @@ def test_a_fetch_back_names_the_leads_branch_not_every_refs_history(tmp_path: Pa
     assert repo.read_ref("refs/remotes/m/balanced/p") == tip
     assert negotiation_tips(repo, "refs/heads/main", "refs/remotes/m/balanced/p") == (
         "refs/heads/main", "refs/remotes/m/balanced/p")  # a retry's fetch names what its attempt left too
+    assert negotiation_tips(repo, "refs/heads/gone", "refs/remotes/m/other") == ()  # git's default then
     git(Path(repo.root), "update-ref", "-d", "refs/remotes/m/balanced/p")
     git(copy, "commit", "-q", "--amend", "-m", "the worker's work, again")  # a commit the lead lacks
     assert _haves(repo, copy, tmp_path / "wide", ()) >= CHAIN  # git's default: every ref's commits
