@@ -101,13 +101,11 @@ def git_lines(log: Path) -> list[GitLine]:
 
 
 def subcommand(argv: list[str]) -> str:
-    """git's subcommand and the options that change its cost (fetch, push, rev-list...); `-c` pairs skipped."""
+    """git's subcommand and the options that change its cost (fetch, push, rev-list...); git's own options
+    before it (`-c k=v`, `-C path`, `--git-dir=...`, `--no-pager`...) skipped."""
     rest = list(argv)
-    while rest and (rest[0] in ("-c", "-C") or rest[0].startswith("--") and "=" not in rest[0][2:] and
-                    rest[0] in ("--no-pager", "--literal-pathspecs", "--no-optional-locks", "--bare")):
+    while rest and rest[0].startswith("-"):
         rest = rest[2:] if rest[0] in ("-c", "-C") else rest[1:]
-    while rest and rest[0].startswith("--") and "=" in rest[0]:  # --git-dir=, --work-tree=
-        rest = rest[1:]
     if not rest:
         return "(none)"
     sub = rest[:2] if rest[0] in ("worktree", "notes", "commit-graph", "maintenance") else rest[:1]
