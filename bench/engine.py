@@ -31,7 +31,8 @@ counted (bench/counted.py: the workers its runners let go of too), at most that 
 Both ways must end on the same tree of main. `--sleep S` makes each piece sleep first, to stand for work
 that takes time (the trivial pieces measure the engine's own overhead). `--profile` runs the plan once
 more with the engine under cProfile (every thread, by its CPU time: bench/profiled/sitecustomize.py) and
-prints where its CPU goes.
+prints where its CPU goes; with `--history`, in a fresh lead and in one with history, and then the functions
+whose own CPU a piece grew most with the history.
 """
 
 from __future__ import annotations
@@ -351,6 +352,22 @@ def show_profile(path: Path, top: int) -> None:
     stats.sort_stats("tottime").print_stats(top)
 
 
+def show_growth(fresh: Path, old: Path, n: int, top: int) -> None:
+    """The functions whose CPU grew most with the history (the same plan profiled in a fresh lead and in one with
+    history): own time and cumulative time a piece, fresh and with history."""
+    a, b = (pstats.Stats(str(p)).stats for p in (fresh, old))  # type: ignore[attr-defined]
+    zero = (0, 0, 0.0, 0.0, {})
+    rows = sorted(set(a) | set(b), key=lambda k: -(b.get(k, zero)[2] - a.get(k, zero)[2]))[:top]
+    print(f"\nWhat grew with the history, by own CPU time (ms a piece: own fresh, own with history, cumulative "
+          f"fresh, cumulative with history; calls a piece with history); all: "
+          f"{sum(v[2] for v in a.values()) / n * 1000:.0f} and {sum(v[2] for v in b.values()) / n * 1000:.0f} ms")
+    for k in rows:
+        fa, fb = a.get(k, zero), b.get(k, zero)
+        where = f"{Path(k[0]).name}:{k[1]}({k[2]})"
+        print(f"  {fa[2] / n * 1000:7.2f} {fb[2] / n * 1000:7.2f}   {fa[3] / n * 1000:7.1f} {fb[3] / n * 1000:7.1f}"
+              f"   {fb[1] / n:7.1f}  {where[:70]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the measures round after round, print the tables and one PASS or MISS line per goal."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -397,12 +414,17 @@ def main(argv: list[str] | None = None) -> int:
         report(rounds[len(rounds) // 2] if len(rounds) % 2 else rounds[0], idle, n)
         ok = verdicts(rounds, n, args.sleep)
         if args.profile:
-            pbox = Box(tmp / "profile")
-            prof = tmp / "engine.prof"
-            repo = build(pbox, pbox.root / "lead")
-            run_engine(pbox, with_history(pbox, repo, args.history) if args.history else repo, n, args.sleep,
-                       profile=prof, one=args.one_process)
-            show_profile(prof, 30)
+            leads = [("fresh", 0), ("history", args.history)] if args.history else [("engine", 0)]
+            profiles = {}
+            for name, jobs in leads:  # with history: a fresh lead too, to see what grew
+                pbox = Box(tmp / f"profile-{name}")
+                profiles[name] = tmp / f"{name}.prof"
+                repo = build(pbox, pbox.root / "lead")
+                run_engine(pbox, with_history(pbox, repo, jobs) if jobs else repo, n, args.sleep,
+                           profile=profiles[name], one=args.one_process)
+            show_profile(profiles[leads[-1][0]], 30)
+            if args.history:
+                show_growth(profiles["fresh"], profiles["history"], n, 25)
         return 0 if ok else 1
     finally:
         if args.keep:

@@ -1,15 +1,17 @@
 """Scale: a plan of 500 shell pieces over this machine and three sshd machines, in a lead that already holds
 10,000 landed jobs, against the same plan in a fresh lead.
 
-    python bench/scale.py [--pieces N] [--history JOBS] [--machines M] [--keep] [--memory]
+    python bench/scale.py [--pieces N] [--history JOBS] [--machines M] [--keep] [--memory] [--cpu]
 
 Starts M sshd machines on 127.0.0.1 (tests/support/sshd.py; as root each is a throwaway user), then for each of
 two leads, the fresh one first: commits the settings (check `true`, agent shell, a cap of N), allows them,
-ticks `local` and the machines, `ready --yes`, writes JOBS landed jobs of history into the second
+ticks `local` and the machines, writes JOBS landed jobs of history into the second
 (bench/history.py, dated two months ago, each piece's branch merged into main as the landing queue merges it,
 then folded into the archive by `git balanced gc`, which removes those merged branches, and packed by
-`engine/upkeep.pack_if_loose`, as an idle engine does), stores a plan of N pieces, and runs `git balanced engine
---until-idle` as a process. It measures, for that engine process and every process it waited for:
+`engine/upkeep.pack_if_loose`, as an idle engine does), runs `ready --yes` (so the machines' copies hold the
+lead's branch with its history, as the machines of a lead that ran those jobs do), stores a plan of N pieces,
+and runs `git balanced engine --until-idle` as a process. It measures, for that engine process and every
+process it waited for:
 
   - CPU seconds per piece (user + system, from wait4), and the whole computer's busy CPU per piece
     (/proc/stat: the machines' sshd and workers run here too);
@@ -18,6 +20,12 @@ then folded into the archive by `git balanced gc`, which removes those merged br
 
 With `--memory`, it also samples the engine's /proc/PID/smaps while it runs and prints, at its peak, its resident
 memory by what is mapped (anonymous memory, the heap, each file: a pack's index mapped twice shows as 2 maps).
+
+With `--cpu` (root, a C compiler), it also says where the CPU went, in both leads, a piece (bench/cpu_by.py): a
+`git` shim first on PATH for the engine and for the machines' sessions logs each git command's CPU (with what it
+waited for), summed by where it ran (the lead, a local worker's worktree, a machine) and its subcommand; and the
+kernel's process accounting, on while each engine runs, sums every process that ended on the computer by its
+user (a machine's, or the lead side's) and name. The two runs side by side, the largest differences first.
 
 Then `git gc` in both leads, and the bytes of `.git` the history adds, a job (the lead with history less the fresh
 one, which ran the same plan, over the jobs of history), with the largest parts of `.git`.
@@ -31,8 +39,10 @@ each; exit 1 on a miss. A whole run takes about 10 to 20 minutes on 2 quiet core
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,6 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from bench import cpu_by  # noqa: E402
 from bench.sandbox import cpu_busy, private_env  # noqa: E402
 from tests.support.sshd import sshd_machines  # noqa: E402
 
@@ -92,7 +103,6 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
     run(["git", "commit", "-q", "-m", "A lead for the scale benchmark"], repo, env)
     run([*ME, "allow", "--yes"], repo, env)
     run([*ME, "tick", "local", *machines], repo, env)
-    run([*ME, "ready", "--yes"], repo, env)
     if history:  # two months old, and folded into the archive, as an idle engine would have by now
         run([sys.executable, str(HISTORY), str(repo), str(history), str(HISTORY_DAYS)], repo, env)
         print(f"history: {run([*ME, 'gc'], repo, env).splitlines()[0]}", flush=True)
@@ -102,6 +112,10 @@ def lead(top: Path, name: str, env: dict[str, str], machines: list[str], pieces:
                      env).split()
         print(f"history: {len(heads)} branches left in refs/heads/ ({len(merged)} of them under balanced/ and "
               f"merged into main)", flush=True)
+    # Readied after the history, as the machines of a lead that ran for months were: their copies hold the
+    # lead's branch as `ready` pushed it, and each run pushes only the new base (a copy readied before would get
+    # the whole history with the run's first base push, inside the timed run).
+    run([*ME, "ready", "--yes"], repo, env)
     plan = {"task": "Scale", "pieces": [{"id": f"s{i}", "task": f"Write s{i}.txt", "agent": "shell",
                                          "run": f"echo {i} > s{i}.txt"} for i in range(pieces)]}
     (top / f"{name}.json").write_text(json.dumps(plan))
@@ -151,19 +165,17 @@ class Peak:
             f"  {kb / 1024:6.1f} MB in {n} map{'s' if n > 1 else ''}  {path}" for path, (kb, n) in rows])
 
 
-def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False) -> Run:
+def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False, acct: Path | None = None) -> Run:
     """`engine --until-idle` as a process, with what it and its waited-for processes used (and, with `memory`,
-    its smaps at its peak, printed)."""
+    its smaps at its peak, printed; with `acct`, the kernel's process accounting on into that file meanwhile)."""
     busy, t0 = cpu_busy(), time.perf_counter()
-    p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    peak = Peak(p.pid) if memory else None
-    assert p.stdout is not None
-    out = p.stdout.read()
-    _, status, use = os.wait4(p.pid, 0)
-    if peak is not None:
-        print(peak.report(), flush=True)
-    p.returncode = os.waitstatus_to_exitcode(status)
+    accounted = cpu_by.accounting(acct) if acct is not None else contextlib.nullcontext()
+    with accounted:
+        p = subprocess.Popen([*ME, "engine", "--until-idle"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        use, out = _waited(p, memory)
+    if acct is not None:
+        cpu_by.cut(acct, p.pid)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"engine --until-idle exited {p.returncode} in {repo}:\n{out.decode(errors='replace')}")
@@ -172,6 +184,18 @@ def engine(repo: Path, env: dict[str, str], pieces: int, memory: bool = False) -
     if landed < pieces:
         raise SystemExit(f"only {landed} of {pieces} pieces landed in {repo}")
     return Run(wall, use.ru_utime + use.ru_stime, cpu_busy() - busy, use.ru_maxrss / 1024, pieces)
+
+
+def _waited(p: subprocess.Popen[bytes], memory: bool) -> tuple[resource.struct_rusage, bytes]:
+    """The engine's output and what it used, once it ended (with `memory`, its smaps at its peak printed)."""
+    peak = Peak(p.pid) if memory else None
+    assert p.stdout is not None
+    out = p.stdout.read()
+    _, status, use = os.wait4(p.pid, 0)
+    if peak is not None:
+        print(peak.report(), flush=True)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return use, out
 
 
 def state_bytes(repo: Path, env: dict[str, str]) -> int:
@@ -198,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machines", type=int, default=3, help="sshd machines besides local (default 3)")
     ap.add_argument("--keep", action="store_true", help="keep the repositories and print where they are")
     ap.add_argument("--memory", action="store_true", help="print the engine's smaps at its peak, by mapping")
+    ap.add_argument("--cpu", action="store_true", help="say where the CPU went: git by command, and every process")
     args = ap.parse_args(argv)
     top = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     env = private_env(top)
@@ -206,18 +231,32 @@ def main(argv: list[str] | None = None) -> int:
     names = [f"m{i}" for i in range(1, args.machines + 1)]
     print(f"load {os.getloadavg()[0]:.2f}; {args.pieces} pieces over local and {len(names)} sshd machines; "
           f"history {args.history} jobs; in {top}", flush=True)
-    with sshd_machines(top / "sshd", names) as machines:
+    shim = Path(tempfile.mkdtemp(prefix="bench-scale-cpu-")) if args.cpu else None
+    session_env: dict[str, dict[str, str]] = {}
+    if shim is not None:  # the machines' users run it and append to its log: a folder they can reach
+        on_path = cpu_by.shim(shim)
+        env["PATH"] = f"{on_path}{os.pathsep}{env['PATH']}"
+        session_env = {n: {"PATH": f"{on_path}:/usr/local/bin:/usr/bin:/bin"} for n in names}
+    with sshd_machines(top / "sshd", names, session_env) as machines:
         names = [m.name for m in machines]
+        uids = {u for u in (cpu_by.uid_of(m.user) for m in machines) if u is not None}
+        sshd = {m.pid for m in machines}
         fresh_repo = lead(top, "fresh", env, names, args.pieces, 0)
-        fresh = engine(fresh_repo, env, args.pieces, args.memory)
+        fresh = engine(fresh_repo, env, args.pieces, args.memory, shim and cpu_by.start(shim, "fresh"))
         print(f"fresh:   {fresh.wall:7.1f} s wall, {fresh.per_piece() * 1000:6.0f} ms CPU a piece "
               f"({fresh.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {fresh.rss_mb:.0f} MB, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
         old_repo = lead(top, "history", env, names, args.pieces, args.history)
-        old = engine(old_repo, env, args.pieces, args.memory)
+        old = engine(old_repo, env, args.pieces, args.memory, shim and cpu_by.start(shim, "history"))
         print(f"history: {old.wall:7.1f} s wall, {old.per_piece() * 1000:6.0f} ms CPU a piece "
               f"({old.busy_per_piece() * 1000:.0f} ms the whole computer), peak RSS {old.rss_mb:.0f} MB, "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
+    if shim is not None:
+        print(cpu_by.report(shim, {"fresh": fresh_repo, "history": old_repo}, uids, sshd, args.pieces), flush=True)
+        if args.keep:
+            print(f"kept: {shim} (each lead's git commands, <lead>.git.log; its processes, <lead>.acct)")
+        else:
+            subprocess.run(["rm", "-rf", str(shim)], check=False)
     jobs = args.history + args.pieces
     whole, bare = state_bytes(old_repo, env), state_bytes(fresh_repo, env)
     per_job = (whole - bare) / max(args.history, 1)  # what the history adds, the same plan run in both

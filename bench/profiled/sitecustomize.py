@@ -16,7 +16,7 @@ def _is_engine() -> bool:
             argv = fh.read().split(b"\0")
     except OSError:
         return False
-    return b"git_balanced.cli" in argv and b"engine" in argv
+    return (b"git_balanced.cli" in argv or b"git_balanced.front" in argv) and b"engine" in argv
 
 
 def _profile_all(out: str) -> None:

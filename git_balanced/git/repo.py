@@ -277,12 +277,17 @@ class Repo(RepoCore):
         return self._run("update-ref", "--stdin", input="".join(f"delete {r} {old}\n" for r, old in refs.items())).ok
 
     def fetch(self, remote: str, specs: list[str], *, fetch_head: bool = True, upload_pack: str | None = None,
-              env: Mapping[str, str] | None = None, timeout: float | None = None) -> proc.Result:
+              negotiate: tuple[str, ...] = (), env: Mapping[str, str] | None = None,
+              timeout: float | None = None) -> proc.Result:
         """Fetch the refspecs `specs` from `remote` (a name, a path, a URL), without tags; without writing
         FETCH_HEAD unless `fetch_head`, with the machine's `upload_pack` program when given; git's result,
-        whatever its exit code."""
+        whatever its exit code. With `negotiate` (refs or commits), git tells the remote only of the commits they
+        reach (`--negotiation-tip`), not of every ref's history here: what the remote can have in common with
+        this repository, where every ref's would be the whole state's and the archive's, thousands of commits
+        the remote never had."""
         return self._run("fetch", "--quiet", "--no-tags", *([] if fetch_head else ["--no-write-fetch-head"]),
-                         *([f"--upload-pack={upload_pack}"] if upload_pack else []), remote, *specs,
+                         *([f"--upload-pack={upload_pack}"] if upload_pack else []),
+                         *(f"--negotiation-tip={tip}" for tip in negotiate), remote, *specs,
                          env=env, timeout=timeout)
 
     def push(self, remote: str, specs: list[str], *, quiet: bool = True, lease: str | None = None,

@@ -24,6 +24,7 @@ from git_balanced.machines.inventory import records
 from git_balanced.machines.inventory.boxes import BoxSpec
 from git_balanced.machines.reach import copies
 from git_balanced.machines.reach.boxdoor import LABEL, Door, Found, Shell
+from git_balanced.machines.reach.hosts import negotiation_tips
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MachineUnreachable
 from git_balanced.shipped import branchcopy
@@ -233,7 +234,8 @@ class BoxHost:
         box = max(boxes, key=lambda f: (f.running, f.labels.get(f"{LABEL}.job", ""))).name
         ref = f"refs/remotes/{self.name}/{branch}"
         fetch = partial(self.repo.fetch, self.door.git_url(self.branch_repo(branch)), [f"+refs/heads/{branch}:{ref}"],
-                        fetch_head=False, upload_pack=self.door.git_program(box, "upload-pack"))
+                        fetch_head=False, upload_pack=self.door.git_program(box, "upload-pack"),
+                        negotiate=negotiation_tips(self.repo, self.lead.ref, ref))
         res = fetch(env=self.door.git_env(), timeout=GIT_TIMEOUT)
         if res.code != 0:
             raise BalancedError(f"Could not fetch {branch} back from {box} on {self.name}: {res.err.strip()[-500:]}",

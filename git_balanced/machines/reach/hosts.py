@@ -184,3 +184,13 @@ def earlier_work(repo: Repo, branch: str) -> str | None:
         if best is None or (sha != best and repo.is_ancestor(best, sha)):
             best = sha
     return best
+
+
+def negotiation_tips(repo: Repo, lead_ref: str, fetched: str) -> tuple[str, ...]:
+    """What a fetch of a worker's branch back from a machine tells the machine this repository has: the lead's
+    branch (every base pushed there came from it) and the branch as an earlier attempt left it here, when it
+    did. Not every ref: a machine's copy never had the state's chains or the archive, and over SSH (git's
+    protocol 0, where sshd does not pass GIT_PROTOCOL on) git would name each of their commits to it, back to
+    the base: 11,872 of them a fetch in a lead with 10,000 jobs of history, 130 ms of CPU where 28 ms do
+    (docs/performance.md, Scale). Only refs that exist (git refuses a tip it cannot find); none, git's default."""
+    return tuple(ref for ref in (lead_ref, fetched) if repo.read_ref(ref))

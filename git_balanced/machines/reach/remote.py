@@ -27,7 +27,7 @@ from git_balanced.machines.inventory import records
 from git_balanced.machines.inventory.names import SshHost
 from git_balanced.machines.reach import copies, sessions
 from git_balanced.machines.reach.copies import copy_path, worktrees_folder
-from git_balanced.machines.reach.hosts import earlier_work
+from git_balanced.machines.reach.hosts import earlier_work, negotiation_tips
 from git_balanced.machines.reach.routes import Reach
 from git_balanced.machines.reach.transport import MAX_SESSIONS, MachineUnreachable, Transport, ssh_failed
 from git_balanced.shipped import branchcopy
@@ -261,7 +261,8 @@ class RemoteHost:
         ref = f"refs/remotes/{self.name}/{branch}"
         res = self._git("fetch", partial(self.repo.fetch, self.transport.git_url(self.branch_repo(branch)),
                                          [f"+refs/heads/{branch}:{ref}"], fetch_head=False,
-                                         upload_pack=machine_program("upload-pack")))
+                                         upload_pack=machine_program("upload-pack"),
+                                         negotiate=negotiation_tips(self.repo, self.lead.ref, ref)))
         if res.code != 0:
             raise BalancedError(f"Could not fetch {branch} back from {self.name}: {res.err.strip()[-500:]}",
                                 hint=f"try `ssh {self.alias} true`; the engine tries again on its next pass.")
