@@ -75,7 +75,7 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     junk = set()
     for jid, (meta, text) in held.items():
         whole = _whole(jid, meta, text, order) if not slim or meta[3] not in done else {}
-        if whole is None or not _laid_out(jid, meta, text):
+        if whole is None or not _laid_out(jid, meta, text, len(order)):
             junk.add(jid)
         elif whole:
             wholes[jid] = whole
@@ -110,11 +110,13 @@ def _whole(jid: str, meta: Any, text: str, order: tuple[str, ...]) -> dict[str, 
     return whole
 
 
-def _laid_out(jid: str, meta: Any, text: str) -> bool:
+def _laid_out(jid: str, meta: Any, text: str, keys: int) -> bool:
     """Whether a kept text is laid out as `rows` keeps a row of job `jid` (ui.dumps's, at level 2), told without
-    parsing it: an object whose first `id` is `jid` and whose `state` is its kept one (`meta`), with no control
-    character but its newlines (a text written as it is must not hold one for the terminal)."""
-    if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST):
+    parsing it: an object of `keys` fields (when not 0), whose first `id` is `jid` and whose `state` is its kept
+    one (`meta`), with no control character but its newlines (a text written as it is must not hold one for the
+    terminal)."""
+    if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST) or \
+            (keys and text.count(_KEY) != keys):
         return False
     at = text.find(ID_LINE)
     if at < 0 or not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", at) or \
@@ -125,6 +127,7 @@ def _laid_out(jid: str, meta: Any, text: str) -> bool:
 
 _FIRST = '{\n      "'  # how a kept row's text starts and ends, and what follows its `id` (its keys sorted)
 _LAST = '\n    }'
+_KEY = '\n      "'  # where each of its fields starts (a nested one is indented further)
 _AFTER_ID = '\n      "in_the_way": '
 _CONTROL = frozenset(map(chr, [*range(32), 127]))
 
