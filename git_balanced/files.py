@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -39,6 +40,30 @@ def write_atomic_bytes(path: str | Path, data: bytes, *, mode: int | None = None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+CACHE_LIMIT = 1 << 30  # bytes: a kept cache file larger than this is not one this code wrote
+
+
+def read_cache(path: str | Path, limit: int = CACHE_LIMIT) -> str | None:
+    """The text of the kept file at `path` (a cache's: deleting it is always safe), or None when there is none to
+    take: no such file, a link, no regular file (a FIFO would hang the read, a folder fail it), another user's,
+    larger than `limit`, or not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > limit:
+            return None
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+        return data.decode("utf-8") if len(data) <= limit else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def write_json(path: str | Path, data: Any, **how: Any) -> None:

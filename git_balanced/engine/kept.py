@@ -70,29 +70,68 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
 
     stamp = f"{FORMAT}.{made_by}"
     held = cache.fragments(repo, "jobs", "rows", names, made, stamp, _valid)
+    done = cache.SETTLED["jobs"]
+    wholes: dict[str, dict[str, Any]] = {}
+    junk = set()
+    for jid, (meta, text) in held.items():
+        whole = _whole(jid, meta, text, order) if not slim or meta[3] not in done else {}
+        if whole is None or not _laid_out(jid, meta, text, len(order)):
+            junk.add(jid)
+        elif whole:
+            wholes[jid] = whole
+    if junk:  # a text that is not this job's row as kept (tampered with, or left half-written): made again
+        again = cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk)
+        held = {jid: again[jid] if jid in junk else entry for jid, entry in held.items() if jid not in junk or
+                jid in again}
+        wholes.update((jid, loads(held[jid][1])) for jid in again if not slim or held[jid][0][3] not in done)
     out: list[dict[str, Any]] = []
-    if slim:
-        for meta, text in held.values():
-            slim_row = SlimRow(zip(META, meta, strict=True))
-            slim_row.text, slim_row.changed = text, False
-            out.append(slim_row)
-        return out
-    wholes = {}
-    for jid, (_, text) in held.items():
-        try:
-            wholes[jid] = loads(text)
-        except ValueError:
-            continue
-    junk = {jid for jid in held if not isinstance(wholes.get(jid), dict)}
-    if junk:  # a text that is not a row's: made again
-        held.update(cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk))
-        wholes.update((jid, loads(held[jid][1])) for jid in junk if jid in held)
-    for jid, whole in wholes.items():
-        row = KeptRow({k: whole.pop(k) for k in order if k in whole})
-        dict.update(row, whole)
-        row.text, row.changed = held[jid][1], False
+    for jid, (meta, text) in held.items():
+        whole = wholes.get(jid)
+        if whole is None:  # slim: a done row, read only for META (a row that is not done is read whole)
+            row: KeptRow = SlimRow(zip(META, meta, strict=True))
+        else:
+            row = KeptRow({k: whole.pop(k) for k in order if k in whole})
+            dict.update(row, whole)
+        row.text, row.changed = text, False
         out.append(row)
     return out
+
+
+def _whole(jid: str, meta: Any, text: str, order: tuple[str, ...]) -> dict[str, Any] | None:
+    """The row a kept text holds, or None when it is not a row of job `jid` that agrees with its kept fields
+    (`meta`, META's) and has every field `order` names."""
+    try:
+        whole = loads(text)
+    except ValueError:
+        return None
+    if type(whole) is not dict or whole.get("id") != jid or not whole.keys() >= set(order) or \
+            [whole.get(k) for k in META] != meta:
+        return None
+    return whole
+
+
+def _laid_out(jid: str, meta: Any, text: str, keys: int) -> bool:
+    """Whether a kept text is laid out as `rows` keeps a row of job `jid` (ui.dumps's, at level 2), told without
+    parsing it: an object of `keys` fields (when not 0), whose first `id` is `jid` and whose `state` is its kept
+    one (`meta`), with none of the control characters a terminal acts on (a text written as it is must not hold
+    one)."""
+    if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST) or \
+            (keys and text.count(_KEY) != keys):
+        return False
+    at = text.find(ID_LINE)
+    if at < 0 or not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", at) or \
+            f'\n      "state": {_handle(meta[3])},\n' not in text:
+        return False
+    # JSON escapes every control character: a text that holds one was not written here (each looked for at C's
+    # speed: those a terminal acts on, ESC and CSI starting its sequences)
+    return "\x1b" not in text and "\x9b" not in text and "\r" not in text and "\x08" not in text and \
+        "\x07" not in text and "\x00" not in text
+
+
+_FIRST = '{\n      "'  # how a kept row's text starts and ends, and what follows its `id` (its keys sorted)
+_LAST = '\n    }'
+_KEY = '\n      "'  # where each of its fields starts (a nested one is indented further)
+_AFTER_ID = '\n      "in_the_way": '
 
 
 def _valid(meta: Any) -> bool:

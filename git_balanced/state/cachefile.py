@@ -11,9 +11,10 @@ a fold on the next read, never a wrong answer, since every entry is checked agai
 from __future__ import annotations
 
 import os
+import stat
 
 from git_balanced import process
-from git_balanced.files import dumps, loads, write_atomic, write_json  # json's, without importing json (and re)
+from git_balanced.files import dumps, loads, read_cache, write_atomic, write_json  # json's, without json
 
 TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
@@ -103,19 +104,24 @@ def load(path: str) -> Entries:
         return {}
     memo = kept.get(path)
     if memo is None or memo.snapshot != stamp:
+        text = read_cache(path)
+        if text is None:
+            return {}
         try:
-            with open(path, encoding="utf-8") as f:
-                data = loads(f.read())
-        except (FileNotFoundError, ValueError):
+            data = loads(text)
+        except ValueError:
             return {}
         memo = _Memo(stamp, data if isinstance(data, dict) else {}, (0, 0))
         kept[path] = memo
     try:
-        fd = os.open(_journal(path), os.O_RDONLY)
-    except FileNotFoundError:
+        fd = os.open(_journal(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return memo.entries
     try:
-        ino = os.fstat(fd).st_ino
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            return memo.entries  # no journal of this code's (a FIFO would hang the read, a folder fail it)
+        ino = st.st_ino
         if ino != memo.journal[0]:  # a journal not read yet: it counts only if it follows this snapshot
             head = b""
             while not head.endswith(b"\n") and len(head) < 200:
@@ -147,7 +153,8 @@ def _read_from(fd: int, offset: int) -> bytes:
 
 def save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
     """Record `fresh`: the changed entries appended to the journal, or, when it has grown too long (or
-    there is none to append to), a new snapshot and an empty journal."""
+    there is none to append to), a new snapshot and an empty journal; nothing when they cannot be written (a
+    folder in their place: the look goes on without keeping them)."""
     kept = process.part(Kept).memo
     memo = kept.get(path)
     lines = b"".join(dumps([ref, *fresh[ref]] if ref in fresh else [ref, None],
@@ -155,11 +162,15 @@ def save(path: str, fresh: Entries, changed: Iterable[str]) -> None:
     # A snapshot most of whose entries are gone (what `gc` archived) is written again, not read and undone each time.
     if memo is not None and memo.journal[0] and len(fresh) * 2 >= memo.count and _append(path, memo, lines, fresh):
         return
-    write_json(path, fresh, separators=(",", ":"))
-    stamp = _stamp(path)
-    if stamp is None:
+    try:
+        write_json(path, fresh, separators=(",", ":"))
+        stamp = _stamp(path)
+        if stamp is None:
+            return
+        write_atomic(_journal(path), _header(stamp).decode())
+    except OSError:
+        kept.pop(path, None)
         return
-    write_atomic(_journal(path), _header(stamp).decode())
     ino = _stamp(_journal(path))
     kept[path] = _Memo(stamp, fresh, (ino[0], len(_header(stamp))) if ino else (0, 0))
 
@@ -169,8 +180,8 @@ def _append(path: str, memo: _Memo, lines: bytes, fresh: Entries) -> bool:
     if _stamp(path) != memo.snapshot:
         return False
     try:
-        fd = os.open(_journal(path), os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError:
+        fd = os.open(_journal(path), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return False
     try:
         st = os.fstat(fd)

@@ -14,7 +14,7 @@ import operator
 import os
 
 from git_balanced import process
-from git_balanced.files import dumps, loads, write_atomic
+from git_balanced.files import dumps, loads, read_cache, write_atomic
 
 TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
 if TYPE_CHECKING:
@@ -51,9 +51,10 @@ def load(path: str, made_by: str) -> dict[str, Entry]:
     held = memo.get(path)
     if held is not None and held[0] == stamp:
         return held[2] if held[1] == made_by else {}
+    text = read_cache(path)
+    if text is None:
+        return {}
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
         base = text.index("\n") + 1  # the texts start after the head's line; offsets count from there
         head = loads(text[:base])
         refs, keys, ends, metas = (head[k] for k in ("refs", "keys", "ends", "meta"))
@@ -74,7 +75,8 @@ def load(path: str, made_by: str) -> dict[str, Entry]:
 
 
 def save(path: str, entries: dict[str, Entry], made_by: str) -> None:
-    """Write `entries` (every one: the file is replaced whole), made by `made_by`."""
+    """Write `entries` (every one: the file is replaced whole), made by `made_by`; nothing when it cannot be
+    written (a folder in its place: the look goes on without keeping them)."""
     refs, keys, metas, texts = [], [], [], []
     for ref, (key, meta, text) in entries.items():
         refs.append(ref)
@@ -84,7 +86,10 @@ def save(path: str, entries: dict[str, Entry], made_by: str) -> None:
     ends = list(itertools.accumulate(map(len, texts)))
     head = dumps({"format": FORMAT, "made_by": made_by, "refs": refs, "keys": keys, "ends": ends, "meta": metas},
                       separators=(",", ":"), ensure_ascii=False)
-    write_atomic(path, head + "\n" + "".join(texts))  # JSON writes no newline of its own: the first ends the head
+    try:
+        write_atomic(path, head + "\n" + "".join(texts))  # JSON writes no newline of its own: the first ends the head
+    except OSError:
+        return
     stamp = _stat(path)
     if stamp is not None:
         process.part(Memo).held[path] = (stamp, made_by, dict(entries))

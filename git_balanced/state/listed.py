@@ -13,7 +13,7 @@ import os
 import time
 
 from git_balanced import process
-from git_balanced.files import dumps, loads, write_json  # json's, without importing json (and re)
+from git_balanced.files import dumps, loads, read_cache, write_json  # json's, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state.cachefile import Kept
 
@@ -50,13 +50,12 @@ def tips(repo: Repo, kind: str, cache_dir: str) -> dict[str, str]:
 def _load(path: str, stamp: tuple[int, ...]) -> dict[str, str] | None:
     """The kept list when it was listed under `stamp`, else None (told from the file's first bytes, without
     parsing it: an engine whose writes change the folder looks often and finds another stamp)."""
+    text = read_cache(path)
+    if text is None or not text.startswith(_head(stamp)):
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        if not text.startswith(_head(stamp)):
-            return None
         held = loads(text)
-    except (OSError, ValueError):
+    except ValueError:
         return None
     if not isinstance(held, dict) or held.get("stamp") != list(stamp) or not isinstance(held.get("tips"), dict):
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 
-from git_balanced.files import loads, write_json
+from git_balanced.files import loads, read_cache, write_json
 from git_balanced.git import Repo
 from git_balanced.state import cache, listed
 
@@ -98,10 +98,12 @@ def _detail(path: str) -> str:
 def _load(path: str, key: str, parts: tuple[str, ...], any_key: bool = False) -> list[dict[str, Any]] | None:
     """The `parts` of the file at `path` when it was made under `key` (or under any, with `any_key`; each a dict),
     else None."""
+    text = read_cache(path)
+    if text is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
-            held = loads(f.read())
-    except (OSError, ValueError):
+        held = loads(text)
+    except ValueError:
         return None
     if not isinstance(held, dict) or (held.get("key") != key and not any_key):
         return None
