@@ -251,14 +251,7 @@ MADE_BY = (os.path.join("state", "declared.py"), "vocab.py", "ui.py")
 
 def _made_by() -> str:
     """The stamp of what makes the kept rows: each file's (size, mtime in ns), and the time zone in full."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = []
-    for path in (os.path.abspath(__file__), *(os.path.join(package, name) for name in MADE_BY)):
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}.{st.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
+    parts = kept.files_stamp(__file__, MADE_BY)
     parts.append(f"{time.timezone}.{time.altzone}.{'/'.join(time.tzname)}")
     return ".".join(parts)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+from git_balanced.engine import kept
 from git_balanced.git import Repo
 from git_balanced.handles import Who, cores
 from git_balanced.state import summary
@@ -91,13 +92,6 @@ def merged(summaries: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _made_by() -> str:
     """The stamp of what makes the summaries: each file's (size, mtime in ns), and the Python that sums."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = []
-    for path in (os.path.abspath(__file__), *(os.path.join(package, name) for name in MADE_BY)):
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}.{st.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
+    parts = kept.files_stamp(__file__, MADE_BY)
     parts.append(".".join(map(str, sys.version_info[:2])))
     return ".".join(parts)

@@ -5,6 +5,8 @@ it only a few fields (engine/board.py makes the rows)."""
 
 from __future__ import annotations
 
+import os
+
 from git_balanced import ui
 from git_balanced.files import dumps, loads  # json.dumps' text, without importing json (and re)
 from git_balanced.git import Repo
@@ -149,6 +151,20 @@ def _handle(handle: str) -> str:
     if handle.isprintable() and '"' not in handle and "\\" not in handle:
         return f'"{handle}"'
     return dumps(handle, ensure_ascii=False)
+
+
+def files_stamp(here: str, names: tuple[str, ...]) -> list[str]:
+    """The stamp of the module at `here` and of the package's files `names` (paths under git_balanced/): each
+    one's size and mtime in ns ("-" when missing), so that what a kept text was made by is known again."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(here)))
+    parts = []
+    for path in (os.path.abspath(here), *(os.path.join(package, name) for name in names)):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_size}.{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return parts
 
 
 def laid_out(data: dict[str, Any]) -> dict[str, Any]:
