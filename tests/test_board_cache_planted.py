@@ -137,3 +137,42 @@ def test_a_done_job_moved_back_while_the_board_reads(lead: Path, monkeypatch: py
     row = next(r for r in raced["jobs"] if r["id"] == landed)
     assert row == next(r for r in plain["jobs"] if r["id"] == landed) and row["state"] == "finished", row
     assert raced["now"] == plain["now"]
+
+
+@pytest.mark.timeout(120)
+def test_what_is_in_the_inbox_caches_place_is_passed_over(lead: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The inbox's kept file (`inbox.<lead>.json`) as a FIFO, a folder or a link: `inbox` reads its messages as if
+    there were none, and writes nothing through the link."""
+    folder = Repo.discover(lead).state_dir / "cache"
+    plain = [_run(lead, ["inbox"]), _run(lead, ["inbox", "--json"])]
+    kept = sorted(folder.glob("inbox.*.json"))
+    assert kept, "the inbox keeps its file"
+    for path in kept:
+        elsewhere = tmp_path / path.name
+        shutil.copyfile(path, elsewhere)
+        held = elsewhere.read_bytes()
+        for kind in ("fifo", "folder", "link"):
+            path.unlink(missing_ok=True)
+            os.mkfifo(path) if kind == "fifo" else path.mkdir() if kind == "folder" else path.symlink_to(elsewhere)
+            assert [_run(lead, ["inbox"]), _run(lead, ["inbox", "--json"])] == plain, (path.name, kind)
+            assert elsewhere.read_bytes() == held, "nothing written through a link"
+            path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def test_a_row_whose_words_hold_c1_characters_or_del_is_kept(lead: Path) -> None:  # noqa: F811
+    """JSON writes C1 characters and DEL as they are, in the rows made here too: a kept row whose title holds one is
+    laid out as kept (not made again from every job's state at each look); one holding ESC is not."""
+    from git_balanced.engine.board import ROW_KEYS
+
+    _unsettled(lead)
+    _plain(lead)
+    rows = Repo.discover(lead).state_dir / "cache" / "jobs.rows.txt"
+    head_line, body = rows.read_text().split("\n", 1)
+    head = json.loads(head_line)
+    text, meta = body[: head["ends"][0]], head["meta"][0]
+    jid = head["refs"][0].rsplit("/", 1)[1]
+    assert kept._laid_out(jid, meta, text, len(ROW_KEYS))
+    words = '"title": "'
+    assert words in text
+    for mark, laid_out in (("\x9b", True), ("\x7f", True), ("\x85", True), ("\x1b", False), ("\x07", False)):
+        assert kept._laid_out(jid, meta, text.replace(words, words + mark, 1), len(ROW_KEYS)) is laid_out, repr(mark)

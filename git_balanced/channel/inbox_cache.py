@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from git_balanced.files import loads, write_json  # json's, without importing json (and re)
+from git_balanced.files import loads, read_cache, write_json  # json's, without importing json (and re)
 from git_balanced.git import Repo
 from git_balanced.state.events import Event, read_event
 
@@ -40,9 +40,11 @@ def _event(row: list[Any]) -> Event:
 def read(repo: Repo, ref: str, tip: str, mark: str | None) -> tuple[list[Event], bool] | None:
     """The inbox's events after `mark` up to `tip`, sorted, from the file and what came since; and whether any
     came since (then the file is worth writing again). None when the file cannot answer."""
+    text = read_cache(_path(repo, ref))  # never a FIFO, a link or a folder planted in its place
+    if text is None:
+        return None
     try:
-        with open(_path(repo, ref), encoding="utf-8") as f:
-            held = loads(f.read())
+        held = loads(text)
         if held.get("format") != FORMAT or held.get("mark") != mark:
             return None
         events = [_event(row) for row in held["events"]]

@@ -124,10 +124,11 @@ def _laid_out(jid: str, meta: Any, text: str, keys: int) -> bool:
     if at < 0 or not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", at) or \
             f'\n      "state": {_handle(meta[3])},\n' not in text:
         return False
-    # JSON escapes every control character: a text that holds one was not written here (each looked for at C's
-    # speed: those a terminal acts on, ESC and CSI starting its sequences)
-    return "\x1b" not in text and "\x9b" not in text and "\r" not in text and "\x08" not in text and \
-        "\x07" not in text and "\x00" not in text
+    # JSON escapes every character below U+0020: a text that holds one was not written here (each looked for at
+    # C's speed: those a terminal acts on, ESC starting its sequences). C1 characters and DEL are written as they
+    # are, in rows made here too, so they tell nothing.
+    return "\x1b" not in text and "\r" not in text and "\x08" not in text and "\x07" not in text and \
+        "\x00" not in text
 
 
 _FIRST = '{\n      "'  # how a kept row's text starts and ends, and what follows its `id` (its keys sorted)
