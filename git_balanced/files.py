@@ -55,7 +55,7 @@ def read_cache(path: str | Path, limit: int = CACHE_LIMIT) -> str | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > limit:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > limit:
             return None
         with open(fd, "rb", closefd=False) as f:
             data = f.read(limit + 1)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from git_balanced import fence, handles, ui
+from git_balanced import fence, ui
 from git_balanced.engine.board import collect, job_row, under_next
 from git_balanced.engine.kept import laid_out
-from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line, engine_state
+from git_balanced.engine.shown import DOTS, FOLD_AFTER, FOLD_ORDER, collect_shown, engine_line
 from git_balanced.kit.boardstamp import told_board
 from git_balanced.lead import open_lead
 from git_balanced.vocab import DONE, JobState
@@ -140,10 +140,8 @@ def board_command(*, as_json: bool, show_all: bool, watch: bool, live: bool = Fa
         from git_balanced import board_app
 
         return board_app.run(lead)
-    if as_json:  # collect_shown's board, its done rows slim: their kept text is written as it is
-        with lead.repo.listing_once():
-            data = handles.add_to_board(lead.repo, collect(lead, slim=True))
-        data["engine"] = engine_state(lead, data)
+    if as_json:  # its done rows slim: their kept text is written as it is
+        data = collect_shown(lead, slim=True)
         told_board(data, as_json=True)  # whether front.py may keep what this prints (kit/boardstamp.py)
         ui.emit_json(laid_out(data))
         return 0

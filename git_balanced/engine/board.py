@@ -178,7 +178,7 @@ def _collect(lead: Lead, fold_after: int | None, summed: bool = True, slim: bool
              "job": r["id"], "state": r["state"], "resume_at": r["resume_at"]} for r in rows if under_next(r)]
     extra = _extras(lead)
     spent = [(j.plan, j.cost_usd if j.cost_usd is not None else j.spent_before) for j in jobs.values()]
-    spent += [(st["fields"]["plan"], _brief_cost(st)) for st in briefs.values()]
+    spent += [(st["fields"]["plan"], folded.brief_cost(st)) for st in briefs.values()]
     spent += [(pid, s["spent"]) for pid, s in summaries.items()]  # each summed in its jobs' order, as above
     data: dict[str, Any] = {"lead": lead.branch, "now": extra.get("now", []) + now, "jobs": rows,
                             "next": nxt + extra.get("next", []), "plans": _spend(lead, plans, spent),
@@ -254,11 +254,6 @@ def _made_by() -> str:
     parts = kept.files_stamp(__file__, MADE_BY)
     parts.append(f"{time.timezone}.{time.altzone}.{'/'.join(time.tzname)}")
     return ".".join(parts)
-
-
-def _brief_cost(st: dict[str, Any]) -> float:
-    cost = st["fields"].get("cost_usd")
-    return float(cost if cost is not None else st["fields"].get("spent_before", 0.0))
 
 
 def _landed_elsewhere(lead: Lead, rows: list[dict[str, Any]]) -> None:

@@ -46,7 +46,7 @@ def make(pid: str, plan: dict[str, Any], briefs: dict[str, dict[str, Any]]
             continue
         counts[st["state"]] = counts.get(st["state"], 0) + 1
         width = max(width, len(f.get("piece", "")))
-    spent = sum([_cost(st) for st in briefs.values()])
+    spent = sum([brief_cost(st) for st in briefs.values()])
     who = {jid: Who.of(jid, st) for jid, st in briefs.items()}
     by_lead: dict[str, list[str]] = {}
     named = cores(who, {pid: PlanView(pid, plan)})
@@ -74,8 +74,8 @@ def _row(r: Any) -> bool:
         type(r[3]) is str and type(r[4]) is bool
 
 
-def _cost(st: dict[str, Any]) -> float:
-    """A done job's spend as the board counts it (engine/board._brief_cost)."""
+def brief_cost(st: dict[str, Any]) -> float:
+    """A done job's spend as the board counts it, from its brief (what it cost, else what it spent before)."""
     cost = st["fields"].get("cost_usd")
     return float(cost if cost is not None else st["fields"].get("spent_before", 0.0))
 

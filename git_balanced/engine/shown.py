@@ -25,14 +25,14 @@ DOTS: dict[str, tuple[str, str]] = {
 PID_FILE = "engine.pid"  # written by engine/background.EngineLock, read here and there
 
 
-def collect_shown(lead: Lead, fold_after: int | None = None) -> dict[str, Any]:
-    """`collect(lead, fold_after)`, each worker's handle in its row, and `engine`: whether one runs (its pid) and
-    how many pieces wait for one."""
+def collect_shown(lead: Lead, fold_after: int | None = None, *, slim: bool = False) -> dict[str, Any]:
+    """`collect(lead, fold_after, slim=slim)`, each worker's handle in its row, and `engine`: whether one runs (its
+    pid) and how many pieces wait for one. `slim`: done rows as their kept text (`board --json`, engine/kept.py)."""
     from git_balanced import handles  # here: the engine reads this module for its pid file alone
     from git_balanced.engine.board import collect
 
     with lead.repo.listing_once():  # the refs listed once for the board and its handles
-        data = handles.add_to_board(lead.repo, collect(lead, fold_after))
+        data = handles.add_to_board(lead.repo, collect(lead, fold_after, slim=slim))
     data["engine"] = engine_state(lead, data)
     return data
 

@@ -27,7 +27,7 @@ FORMAT = "3"  # 2: the head in columns (refs, keys, ends, meta), each text endin
 
 
 class Memo:
-    """The files this process read or wrote (a part of process.py), by path: (size and mtime, entries)."""
+    """The files this process read or wrote (a part of process.py), by path: (its stamp, what made it, its entries)."""
 
     def __init__(self) -> None:
         self.held: dict[str, tuple[tuple[int, int], str, dict[str, Entry]]] = {}

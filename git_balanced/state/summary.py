@@ -57,14 +57,16 @@ def read(repo: Repo, make: Make, made_by: str, *, detail: bool = False,
         return _made(repo, make)
     key = f"{FORMAT} {cache.FORMAT} {made_by} {stamps}"
     path = os.path.join(os.path.dirname(cache.cache_path(repo, "jobs")), "jobs.summary.json")
-    held = _load(path, key, ("plans", "jobs", "summaries"))
-    more = _load(_detail(path), key, ("detail",)) if detail and held is not None else None
+    main = _file(path)  # each file read once: for its key's answer, and else for the plans still summed up alike
+    held = _parts(main, key, ("plans", "jobs", "summaries"))
+    side = _file(_detail(path)) if detail or held is None else None
+    more = _parts(side, key, ("detail",)) if detail and held is not None else None
     if held is not None and (not detail or (more is not None and set(more[0]) == set(held[2]))) and \
             (valid is None or valid(held[2], more[0] if more else None)):
         return Read(held[0], held[1], held[2], more[0] if more else None)
     settled = all(time.time() - s[0] / 1e9 > SETTLED_AFTER for s in stamps if s)
     code = f"{FORMAT} {cache.FORMAT} {made_by}"
-    out = _made(repo, make, code, _before(path, valid))
+    out = _made(repo, make, code, _before(main, side if side is not None else _file(_detail(path)), valid))
     if settled and [repo.refs_stamp(folder) for folder in FOLDERS] == stamps:
         try:  # the detail first: a summary found kept has its detail beside it, unless a writer raced this one
             write_json(_detail(path), {"key": key, "detail": out.detail}, separators=(",", ":"))
@@ -75,12 +77,13 @@ def read(repo: Repo, make: Make, made_by: str, *, detail: bool = False,
     return out
 
 
-def _before(path: str, valid: Callable[[dict[str, Any], dict[str, Any] | None], bool] | None
-            ) -> dict[str, tuple[str, Any, Any]]:
-    """Each plan summed up in the kept files, whatever their key: (its signature, its summary, its detail), for
-    a plan whose signature is still its own to be taken rather than summed up again."""
-    held = _load(path, "", ("summaries", "sigs"), any_key=True)
-    more = _load(_detail(path), "", ("detail",), any_key=True)
+def _before(main: dict[str, Any] | None, side: dict[str, Any] | None,
+            valid: Callable[[dict[str, Any], dict[str, Any] | None], bool] | None) -> dict[str, tuple[str, Any, Any]]:
+    """Each plan summed up in the kept files (`main`, and `side` its detail's), whatever their key: (its signature,
+    its summary, its detail), for a plan whose signature is still its own to be taken rather than summed up
+    again."""
+    held = _parts(main, "", ("summaries", "sigs"), any_key=True)
+    more = _parts(side, "", ("detail",), any_key=True)
     if held is None or more is None:
         return {}
     out = {}
@@ -95,9 +98,8 @@ def _detail(path: str) -> str:
     return path[: -len(".json")] + ".detail.json"
 
 
-def _load(path: str, key: str, parts: tuple[str, ...], any_key: bool = False) -> list[dict[str, Any]] | None:
-    """The `parts` of the file at `path` when it was made under `key` (or under any, with `any_key`; each a dict),
-    else None."""
+def _file(path: str) -> dict[str, Any] | None:
+    """The kept file at `path`, parsed, when it is a JSON object; else None."""
     text = read_cache(path)
     if text is None:
         return None
@@ -105,7 +107,14 @@ def _load(path: str, key: str, parts: tuple[str, ...], any_key: bool = False) ->
         held = loads(text)
     except ValueError:
         return None
-    if not isinstance(held, dict) or (held.get("key") != key and not any_key):
+    return held if isinstance(held, dict) else None
+
+
+def _parts(held: dict[str, Any] | None, key: str, parts: tuple[str, ...], any_key: bool = False
+           ) -> list[dict[str, Any]] | None:
+    """The `parts` of a kept file's object when it was made under `key` (or under any, with `any_key`; each a
+    dict), else None."""
+    if held is None or (held.get("key") != key and not any_key):
         return None
     out = [p for p in (held.get(part) for part in parts) if isinstance(p, dict)]
     return out if len(out) == len(parts) else None
