@@ -313,28 +313,27 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
     return p.pid
 
 
+# Runs the module named second on the command line, the folder named first put first on its import path: that
+# process alone, so nothing it starts (a check, a setup, an agent) inherits a PYTHONPATH it did not have.
+_OURS = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); m = sys.argv[2]; del sys.argv[1:3]; "
+         "runpy.run_module(m, run_name='__main__', alter_sys=True)")
+
+
 def ours(module: str, *args: str) -> list[str]:
-    """The command line that runs `python -m MODULE ARGS` of this git balanced: `-P` keeps the folder it runs in
-    (a lead's checkout, where a worker could land a `git_balanced/` of its own) off the import path, which
-    `ours_env` sets to the folder holding the package this process runs."""
+    """The command line that runs `python -m MODULE ARGS` of this git balanced, whatever folder it runs in: `-P`
+    keeps that folder (a lead's checkout or a project's, where a worker could land a `git_balanced/` of its own)
+    off the import path, and the folder that holds the package this process runs is put first on it, in that
+    process only."""
     import sys
 
-    return [sys.executable, "-P", "-m", module, *args]
-
-
-def ours_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """`env` (default: this process's) with PYTHONPATH starting at the folder that holds the running git_balanced,
-    so a process started with `ours` imports the same package as this one."""
-    got = dict(os.environ if env is None else env)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    got["PYTHONPATH"] = here + (os.pathsep + got["PYTHONPATH"] if got.get("PYTHONPATH") else "")
-    return got
+    return [sys.executable, "-P", "-c", _OURS, here, module, *args]
 
 
 def spawn_ours(module: str, args: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],
                env: Mapping[str, str] | None = None) -> int:
-    """`spawn_detached` of `python -m MODULE ARGS` of this git balanced (`ours`, `ours_env`); its pid."""
-    return spawn_detached(ours(module, *args), cwd=cwd, log=log, env=ours_env(env))
+    """`spawn_detached` of `python -m MODULE ARGS` of this git balanced (`ours`); its pid."""
+    return spawn_detached(ours(module, *args), cwd=cwd, log=log, env=env)
 
 
 def open_pipes(cmd: Sequence[str]) -> subprocess.Popen[bytes]:

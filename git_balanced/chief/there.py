@@ -28,7 +28,7 @@ def said(project: Project, args: list[str], *, timeout: float = TIMEOUT) -> str:
         from git_balanced.chief.remote import run_there
 
         return run_there(project, args, timeout=timeout)
-    res = proc.run(argv_of(args), cwd=project.path, env=proc.ours_env(), timeout=timeout)
+    res = proc.run(argv_of(args), cwd=project.path, timeout=timeout)
     if res.code != 0:
         words = (res.err or res.out).strip()
         message, _, hint = words.removeprefix("error: ").partition("\nhint: ")

@@ -4,7 +4,9 @@ link or naming a path outside its folder, a full disk in its thread, a busy lock
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -57,15 +59,31 @@ def test_our_processes_import_the_running_package_whatever_their_folder(tmp_path
     marker = tmp_path / "planted-ran"
     _plant(tmp_path, "git_balanced.front", marker)
     _plant(tmp_path, "git_balanced.cli", marker)
-    env = proc.ours_env({"PYTHONPATH": "/elsewhere"})
-    here = str(Path(git_balanced.__file__).parent.parent)
-    assert env["PYTHONPATH"].split(os.pathsep) == [here, "/elsewhere"], "ours first, the inherited one kept"
     log = tmp_path / "front.log"
     pid = proc.spawn_ours("git_balanced.front", ["--version"], cwd=tmp_path, log=log)
     wait_until(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid, 30, "git balanced --version to end")
     assert not marker.exists() and "git balanced" in log.read_text(), "the engine's starter runs ours"
     said = there.said(Project("p", None, str(tmp_path)), ["--version"])  # the chief, in a project's folder
     assert said.startswith("git balanced") and not marker.exists(), "the chief's runs in a project run ours"
+
+
+def test_what_our_processes_start_inherits_the_pythonpath_it_was_given(tmp_path: Path) -> None:
+    """The package's folder is put on the import path of our own process alone: a check or an agent it starts
+    sees PYTHONPATH as the person set it (a pip install's site-packages would otherwise come first in it), while
+    our process imports the running package, not the one its folder holds."""
+    marker = tmp_path / "planted-ran"
+    _plant(tmp_path, "git_balanced.proc", marker)
+    out = tmp_path / "seen.json"
+    code = ("import json, os, sys, git_balanced; from git_balanced import proc\n"
+            f"json.dump([git_balanced.__file__, os.environ.get('PYTHONPATH')], open({str(out)!r}, 'w'))\n")
+    script = tmp_path / "mod_seen.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": f"/elsewhere{os.pathsep}{tmp_path}"}
+    cp = subprocess.run(proc.ours("mod_seen"), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    package, seen = json.loads(out.read_text())
+    assert Path(package).parent == Path(git_balanced.__file__).parent, "the running package, not the folder's"
+    assert seen == f"/elsewhere{os.pathsep}{tmp_path}" and not marker.exists(), seen
 
 
 def test_an_entry_is_written_whole_and_never_through_a_link(lead: Lead, tmp_path: Path) -> None:
