@@ -330,6 +330,15 @@ def ours(module: str, *args: str) -> list[str]:
     return [sys.executable, "-P", "-c", _OURS, here, module, *args]
 
 
+def ours_code(code: str) -> list[str]:
+    """The command line that runs the Python `code` with this git balanced's package importable, whatever folder it
+    runs in: as `ours`, without runpy (a hook that runs on every tool call starts on it)."""
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-P", "-c", f"import sys; sys.path.insert(0, {here!r}); {code}"]
+
+
 def spawn_ours(module: str, args: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],
                env: Mapping[str, str] | None = None) -> int:
     """`spawn_detached` of `python -m MODULE ARGS` of this git balanced (`ours`); its pid."""

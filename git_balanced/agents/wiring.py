@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_balanced import proc
 from git_balanced.agents import levels, modes, toolnames
 from git_balanced.bundled import template_text
 from git_balanced.shipped import guard
@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 
 # The front door's entry point as a program for `python -c`: `-m git_balanced.front` would import runpy (and with
 # it importlib.util, contextlib, collections) on each start of a hook that runs on every tool call.
-FRONT = "import sys; from git_balanced.front import main; sys.exit(main())"
+FRONT = "from git_balanced.front import main; sys.exit(main())"
 
 
 def balanced_argv(local: bool = True) -> list[str]:
-    """How a hook calls git balanced: this very interpreter on this machine, `git balanced` elsewhere."""
-    return [sys.executable, "-c", FRONT] if local else ["git", "balanced"]
+    """How a hook calls git balanced: this very interpreter and package on this machine (`proc.ours_code`: never a
+    `git_balanced/` in the worktree the hook runs in, which the worker writes), `git balanced` elsewhere."""
+    return proc.ours_code(FRONT) if local else ["git", "balanced"]
 
 
 def render(name: str, argv: list[str] | None = None) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -73,11 +73,12 @@ def instructions() -> str:
 def write_kit(d: Path, agent: str) -> None:
     """The chief's instructions, MCP config, hook settings and (Pi) extension, in its folder `d`."""
     write_atomic(d / "instructions.md", instructions())
+    ours = proc.ours("git_balanced.cli")  # this git balanced, never a `git_balanced/` in the folder it starts in
     write_atomic(d / "mcp.json", json.dumps({"mcpServers": {"balanced": {
-        "command": sys.executable, "args": ["-m", "git_balanced.cli", "mcp", "--chief"]}}}) + "\n")
-    write_atomic(d / "settings.json", chief_settings(json.dumps([sys.executable, "-m", "git_balanced.cli"])))
+        "command": ours[0], "args": [*ours[1:], "mcp", "--chief"]}}}) + "\n")
+    write_atomic(d / "settings.json", chief_settings(json.dumps(ours)))
     if agent == "pi":
-        write_atomic(d / "balanced-lead.ts", pi_extension([sys.executable, "-m", "git_balanced.cli"]))
+        write_atomic(d / "balanced-lead.ts", pi_extension(ours))
     if agent == "codex":  # Codex reads hooks from the folder it runs in only: the chief's folder
         hooks = home.folder() / ".codex" / "hooks.json"
         hooks.parent.mkdir(parents=True, exist_ok=True)
@@ -86,14 +87,14 @@ def write_kit(d: Path, agent: str) -> None:
 
 def chief_settings(argv_json: str) -> str:
     """Claude Code's settings for the chief: its PreToolUse hook, which refuses what the chief never does."""
-    command = " ".join(json.loads(argv_json)) + " hook chief-pre-tool-use"
+    command = shlex.join(json.loads(argv_json)) + " hook chief-pre-tool-use"
     return json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command,
                                                              "timeout": 60}]}]}}, indent=2) + "\n"
 
 
 def codex_hooks(argv: list[str]) -> str:
     """Codex's `.codex/hooks.json` for the chief: its PreToolUse hook, which refuses what the chief never does."""
-    command = " ".join(argv) + " hook chief-pre-tool-use"
+    command = shlex.join(argv) + " hook chief-pre-tool-use"
     return json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": command, "timeout": 60}]}]}}, indent=2) + "\n"
 

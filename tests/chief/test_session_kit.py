@@ -87,3 +87,30 @@ def test_status_and_stop_without_a_chief(tmp_path: Path) -> None:
     assert balanced(tmp_path, "chief", "status", "--json").out.strip() == "null"
     stop = balanced(tmp_path, "chief", "stop")
     assert stop.code == 1 and "No chief runs." in stop.err
+
+
+def test_the_chiefs_own_kit_runs_this_package_whatever_its_folder_holds(tmp_path: Path) -> None:
+    """The kit a driven chief runs with (chief/session.py: its MCP server and its hook) starts this git balanced,
+    never a `git_balanced/` in the folder the agent runs it from, and its hook line is one shell command."""
+    import shlex
+    import subprocess
+
+    from git_balanced.chief import session
+
+    folder, marker = tmp_path / "chief", tmp_path / "planted-ran"
+    planted = folder / "git_balanced"
+    planted.mkdir(parents=True)
+    (planted / "__init__.py").write_text("")
+    (planted / "cli.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    session.write_kit(folder, "claude")
+    command = json.loads((folder / "settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert shlex.split(command)[-2:] == ["hook", "chief-pre-tool-use"], command
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git balanced ship"}}
+    ran = subprocess.run(["sh", "-c", command], cwd=folder, input=json.dumps(call), capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode == 0 and "`git balanced ship` is refused" in ran.stdout, ran
+    server = json.loads((folder / "mcp.json").read_text())["mcpServers"]["balanced"]
+    ran = subprocess.run([server["command"], *server["args"][:-2], "--version"], cwd=folder, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0 and "git balanced" in ran.stdout + ran.stderr, ran
+    assert not marker.exists(), "a git_balanced/ in the chief's folder ran"

@@ -150,7 +150,24 @@ def test_the_hooks_on_each_call_and_turn_import_nothing_heavy(lead: Path, tmp_pa
                                 capture_output=True, text=True, env={**os.environ, **more}, timeout=60)
         assert cp.returncode == 0 and cp.stdout == "", cp
         assert json.loads(cp.stderr) == [], f"`hook {args[0]}` imported {cp.stderr}"
-    assert wiring.balanced_argv()[1] == "-c", "a hook on this machine starts without runpy"
+    argv = wiring.balanced_argv()
+    assert argv[1:3] == ["-P", "-c"] and "runpy" not in argv[3], "a hook on this machine starts without runpy"
+
+
+def test_a_workers_hook_runs_our_guard_never_one_planted_in_its_worktree(lead: Path, tmp_path: Path) -> None:
+    """The hook line a worker's agent runs in its worktree (`wiring.balanced_argv`): a `git_balanced/` the worker
+    wrote there is not what answers, and the guard still refuses what the worker's mode forbids."""
+    worktree = make_repo(tmp_path / "wt-planted")
+    marker = tmp_path / "planted-ran"
+    planted = worktree / "git_balanced"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("")
+    (planted / "front.py").write_text(f"def main():\n    open({str(marker)!r}, 'w').write('ran')\n    return 0\n")
+    env = {**os.environ, **worker_env(lead, worktree), "GIT_BALANCED_WORKER_MODE": "read-only"}
+    cp = subprocess.run([*wiring.balanced_argv(), "hook", "pre-tool-use"], cwd=worktree, input=json.dumps(
+        edit_in(worktree)), capture_output=True, text=True, env=env, timeout=60)
+    assert not marker.exists(), "the worker's own git_balanced/front.py answered as the guard"
+    assert "plan mode" in cp.stdout + cp.stderr, cp
 
 
 def test_through_click_the_light_hooks_say_the_same(lead: Path, tmp_path: Path) -> None:
