@@ -303,6 +303,20 @@ def test_meter_and_runner_as_one_script_on_stdin(tmp_path: Path, lead: tuple[Pat
     assert json.loads(cp.stdout)["jobs"]["r1"]["state"] == "finished"
 
 
+def test_the_script_on_stdin_imports_nothing_from_the_folder_it_starts_in(tmp_path: Path) -> None:
+    """Over SSH a script starts in the machine's home, which a worker without a fence could write: a module left
+    there is never imported in place of the standard library's."""
+    python3 = shutil.which("python3", path="/usr/bin:/bin") or shutil.which("python3")
+    assert python3
+    marker = tmp_path / "planted-ran"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    script = b"import json\nprint(json.dumps({'from': json.__file__}))\n"
+    cp = subprocess.run([python3, "-c", BOOTSTRAP], input=str(len(script)).encode() + b"\n" + script,
+                        capture_output=True, cwd=tmp_path, timeout=30)
+    assert cp.returncode == 0, cp.stderr.decode()
+    assert not marker.exists() and not json.loads(cp.stdout)["from"].startswith(str(tmp_path)), cp.stdout
+
+
 def test_a_budget_with_no_meter_here_refuses_to_run_the_agent(tmp_path: Path, lead: tuple[Path, str]) -> None:
     python3 = shutil.which("python3", path="/usr/bin:/bin") or shutil.which("python3")
     assert python3

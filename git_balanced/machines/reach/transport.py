@@ -33,9 +33,11 @@ MAX_SESSIONS = 6
 CONNECT_TIMEOUT = 10
 PERSIST_SECONDS = 600
 # The remote side of `run_python`: the first stdin line is the script's length in bytes, then the script,
-# then the caller's data, which the script reads from stdin as usual. Fixed text: nothing is interpolated.
+# then the caller's data, which the script reads from stdin as usual. Fixed text: nothing is interpolated. The
+# folder it starts in (`-c` puts it first on the import path) is dropped before the script imports anything: a
+# `json.py` there is a file, never the json module the runner reads with (`-P` would need Python 3.11 there).
 BOOTSTRAP = (
-    "import sys;n=int(sys.stdin.buffer.readline());s=sys.stdin.buffer.read(n);sys.argv[0]='balanced';"
+    "import sys;sys.path[:]=[p for p in sys.path if p];n=int(sys.stdin.buffer.readline());s=sys.stdin.buffer.read(n);sys.argv[0]='balanced';"
     "exec(compile(s,'<balanced>','exec'),{'__name__':'__main__','__builtins__':__builtins__})"
 )
 _UNREACHABLE = re.compile(
