@@ -107,16 +107,18 @@ def shown(core: str, job: Named, qualify: bool) -> str:
 
 def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = None, only: set[str] | None = None,
             plans: Mapping[str, PlanView] | None = None, others: Mapping[str, list[Named]] | None = None,
-            fixed: Mapping[str, tuple[str, Named]] | None = None) -> dict[str, str]:
+            fixed: Mapping[str, tuple[str, Named]] | None = None,
+            core: Mapping[str, str] | None = None) -> dict[str, str]:
     """Each job's handle as shown, by id: qualified by its plan only where a bare one would name another. With
     `only`, the handles of those jobs alone (each made from every job, as without it). `plans`: every plan, when
     read already; `others`: jobs not in `jobs` that hold a bare handle too, by it (a plan summed up: their handles
     are not made, but they are counted where a bare one could name them); `fixed`: jobs not in `jobs` whose bare
-    handle is known (a plan summed up, by id: (bare handle, job)), named as the others are."""
+    handle is known (a plan summed up, by id: (bare handle, job)), named as the others are; `core`: `cores(jobs,
+    plans)`, when made already."""
     if plans is None:
         assert repo is not None, "the plans, or the repository to read them from"
         plans = _plans(repo)
-    core = cores(jobs, plans)
+    core = dict(core) if core is not None else cores(jobs, plans)
     every: Mapping[str, Named] = jobs
     if fixed:
         every = {**jobs, **{jid: w for jid, (_, w) in fixed.items()}}
@@ -235,6 +237,7 @@ def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str
     jobs = {jid: Who.of(jid, st) for jid, st in known.states.items()}
     others: dict[str, list[Named]] = {}
     fixed: dict[str, tuple[str, Named]] = {}
+    core = None
     for pid, rows in known.detail.items():
         for jid, c, machine, their_lead, _ in rows:
             fixed[jid] = (c, Who(jid, pid, "", machine, their_lead, ""))
@@ -245,4 +248,4 @@ def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str
             for their_lead, held in s["cores"].items():
                 for c in wanted.intersection(held) if wanted else ():
                     others.setdefault(c, []).append(Who("", pid, "", "", their_lead, ""))
-    return handles(None, jobs, lead, only, known.plans, others, fixed)
+    return handles(None, jobs, lead, only, known.plans, others, fixed, core)

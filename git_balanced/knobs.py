@@ -55,7 +55,9 @@ def seconds(knob: Knob) -> float:
     return value
 
 
-READERS = ("engine", "plan", "mcp", "lead run", "chief run")  # the commands that read a knob, or run what does
+# The commands that read a knob, or run what does (`lead start` and `chief start` their driver, detached, where a
+# bad knob would stop it in its log only).
+READERS = ("engine", "plan", "mcp", "lead run", "lead start", "chief run", "chief start")
 HELP = frozenset({"-h", "--help"})
 
 

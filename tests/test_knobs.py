@@ -12,7 +12,9 @@ import pytest
 from git_balanced import front, knobs
 from git_balanced.chief import session
 from git_balanced.errors import BalancedError
+from git_balanced.git import Repo
 from git_balanced.kit import headless
+from git_balanced.lead import Lead
 from git_balanced.machines.placing import accounts
 from tests.support.builders import make_repo
 from tests.support.cli import balanced, balanced_process
@@ -48,6 +50,10 @@ def test_a_bad_one_stops_a_command_before_it_starts(tmp_path: Path, monkeypatch:
             "unset it for the default (1).\n")
     ran = balanced(repo, "lead", "run", env={"GIT_BALANCED_LEAD_POLL": "nan"})
     assert (ran.code, ran.out, ran.err) == (1, "", said), "click's door"
+    ran = balanced(repo, "lead", "start", "--agent", "claude", "Do it.", env={"GIT_BALANCED_LEAD_POLL": "nan"})
+    assert (ran.code, ran.out, ran.err) == (1, "", said), "a driver started detached would stop in its log only"
+    lead = Lead(Repo.discover(repo), "main")
+    assert headless.read(lead) is None, "no driver started"
     monkeypatch.setenv("GIT_BALANCED_LEAD_POLL", "nan")
     ran = balanced_process(repo, "engine", "--once", timeout=60)
     assert (ran.code, ran.out, ran.err) == (1, "", said), "the front door's engine, in a process of its own"
@@ -63,8 +69,11 @@ def test_only_the_commands_that_read_them_look(tmp_path: Path, monkeypatch: pyte
         assert ran.code == 0 and "GIT_BALANCED" not in ran.err, (args, ran)
     ran = balanced(repo, "no-such-command", env=bad)
     assert ran.code == 2 and "No such command" in ran.err and "GIT_BALANCED" not in ran.err, ran
-    for args in (["engine", "--once"], ["plan", "x.yaml"], ["mcp"], ["chief", "run"], ["lead", "run", "--", "-h"]):
+    for args in (["engine", "--once"], ["plan", "x.yaml"], ["mcp"], ["chief", "run"], ["lead", "run", "--", "-h"],
+                 ["lead", "start"], ["chief", "start", "--agent", "pi"]):
         assert knobs.reads(args), args
+    fast = {"board", "inbox", "plan", "engine", "mcp", "log", "hook"}
+    assert front.KNOBS_READ == {w for w in fast if knobs.reads([w])}, "the front door looks where click's does"
     monkeypatch.chdir(repo)
     monkeypatch.setenv("GIT_BALANCED_UNKNOWN_RESET", "soon")
     assert front.main(["log"]) == 0, "the front door's log does not look"

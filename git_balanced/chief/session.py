@@ -35,9 +35,6 @@ from git_balanced.vocab import LeadState
 INBOX = "chief"  # the chief's inbox: refs/balanced/inbox/chief in its repository
 RECORD = "chief.json"
 PASS_AFTER = 600.0  # seconds a question passed on to the chief waits for it before it comes to the person
-LOOK_EVERY = knobs.CHIEF_LOOK.default  # seconds between two looks over the projects while the chief waits for news
-# Tests look more often (a look at a project here is a few stat calls); a person has no reason to.
-ENV_LOOK = knobs.CHIEF_LOOK.name
 FIRST = ("Look over the projects (the `projects` tool) and say in a few lines how they are doing. Then wait: "
          "questions the leads pass on to you come as your next turns.")
 
@@ -181,7 +178,8 @@ def _pause(rec: dict[str, Any], stopping: list[bool], poll: float) -> None:
 
 
 def look_every() -> float:
-    """Seconds between two looks over the projects: LOOK_EVERY, or what GIT_BALANCED_CHIEF_LOOK says (knobs.py)."""
+    """Seconds between two looks over the projects while the chief waits for news: knobs.CHIEF_LOOK (tests look
+    more often: a look at a project here is a few stat calls; a person has no reason to)."""
     return knobs.seconds(knobs.CHIEF_LOOK)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from git_balanced import jobs as J
-from git_balanced.engine import workers
+from git_balanced.engine.cleanup import cleanup
 from git_balanced.jobs import Job
 from git_balanced.lead import Lead
 from git_balanced.vocab import Failure
@@ -50,7 +50,7 @@ def next_attempt(lead: Lead, job: Job, nxt: Next) -> str:
         if told and carried.get("agent", job.agent) != "shell":  # a shell piece runs its command, and reads nothing
             # Its worker reads it after its task, in its first message (engine/workers.build_request).
             carried["resume_note"] = told
-    workers.cleanup(lead, job)
+    cleanup(lead, job)
     return J.place(lead.repo, carried)
 
 

@@ -14,7 +14,6 @@ from git_balanced.jobs import Job
 from git_balanced.landing import checks
 from git_balanced.lead import Lead
 from git_balanced.state import archive, archive_branches, refs
-from git_balanced.state.archived import top_of
 
 EVENTS_SHOWN = 200  # a job's chain is short; a very long one (many questions) shows its newest
 
@@ -63,11 +62,9 @@ def _removed(lead: Lead, j: Job) -> list[dict[str, Any]]:
     """The refs of an archived job that its plan's archive removed (archive_branches.BRANCHES_FILE): each with
     the commit it was at, whether it is here again, and the command that brings it back."""
     repo = lead.repo
-    held = top_of(repo, repo.read_ref(archive.archive_ref(j.plan))).get(archive_branches.BRANCHES_FILE.encode())
-    rows = archive_branches.parse(repo.store[held[1]].data) if held else []
     return [{"ref": r["ref"], "sha": r["sha"], "here": repo.read_ref(r["ref"]) is not None,
              "restore": archive_branches.restore_command(r["ref"], r["sha"])}
-            for r in rows if r.get("job") == j.id]
+            for r in archive.removed_rows(repo, j.plan) if r.get("job") == j.id]
 
 
 def _events(lead: Lead, j: Job) -> list[dict[str, Any]]:

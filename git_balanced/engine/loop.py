@@ -282,7 +282,8 @@ class Engine:
     # -- retries -------------------------------------------------------------------------------------------
     def _decide(self, ctx: Context, plans: dict[str, StoredPlan], latest: Latest, everyone: dict[str, Job]) -> bool:
         """Try again each piece whose newest attempt failed, or give it up; True when any was decided."""
-        failed = [j for j in latest.values() if j.state in ENDED_BADLY and not j.decided and self.owners.mine(j)]
+        failed = sorted(((key, j) for key, j in latest.items()
+                         if j.state in ENDED_BADLY and not j.decided and self.owners.mine(j)), key=lambda kj: kj[0])
         if not failed:
             return False
         from git_balanced.engine.board import failure_tail  # here: a run where nothing fails never needs them
@@ -291,9 +292,7 @@ class Engine:
         attempts = ctx.settings.balanced.attempts
         wrote = False
         tip = self.repo.rev_parse(self.lead.ref)
-        for (_plan, piece), j in sorted(latest.items()):
-            if j.state not in ENDED_BADLY or j.decided or not self.owners.mine(j):
-                continue
+        for (_plan, piece), j in failed:
             failure = j.failure or j.state
             if j.budget_stopped:
                 failure = Failure.BUDGET

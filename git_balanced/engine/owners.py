@@ -10,6 +10,7 @@ from pathlib import Path
 
 from git_balanced import jobs as J
 from git_balanced.engine import workers
+from git_balanced.engine.cleanup import cleanup
 from git_balanced.engine.context import Context
 from git_balanced.errors import BalancedError
 from git_balanced.files import write_json
@@ -138,7 +139,7 @@ class Owners:
                 ran_here = workers.stop(self.lead, j).get("state") not in (None, RunState.MISSING)
             except BalancedError:
                 ran_here = False  # nothing running here any more: the cleanup below is all there is to do
-            workers.cleanup(self.lead, j)
+            cleanup(self.lead, j)
             why = "took it over" if taken else "claimed it first"
             done = "this clone stopped its own worker" if ran_here else "this clone leaves it to that engine"
             ctx.say(f"{j.piece}: the engine on {j.node} {why}; {done}", job=j.id)

@@ -140,8 +140,7 @@ class Sweeper:
 
     def resume(self) -> None:
         """Hand over again what an earlier engine or sweeper left written down (nothing, mostly: one listing)."""
-        left = self.journal.entries() if self.journal.ids() else []
-        self._take(left)
+        self._take(self.journal.entries())
 
     def mark(self, jobs: Sequence[Worker]) -> None:
         """Write these jobs down and hand their cleanup over to the thread (started when none runs)."""
@@ -234,13 +233,13 @@ def finish(lead: Lead) -> int:
 
 
 class Quick:
-    """What `finish_here` did: cleanups done here, handed over to a process of its own (other machines'), and
-    whether another sweeper held the lock (it then did nothing: that sweeper finishes them)."""
+    """What `finish_here` did: cleanups handed over to a process of its own (other machines'), and whether another
+    sweeper held the lock (it then did nothing: that sweeper finishes them)."""
 
-    __slots__ = ("done", "handed", "busy")
+    __slots__ = ("handed", "busy")
 
-    def __init__(self, done: int = 0, handed: int = 0, busy: bool = False) -> None:
-        self.done, self.handed, self.busy = done, handed, busy
+    def __init__(self, handed: int = 0, busy: bool = False) -> None:
+        self.handed, self.busy = handed, busy
 
 
 def finish_here(lead: Lead) -> Quick:
@@ -265,7 +264,7 @@ def finish_here(lead: Lead) -> Quick:
             hand_over(lead)
         except OSError:  # no process to be had: they stay written down for the next engine or gc
             away = 0
-    return Quick(len(here), away)
+    return Quick(away)
 
 
 def hand_over(lead: Lead) -> int:

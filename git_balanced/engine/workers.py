@@ -16,7 +16,6 @@ from git_balanced.agents.base import Outcome
 from git_balanced.agents.shell import commit_message
 from git_balanced.bundled import template_text
 from git_balanced.engine.budget import start_budget
-from git_balanced.engine.cleanup import cleanup as cleanup  # the cleanup of an ended worker lives there
 from git_balanced.engine.cleanup import host_for, reads_only, work_path
 from git_balanced.errors import BalancedError
 from git_balanced.job_events import Started, record

@@ -33,9 +33,6 @@ from git_balanced.vocab import LeadState
 AGENTS = ("claude", "codex", "pi")
 CARRY_ON = "[balanced] Your plan's usage limit has reset: carry on where you left off."
 HEADLESS_ENV = presence.HEADLESS_ENV  # tells the lead's own hooks and tools that the driver hands it its news
-POLL = knobs.LEAD_POLL.default  # seconds between two looks at the lead's inbox while it waits for news
-# Tests look more often (a look is a read of the inbox's ref); a person has no reason to.
-ENV_POLL = knobs.LEAD_POLL.name
 
 
 def folder(lead: Lead) -> Path:
@@ -228,7 +225,8 @@ def charge_plans(lead: Lead, rec: dict[str, Any], cost: float, began: float) -> 
 
 
 def poll_every() -> float:
-    """Seconds between two looks at the inbox: POLL, or what GIT_BALANCED_LEAD_POLL says (knobs.py)."""
+    """Seconds between two looks at the inbox while the lead waits for news: knobs.LEAD_POLL (tests look more often:
+    a look is a read of the inbox's ref; a person has no reason to)."""
     return knobs.seconds(knobs.LEAD_POLL)
 
 

@@ -153,12 +153,18 @@ class _Lost(Exception):
     """Another writer moved an archive ref first: this plan waits for the next run."""
 
 
+def removed_rows(repo: Repo, pid: str) -> list[dict[str, str]]:
+    """The branches the plan's archive, read from its ref, lists as removed (archive_branches.BRANCHES_FILE): each
+    row's ref, the commit it was at and its job."""
+    got = top_of(repo, repo.read_ref(archive_ref(pid))).get(archive_branches.BRANCHES_FILE.encode())
+    return archive_branches.parse(repo.store[got[1]].data) if got else []
+
+
 def _branches_verified(repo: Repo, pid: str, branches: dict[str, tuple[str, str]]) -> bool:
     """Whether the plan's archive, read back from its ref, lists every branch to remove with the id it is at."""
     if not branches:
         return True
-    got = top_of(repo, repo.read_ref(archive_ref(pid))).get(archive_branches.BRANCHES_FILE.encode())
-    rows = archive_branches.parse(repo.store[got[1]].data) if got else []
+    rows = removed_rows(repo, pid)
     return {(r, sha) for r, (sha, _) in branches.items()} <= {(r.get("ref"), r.get("sha")) for r in rows}
 
 

@@ -37,7 +37,8 @@ PERSIST_SECONDS = 600
 # folder it starts in (`-c` puts it first on the import path) is dropped before the script imports anything: a
 # `json.py` there is a file, never the json module the runner reads with (`-P` would need Python 3.11 there).
 BOOTSTRAP = (
-    "import sys;sys.path[:]=[p for p in sys.path if p];n=int(sys.stdin.buffer.readline());s=sys.stdin.buffer.read(n);sys.argv[0]='balanced';"
+    "import sys;sys.path[:]=[p for p in sys.path if p];"
+    "n=int(sys.stdin.buffer.readline());s=sys.stdin.buffer.read(n);sys.argv[0]='balanced';"
     "exec(compile(s,'<balanced>','exec'),{'__name__':'__main__','__builtins__':__builtins__})"
 )
 _UNREACHABLE = re.compile(
