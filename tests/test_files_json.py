@@ -6,7 +6,6 @@ NamedTuple and Generic stand in for typing's."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -14,34 +13,7 @@ from pathlib import Path
 import pytest
 
 from git_balanced import files, typed
-
-TEXTS = ['  {"a":1}\n\r\t', '"\\ud83d\\ude00 \\ud800 \\udfff \\u00e9\\/\\b\\f\\n\\r\\t"', "[1E5, 1e-2, -0.0, 2E+3]",
-         '{"a": NaN, "b": Infinity, "c": -Infinity}', '{"dup": 1, "dup": 2}', "12", "true", "null", '{"é": "ü 漢字"}',
-         str(10**300), "1.7976931348623157e309", "[5e-324, 123456789.125, -2.25e-7]",
-         '{"n": [[[[{"a": [null, true, false]}]]]], "b": 123456789012345678901234567890}',
-         json.dumps({"tips": {"refs/balanced/jobs/x": "ab" * 20}, "stamp": [1, 2, 3]}, separators=(",", ":"))]
-BAD = ["", " ", "{", '{"a": }', '{"a": 1,}', "[1 2]", '{"a": 1} x', "\ufeff{}", '"\x01"', '"\\x"', "01", "[.5]",
-       "nul", '"\\ud83d', "[1]]", "1 2", "\u3000[1]", "[" + "9" * 5000 + "]"]
-
-
-def same(a: object, b: object) -> bool:
-    """Equal, NaN to NaN included, and of the same types all the way down."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        return math.isnan(b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)  # type: ignore[index]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
-    return a == b
-
-
-def outcome(call: object, arg: object) -> tuple[str, object]:
-    try:
-        return "value", call(arg)  # type: ignore[operator]
-    except Exception as exc:  # noqa: BLE001 — the error is what is compared
-        return "error", (type(exc), str(exc))
+from tests.support.json_alike import BAD, TEXTS, outcome, same
 
 
 def encodings(text: str) -> list[str | bytes]:

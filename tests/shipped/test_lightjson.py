@@ -1,45 +1,17 @@
 """shipped/lightjson.py gives what json gives, without importing it: json.loads on the agents' real hook inputs and
 on JSON with every kind of escape, unicode and number, the same error for what is not JSON, and json.dumps'
-text for the hooks' answers."""
+text for the hooks' answers. The texts are files.loads' too (tests/support/json_alike.py)."""
 
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from git_balanced.shipped import lightjson, pretool
-from tests.support.hook_inputs import claude_bash, claude_prompt, claude_stop, codex_stop
-
-HERE = Path("/home/ada/project")
-PAYLOADS = [claude_bash(HERE, 'echo "hi" && printf \'%s\\n\' $HOME'), claude_prompt(HERE), claude_stop(HERE, True),
-            codex_stop(HERE),
-            {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": "C:\\Users\\ada\\tmp",
-             "tool_input": {"file_path": "é/漢字/😀.txt", "content": "line\n\ttab \"quoted\" \\ back\u2028\u0000\x1f"}},
-            {"numbers": [0, -0, 1, -1, 10 ** 30, 1.5, -2.25e-7, 1e308, 5e-324, 123456789.125], "empty": [{}, [], ""],
-             "nested": [[[[{"a": [None, True, False]}]]]]}]
-TEXTS = [json.dumps(p) for p in PAYLOADS] + [json.dumps(p, ensure_ascii=False, indent=2) for p in PAYLOADS] + [
-    '  {"a":1}\n\r\t', '"\\ud83d\\ude00 \\ud800 \\udfff \\u00e9\\/\\b\\f\\n\\r\\t"', "[1E5, 1e-2, -0.0, 2E+3]",
-    '{"a": NaN, "b": Infinity, "c": -Infinity}', '{"dup": 1, "dup": 2}', "12", "true", "null", '{"é": "ü"}']
-BAD = ["", " ", "{", '{"a": }', '{"a": 1,}', "[1 2]", '{"a": 1} x', "\ufeff{}", '"\x01"', '"\\x"', "01", "[.5]",
-       '{"a": "b" "c"}', "nul", '"\\ud83d', "{'a': 1}", "[1]]"]
-
-
-def same(a: object, b: object) -> bool:
-    """Equal, NaN to NaN included, and of the same types all the way down."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        return math.isnan(b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)  # type: ignore[index]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
-    return a == b
+from tests.support.json_alike import BAD, PAYLOADS, TEXTS, outcome, same
 
 
 @pytest.mark.parametrize("text", TEXTS)
@@ -49,11 +21,8 @@ def test_loads_gives_what_json_loads_gives(text: str) -> None:
 
 @pytest.mark.parametrize("text", BAD)
 def test_what_is_not_json_raises_json_loads_own_error(text: str) -> None:
-    with pytest.raises(json.JSONDecodeError) as theirs:
-        json.loads(text)
-    with pytest.raises(json.JSONDecodeError) as ours:
-        lightjson.loads(text)
-    assert str(ours.value) == str(theirs.value)
+    theirs = outcome(json.loads, text)
+    assert theirs[0] == "error" and outcome(lightjson.loads, text) == theirs
 
 
 def test_dumps_writes_what_json_dumps_writes() -> None:
