@@ -68,7 +68,7 @@ def demo_command(*, keep: bool) -> int:
                GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="Demo Lead", GIT_AUTHOR_EMAIL="lead@example.com",
                GIT_COMMITTER_NAME="Demo Lead", GIT_COMMITTER_EMAIL="lead@example.com")
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    me = [sys.executable, "-m", "git_balanced.cli"]
+    me = proc.ours("git_balanced.cli")
     try:
         (repo / "calc").mkdir()
         (repo / "tests").mkdir()
@@ -88,7 +88,7 @@ def demo_command(*, keep: bool) -> int:
                  me + ["engine", "--until-idle"], me + ["board"], me + ["inbox"],
                  ["git", "log", "--first-parent", "--notes=balanced", "--format=%h %s%n%N", "main"]]
         for cmd in steps:
-            shown = ["git", "balanced", *cmd[3:]] if cmd[:3] == me else cmd
+            shown = ["git", "balanced", *cmd[len(me):]] if cmd[:len(me)] == me else cmd
             ui.say(f"\n$ {shlex.join(shown)}")
             res = proc.run(cmd, cwd=repo, env=env)
             text = (res.out + res.err).rstrip()

@@ -196,7 +196,9 @@ def probe(transport: Transport | Shell | None, agents: Sequence[str] = AGENTS, *
     # `ready` installs agents into ~/.local/bin (install.py), and the runner puts it first on their PATH too.
     req = json.dumps({"agents": list(agents), "path": [*path, *(p for p in PREFIX_BIN if p not in path)]})
     if transport is None:
-        res = proc.run([sys.executable, "-c", LOOK], input=req, timeout=timeout)
+        # -P: the folder this runs in (a lead's checkout, where a worker's branch could land a json.py) is not
+        # first on the script's import path, as the machines' BOOTSTRAP drops it there.
+        res = proc.run([sys.executable, "-P", "-c", LOOK], input=req, timeout=timeout)
     else:
         res = transport.run_python(LOOK, [], input=req, timeout=timeout)
     try:

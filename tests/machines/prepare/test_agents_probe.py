@@ -63,6 +63,18 @@ def _cli(folder: Path, name: str, says: str) -> Path:
     return script
 
 
+def test_the_probe_here_imports_nothing_from_the_folder_it_runs_in(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run in a lead's checkout, where a worker's landed branch could leave a `json.py`, the probe's script reads
+    with the standard library's json, never that file."""
+    marker = tmp_path / "planted-ran"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    monkeypatch.chdir(tmp_path)
+    facts = agents_probe.probe(None, ["pi"])
+    assert not marker.exists() and "error" not in facts, facts
+    assert set(facts["agents"]) == {"pi"}, facts
+
+
 def test_a_version_is_read_from_the_package_its_command_links_into_else_asked_of_the_cli(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
