@@ -1,7 +1,8 @@
 """Protected paths (DESIGN §6.4): what decides landing, or runs as the lead's own code when it checks.
 
-A branch that changes one is held for you, not landed: `.magnum/`, the hooks' configuration, a file the
-setup or check command names, and what `[worktree] protect` lists. The rules come from the lead's committed
+A branch that changes one is held for you, not landed: `.magnum/`, the hooks' configuration, the lead's agents'
+own project files (what a lead's agent runs and reads as its instructions, unfenced, in the lead's checkout), a
+file the setup or check command names, and what `[worktree] protect` lists. The rules come from the lead's committed
 settings, never from the branch being landed, so a branch cannot unprotect what it changes. A file or a
 change past the size limit (sizes.py) is held the same way.
 """
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
 
 SETTINGS_DIR = ".magnum/"
 HOOKS_CONFIG = ".pre-commit-config.yaml"
+# What the lead's own agent runs or obeys, in the lead's checkout and outside the fence, once a landing puts it
+# there: its hooks, the MCP servers it starts (a headless `claude -p` approves a project's on its own), its
+# extensions, and the instructions it reads as its own (AGENT-FACTS.md: where each agent finds them).
+AGENT_FOLDERS = {".claude/": "Claude Code's project settings: hooks, servers and skills a lead's agent runs",
+                 ".codex/": "Codex's project settings: hooks and servers a lead's agent runs",
+                 ".pi/": "Pi's project extensions and prompt: code a lead's agent runs"}
+_OBEYED = "the instructions a lead's agent reads"
+AGENT_FILES = {".mcp.json": "the MCP servers a lead's agent starts", "AGENTS.md": _OBEYED,
+               "AGENTS.override.md": _OBEYED, "CLAUDE.md": _OBEYED, "CLAUDE.local.md": _OBEYED}
 # Runners whose recipe lives in a file of the repository: `make check` runs what the Makefile says, so
 # rewriting that file rewrites the check as surely as rewriting `check.sh` does.
 RECIPES = {
@@ -71,11 +81,11 @@ class Rules:
 
 def rules(repo: Repo, settings: Settings, tip: str) -> Rules:
     """The protected paths of the lead at `tip`, from its committed `settings` and its hooks folder."""
-    folders = {SETTINGS_DIR: "git balanced's settings"}
+    folders = {SETTINGS_DIR: "git balanced's settings", **AGENT_FOLDERS}
     hooks = _tracked_hooks_folder(repo)
     if hooks:
         folders[hooks] = "the git hooks (core.hooksPath)"
-    named = {HOOKS_CONFIG: "the hooks' configuration"}
+    named = {HOOKS_CONFIG: "the hooks' configuration", **AGENT_FILES}
     for which, cmd in (("setup", settings.worktree.setup), ("check", settings.worktree.check)):
         # Only files the lead has: `test -f ok.txt` names a file a branch may rightly add.
         for path in _tracked(repo, tip, command_files(cmd or "")):
