@@ -246,7 +246,7 @@ def keep(stamp: Stamp, said: str) -> bool:
             str(len(stamp.facts))]
     text = "\n".join([*head, *("\t".join(f) for f in stamp.facts), str(len(said)), said])
     data = text.encode("utf-8", "surrogatepass")
-    if len(data) > LIMIT:  # read past as too large (boardsaid._read): not written
+    if len(data) > LIMIT:  # read past as too large (boardsaid._open): not written
         return False
     path = path_of(stamp.at[2], stamp.kind)
     part = f"{path}.{os.getpid()}.part"
