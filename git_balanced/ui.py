@@ -125,6 +125,16 @@ def dumps(data: Any, level: int = 0) -> str:
     return f"[\n{inner}" + f",\n{inner}".join(dumps(v, level + 1) for v in data) + f"\n{pad}]"
 
 
+def dumped_list(texts: list[str], level: int) -> Dumped:
+    """A list whose items are laid out already (each `dumps(item, level + 1)`), as `dumps` lays it out at `level`:
+    the board's 10,000 rows joined once, not looked at one by one again. Not for a list of scalars alone (`dumps`
+    writes those through the C encoder)."""
+    if not texts:
+        return Dumped("[]")
+    inner = "  " * (level + 1)
+    return Dumped(f"[\n{inner}" + f",\n{inner}".join(texts) + f"\n{'  ' * level}]")
+
+
 def tail(text: str, n: int = 10, indent: str = "    ") -> str:
     """The last `n` lines of a worker's or a check's output, indented, shown plain."""
     lines = text.rstrip().splitlines()[-n:]
