@@ -5,6 +5,7 @@ it only a few fields (engine/board.py makes the rows)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from git_balanced import ui
@@ -150,13 +151,15 @@ _AFTER_ID = '\n      "in_the_way": '
 
 
 def _valid(meta: Any) -> bool:
-    """Whether a kept row's fields are of the shape `rows` writes them (META's, in order)."""
-    return type(meta) is list and len(meta) == len(META) and type(meta[0]) is str and type(meta[1]) is str and \
-        type(meta[2]) is str and type(meta[3]) is str and type(meta[4]) in _NUMBER and \
-        (meta[5] is None or type(meta[5]) is str) and (meta[6] is None or type(meta[6]) is str)
+    """Whether a kept row's fields are of the shape `rows` writes them (META's, in order): their types, told by one
+    lookup (a row each look at --all)."""
+    return type(meta) is list and tuple(map(type, meta)) in _SHAPES
 
 
-_NUMBER = (int, float)
+_STRING_OR_NONE = (str, type(None))
+# META's types: id, plan, piece and state strings, the time a number, the landing and the node a string or None
+_SHAPES = frozenset(itertools.product((str,), (str,), (str,), (str,), (int, float), _STRING_OR_NONE,
+                                      _STRING_OR_NONE))
 
 
 def _handle(handle: str) -> str:
