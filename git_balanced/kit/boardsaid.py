@@ -193,11 +193,12 @@ def _answer(kind: str) -> str | None:
     return said if len(said) == length and printable(said) else None
 
 
-def printable(said: str) -> bool:
+def printable(said: str, encoded: bytes | None = None) -> bool:
     """Whether `said` is words a board or an inbox prints: printable characters, line ends, tabs, and the one
-    escape they use (bold, on a terminal); a kept file with any other control character is refused."""
-    if said.isascii() and not said.encode("ascii").translate(None, _PLAIN):  # told in C: JSON's text, most boards'
-        return True
+    escape they use (bold, on a terminal); a kept file with any other control character is refused. `encoded`:
+    `said` in UTF-8, when made already (its ASCII is then not encoded again)."""
+    if said.isascii() and not (said.encode("ascii") if encoded is None else encoded).translate(None, _PLAIN):
+        return True  # told in C: JSON's text, most boards'
     return said.replace("\x1b[1m", "").replace("\x1b[0m", "").replace("\n", "").replace("\t", "").isprintable()
 
 
