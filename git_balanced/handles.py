@@ -134,9 +134,12 @@ def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = Non
     out = {}
     for c, js in groups.items():
         chosen = _narrow(js, plans, lead)
+        alone = chosen[0].id if len(chosen) == 1 else None  # the one job its bare handle names, if one
         for j in js:
-            if only is None or j.id in only:
-                out[j.id] = shown(c, j, qualify=not (len(chosen) == 1 and chosen[0].id == j.id))
+            if only is None or j.id in only:  # shown(c, j, qualify=j.id != alone), written out: 10,000 at --all
+                machine = j.machine
+                out[j.id] = (c + (f"@{machine}" if machine and machine != LOCAL else "")
+                             + ("" if j.id == alone else f":{plan_tag(j.plan)}"))
     return out
 
 
@@ -211,9 +214,10 @@ def add_to_board(repo: Repo, data: dict[str, Any]) -> dict[str, Any]:
     else:
         with repo.listing_once():  # the jobs and plans listed once
             named = of_repo(repo, data.get("lead"), {p["id"] for p in data.get("plans", ())}, only)
+    put = dict.__setitem__  # a kept row (engine/kept.py) takes its handle unchanged: put in as in a plain dict
     for r in rows:
         if "id" in r and r["id"] in named:
-            r["handle"] = named[r["id"]]
+            put(r, "handle", named[r["id"]])
     return data
 
 
@@ -238,9 +242,10 @@ def _of_known(known: Known, lead: str | None, only: set[str] | None) -> dict[str
     others: dict[str, list[Named]] = {}
     fixed: dict[str, tuple[str, Named]] = {}
     core = None
+    made = Who._make  # from one tuple, without binding six arguments by name: 10,000 at --all
     for pid, rows in known.detail.items():
         for jid, c, machine, their_lead, _ in rows:
-            fixed[jid] = (c, Who(jid, pid, "", machine, their_lead, ""))
+            fixed[jid] = (c, made((jid, pid, "", machine, their_lead, "")))
     if known.summaries and not known.detail:
         core = cores(jobs, known.plans)
         wanted = {core[jid] for jid in only or () if jid in core}

@@ -59,7 +59,7 @@ def emit_lines(lines: list[str]) -> None:
 
 def emit_json(data: Any) -> None:
     """Data for programs, on stdout, in one write."""
-    sys.stdout.write(dumps(data) + "\n")
+    sys.stdout.write(dumps(data, end="\n"))
     sys.stdout.flush()
 
 
@@ -93,36 +93,64 @@ def _encoder(level: int) -> Any:
     return enc
 
 
-class Dumped(str):
-    """JSON text laid out as `dumps` lays out a value at the level it is put at: `dumps` writes it as it is (the
-    board's rows kept as text beside the cache)."""
+class Dumped:
+    """JSON text laid out as `dumps` lays out a value at the level it is put at (`text`): `dumps` writes it as it is
+    (the board's rows kept as text beside the cache). Not a str: the board's 7 MB of rows are not copied into one."""
 
-    __slots__ = ()
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Dumped({self.text[:40]!r}...)" if len(self.text) > 40 else f"Dumped({self.text!r})"
 
 
-def dumps(data: Any, level: int = 0) -> str:
-    """`json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)`, to the byte.
+def dumps(data: Any, level: int = 0, end: str = "") -> str:
+    """`json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)`, to the byte (and `end` after it).
 
     With `indent`, json encodes in pure Python, which for the board's 10,000 jobs costs more than all the rest
     of the board: here each container of scalars (a job's row) goes through the C encoder, its items separated
-    by the newline and indent that `indent=2` would put there, and only the nesting is done in Python. A `Dumped`
-    is written as it is."""
+    by the newline and indent that `indent=2` would put there, and only the nesting is done in Python, each
+    container's parts joined once (a large one, the board's rows, is copied once more, not at each step). A
+    `Dumped` is written as it is."""
     if type(data) is Dumped:
-        return data
+        return data.text + end if end else data.text
     if not data or not isinstance(data, _NESTED):
-        return json_dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        return json_dumps(data, sort_keys=True, ensure_ascii=False, default=str) + end
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(data, dict):
         if not _STR.issuperset(map(type, data)):  # json's own rules for other keys, indented to this level
             return json_dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str).replace("\n",
-                                                                                                      "\n" + pad)
+                                                                                                      "\n" + pad) + end
         if _flat(data.values()):
-            return f"{{\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}}}"
-        items = [f"{json_dumps(k, ensure_ascii=False)}: {dumps(data[k], level + 1)}" for k in sorted(data)]
-        return f"{{\n{inner}" + f",\n{inner}".join(items) + f"\n{pad}}}"
+            return f"{{\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}}}{end}"
+        parts = [f"{{\n{inner}"]
+        for k in sorted(data):
+            parts += (json_dumps(k, ensure_ascii=False), ": ", dumps(data[k], level + 1), f",\n{inner}")
+        parts[-1] = f"\n{pad}}}{end}"
+        return "".join(parts)
     if _flat(data):
-        return f"[\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}]"
-    return f"[\n{inner}" + f",\n{inner}".join(dumps(v, level + 1) for v in data) + f"\n{pad}]"
+        return f"[\n{inner}{_encoder(level + 1)(data)[1:-1]}\n{pad}]{end}"
+    parts = [f"[\n{inner}"]
+    for v in data:
+        parts += (dumps(v, level + 1), f",\n{inner}")
+    parts[-1] = f"\n{pad}]{end}"
+    return "".join(parts)
+
+
+def dumped_list(texts: list[str], level: int) -> Dumped:
+    """A list whose items are laid out already (each `dumps(item, level + 1)`), as `dumps` lays it out at `level`:
+    the board's 10,000 rows joined once, not looked at one by one again. Not for a list of scalars alone (`dumps`
+    writes those through the C encoder)."""
+    if not texts:
+        return Dumped("[]")
+    inner = "  " * (level + 1)
+    parts = [f"[\n{inner}"]
+    for text in texts:
+        parts += (text, f",\n{inner}")
+    parts[-1] = f"\n{'  ' * level}]"
+    return Dumped("".join(parts))
 
 
 def tail(text: str, n: int = 10, indent: str = "    ") -> str:

@@ -68,3 +68,12 @@ def test_kept_rows_are_made_again_in_another_time_zone(lead: Path, monkeypatch: 
         monkeypatch.undo()
         time.tzset()
     assert stamps[0][1] == 6 and stamps[0][0] != stamps[1][0] and stamps[2] == stamps[0], stamps
+
+
+def test_a_kept_rows_fields_are_taken_only_in_the_shape_written() -> None:
+    """kept._valid: META's fields in order, of their types (a bool is not a time), no more and no fewer."""
+    good = ["j1", "p1", "api", "landed", 1.5, "abc", None]
+    assert kept_rows._valid(good) and kept_rows._valid([*good[:4], 2, None, "node"])
+    for bad in ([*good, None], good[:6], tuple(good), [*good[:4], True, None, None], [*good[:4], "1", None, None],
+                [1, *good[1:]], [*good[:5], 5, None], [*good[:6], ["n"]], "x" * 7, None):
+        assert not kept_rows._valid(bad), bad

@@ -172,7 +172,7 @@ def test_a_kept_file_above_the_limit_is_not_read_nor_written(lead: Path) -> None
     path = kept_path(lead, "board")
     with path.open("r+b") as fh:
         fh.truncate(boardsaid.LIMIT + 1)  # sparse: no 64 MB written
-    assert boardsaid._read(str(path)) is None
+    assert boardsaid._open(str(path)) is None
     assert_fresh(lead, "board", "the kept file grew past the limit")
     path.unlink()
     with pytest.MonkeyPatch.context() as mp:
@@ -190,3 +190,32 @@ def test_an_answer_kept_on_the_tests_clock_is_not_used_without_it(lead: Path) ->
         assert front.main(["board"]) == 0
     assert out.getvalue() not in ("", PLANTED)
     assert out.getvalue() == full(lead, ["board"]).out
+
+
+def test_a_stamp_longer_than_its_first_read_is_read_whole(lead: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp is read first, alone (boardsaid.HEAD_READ characters), and the answer after it only when it holds;
+    a stamp longer than that first read is read on to its end: the kept answer is printed all the same, and one
+    cut short, or a stamp that no longer holds, is read past."""
+    keep_and_plant(lead, "board")
+    whole = kept_path(lead, "board").read_text(encoding="utf-8")
+    into_facts = len("\n".join(whole.split("\n", 5)[:5])) + 4  # the head's five lines, and a few of its facts
+    for first in (10, into_facts):  # less than the stamp's first line; less than its facts
+        monkeypatch.setattr(boardsaid, "HEAD_READ", first)
+        assert front_run(lead, ["board"]).out == PLANTED, first
+    kept_path(lead, "board").write_text(whole[:-5], encoding="utf-8")  # the answer cut short of its length
+    assert_fresh(lead, "board", "its answer was cut short")
+    kept_path(lead, "board").write_text(whole.replace("\tst\t", "\tst\tX", 1) if "\tst\t" in whole else
+                                        whole.replace("\nst\t", "\nst\t/gone", 1), encoding="utf-8")
+    assert_fresh(lead, "board", "a fact of its stamp no longer held")
+
+
+def test_printable_told_in_c_as_isprintable_tells_it() -> None:
+    """boardsaid.printable's quick answer for ASCII text (JSON's, most boards') is the one its words give: every
+    character of ASCII, alone and beside a board's bold, line ends and tabs."""
+    def words(said: str) -> bool:
+        return said.replace("\x1b[1m", "").replace("\x1b[0m", "").replace("\n", "").replace("\t", "").isprintable()
+
+    for n in range(0x80):
+        for said in (f'{{\n  "a": "x{chr(n)}y"\n}}\n', f"\x1b[1mJOBS\x1b[0m\n\t{chr(n)}", chr(n), chr(n) * 3):
+            assert boardsaid.printable(said) == words(said), f"{said!r}"
+    assert not boardsaid.printable('{"a": "\x7f"}') and boardsaid.printable('{"a": "é"}')

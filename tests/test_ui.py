@@ -61,7 +61,19 @@ class _Named:
 ], ids=lambda d: repr(d)[:30])
 def test_json_is_what_json_dumps_with_an_indent_writes(data: object) -> None:
     want = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    assert ui.dumps(data) == want
+    assert ui.dumps(data) == want and ui.dumps(data, end="\n") == want + "\n"
+
+
+def test_a_list_laid_out_from_its_items_is_what_json_dumps_writes() -> None:
+    """ui.dumped_list: items laid out already (the board's kept rows), joined as json.dumps lays the list out."""
+    rows = [{"id": "j1", "in_the_way": [{"path": "a"}], "x": None}, {"id": "j2", "checks": []}, {"b": {"c": [1]}}]
+    for items in (rows, rows[:1], []):
+        for level in (0, 1, 3):
+            made = ui.dumped_list([ui.dumps(r, level + 1) for r in items], level)
+            assert type(made) is ui.Dumped and made.text == ui.dumps(items, level) == ui.dumps(made, level)
+        data = {"jobs": ui.dumped_list([ui.dumps(r, 2) for r in items], 1), "lead": "main", "now": []}
+        want = json.dumps({**data, "jobs": items}, indent=2, sort_keys=True, ensure_ascii=False)
+        assert ui.dumps(data) == want and ui.dumps(data, end="\n") == want + "\n"
 
 
 EVIL = "\033]0;x\007\033[2J\u202eevil"

@@ -5,6 +5,7 @@ it only a few fields (engine/board.py makes the rows)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from git_balanced import ui
@@ -73,29 +74,41 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     stamp = f"{FORMAT}.{made_by}"
     held = cache.fragments(repo, "jobs", "rows", names, made, stamp, _valid)
     done = cache.SETTLED["jobs"]
-    wholes: dict[str, dict[str, Any]] = {}
-    junk = set()
-    for jid, (meta, text) in held.items():
-        whole = _whole(jid, meta, text, order) if not slim or meta[3] not in done else {}
-        if whole is None or not _laid_out(jid, meta, text, len(order)):
-            junk.add(jid)
-        elif whole:
-            wholes[jid] = whole
-    if junk:  # a text that is not this job's row as kept (tampered with, or left half-written): made again
-        again = cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk)
-        held = {jid: again[jid] if jid in junk else entry for jid, entry in held.items() if jid not in junk or
-                jid in again}
-        wholes.update((jid, loads(held[jid][1])) for jid in again if not slim or held[jid][0][3] not in done)
     out: list[dict[str, Any]] = []
+    junk = set()
+    keys = len(order)
+    quoted = {state: f'\n      "state": {_handle(state)},\n' for state in done}  # each done row's, looked for
     for jid, (meta, text) in held.items():
-        whole = wholes.get(jid)
-        if whole is None:  # slim: a done row, read only for META (a row that is not done is read whole)
+        state = meta[3]
+        if slim and state in quoted:  # a done row, read only for META: its text told laid out without parsing it
+            # (_laid_out's checks, written out here: 10,000 rows at --all)
+            if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST) or \
+                    (keys and text.count(_KEY) != keys) or quoted[state] not in text or \
+                    not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", text.find(ID_LINE)) or \
+                    "\x1b" in text or "\r" in text or "\x08" in text or "\x07" in text or "\x00" in text:
+                junk.add(jid)
+                continue
             row: KeptRow = SlimRow(zip(META, meta, strict=True))
         else:
+            whole = _whole(jid, meta, text, order)
+            if whole is None or not _laid_out(jid, meta, text, keys):
+                junk.add(jid)
+                continue
             row = KeptRow({k: whole.pop(k) for k in order if k in whole})
             dict.update(row, whole)
         row.text, row.changed = text, False
         out.append(row)
+    if junk:  # a text that is not this job's row as kept (tampered with, or left half-written): made again
+        again = cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk)
+        for meta, text in again.values():
+            if slim and meta[3] in done:
+                row = SlimRow(zip(META, meta, strict=True))
+            else:
+                whole = loads(text)
+                row = KeptRow({k: whole.pop(k) for k in order if k in whole})
+                dict.update(row, whole)
+            row.text, row.changed = text, False
+            out.append(row)
     return out
 
 
@@ -138,13 +151,15 @@ _AFTER_ID = '\n      "in_the_way": '
 
 
 def _valid(meta: Any) -> bool:
-    """Whether a kept row's fields are of the shape `rows` writes them (META's, in order)."""
-    return type(meta) is list and len(meta) == len(META) and type(meta[0]) is str and type(meta[1]) is str and \
-        type(meta[2]) is str and type(meta[3]) is str and type(meta[4]) in _NUMBER and \
-        (meta[5] is None or type(meta[5]) is str) and (meta[6] is None or type(meta[6]) is str)
+    """Whether a kept row's fields are of the shape `rows` writes them (META's, in order): their types, told by one
+    lookup (a row each look at --all)."""
+    return type(meta) is list and tuple(map(type, meta)) in _SHAPES
 
 
-_NUMBER = (int, float)
+_STRING_OR_NONE = (str, type(None))
+# META's types: id, plan, piece and state strings, the time a number, the landing and the node a string or None
+_SHAPES = frozenset(itertools.product((str,), (str,), (str,), (str,), (int, float), _STRING_OR_NONE,
+                                      _STRING_OR_NONE))
 
 
 def _handle(handle: str) -> str:
@@ -169,19 +184,26 @@ def files_stamp(here: str, names: tuple[str, ...]) -> list[str]:
 
 
 def laid_out(data: dict[str, Any]) -> dict[str, Any]:
-    """The board's data as `board --json` writes it: each kept row still as it was kept (its handle aside) is
-    its kept text, its handle put in where `ui.dumps` puts it (before `id`, the keys sorted); a slim row changed
-    since, or under Now, is its text's fields with its own put over them."""
-    out: list[Any] = []
+    """The board's data as `board --json` writes it: its rows laid out once, as one text (`ui.dumps` of the list,
+    at its level): each kept row still as it was kept (its handle aside) is its kept text, its handle put in where
+    `ui.dumps` puts it (before `id`, the keys sorted); a slim row changed since, or under Now, is its text's fields
+    with its own put over them."""
+    texts: list[str] = []
     for r in data.get("jobs", ()):
         kind = type(r)
         if kind is not KeptRow and kind is not SlimRow:
-            out.append(r)
+            texts.append(ui.dumps(r, 2))
         elif r.changed:
-            out.append({**loads(r.text), **r} if kind is SlimRow else r)
+            texts.append(ui.dumps({**loads(r.text), **r} if kind is SlimRow else r, 2))
         else:
-            at = r.text.find(ID_LINE) + 1
-            handle = f'      "handle": {_handle(r["handle"])},\n' if "handle" in r else ""
-            out.append(ui.Dumped(r.text[:at] + handle + r.text[at:]) if at else r)
+            text = r.text
+            at = text.find(ID_LINE) + 1
+            if not at:
+                texts.append(ui.dumps(r, 2))
+            elif "handle" in r:
+                texts.append(f'{text[:at]}      "handle": {_handle(r["handle"])},\n{text[at:]}')
+            else:
+                texts.append(text)
     now = [{**loads(r.text), **r} if type(r) is SlimRow else r for r in data.get("now", ())]
-    return {**data, "jobs": out, "now": now} if "now" in data else {**data, "jobs": out}
+    out = {**data, "jobs": ui.dumped_list(texts, 1)}
+    return {**out, "now": now} if "now" in data else out

@@ -24,11 +24,13 @@ from git_balanced.shipped.pids import plain_fd  # os alone: what opens a file a 
 TYPE_CHECKING = False  # typing itself is not imported for this: the start-up is what this module is for
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import TextIO
 
 HEAD = "git-balanced said 1"  # the first line of a kept answer: another layout is read past
 KINDS = ("board", "board-all", "board-json", "inbox", "inbox-json")
 CLOCK_ENV = "GIT_BALANCED_SAID_NOW"  # for tests: the time stamps are judged at, in seconds since 1970 (stamped: set)
 SETTLED = 1.0  # seconds: a file or folder changed this recently may change again within its clock tick unseen
+HEAD_READ = 1 << 16  # characters read first: the stamp (some hundred facts), before the answer is read, if at all
 LIMIT = 64 << 20  # bytes: a larger answer is not kept, nor a larger file read (`board --json` at 10,000 jobs: 7 MB)
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -161,42 +163,58 @@ def _answer(kind: str) -> str | None:
     found = where()
     if found is None:
         return None
-    text = _read(path_of(found[2], kind))
-    if text is None:
+    fh = _open(path_of(found[2], kind))
+    if fh is None:
         return None
-    head, named, until, at, count, rest = text.split("\n", 5)
-    if head != HEAD or named != kind or at != "\t".join(found):
-        return None
-    if until != "-" and clock() >= float(until):
-        return None
-    lines = rest.split("\n", int(count) + 1)
-    facts = [line.split("\t") for line in lines[:-2]]
-    said, length = lines[-1], int(lines[-2])
-    if len(said) != length or any(len(f) != 3 for f in facts) or len(facts) != int(count):
-        return None
-    if not facts or facts[0][:2] != ["version", ""]:
-        return None
-    if not any(f[0] == "st" and f[1] == os.path.join(found[1], "HEAD") for f in facts):
-        return None
-    # the stamp first: a look after a change reads past the answer without going over all of it (7 MB at --all)
-    return said if same((f[0], f[1], f[2]) for f in facts) and printable(said) else None
+    with fh:
+        # the stamp first, read alone: a look after a change reads past the answer without reading it (7 MB at --all)
+        text = fh.read(HEAD_READ)
+        if text.count("\n") < 5:  # a first read shorter than the head: the rest of the file read for it
+            text += fh.read()
+        head, named, until, at, count, rest = text.split("\n", 5)
+        if head != HEAD or named != kind or at != "\t".join(found):
+            return None
+        if until != "-" and clock() >= float(until):
+            return None
+        lines = rest.split("\n", int(count) + 1)
+        if len(lines) < int(count) + 2:  # a stamp longer than the first read: the rest of the file read for it
+            lines = (rest + fh.read()).split("\n", int(count) + 1)
+        facts = [line.split("\t") for line in lines[:-2]]
+        length = int(lines[-2])
+        if any(len(f) != 3 for f in facts) or len(facts) != int(count):
+            return None
+        if not facts or facts[0][:2] != ["version", ""]:
+            return None
+        if not any(f[0] == "st" and f[1] == os.path.join(found[1], "HEAD") for f in facts):
+            return None
+        if not same((f[0], f[1], f[2]) for f in facts):
+            return None
+        said = lines[-1] + fh.read()
+    return said if len(said) == length and printable(said) else None
 
 
-def printable(said: str) -> bool:
+def printable(said: str, encoded: bytes | None = None) -> bool:
     """Whether `said` is words a board or an inbox prints: printable characters, line ends, tabs, and the one
-    escape they use (bold, on a terminal); a kept file with any other control character is refused."""
+    escape they use (bold, on a terminal); a kept file with any other control character is refused. `encoded`:
+    `said` in UTF-8, when made already (its ASCII is then not encoded again)."""
+    if said.isascii() and not (said.encode("ascii") if encoded is None else encoded).translate(None, _PLAIN):
+        return True  # told in C: JSON's text, most boards'
     return said.replace("\x1b[1m", "").replace("\x1b[0m", "").replace("\n", "").replace("\t", "").isprintable()
 
 
-def _read(path: str) -> str | None:
-    """The text of the kept file at `path`, when it is a plain file of this user's of at most LIMIT bytes; else
-    None."""
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\n\t"  # the ASCII characters str.isprintable takes, and line ends and tabs
+
+
+def _open(path: str) -> TextIO | None:
+    """The kept file at `path`, opened to read its text, when it is a plain file of this user's of at most LIMIT
+    bytes; else None."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, encoding="utf-8", errors="surrogatepass", newline="") as fh:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or (st.st_mode & 0o170000) != 0o100000 or st.st_size > LIMIT:
-            return None
-        return fh.read()
+    fh = os.fdopen(fd, encoding="utf-8", errors="surrogatepass", newline="")
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or (st.st_mode & 0o170000) != 0o100000 or st.st_size > LIMIT:
+        fh.close()
+        return None
+    return fh

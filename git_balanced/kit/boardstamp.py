@@ -234,7 +234,10 @@ def _names(folder: str) -> list[str]:
 def keep(stamp: Stamp, said: str) -> bool:
     """Keep `said`, the answer the command printed, with `stamp`, when the command told it may be and no fact
     changed too recently to be sure of; True when kept."""
-    if process.part(_Told).sure is not True or not printable(said):
+    if process.part(_Told).sure is not True:
+        return False
+    data = said.encode("utf-8", "surrogatepass")  # encoded once, for the check and the file (7 MB at --all)
+    if not printable(said, data):
         return False
     _modules(stamp)
     if not _settled(stamp) or not _until(stamp):
@@ -244,15 +247,16 @@ def keep(stamp: Stamp, said: str) -> bool:
         return False
     head = [HEAD, stamp.kind, "-" if stamp.until is None else repr(stamp.until), "\t".join(stamp.at),
             str(len(stamp.facts))]
-    text = "\n".join([*head, *("\t".join(f) for f in stamp.facts), str(len(said)), said])
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) > LIMIT:  # read past as too large (boardsaid._read): not written
+    first = "\n".join([*head, *("\t".join(f) for f in stamp.facts), str(len(said)), ""]).encode("utf-8",
+                                                                                            "surrogatepass")
+    if len(first) + len(data) > LIMIT:  # read past as too large (boardsaid._open): not written
         return False
     path = path_of(stamp.at[2], stamp.kind)
     part = f"{path}.{os.getpid()}.part"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(part, "wb") as fh:
+            fh.write(first)
             fh.write(data)
         os.replace(part, path)
     except OSError:
