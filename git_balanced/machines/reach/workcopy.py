@@ -155,6 +155,8 @@ def sync_hooks(repo: Repo, copy: Path, configured: str | None = None) -> None:
         if not name.endswith(".sample") and os.path.isfile(src) and os.access(src, os.X_OK):
             want[name] = Path(src).read_bytes()
     hooks = git_dir(copy) / "hooks"
+    if not want and not os.path.lexists(hooks):  # none to copy, and none there: no empty folder made for them
+        return
     hooks.mkdir(exist_ok=True)
     # File by file, by rename, and only what differs: other workers may be committing through them now.
     for name in os.listdir(hooks):
