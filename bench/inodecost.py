@@ -4,9 +4,12 @@ hand, each in a new lead as bench/engine.py makes it, and for each the share of 
 allocation of a new inode (`__ext4_new_inode` and what it calls: on a file system without a journal it steps over
 every inode deleted in the last minute or more, reading each one's table block from the cache), beside the CPU
 seconds of every process. No goal: it says how much of the engine's CPU per piece (bench/engine.py's (f)) is
-files and folders made, where the hand's comparison makes fewer. Linux with `perf` only.
+files and folders made. With `--count`, no perf: the files and folders the engine's run makes and removes,
+every process of it counted (`strace -f`: mkdir, an open with O_CREAT and O_EXCL or O_TRUNC, unlink and rmdir that
+succeeded; a file opened to append to, such as a reflog's first line, is not counted as made), a piece. `--code
+PATH` runs the package at PATH (a checkout to compare with). Linux with `perf` (or `strace` for `--count`) only.
 
-    python bench/inodecost.py [--pieces N]
+    python bench/inodecost.py [--pieces N] [--count] [--code PATH]
 """
 
 from __future__ import annotations
@@ -61,12 +64,31 @@ def recorded(data: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> Non
         sys.exit(f"perf record of {argv[:4]} failed:\n{res.stderr[-2000:]}")
 
 
+MADE = re.compile(r'^\d+ +(?:mkdir(?:at)?\(|openat\(.*O_CREAT.*(?:O_EXCL|O_TRUNC))')
+REMOVED = re.compile(r"^\d+ +(?:unlink(?:at)?|rmdir)\(")
+
+
+def counted_files(trace: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, int]:
+    """The files and folders the run of `argv` made and removed, every process of it counted (strace -f)."""
+    res = subprocess.run(["strace", "-f", "-qq", "-o", str(trace), "--status=successful",
+                          "-e", "trace=openat,mkdir,mkdirat,unlink,unlinkat,rmdir", "--", *argv],
+                         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if res.returncode != 0:
+        sys.exit(f"strace of {argv[:4]} failed:\n{res.stderr[-2000:]}")
+    lines = trace.read_text(errors="replace").splitlines()
+    return sum(1 for line in lines if MADE.match(line)), sum(1 for line in lines if REMOVED.match(line))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pieces", type=int, default=20, help="pieces in the plan (default 20)")
+    ap.add_argument("--count", action="store_true", help="count the files made and removed (strace), no perf")
+    ap.add_argument("--code", type=Path, help="a checkout of the package to run instead of this one")
     args = ap.parse_args(argv)
-    if not shutil.which("perf"):
-        sys.exit("perf is not installed here")
+    if not shutil.which("strace" if args.count else "perf"):
+        sys.exit(f"{'strace' if args.count else 'perf'} is not installed here")
+    if args.code:
+        os.environ["PYTHONPATH"] = str(args.code.resolve())
     root = Path(tempfile.mkdtemp(prefix="balanced-bench-inodes-"))
     try:
         box = bench.Box(root)
@@ -75,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         (root / "plan.yaml").write_text(bench.plan_text(args.pieces, 0.0))
         if box.balanced(lead, "plan", str(root / "plan.yaml"), "--start").code != 0:
             sys.exit("plan --start failed")
+        if args.count:
+            made, removed = counted_files(root / "trace", [sys.executable, str(bench.COUNTED), str(out), "--",
+                                                           *bench.ME, "engine", "--until-idle"], lead, box.env)
+            print(f"engine --until-idle, {args.pieces} trivial pieces: {made / args.pieces:.1f} files and folders "
+                  f"made a piece, {removed / args.pieces:.1f} removed (every process; {made} and {removed} in all)")
+            return 0
         recorded(root / "engine.data", [sys.executable, str(bench.COUNTED), str(out), "--", *bench.ME, "engine",
                                         "--until-idle"], lead, box.env)
         engine_cpu = float(out.read_text().split()[0])
