@@ -6,7 +6,8 @@ every inode deleted in the last minute or more, reading each one's table block f
 seconds of every process. No goal: it says how much of the engine's CPU per piece (bench/engine.py's (f)) is
 files and folders made. With `--count`, no perf: the files and folders the engine's run makes and removes,
 every process of it counted (`strace -f`: mkdir, an open with O_CREAT and O_EXCL or O_TRUNC, unlink and rmdir that
-succeeded; a file opened to append to, such as a reflog's first line, is not counted as made), a piece. `--code
+succeeded; a file opened to append to, such as a reflog's first line, is not counted as made, nor a write to
+/proc), a piece. `--code
 PATH` runs the package at PATH (a checkout to compare with). Linux with `perf` (or `strace` for `--count`) only.
 
     python bench/inodecost.py [--pieces N] [--count] [--code PATH]
@@ -64,7 +65,7 @@ def recorded(data: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> Non
         sys.exit(f"perf record of {argv[:4]} failed:\n{res.stderr[-2000:]}")
 
 
-MADE = re.compile(r'^\d+ +(?:mkdir(?:at)?\(|openat\(.*O_CREAT.*(?:O_EXCL|O_TRUNC))')
+MADE = re.compile(r'^\d+ +(?:mkdir(?:at)?\(|openat\((?!AT_FDCWD, "/proc/).*O_CREAT.*(?:O_EXCL|O_TRUNC))')
 REMOVED = re.compile(r"^\d+ +(?:unlink(?:at)?|rmdir)\(")
 
 
