@@ -9,7 +9,11 @@ import os
 from pathlib import Path
 
 from git_balanced import proc, process
-from git_balanced.git.run import run_git
+from git_balanced.git.run import config_text, run_git, write_config
+
+TYPE_CHECKING = False  # typing is not imported for this: the board and the inbox start without it
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 Layout = tuple[tuple[str, "bytes | None"], ...]  # each path under `.git`, and its bytes (None: a folder)
 FILES = frozenset({"HEAD", "config"})  # all a repository made without a template holds, besides its folders
@@ -21,17 +25,21 @@ class _Laid(process.Bounded[str, "Layout | None"]):
     KEEP = 8
 
 
-def init(where: Path, cwd: Path) -> proc.Result | None:
-    """Make the empty repository `where` (not bare, no template); None when made, else git's result."""
+def init(where: Path, cwd: Path, config: Mapping[str, str] | None = None) -> proc.Result | None:
+    """Make the empty repository `where` (not bare, no template), with these `section.key` values set in its config
+    (a laid-out one has them in its config as it is first written, not in a second write); None when made, else
+    git's result."""
     laid = process.part(_Laid)
     layout = laid.get(str(where.parent))
     if layout is not None:
-        _lay(where / ".git", layout)
+        _lay(where / ".git", layout, config or {})
         return None
     res = run_git(["init", "-q", "--template=", str(where)], cwd=cwd)
     if res.code != 0:
         return res
     laid.put(str(where.parent), _layout(where / ".git"))
+    if config:
+        write_config(where / ".git" / "config", config)
     return None
 
 
@@ -56,11 +64,13 @@ def _layout(git_dir: Path) -> Layout | None:
     return tuple(sorted(found, key=lambda item: (item[1] is not None, item[0])))  # the folders first
 
 
-def _lay(git_dir: Path, layout: Layout) -> None:
-    """Make `git_dir` hold what `layout` names, as git would (modes from the umask)."""
+def _lay(git_dir: Path, layout: Layout, config: Mapping[str, str]) -> None:
+    """Make `git_dir` hold what `layout` names, as git would (modes from the umask), its config with `config` set."""
     git_dir.mkdir(parents=True)
     for name, data in layout:
         if data is None:
             (git_dir / name).mkdir(parents=True, exist_ok=True)
+        elif name == "config" and config:
+            (git_dir / name).write_text(config_text(data.decode(), config), encoding="utf-8")
         else:
             (git_dir / name).write_bytes(data)

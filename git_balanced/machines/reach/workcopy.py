@@ -21,7 +21,7 @@ from pathlib import Path
 
 from git_balanced.errors import BalancedError
 from git_balanced.files import Flock, write_atomic_bytes
-from git_balanced.git import Repo, freshcopy, handback, initseed, peek, run_git, write_config
+from git_balanced.git import Repo, freshcopy, handback, initseed, peek, run_git
 
 WORKERS = "workers"
 CHECKS = "checks"  # the check runs a branch's own code: it gets a copy of its own, apart from the workers'
@@ -98,14 +98,14 @@ def _make(repo: Repo, where: Path, objects: str, carried: dict[str, str] | None 
     # none of its refs (a worker sees the base the lead gives it, and its own branch). Not bare: a bare one's
     # core.bare would make its worktrees bare too once the guard turns on extensions.worktreeConfig.
     # No template: none of git's sample hooks, description or exclude file, made for each worker and removed again.
-    res = initseed.init(tmp, repo.common_dir)  # git inits the first copy; the next ones are laid out alike
+    # The lead's values in one read, the copy's config written with them. Worker commits skip `maintenance
+    # --auto`: a gc there must not drop what a running worker holds.
+    config = {**(carried_config(repo) if carried is None else carried), "gc.auto": "0"}
+    res = initseed.init(tmp, repo.common_dir, config)  # git inits the first copy; the next ones are laid out alike
     if res is not None:
         raise BalancedError(f"Could not make the worker copy {where}: {res.err.strip()}",
                             hint=f"check that {where.parent} is writable.")
     (git_dir(tmp) / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
-    # The lead's values in one read, the copy's in one write. Worker commits skip `maintenance --auto`: a gc
-    # there must not drop what a running worker holds.
-    write_config(git_dir(tmp) / "config", {**(carried_config(repo) if carried is None else carried), "gc.auto": "0"})
     written = bool(refs) and freshcopy.write_refs(git_dir(tmp), refs or {}, repo.identity_line, "balanced: the base")
     shutil.rmtree(where, ignore_errors=True)  # a broken copy: its worktrees are made again per job
     os.replace(tmp, where)
@@ -155,6 +155,8 @@ def sync_hooks(repo: Repo, copy: Path, configured: str | None = None) -> None:
         if not name.endswith(".sample") and os.path.isfile(src) and os.access(src, os.X_OK):
             want[name] = Path(src).read_bytes()
     hooks = git_dir(copy) / "hooks"
+    if not want and not os.path.lexists(hooks):  # none to copy, and none there: no empty folder made for them
+        return
     hooks.mkdir(exist_ok=True)
     # File by file, by rename, and only what differs: other workers may be committing through them now.
     for name in os.listdir(hooks):

@@ -167,3 +167,28 @@ def test_a_fifo_where_the_branch_ref_should_be_does_not_hang_the_engine(tmp_path
     (copy / ".git" / "packed-refs").unlink(missing_ok=True)
     os.mkfifo(copy / ".git" / "packed-refs")
     assert peek.ref_id(str(copy / ".git"), "refs/heads/balanced/one") == peek.UNSURE
+
+
+def test_a_new_copy_keeps_its_base_packed_and_its_config_written_once(tmp_path: Path) -> None:
+    """In a copy made for a job the base is in packed-refs (no folders, lock or reflog of its own: git keeps no
+    reflog of a ref outside refs/heads/ either), the branch is loose with its reflog, and the config holds the
+    lead's values: for the copy git made and for the one laid out after it, with them, alike."""
+    lead = make_repo(tmp_path / "lead", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    base = git(lead, "rev-parse", "HEAD")
+    git(lead, "config", "user.name", "Lead Person")
+    for branch in ("balanced/one", "balanced/two"):  # git inits the first; the second is laid out
+        LocalHost(repo).prepare_base(branch, base)
+        copy = workcopy.for_branch(repo, branch)
+        dot_git = copy / ".git"
+        packed = (dot_git / "packed-refs").read_text()
+        assert packed == f"# pack-refs with: sorted \n{base} refs/balanced/bases/{branch}\n"
+        assert not (dot_git / "refs" / "balanced").exists() and not (dot_git / "logs" / "refs" / "balanced").exists()
+        assert (dot_git / "refs" / "heads" / branch).read_text() == f"{base}\n"
+        assert git(copy, "for-each-ref", "--format=%(objectname) %(refname)") == \
+            f"{base} refs/balanced/bases/{branch}\n{base} refs/heads/{branch}"
+        assert "balanced: the base" in git(copy, "reflog", "show", f"refs/heads/{branch}")
+        assert git(copy, "config", "gc.auto") == "0" and git(copy, "config", "user.name") == "Lead Person"
+        git(copy, "update-ref", f"refs/balanced/bases/{branch}", base, base)  # git moves it as any packed ref
+        git(copy, "fsck", "--connectivity-only", "--no-dangling")
+    assert process.part(initseed._Laid).get(str(copy.parent)) is not None, "the second copy was laid out"

@@ -3,6 +3,7 @@ config and hooks, against real repositories."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from git_balanced.git import Repo
@@ -57,6 +58,26 @@ def test_hooks_are_the_leads_again_before_each_job_whatever_a_worker_set(tmp_pat
     git(lead, "config", "core.hooksPath", ".husky")
     workcopy.sync_hooks(repo, copy)
     assert git(copy, "config", "core.hooksPath") == ".husky"
+
+
+def test_a_lead_without_hooks_leaves_no_hooks_folder_in_the_copy(tmp_path: Path) -> None:
+    """No hook to copy and no folder there: none is made (a folder made and removed again with each worker's copy);
+    one a worker made is emptied of its hooks at the next job, and the lead's hooks, once it has some, come in."""
+    lead = make_repo(tmp_path / "lead", {"a.txt": "a\n"})
+    repo = Repo.discover(lead)
+    copy = workcopy.ensure(repo, workcopy.WORKERS, "balanced/bare")
+    workcopy.sync_hooks(repo, copy)
+    assert not os.path.lexists(copy / ".git" / "hooks")
+    (copy / ".git" / "hooks").mkdir()
+    (copy / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    workcopy.sync_hooks(repo, copy)
+    assert os.listdir(copy / ".git" / "hooks") == []
+    hook = lead / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    workcopy.sync_hooks(repo, copy)
+    assert (copy / ".git" / "hooks" / "pre-commit").read_text() == hook.read_text()
 
 
 def test_each_branch_has_its_own_copy_and_starts_where_the_lead_says(tmp_path: Path) -> None:
