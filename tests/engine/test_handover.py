@@ -8,25 +8,48 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from git_balanced.engine import background
+from git_balanced.lead import open_lead
 from tests.support.cli import balanced
 from tests.support.plans import engine, jobs_of, lead_repo, piece, plan
 from tests.support.wait import wait_until
 
 
-def _slow_landing(tmp_path: Path, seconds: int) -> Path:
-    """A lead whose piece `a` finished and waits to land, with a check that takes `seconds`."""
-    repo = lead_repo(tmp_path, check=f"sleep {seconds}; ! grep -rq BAD src")
+def _held_landing(tmp_path: Path) -> tuple[Path, Path]:
+    """A lead whose piece `a` finished and waits to land, with a check that runs until the test creates the
+    gate file given back with the repository: what the test does while a landing is checked happens, however
+    slow the machine, before that check ends."""
+    gate = tmp_path / "gate"
+    repo = lead_repo(tmp_path, check=f"while [ ! -e {gate} ]; do sleep 0.05; done; ! grep -rq BAD src")
     assert plan(repo, [piece("a", "echo a > src/a.txt")], "--start").code == 0
     assert engine(repo, "--once").code == 0  # starts the worker
     runs = Path(os.environ["HOME"]) / ".balanced" / "runs"
     wait_until(lambda: list(runs.glob("*/result.json")), 30, "the worker of a to end")
-    return repo
+    return repo, gate
+
+
+def _open_once_woken(repo: Path, gate: Path) -> threading.Thread:
+    """Opens the gate once a starter wakes the engines (it then waits for the exiting one): the old engine's
+    check ends during that wait, as a short check would, however slow the machine."""
+    lead = open_lead(str(repo))
+    before = background.wake_stamp(lead)
+
+    def watch() -> None:
+        try:
+            wait_until(lambda: background.wake_stamp(lead) != before, 60, "a starter to wake the engines",
+                       every=0.01)
+        finally:
+            gate.touch()
+
+    opener = threading.Thread(target=watch, daemon=True)
+    opener.start()
+    return opener
 
 
 def _engine_proc(repo: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -45,13 +68,15 @@ def _lands(repo: Path, pid: str) -> None:
 
 
 def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan(tmp_path: Path) -> None:
-    repo = _slow_landing(tmp_path, 3)
+    repo, gate = _held_landing(tmp_path)
     old = _engine_proc(repo, tmp_path / "old.log", "--once")
     try:
         wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
         assert plan(repo, [piece("b", "echo b > src/b.txt")], "--start", task="Another").code == 0
 
+        opener = _open_once_woken(repo, gate)
         r = balanced(repo, "engine", "--detach")
+        opener.join()
         assert r.code == 0, r
         assert "runs already" not in r.out, "the engine in its last pass would not take the plan: " + r.out
         assert f"(pid {old.pid})" not in r.out and "runs in the background" in r.out, r.out
@@ -59,6 +84,7 @@ def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan
         _lands(repo, "b")
         assert old.wait(timeout=30) == 0
     finally:
+        gate.touch()
         if old.poll() is None:
             old.kill()
         balanced(repo, "engine", "--stop")
@@ -66,9 +92,11 @@ def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan
 
 def test_detach_against_an_engine_asked_to_stop_starts_one_that_waits_for_it(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    # The starter waits 1 s for an exiting engine (not 5): the check of 5 s is still longer, as it must be.
+    # The starter waits 1 s for an exiting engine (not 5). The old engine's check runs until the gate opens, after
+    # the starter has returned: SIGTERM reaches it mid-check however slow the machine, and the check is longer
+    # than the starter's wait, as it must be.
     monkeypatch.setattr(background, "HANDOVER", 1.0)
-    repo = _slow_landing(tmp_path, 5)  # longer than a starter waits for an exiting engine
+    repo, gate = _held_landing(tmp_path)
     old = _engine_proc(repo, tmp_path / "old.log")
     try:
         wait_until(lambda: _checking(repo), 30, "the engine to be checking a's landing")
@@ -78,10 +106,12 @@ def test_detach_against_an_engine_asked_to_stop_starts_one_that_waits_for_it(tmp
         r = balanced(repo, "engine", "--detach")
         assert r.code == 0, r
         assert "runs already" not in r.out and f"(pid {old.pid})" not in r.out, r.out
+        gate.touch()  # the checks of the engine that took over pass from now on
         assert old.wait(timeout=60) == 0
         _lands(repo, "a")
         _lands(repo, "b")
     finally:
+        gate.touch()
         if old.poll() is None:
             old.kill()
         balanced(repo, "engine", "--stop")
@@ -102,17 +132,20 @@ def test_detach_against_a_running_engine_says_it_runs(tmp_path: Path) -> None:
 
 
 def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(tmp_path: Path) -> None:
-    repo = _slow_landing(tmp_path, 3)
+    repo, gate = _held_landing(tmp_path)
     old = _engine_proc(repo, tmp_path / "old.log", "--once")
     try:
         wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
         doc = {"task": "Another", "pieces": [piece("b", "echo b > src/b.txt")]}
+        opener = _open_once_woken(repo, gate)
         r = balanced(repo, "mcp", "--call", "plan", json.dumps(doc))
+        opener.join()
         assert r.code == 0, r
         said = json.loads(r.out)["engine"]
         assert said.startswith("started in the background (pid ") and str(old.pid) not in said, said
         _lands(repo, "b")
     finally:
+        gate.touch()
         if old.poll() is None:
             old.kill()
         balanced(repo, "engine", "--stop")
