@@ -8,14 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from git_balanced.engine import background
-from git_balanced.lead import open_lead
 from tests.support.cli import balanced
 from tests.support.plans import engine, jobs_of, lead_repo, piece, plan
 from tests.support.wait import wait_until
@@ -34,22 +32,17 @@ def _held_landing(tmp_path: Path) -> tuple[Path, Path]:
     return repo, gate
 
 
-def _open_once_woken(repo: Path, gate: Path) -> threading.Thread:
-    """Opens the gate once a starter wakes the engines (it then waits for the exiting one): the old engine's
-    check ends during that wait, as a short check would, however slow the machine."""
-    lead = open_lead(str(repo))
-    before = background.wake_stamp(lead)
+def _open_when_the_starter_waits(monkeypatch: pytest.MonkeyPatch, gate: Path) -> None:
+    """Opens the gate when a starter in this process first asks whether the engine it found is on its way out
+    (it then waits for it): the old engine's check ends during that wait, as a short check would, however slow
+    the machine."""
+    asked = background.EngineLock.exiting
 
-    def watch() -> None:
-        try:
-            wait_until(lambda: background.wake_stamp(lead) != before, 60, "a starter to wake the engines",
-                       every=0.01)
-        finally:
-            gate.touch()
+    def exiting(lock: background.EngineLock, pid: int) -> bool:
+        gate.touch()
+        return asked(lock, pid)
 
-    opener = threading.Thread(target=watch, daemon=True)
-    opener.start()
-    return opener
+    monkeypatch.setattr(background.EngineLock, "exiting", exiting)
 
 
 def _engine_proc(repo: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -67,16 +60,16 @@ def _lands(repo: Path, pid: str) -> None:
                said=lambda: jobs_of(repo, pid))
 
 
-def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan(tmp_path: Path) -> None:
+def test_detach_against_an_engine_in_its_one_pass_starts_one_that_takes_the_plan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo, gate = _held_landing(tmp_path)
     old = _engine_proc(repo, tmp_path / "old.log", "--once")
     try:
         wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
         assert plan(repo, [piece("b", "echo b > src/b.txt")], "--start", task="Another").code == 0
 
-        opener = _open_once_woken(repo, gate)
+        _open_when_the_starter_waits(monkeypatch, gate)
         r = balanced(repo, "engine", "--detach")
-        opener.join()
         assert r.code == 0, r
         assert "runs already" not in r.out, "the engine in its last pass would not take the plan: " + r.out
         assert f"(pid {old.pid})" not in r.out and "runs in the background" in r.out, r.out
@@ -131,15 +124,15 @@ def test_detach_against_a_running_engine_says_it_runs(tmp_path: Path) -> None:
         old.wait(timeout=30)
 
 
-def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(tmp_path: Path) -> None:
+def test_the_mcp_plan_tool_never_says_running_for_an_engine_on_its_way_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo, gate = _held_landing(tmp_path)
     old = _engine_proc(repo, tmp_path / "old.log", "--once")
     try:
         wait_until(lambda: _checking(repo), 30, "the one pass to be checking a's landing")
         doc = {"task": "Another", "pieces": [piece("b", "echo b > src/b.txt")]}
-        opener = _open_once_woken(repo, gate)
+        _open_when_the_starter_waits(monkeypatch, gate)
         r = balanced(repo, "mcp", "--call", "plan", json.dumps(doc))
-        opener.join()
         assert r.code == 0, r
         said = json.loads(r.out)["engine"]
         assert said.startswith("started in the background (pid ") and str(old.pid) not in said, said
