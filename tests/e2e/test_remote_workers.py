@@ -72,9 +72,11 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     assert wt.startswith(f"{alpha.home}/.balanced/worktrees/proj-") and wt.endswith("/job1"), wt
     base = git(project, "rev-parse", "HEAD")
     host.prepare_base("balanced/slow", base)
+    gate = alpha.home / "go"  # the worker runs until the test opens it, after the lead went away
     answer = host.call("start", {
         "job": "job1", "repo": host.repo_path(), "worktree": wt, "branch": "balanced/slow", "base": base,
-        "argv": ["sh", "-c", "sleep 1.5; echo done > out.txt"], "commit_leftovers": True,
+        "argv": ["sh", "-c", f"until [ -e {gate} ]; do sleep 0.05; done; echo done > out.txt"],
+        "commit_leftovers": True,
         "commit_message": "slow: out\n", "runs_dir": RUNS_DIR, "own_copy": True})
     status = {"jobs": ["job1"], "runs_dir": RUNS_DIR}
     assert host.call("status", status)["jobs"]["job1"]["state"] == "running"
@@ -82,6 +84,7 @@ def test_a_remote_worker_survives_the_lead_closing_its_connection(
     assert "sshd" not in Path(f"/proc/{parent}/comm").read_text(), "the runner hangs from no SSH session"
     host.transport.close()  # the lead goes away while the worker runs
     assert not host.transport.check()
+    gate.touch()
     st = wait_until(lambda: (now := host.call("status", status)["jobs"]["job1"])["state"] != "running" and now, 20,
                     "the worker to end without the lead")
     assert st["state"] == "finished" and st["result"]["exit_code"] == 0 and st["result"]["commits"] == 1, st

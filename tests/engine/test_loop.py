@@ -80,7 +80,9 @@ def test_bad_plans_are_refused(tmp_path: Path) -> None:
 
 def test_a_killed_engine_resumes(tmp_path: Path) -> None:
     repo = lead_repo(tmp_path)
-    plan(repo, [piece("slow", "sleep 2; echo s > src/slow.txt"), piece("quick", "echo q > src/q.txt")], "--start")
+    gate = tmp_path / "gate"  # `slow` runs until the test opens it, after its engine was killed
+    plan(repo, [piece("slow", f"until [ -e {gate} ]; do sleep 0.05; done; echo s > src/slow.txt"),
+                piece("quick", "echo q > src/q.txt")], "--start")
     env = dict(os.environ)
     p = subprocess.Popen([sys.executable, "-m", "git_balanced.cli", "engine"], cwd=repo, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -93,6 +95,7 @@ def test_a_killed_engine_resumes(tmp_path: Path) -> None:
     lock = EngineLock(open_lead(str(repo)))
     wait_until(lambda: lock.holder() is None, 30, "the killed engine's lock to be let go",
                said=lambda: holders(lock.path))
+    gate.touch()
     assert engine(repo, "--until-idle").code == 0
     for name in ("slow", "quick"):
         rows = jobs_of(repo, name)
