@@ -54,8 +54,7 @@ if "worker_env" not in globals():
     from git_balanced.shipped.workenv import worker_env
 else:  # pen.py's functions are this script's own globals there
     pen = types.SimpleNamespace(  # type: ignore[assignment]
-        **{n: globals()[n] for n in ("available", "probe", "kept_probe", "preexec", "LIBC", "wrap", "agent_state",
-                                     "folders")})
+        **{n: globals()[n] for n in ("available", "probe", "preexec", "LIBC", "wrap", "agent_state", "folders")})
 if "_reap" not in globals():
     from git_balanced.shipped.reap import _reap
 # seats.py (a machine's check seats) is not part of this script, which must stay one argument long: the engine
@@ -134,8 +133,6 @@ def start(req: dict) -> dict:
         return {"job": job, "pid": pid, "run_dir": run_dir, "existing": True}
     os.makedirs(run_dir, mode=0o700, exist_ok=True)
     _write_atomic(os.path.join(run_dir, "request.json"), json.dumps(request.to_json(), indent=1))
-    if isinstance(request.worker, dict) and request.worker.get("fence"):
-        pen.kept_probe()  # here, once a session: the runner forked below inherits the way, and probes none itself
     sys.stdout.flush()
     sys.stderr.flush()
     middle = os.fork()
@@ -321,7 +318,7 @@ def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple
     env = worker_env(env, agent, names)
     env["TMPDIR"] = os.path.join(run_dir, "tmp")
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
-    way = pen.kept_probe() if spec.get("fence") else None
+    way = pen.probe() if spec.get("fence") else None
     if way is None:
         return env, None
     # A worker that writes nothing (no `repo`) has only its run folder and its agent's state: its checkout

@@ -131,31 +131,10 @@ def available() -> bool:
     return probe() is not None
 
 
-# The way `kept_probe` found in this process (at most one): the runner session's, inherited by each runner it forks.
-_KEPT: list[str] = []
-
-
-def kept_probe() -> str | None:
-    """`probe`, asked once in a process and then kept: the runner session asks it as it is first asked to start a
-    fenced worker, before it forks that worker's runner, and every runner forked after inherits the answer, where
-    each probed a folder of its own (a temporary folder, a child forked into namespaces of its own, three files
-    and folders made and removed for each worker). None is not kept: asked again the next time. Should the kept
-    way stop working (namespaces switched off meanwhile), the worker's pen fails as one that cannot be made does
-    (its start exits 97): it never runs unpenned for it."""
-    if os.environ.get("GIT_BALANCED_NO_FENCE"):
-        return None
-    if not _KEPT:
-        way = probe()
-        if way is None:
-            return None
-        _KEPT.append(way)
-    return _KEPT[0]
-
-
 def probe() -> str | None:
     """The way this machine lets the runner pen a worker in, probed on a folder of its own: LIBC (`enter`, in a
-    child forked for it), else SHELL (PEN_SCRIPT); None where neither works. Asked afresh at each call (the
-    runner asks through `kept_probe`)."""
+    child forked for it), else SHELL (PEN_SCRIPT); None where neither works. Asked once per worker, by its
+    runner as it starts the worker; nothing is kept."""
     if os.environ.get("GIT_BALANCED_NO_FENCE"):
         return None
     for way in (LIBC, SHELL):

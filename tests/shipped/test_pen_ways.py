@@ -57,25 +57,3 @@ def test_the_probe_prefers_libc_and_says_none_when_the_fence_is_switched_off(mon
     assert pen.probe() == pen.LIBC
     monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
     assert pen.probe() is None and not pen.available()
-
-
-def test_the_runner_probes_once_a_process_and_its_forks_inherit_the_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    """kept_probe asks probe once and keeps what works; a None is asked again; the switch wins over a kept way;
-    a process forked after the probe (a worker's runner) inherits the way and probes nothing itself."""
-    asked: list[str | None] = [None, pen.LIBC]
-    calls = []
-
-    def probe() -> str | None:
-        calls.append(1)
-        return asked.pop(0) if asked else pen.SHELL
-
-    monkeypatch.setattr(pen, "probe", probe)
-    monkeypatch.setattr(pen, "_KEPT", [])
-    assert pen.kept_probe() is None and pen.kept_probe() == pen.LIBC and pen.kept_probe() == pen.LIBC
-    assert len(calls) == 2, "None asked again, a way kept"
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0 if pen.kept_probe() == pen.LIBC and len(calls) == 2 else 1)
-    assert os.waitpid(pid, 0)[1] == 0, "the fork had the way without a probe of its own"
-    monkeypatch.setenv("GIT_BALANCED_NO_FENCE", "1")
-    assert pen.kept_probe() is None
