@@ -28,7 +28,10 @@ class _Stop:
     def __init__(self) -> None:
         import threading  # here: the board and the inbox wait on no process
 
-        self.event = threading.Event()
+        # A plain flag, not a threading.Event: a signal handler sets it, and an Event's set takes a lock that the
+        # same thread may hold already (a second Ctrl-C, as git passes its own on to `git balanced`, landing in
+        # the first one's set): the engine then waited on itself for ever. Nothing waits on it; runs look at it.
+        self.asked = False
         self.marks: set[str] = set()  # mark prefixes whose runs alone are asked to stop (stop_marked)
         self.lock = threading.Lock()
 
@@ -51,25 +54,26 @@ def go_on_marked(prefixes: Sequence[str]) -> None:
 def _stopping(mark: str) -> bool:
     """Whether the run marked `mark` is to stop: the whole process is, or its mark was (stop_marked)."""
     part = process.part(_Stop)
-    if part.event.is_set():
+    if part.asked:
         return True
     with part.lock:
         return any(mark.startswith(p) for p in part.marks)
 
 
 def ask_to_stop() -> None:
-    """Ask every marked run of this process to end its tree and raise Stopped (a signal handler calls it)."""
-    process.part(_Stop).event.set()
+    """Ask every marked run of this process to end its tree and raise Stopped (a signal handler calls it: it takes
+    no lock)."""
+    process.part(_Stop).asked = True
 
 
 def stop_asked() -> bool:
     """Whether this process was asked to stop (ask_to_stop) and not let go on since (go_on)."""
-    return process.part(_Stop).event.is_set()
+    return process.part(_Stop).asked
 
 
 def go_on() -> None:
     """Take back ask_to_stop: marked runs run again (an engine's loop starts, or has ended)."""
-    process.part(_Stop).event.clear()
+    process.part(_Stop).asked = False
 
 
 class Stopped(BaseException):

@@ -84,3 +84,26 @@ def test_no_git_env_drops_what_points_at_a_repository_and_keeps_identity() -> No
            "GIT_SSH_COMMAND": "ssh -F cfg", "HOME": "/home/ada", "PATH": "/bin"}
     assert proc.no_git_env(env) == {"GIT_AUTHOR_NAME": "Ada", "GIT_SSH_COMMAND": "ssh -F cfg", "HOME": "/home/ada",
                                     "PATH": "/bin"}
+
+
+# A signal handler that asks to stop, fired every 2 ms while the main thread asks and lets go on over and over: a
+# handler landing inside another ask (a second Ctrl-C, which git passes on to `git balanced`, inside the first's)
+# must not wait on a lock the same thread holds.
+STOP_UNDER_SIGNALS = """
+import faulthandler, signal, sys, time
+faulthandler.dump_traceback_later(20, exit=True)
+from git_balanced import proc
+proc.go_on()
+signal.signal(signal.SIGALRM, lambda s, f: proc.ask_to_stop())
+signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
+end, n = time.monotonic() + 2, 0
+while time.monotonic() < end:
+    proc.go_on(); proc.ask_to_stop(); n += 1
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("stopped", proc.stop_asked(), n > 0)
+"""
+
+
+def test_asking_to_stop_from_a_signal_handler_inside_another_ask_never_waits_on_itself() -> None:
+    cp = subprocess.run([sys.executable, "-c", STOP_UNDER_SIGNALS], capture_output=True, text=True, timeout=60)
+    assert (cp.returncode, cp.stdout) == (0, "stopped True True\n"), cp.stderr[-3000:]

@@ -189,11 +189,11 @@ def run_loop(lead: Lead, *, once: bool, until_idle: bool) -> int:
         proc.ask_to_stop()
         raise KeyboardInterrupt
 
+    proc.go_on()  # before the handlers: the first ask for the stop flag makes it, under a lock a handler must not take
     old = signal.signal(signal.SIGTERM, on_term)
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is not signal.SIG_IGN:  # an engine started in the background with SIGINT ignored keeps it so
         signal.signal(signal.SIGINT, on_int)
-    proc.go_on()
     idle = False
     ended: set[str] = set()  # the local workers' ends the loop has seen: each cuts one sleep short, once
     eng: Engine | None = None
