@@ -116,15 +116,20 @@ if "ASK_SHIM" not in globals():  # sent to another machine, source() defines it 
 
 class Live:
     """What the detached runner holds for its one worker, made in `_runner_main` and passed down: the process
-    group it waits on (its SIGTERM handler passes the signal on) and whether it was asked to stop."""
+    group it waits on (its SIGTERM handler passes the signal on), whether it was asked to stop, and the way to pen
+    its worker that its session found (`start`), or None to probe it here."""
 
-    def __init__(self) -> None:
+    def __init__(self, pen_way: str | None = None) -> None:
         self.pgid = 0
         self.stop = False
+        self.pen_way = pen_way
 
 
-def start(req: dict) -> dict:
-    """Make the run folder, fork the detached runner, and answer with its pid at once."""
+def start(req: dict, session: dict | None = None) -> dict:
+    """Make the run folder, fork the detached runner, and answer with its pid at once. `session`: what a runner
+    session (runner.serve) keeps between its requests; the way to pen a worker is probed there once, and each
+    runner forked after is handed it, where each would probe a folder of its own (a temporary folder, a child forked
+    into namespaces of its own, three files and folders made and removed a worker). A None is asked again."""
     request = _parsed(StartRequest, req)
     run_dir, job = _run_dir(request.runs_dir, request.job), request.job
     pid_file = os.path.join(run_dir, "pid")
@@ -133,6 +138,10 @@ def start(req: dict) -> dict:
         return {"job": job, "pid": pid, "run_dir": run_dir, "existing": True}
     os.makedirs(run_dir, mode=0o700, exist_ok=True)
     _write_atomic(os.path.join(run_dir, "request.json"), json.dumps(request.to_json(), indent=1))
+    way = None
+    if session is not None and isinstance(request.worker, dict) and request.worker.get("fence"):
+        way = session.get("pen_way") or pen.probe()
+        session["pen_way"] = way
     sys.stdout.flush()
     sys.stderr.flush()
     middle = os.fork()
@@ -141,7 +150,7 @@ def start(req: dict) -> dict:
             os.setsid()
             runner = os.fork()
             if runner == 0:
-                _runner_main(request, run_dir)
+                _runner_main(request, run_dir, way)
             _write_pid(pid_file, runner)
         finally:
             os._exit(0)
@@ -152,10 +161,10 @@ def start(req: dict) -> dict:
     return {"job": job, "pid": pid, "run_dir": run_dir}
 
 
-def _runner_main(req: StartRequest, run_dir: str) -> None:
+def _runner_main(req: StartRequest, run_dir: str, pen_way: str | None = None) -> None:
     """The detached runner: stdin /dev/null, output to the log, no inherited descriptors; never returns."""
     code = 1
-    live = Live()
+    live = Live(pen_way)
     try:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -201,7 +210,7 @@ def _work(req: StartRequest, run_dir: str, live: Live) -> None:
         made = True
         if req.guard:
             _install_guard(req.guard, run_dir, repo, wt)
-        penned = _penned(req, run_dir, repo, wt)
+        penned = _penned(req, run_dir, repo, wt, live)
         res.fenced = penned[1] is not None
         if req.setup and not _stopping(run_dir, live):
             marked = {**penned[0], "BALANCED_RUN_DIR": run_dir}  # what the setup leaves running is the worker's
@@ -266,7 +275,7 @@ def _read_only_run(req: StartRequest, run_dir: str, live: Live) -> Result:
     try:
         wt = _path(req.worktree)
         readonly_acquire(_path(req.repo), wt, req.base, req.job)
-        penned = _penned(req, run_dir, None, wt)
+        penned = _penned(req, run_dir, None, wt, live)
         res.fenced = penned[1] is not None
         if not _stopping(run_dir, live):
             _agent(req, run_dir, wt, float(req.grace or GRACE), res, live, penned)
@@ -305,7 +314,8 @@ def _stopping(run_dir: str, live: Live) -> bool:
     return live.stop or os.path.exists(os.path.join(run_dir, "stop"))
 
 
-def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple[dict, tuple[list, list, str] | None]:
+def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str,
+            live: Live) -> tuple[dict, tuple[list, list, str] | None]:
     """The environment of the worker's setup and agent, and its pen (read-only and writable folders, and the way
     `pen.probe` found to make it), or None where it runs unpenned: a request without `worker` (as before there
     was one), or a machine without namespaces. A worker gets the environment its agent needs (workenv.py), a
@@ -318,7 +328,9 @@ def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str) -> tuple
     env = worker_env(env, agent, names)
     env["TMPDIR"] = os.path.join(run_dir, "tmp")
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
-    way = pen.probe() if spec.get("fence") else None
+    # The session's way (`start`), else a probe here. A way the session found that stops working meanwhile fails
+    # the pen as one that cannot be made does (exit 97): the worker never runs unpenned for it.
+    way = (live.pen_way or pen.probe()) if spec.get("fence") and not os.environ.get("GIT_BALANCED_NO_FENCE") else None
     if way is None:
         return env, None
     # A worker that writes nothing (no `repo`) has only its run folder and its agent's state: its checkout

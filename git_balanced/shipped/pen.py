@@ -133,8 +133,8 @@ def available() -> bool:
 
 def probe() -> str | None:
     """The way this machine lets the runner pen a worker in, probed on a folder of its own: LIBC (`enter`, in a
-    child forked for it), else SHELL (PEN_SCRIPT); None where neither works. Asked once per worker, by its
-    runner as it starts the worker; nothing is kept."""
+    child forked for it), else SHELL (PEN_SCRIPT); None where neither works. A runner session asks it once and
+    hands the way to each runner it forks (launch.start); a runner started alone asks it for its worker."""
     if os.environ.get("GIT_BALANCED_NO_FENCE"):
         return None
     for way in (LIBC, SHELL):

@@ -51,8 +51,10 @@ def source(with_meter: bool = True) -> str:
         part.replace("\nfrom __future__ import annotations\n", "\n") for part in parts])
 
 
-def _act(action: str, request: dict) -> dict:
+def _act(action: str, request: dict, session: dict | None = None) -> dict:
     try:
+        if action == "start":  # what a session keeps between its requests: the way to pen a worker
+            return start(request, session)
         return ACTIONS[action](request)
     except Exception as exc:
         return {"error": str(exc) if isinstance(exc, RequestError) else f"{type(exc).__name__}: {exc}"}
@@ -69,6 +71,7 @@ def serve(idle: float = SERVE_IDLE) -> int:
         pass
     print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
     pending = b""
+    session: dict = {}  # kept from one request to the next of this session (launch.start)
     while True:
         while b"\n" not in pending:
             if not select.select([fd], [], [], idle)[0]:
@@ -86,7 +89,7 @@ def serve(idle: float = SERVE_IDLE) -> int:
         except (ValueError, KeyError, TypeError) as exc:
             answer = {"error": f"could not read the request: {exc}"}
         else:
-            answer = _act(action, request)
+            answer = _act(action, request, session)
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
 
