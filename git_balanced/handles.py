@@ -136,10 +136,8 @@ def handles(repo: Repo | None, jobs: Mapping[str, Named], lead: str | None = Non
         chosen = _narrow(js, plans, lead)
         alone = chosen[0].id if len(chosen) == 1 else None  # the one job its bare handle names, if one
         for j in js:
-            if only is None or j.id in only:  # shown(c, j, qualify=j.id != alone), written out: 10,000 at --all
-                machine = j.machine
-                out[j.id] = (c + (f"@{machine}" if machine and machine != LOCAL else "")
-                             + ("" if j.id == alone else f":{plan_tag(j.plan)}"))
+            if only is None or j.id in only:
+                out[j.id] = shown(c, j, qualify=j.id != alone)
     return out
 
 

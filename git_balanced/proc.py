@@ -321,6 +321,7 @@ def spawn_detached(argv: Sequence[str], *, cwd: str | os.PathLike[str], log: str
 # process alone, so nothing it starts (a check, a setup, an agent) inherits a PYTHONPATH it did not have.
 _OURS = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); m = sys.argv[2]; del sys.argv[1:3]; "
          "runpy.run_module(m, run_name='__main__', alter_sys=True)")
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding git_balanced/
 
 
 def ours(module: str, *args: str) -> list[str]:
@@ -330,8 +331,7 @@ def ours(module: str, *args: str) -> list[str]:
     process only."""
     import sys
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [sys.executable, "-P", "-c", _OURS, here, module, *args]
+    return [sys.executable, "-P", "-c", _OURS, _PACKAGE_FOLDER, module, *args]
 
 
 def ours_code(code: str) -> list[str]:
@@ -339,8 +339,7 @@ def ours_code(code: str) -> list[str]:
     runs in: as `ours`, without runpy (a hook that runs on every tool call starts on it)."""
     import sys
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [sys.executable, "-P", "-c", f"import sys; sys.path.insert(0, {here!r}); {code}"]
+    return [sys.executable, "-P", "-c", f"import sys; sys.path.insert(0, {_PACKAGE_FOLDER!r}); {code}"]
 
 
 def spawn_ours(module: str, args: Sequence[str], *, cwd: str | os.PathLike[str], log: str | os.PathLike[str],

@@ -81,11 +81,7 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
     for jid, (meta, text) in held.items():
         state = meta[3]
         if slim and state in quoted:  # a done row, read only for META: its text told laid out without parsing it
-            # (_laid_out's checks, written out here: 10,000 rows at --all)
-            if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST) or \
-                    (keys and text.count(_KEY) != keys) or quoted[state] not in text or \
-                    not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", text.find(ID_LINE)) or \
-                    "\x1b" in text or "\r" in text or "\x08" in text or "\x07" in text or "\x00" in text:
+            if not _laid_out(jid, meta, text, keys, quoted[state]):
                 junk.add(jid)
                 continue
             row: KeptRow = SlimRow(zip(META, meta, strict=True))
@@ -94,22 +90,23 @@ def rows(repo: Repo, names: list[str], make: Callable[[str, dict[str, Any]], dic
             if whole is None or not _laid_out(jid, meta, text, keys):
                 junk.add(jid)
                 continue
-            row = KeptRow({k: whole.pop(k) for k in order if k in whole})
-            dict.update(row, whole)
+            row = _full(whole, order)
         row.text, row.changed = text, False
         out.append(row)
     if junk:  # a text that is not this job's row as kept (tampered with, or left half-written): made again
         again = cache.fragments(repo, "jobs", "rows", sorted(junk), made, stamp, _valid, junk)
         for meta, text in again.values():
-            if slim and meta[3] in done:
-                row = SlimRow(zip(META, meta, strict=True))
-            else:
-                whole = loads(text)
-                row = KeptRow({k: whole.pop(k) for k in order if k in whole})
-                dict.update(row, whole)
+            row = SlimRow(zip(META, meta, strict=True)) if slim and meta[3] in done else _full(loads(text), order)
             row.text, row.changed = text, False
             out.append(row)
     return out
+
+
+def _full(whole: dict[str, Any], order: tuple[str, ...]) -> KeptRow:
+    """A row in full from its parsed text: the fields `order` names first, in that order, then the rest."""
+    row = KeptRow({k: whole.pop(k) for k in order if k in whole})
+    dict.update(row, whole)
+    return row
 
 
 def _whole(jid: str, meta: Any, text: str, order: tuple[str, ...]) -> dict[str, Any] | None:
@@ -125,17 +122,17 @@ def _whole(jid: str, meta: Any, text: str, order: tuple[str, ...]) -> dict[str, 
     return whole
 
 
-def _laid_out(jid: str, meta: Any, text: str, keys: int) -> bool:
+def _laid_out(jid: str, meta: Any, text: str, keys: int, state_line: str | None = None) -> bool:
     """Whether a kept text is laid out as `rows` keeps a row of job `jid` (ui.dumps's, at level 2), told without
     parsing it: an object of `keys` fields (when not 0), whose first `id` is `jid` and whose `state` is its kept
-    one (`meta`), with none of the control characters a terminal acts on (a text written as it is must not hold
-    one)."""
+    one (`meta`; `state_line`, its line, when made already), with none of the control characters a terminal acts
+    on (a text written as it is must not hold one)."""
     if meta[0] != jid or not text.startswith(_FIRST) or not text.endswith(_LAST) or \
             (keys and text.count(_KEY) != keys):
         return False
     at = text.find(ID_LINE)
     if at < 0 or not text.startswith(f"{ID_LINE}{_handle(jid)},{_AFTER_ID}", at) or \
-            f'\n      "state": {_handle(meta[3])},\n' not in text:
+            (state_line or f'\n      "state": {_handle(meta[3])},\n') not in text:
         return False
     # JSON escapes every character below U+0020: a text that holds one was not written here (each looked for at
     # C's speed: those a terminal acts on, ESC starting its sequences). C1 characters and DEL are written as they

@@ -298,11 +298,12 @@ def fragments(repo: Repo, kind: str, part: str, names: Iterable[str],
             meta, text = out[name] = make(name, state)
             fresh[prefix + name] = (tips[prefix + name], meta, text)
     kept_text.save(where, fresh, stamp)
-    for old in (_apart(path, part), _apart(path, part)[: -len(".json")] + ".log"):  # its JSON layout, before
-        try:
-            os.unlink(old)
-        except FileNotFoundError:
-            pass
+    if not held:  # the first write of this file: what the JSON layout before it left goes
+        for old in (_apart(path, part), _apart(path, part)[: -len(".json")] + ".log"):
+            try:
+                os.unlink(old)
+            except FileNotFoundError:
+                pass
     return out
 
 
