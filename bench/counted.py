@@ -7,8 +7,8 @@ It makes itself the subreaper of what it runs (prctl PR_SET_CHILD_SUBREAPER): a 
 lost. Once the command ended it waits for its leftovers (5 s at the most), then writes the user and system CPU
 seconds of them all to OUT, on a second line when the command itself ended (time.time(): what its caller
 waited for, not what it left running, such as the cleanup an ending engine hands to a process of its own), and on
-a third when it was launched (time.time() as this process starts it: this process's own start, some 20 ms of
-Python, is not the command's), and exits with the command's code. Linux only.
+a third when it was launched (time.time() as this process starts it: this process's own start, tens of ms of
+Python and ctypes, is not the command's), and exits with the command's code. Linux only.
 """
 
 from __future__ import annotations

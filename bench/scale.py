@@ -10,8 +10,9 @@ ticks `local` and the machines, writes JOBS landed jobs of history into the seco
 then folded into the archive by `git balanced gc`, which removes those merged branches, and packed by
 `engine/upkeep.pack_if_loose`, as an idle engine does), runs `ready --yes` (so the machines' copies hold the
 lead's branch with its history, as the machines of a lead that ran those jobs do), stores a plan of N pieces,
-and runs `git balanced engine --until-idle` as a process. It measures, for that engine process and every
-process it waited for:
+and runs `git balanced engine --until-idle` as a process, which waits for its last workers' cleanup
+(GIT_BALANCED_SWEEP_WAIT=1) rather than leave it to a process of its own. It measures, for that engine process
+and every process it waited for:
 
   - CPU seconds per piece (user + system, from wait4), and the whole computer's busy CPU per piece
     (/proc/stat: the machines' sshd and workers run here too);
