@@ -119,17 +119,18 @@ class Live:
     group it waits on (its SIGTERM handler passes the signal on), whether it was asked to stop, and the way to pen
     its worker that its session found (`start`), or None to probe it here."""
 
-    def __init__(self, pen_way: str | None = None) -> None:
+    def __init__(self, pen_way: str | None = None, probed: bool = False) -> None:
         self.pgid = 0
         self.stop = False
-        self.pen_way = pen_way
+        self.pen_way, self.probed = pen_way, probed  # probed: by the session, None included (no pen here)
 
 
 def start(req: dict, session: dict | None = None) -> dict:
     """Make the run folder, fork the detached runner, and answer with its pid at once. `session`: what a runner
     session (runner.serve) keeps between its requests; the way to pen a worker is probed there once, and each
     runner forked after is handed it, where each would probe a folder of its own (a temporary folder, a child forked
-    into namespaces of its own, three files and folders made and removed a worker). A None is asked again."""
+    into namespaces of its own, three files and folders made and removed a worker).
+    A None is kept too: its runners run unpenned without asking again."""
     request = _parsed(StartRequest, req)
     run_dir, job = _run_dir(request.runs_dir, request.job), request.job
     pid_file = os.path.join(run_dir, "pid")
@@ -138,10 +139,11 @@ def start(req: dict, session: dict | None = None) -> dict:
         return {"job": job, "pid": pid, "run_dir": run_dir, "existing": True}
     os.makedirs(run_dir, mode=0o700, exist_ok=True)
     _write_atomic(os.path.join(run_dir, "request.json"), json.dumps(request.to_json(), indent=1))
-    way = None
+    way, probed = None, False
     if session is not None and isinstance(request.worker, dict) and request.worker.get("fence"):
-        way = session.get("pen_way") or pen.probe()
-        session["pen_way"] = way
+        if "pen_way" not in session:  # once a session, a None too: a machine without namespaces gets none meanwhile
+            session["pen_way"] = pen.probe()
+        way, probed = session["pen_way"], True
     sys.stdout.flush()
     sys.stderr.flush()
     middle = os.fork()
@@ -150,7 +152,7 @@ def start(req: dict, session: dict | None = None) -> dict:
             os.setsid()
             runner = os.fork()
             if runner == 0:
-                _runner_main(request, run_dir, way)
+                _runner_main(request, run_dir, way, probed)
             _write_pid(pid_file, runner)
         finally:
             os._exit(0)
@@ -161,10 +163,10 @@ def start(req: dict, session: dict | None = None) -> dict:
     return {"job": job, "pid": pid, "run_dir": run_dir}
 
 
-def _runner_main(req: StartRequest, run_dir: str, pen_way: str | None = None) -> None:
+def _runner_main(req: StartRequest, run_dir: str, pen_way: str | None = None, probed: bool = False) -> None:
     """The detached runner: stdin /dev/null, output to the log, no inherited descriptors; never returns."""
     code = 1
-    live = Live(pen_way)
+    live = Live(pen_way, probed)
     try:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -330,7 +332,8 @@ def _penned(req: StartRequest, run_dir: str, repo: str | None, wt: str,
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
     # The session's way (`start`), else a probe here. A way the session found that stops working meanwhile fails
     # the pen as one that cannot be made does (exit 97): the worker never runs unpenned for it.
-    way = (live.pen_way or pen.probe()) if spec.get("fence") and not os.environ.get("GIT_BALANCED_NO_FENCE") else None
+    fenced = spec.get("fence") and not os.environ.get("GIT_BALANCED_NO_FENCE")
+    way = (live.pen_way if live.probed else pen.probe()) if fenced else None
     if way is None:
         return env, None
     # A worker that writes nothing (no `repo`) has only its run folder and its agent's state: its checkout

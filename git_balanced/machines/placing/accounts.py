@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from git_balanced.settings import Settings
 
 STATE_FILE = "accounts.json"
-RESUME_MARGIN = knobs.RESUME_MARGIN.default  # a paused worker goes on a minute after its reset
-UNKNOWN_RESET = knobs.UNKNOWN_RESET.default  # Pi's 429 names no reset: try again in an hour
 MOVE_AFTER = 1800.0  # a reset further away than this moves the piece to another agent with room
 UNDATED_FOR = 3600.0  # a window reported without a reset time counts for an hour
 # Tests shorten the waits; a user has no reason to.
